@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { Messages, notFound, unauthenticatedApiKey } from '../common/errors';
+import { Page } from '../common/pagination';
+import { InjectConfig, InjectSecrets } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import type { Secrets } from '../config/local-secrets';
+import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
+import { ApiKey } from './api-key.entity';
+import { LastUsedRecorder } from './last-used.recorder';
+
+/** Whose keys: every query on a user's keys is scoped by both. */
+export interface KeyOwner {
+  userId: string;
+  organizationId: string;
+}
+
+export interface ListKeysQuery {
+  page: number;
+  limit: number;
+  includeRevoked: boolean;
+}
+
+@Injectable()
+export class ApiKeysService {
+  readonly codec: ApiKeyCodec;
+  private readonly hasher: SecretHasher;
+
+  constructor(
+    @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
+    private readonly lastUsed: LastUsedRecorder,
+    @InjectConfig() config: AppConfiguration,
+    @InjectSecrets() secrets: Secrets,
+  ) {
+    this.codec = new ApiKeyCodec(config.apiKeys.environment);
+    this.hasher = new SecretHasher(secrets.apiKeyPepper);
+  }
+
+  /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
+  async create(owner: KeyOwner, label: string): Promise<{ key: ApiKey; value: string }> {
+    const id = randomUUID();
+    const secret = ApiKeyCodec.newSecret();
+    const now = new Date();
+    const key = this.apiKeys.create({
+      id,
+      organizationId: owner.organizationId,
+      userId: owner.userId,
+      label,
+      secretHash: this.hasher.hash(secret),
+      status: 'ACTIVE',
+      createdAt: now,
+      updatedAt: now,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    await this.apiKeys.insert(key);
+    return { key, value: this.codec.format(id, secret) };
+  }
+
+  async list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
+    const builder = this.apiKeys
+      .createQueryBuilder('k')
+      .where('k.user_id = :userId AND k.organization_id = :organizationId', owner);
+    if (!query.includeRevoked) builder.andWhere("k.status = 'ACTIVE'");
+    const [items, totalCount] = await builder
+      .orderBy('k.created_at', 'DESC')
+      .addOrderBy('k.id', 'DESC')
+      .skip((query.page - 1) * query.limit)
+      .take(query.limit)
+      .getManyAndCount();
+    return { items: items.map((key) => this.withPendingUse(key)), page: query.page, limit: query.limit, totalCount };
+  }
+
+  /** The caller's own key; someone else's is "not found", never "forbidden". */
+  async get(owner: KeyOwner, id: string): Promise<ApiKey> {
+    const key = await this.apiKeys.findOneBy({ id, userId: owner.userId, organizationId: owner.organizationId });
+    if (key === null) throw notFound(Messages.apiKeyNotFound);
+    return this.withPendingUse(key);
+  }
+
+  /** Revokes at once and for good; revoking a revoked key returns it unchanged. */
+  async revoke(owner: KeyOwner, id: string): Promise<ApiKey> {
+    const now = new Date();
+    await this.apiKeys
+      .createQueryBuilder()
+      .update(ApiKey)
+      .set({ status: 'REVOKED', revokedAt: now, updatedAt: now })
+      .where("id = :id AND user_id = :userId AND organization_id = :organizationId AND status = 'ACTIVE'", {
+        id,
+        ...owner,
+      })
+      .execute();
+    return this.get(owner, id);
+  }
+
+  /**
+   * POST /v1/token steps 4-5 (DESIGN.md section 2): unknown id or wrong secret -> invalid
+   * credentials; right secret of a revoked key -> revoked. The secret is compared in constant time.
+   */
+  async authenticate(parsed: ParsedApiKey): Promise<ApiKey> {
+    const key = await this.apiKeys.findOneBy({ id: parsed.keyId });
+    if (key === null || !this.hasher.matches(parsed.secret, key.secretHash)) {
+      throw unauthenticatedApiKey(Messages.invalidApiKeyCredentials);
+    }
+    if (key.status !== 'ACTIVE') throw unauthenticatedApiKey(Messages.apiKeyRevoked);
+    return key;
+  }
+
+  /** Whether access tokens minted from this key may still be used (checked on every request). */
+  async isActive(id: string, owner: KeyOwner): Promise<boolean> {
+    const row = await this.apiKeys
+      .createQueryBuilder('k')
+      .select('k.status', 'status')
+      .where('k.id = :id AND k.user_id = :userId AND k.organization_id = :organizationId', { id, ...owner })
+      .getRawOne<{ status: string }>();
+    return row?.status === 'ACTIVE';
+  }
+
+  recordUse(id: string): void {
+    this.lastUsed.record(id, new Date());
+  }
+
+  private withPendingUse(key: ApiKey): ApiKey {
+    const pending = this.lastUsed.pendingFor(key.id);
+    if (pending !== undefined && (key.lastUsedAt === null || key.lastUsedAt < pending)) key.lastUsedAt = pending;
+    return key;
+  }
+}

@@ -1,0 +1,21 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Permission } from '../identity/roles';
+import type { Principal } from './principal';
+
+export const IS_PUBLIC = 'gatehouse:public';
+export const REQUIRED_PERMISSIONS = 'gatehouse:permissions';
+
+/** Opts a route out of the global Bearer guard (JWKS, health, /v1/token with its own guard). */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+
+/** A Bearer-authenticated route that needs these permissions in the caller's organization. */
+export const RequirePermissions = (...permissions: Permission[]): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(REQUIRED_PERMISSIONS, permissions));
+
+/** The authenticated caller of this request. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const principal = context.switchToHttp().getRequest<Request>().principal;
+  if (principal === undefined) throw new Error('CurrentPrincipal used on a route without authentication');
+  return principal;
+});

@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { unauthenticatedBearer } from '../common/errors';
+import { IdentityService } from '../identity/identity.service';
+import type { Principal } from './principal';
+import { TokenService } from './token.service';
+
+/**
+ * Turns a Bearer token into a principal. Besides the signature, every request re-reads the
+ * membership (a role change or removal applies at once) and, for access tokens, the status of the
+ * API key they were minted from (a revocation kills its tokens at once, on every instance).
+ */
+@Injectable()
+export class PrincipalService {
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly identity: IdentityService,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  async fromBearerToken(token: string): Promise<Principal> {
+    const claims = this.tokens.verify(token);
+    if (claims === null) throw unauthenticatedBearer();
+    const owner = { userId: claims.sub, organizationId: claims.org };
+    const [access, keyActive] = await Promise.all([
+      this.identity.access(claims.org, claims.sub),
+      claims.akid === undefined ? Promise.resolve(true) : this.apiKeys.isActive(claims.akid, owner),
+    ]);
+    if (access === null || !keyActive) throw unauthenticatedBearer();
+    return { ...owner, role: access.role, tokenUse: claims.token_use, apiKeyId: claims.akid };
+  }
+}

@@ -1,0 +1,39 @@
+import { Body, Controller, Header, HttpCode, Logger, Post, Req, UseGuards } from '@nestjs/common';
+import type { Request } from 'express';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { AppError, ErrorCode, Messages } from '../common/errors';
+import { ApiKeyGuard } from './api-key.guard';
+import { Public } from './auth.decorators';
+import { EmptyBodyPipe } from './dto/empty-body.dto';
+import { AccessTokenResponse } from './dto/access-token.response';
+import { TokenService } from './token.service';
+
+@Controller('v1/token')
+export class TokenController {
+  private readonly logger = new Logger(TokenController.name);
+
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  /** Exchanges an API key (Authorization: ApiKey ...) for a short-lived access token. */
+  @Post()
+  @Public()
+  @UseGuards(ApiKeyGuard)
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  exchange(@Req() request: Request, @Body(EmptyBodyPipe) _body: unknown): AccessTokenResponse {
+    const exchange = request.apiKeyExchange!;
+    let accessToken: string;
+    try {
+      accessToken = this.tokens.mint({ ...exchange, tokenUse: 'access' });
+    } catch (error) {
+      this.logger.error({ err: error, requestId: request.id }, 'signing an access token failed');
+      throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
+    }
+    this.apiKeys.recordUse(exchange.apiKeyId);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: exchange.lifetimeSeconds };
+  }
+}

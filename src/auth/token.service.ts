@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { InjectConfig, InjectSecrets } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import type { Secrets } from '../config/local-secrets';
+import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
+
+export type TokenUse = 'access' | 'session';
+
+/** Claims of our tokens (DESIGN.md section 2, "Access and session tokens"). */
+export interface TokenClaims {
+  iss: string;
+  aud: string;
+  sub: string;
+  org: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  token_use: TokenUse;
+  akid?: string;
+}
+
+export interface MintRequest {
+  userId: string;
+  organizationId: string;
+  lifetimeSeconds: number;
+  tokenUse: TokenUse;
+  apiKeyId?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function isClaims(payload: unknown): payload is TokenClaims {
+  if (typeof payload !== 'object' || payload === null) return false;
+  const p = payload as Record<string, unknown>;
+  const common =
+    typeof p.sub === 'string' &&
+    UUID.test(p.sub) &&
+    typeof p.org === 'string' &&
+    UUID.test(p.org) &&
+    typeof p.jti === 'string' &&
+    typeof p.exp === 'number';
+  if (!common) return false;
+  if (p.token_use === 'session') return p.akid === undefined;
+  return p.token_use === 'access' && typeof p.akid === 'string' && UUID.test(p.akid);
+}
+
+/** Signs and verifies access and session tokens (ES256, `kid` in the header). */
+@Injectable()
+export class TokenService {
+  readonly keys: SigningKeys;
+  private readonly issuer: string;
+  private readonly audience: string;
+
+  constructor(
+    private readonly jwt: JwtService,
+    @InjectConfig() config: AppConfiguration,
+    @InjectSecrets() secrets: Secrets,
+  ) {
+    this.keys = new SigningKeys(secrets.jwtPrivateKeyPem, config.jwt.previousPublicKeyPems);
+    this.issuer = config.jwt.issuer;
+    this.audience = config.jwt.audience;
+  }
+
+  mint(request: MintRequest): string {
+    const payload: Record<string, unknown> = { org: request.organizationId, token_use: request.tokenUse };
+    if (request.apiKeyId !== undefined) payload.akid = request.apiKeyId;
+    return this.jwt.sign(payload, {
+      privateKey: this.keys.signingKey,
+      algorithm: JWT_ALGORITHM,
+      keyid: this.keys.signingKid,
+      expiresIn: request.lifetimeSeconds,
+      issuer: this.issuer,
+      audience: this.audience,
+      subject: request.userId,
+      jwtid: randomUUID(),
+    });
+  }
+
+  /** Claims of a valid token of ours, or null: bad signature, unknown kid, expired, wrong iss/aud, alg none. */
+  verify(token: string): TokenClaims | null {
+    try {
+      const decoded = this.jwt.decode<{ header?: { kid?: unknown; alg?: unknown } } | null>(token, { complete: true });
+      const kid = decoded?.header?.kid;
+      if (typeof kid !== 'string' || decoded?.header?.alg !== JWT_ALGORITHM) return null;
+      const key = this.keys.verificationKey(kid);
+      if (key === undefined) return null;
+      const payload: unknown = this.jwt.verify(token, {
+        // jsonwebtoken takes a KeyObject; @nestjs/jwt's option type predates that.
+        publicKey: key as unknown as Buffer,
+        algorithms: [JWT_ALGORITHM],
+        issuer: this.issuer,
+        audience: this.audience,
+      });
+      return isClaims(payload) ? payload : null;
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Every error the service answers with is one of these codes (SPEC.md section 7, DESIGN.md
+ * section 2). The HTTP status belongs to the code and is decided in exactly one table.
+ */
+export enum ErrorCode {
+  INVALID_ARGUMENT = 'INVALID_ARGUMENT',
+  UNAUTHENTICATED = 'UNAUTHENTICATED',
+  PERMISSION_DENIED = 'PERMISSION_DENIED',
+  NOT_FOUND = 'NOT_FOUND',
+  FAILED_PRECONDITION = 'FAILED_PRECONDITION',
+  PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  RESOURCE_EXHAUSTED = 'RESOURCE_EXHAUSTED',
+  UNAVAILABLE = 'UNAVAILABLE',
+  INTERNAL = 'INTERNAL',
+}
+
+/** HTTP status for each code. PAYLOAD_TOO_LARGE is rendered with the wire code INVALID_ARGUMENT. */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  [ErrorCode.INVALID_ARGUMENT]: 400,
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.PERMISSION_DENIED]: 403,
+  [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.FAILED_PRECONDITION]: 400,
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
+  [ErrorCode.RESOURCE_EXHAUSTED]: 429,
+  [ErrorCode.UNAVAILABLE]: 503,
+  [ErrorCode.INTERNAL]: 500,
+};
+
+/** The code as it appears in the response body. */
+export function wireCode(code: ErrorCode): string {
+  return code === ErrorCode.PAYLOAD_TOO_LARGE ? ErrorCode.INVALID_ARGUMENT : code;
+}
+
+/** Exact messages of SPEC.md section 7 and DESIGN.md section 2, in one place. */
+export const Messages = {
+  invalidArgument: 'invalid request parameters',
+  bodyTooLarge: 'request body too large',
+  userNotAuthenticated: 'user not authenticated',
+  invalidApiKeyCredentials: 'invalid api key credentials',
+  apiKeyRevoked: 'api key revoked',
+  apiKeyInvalid: 'api key invalid',
+  authorizationHeaderRequired: 'authorization header required',
+  apiKeySchemeRequired: 'authorization header must use ApiKey scheme',
+  insufficientPermissions: 'insufficient permissions',
+  apiKeyNotFound: 'api key not found',
+  routeNotFound: 'route not found',
+  mintFailed: 'failed to mint access token',
+  internal: 'internal error',
+  unavailable: 'service unavailable',
+  tooManyRequests: 'too many requests',
+} as const;
+
+export interface AppErrorOptions {
+  /** Response headers that belong to the error (WWW-Authenticate, Retry-After). */
+  headers?: Record<string, string>;
+  /** Extra top-level body fields beside code and message (e.g. `validation`). */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** A domain error: the exception filter renders it as `{ code, message, ...details }`. */
+export class AppError extends Error {
+  readonly headers: Record<string, string>;
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.headers = options.headers ?? {};
+    this.details = options.details ?? {};
+  }
+
+  get status(): number {
+    return HTTP_STATUS[this.code];
+  }
+}
+
+export const invalidArgument = (): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);
+
+export const unauthenticatedBearer = (): AppError =>
+  new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated, {
+    headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
+  });
+
+export const unauthenticatedApiKey = (message: string): AppError =>
+  new AppError(ErrorCode.UNAUTHENTICATED, message, {
+    headers: { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' },
+  });
+
+export const permissionDenied = (): AppError =>
+  new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);
+
+export const notFound = (message: string): AppError => new AppError(ErrorCode.NOT_FOUND, message);

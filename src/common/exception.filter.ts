@@ -1,0 +1,95 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AppError, ErrorCode, HTTP_STATUS, Messages, wireCode } from './errors';
+import { isDatabaseUnavailable } from './database-errors';
+
+/** What the body parser throws (it is not a Nest HttpException). */
+interface BodyParserError {
+  type: string;
+  status?: number;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as BodyParserError).type === 'string' &&
+    typeof (error as BodyParserError).status === 'number'
+  );
+}
+
+/** Maps a Nest HttpException (thrown by the framework itself) onto our codes. */
+function fromHttpException(exception: HttpException): AppError {
+  const status = exception.getStatus();
+  switch (status) {
+    case 400:
+      return new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);
+    case 401:
+      return new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated);
+    case 403:
+      return new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);
+    case 404:
+      return new AppError(ErrorCode.NOT_FOUND, Messages.routeNotFound);
+    case 413:
+      return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, Messages.bodyTooLarge);
+    case 429:
+      return new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests);
+    case 503:
+      return new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
+    default:
+      return status >= 400 && status < 500
+        ? new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument)
+        : new AppError(ErrorCode.INTERNAL, Messages.internal);
+  }
+}
+
+export function toAppError(exception: unknown): AppError | undefined {
+  if (exception instanceof AppError) return exception;
+  if (exception instanceof HttpException) return fromHttpException(exception);
+  if (isBodyParserError(exception)) {
+    return exception.type === 'entity.too.large'
+      ? new AppError(ErrorCode.PAYLOAD_TOO_LARGE, Messages.bodyTooLarge)
+      : new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);
+  }
+  if (isDatabaseUnavailable(exception)) return new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
+  return undefined;
+}
+
+/**
+ * The one place errors become responses: always `{ code, message }` JSON (plus the error's own
+ * details), never HTML or a stack. Anything unexpected is a 500 INTERNAL with a generic message,
+ * logged with the request id.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    let error = toAppError(exception);
+    if (error === undefined) {
+      this.logger.error(
+        { err: exception, requestId: request.id, method: request.method, path: request.path },
+        'unexpected error',
+      );
+      error = new AppError(ErrorCode.INTERNAL, Messages.internal);
+    } else if (error.code === ErrorCode.UNAVAILABLE) {
+      this.logger.warn({ requestId: request.id, err: exception }, 'dependency unavailable');
+    }
+    sendError(response, error);
+  }
+}
+
+export function sendError(response: Response, error: AppError): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
+  response
+    .status(HTTP_STATUS[error.code])
+    .type('application/json')
+    .send(JSON.stringify({ code: wireCode(error.code), message: error.message, ...error.details }));
+}

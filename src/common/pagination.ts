@@ -1,0 +1,36 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** "12" -> 12; anything that is not a plain run of digits stays as it is and fails @IsInt. */
+export const toInteger = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value;
+
+/** "true"/"false" -> boolean; anything else stays as it is and fails @IsBoolean. */
+export const toBoolean = ({ value }: { value: unknown }): unknown =>
+  value === 'true' ? true : value === 'false' ? false : value;
+
+/** `page` and `limit` (SPEC.md section 4.2, DESIGN.md section 2). */
+export class PageQueryDto {
+  @IsOptional()
+  @Transform(toInteger)
+  @IsInt()
+  @Min(1)
+  page: number = 1;
+
+  @IsOptional()
+  @Transform(toInteger)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  limit: number = DEFAULT_PAGE_SIZE;
+}
+
+export interface Page<T> {
+  items: T[];
+  page: number;
+  limit: number;
+  totalCount: number;
+}

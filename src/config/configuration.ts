@@ -1,0 +1,245 @@
+import { isAbsolute, resolve } from 'node:path';
+
+/**
+ * Typed configuration, read once from the environment and validated before anything starts
+ * (DESIGN.md section 4). A bad value stops the service with a message naming the variable.
+ * Every variable is listed, with its default, in .env.example.
+ */
+export type Environment = Record<string, string | undefined>;
+
+export type DatabaseConfig =
+  | { type: 'sqlite'; path: string }
+  | {
+      type: 'postgres';
+      url: string;
+      schema: string | undefined;
+      poolSize: number;
+      connectTimeoutMs: number;
+      statementTimeoutMs: number;
+    };
+
+export interface AppConfiguration {
+  production: boolean;
+  host: string;
+  port: number;
+  dataDir: string;
+  database: DatabaseConfig;
+  bodyLimitBytes: number;
+  trustProxy: string | false;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  apiKeys: {
+    environment: string;
+    /** Raw pepper for the secret HMAC; undefined outside production means "generate and keep one". */
+    pepper: string | undefined;
+    lastUsedFlushMs: number;
+  };
+  jwt: {
+    /** PEM of the ES256 (P-256) signing key; undefined outside production means "generate and keep one". */
+    privateKeyPem: string | undefined;
+    /** PEMs of further public keys that still verify (key rotation). */
+    previousPublicKeyPems: string[];
+    issuer: string;
+    audience: string;
+  };
+  integrations: {
+    /** 32-byte AES-256-GCM key, base64; undefined outside production means "generate and keep one". */
+    encryptionKey: string | undefined;
+    encryptionKeyId: string;
+    /** Older keys that still decrypt: `id:base64key` pairs. */
+    previousEncryptionKeys: Array<{ id: string; key: string }>;
+    monitoringApiBaseUrl: string | undefined;
+    monitoringTimeoutMs: number;
+  };
+  redisUrl: string | undefined;
+  rateLimit: {
+    tokenFailuresPerMinute: number;
+  };
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigurationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigurationError';
+  }
+}
+
+const PLACEHOLDER = /^(change-?me|changeme|secret|placeholder|xxx+|todo)$/i;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Environment) {}
+
+  string(name: string, fallback?: string): string | undefined {
+    const raw = this.env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    return raw.trim();
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return Number(raw);
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    if (!(values as readonly string[]).includes(raw)) {
+      this.problems.push(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
+      return fallback;
+    }
+    return raw as T;
+  }
+
+  problem(message: string): void {
+    this.problems.push(message);
+  }
+}
+
+/** PEM values may arrive with literal "\n" sequences when set on one line. */
+function pem(value: string | undefined): string | undefined {
+  return value?.replace(/\\n/g, '\n');
+}
+
+function parseDatabase(r: Reader, dataDir: string): DatabaseConfig {
+  const url = r.string('DATABASE_URL', `sqlite:${resolve(dataDir, 'gatehouse.sqlite')}`)!;
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (file === '') r.problem('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/gatehouse.sqlite');
+    const path = file === ':memory:' || isAbsolute(file) ? file : resolve(file);
+    return { type: 'sqlite', path };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    try {
+      new URL(url);
+    } catch {
+      r.problem('DATABASE_URL is not a valid postgres:// URL');
+    }
+    const schema = r.string('DATABASE_SCHEMA');
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      r.problem('DATABASE_SCHEMA must be a lower-case SQL identifier');
+    }
+    return {
+      type: 'postgres',
+      url,
+      schema,
+      poolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 200),
+      connectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 60000),
+      statementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 2000, 100, 600000),
+    };
+  }
+  r.problem('DATABASE_URL must start with sqlite: or postgres://');
+  return { type: 'sqlite', path: ':memory:' };
+}
+
+function parsePreviousEncryptionKeys(r: Reader): Array<{ id: string; key: string }> {
+  const raw = r.string('INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS');
+  if (raw === undefined) return [];
+  return raw.split(',').flatMap((pair) => {
+    const at = pair.indexOf(':');
+    if (at <= 0) {
+      r.problem('INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS must be a comma-separated list of id:base64key');
+      return [];
+    }
+    return [{ id: pair.slice(0, at).trim(), key: pair.slice(at + 1).trim() }];
+  });
+}
+
+export function loadConfiguration(env: Environment): AppConfiguration {
+  const r = new Reader(env);
+  const production = r.string('NODE_ENV') === 'production';
+  const dataDir = resolve(r.string('DATA_DIR', './data')!);
+
+  const apiKeyEnv = r.string('API_KEY_ENV', 'dev')!;
+  if (!/^[a-z0-9]{1,16}$/.test(apiKeyEnv)) r.problem('API_KEY_ENV must be 1-16 lower-case letters or digits');
+
+  const pepper = r.string('API_KEY_PEPPER');
+  if (pepper !== undefined && (pepper.length < 32 || PLACEHOLDER.test(pepper))) {
+    r.problem('API_KEY_PEPPER must be at least 32 characters of random data (e.g. `openssl rand -base64 32`)');
+  }
+  const privateKeyPem = pem(r.string('JWT_PRIVATE_KEY'));
+  let previousPublicKeyPems: string[] = [];
+  const previousRaw = r.string('JWT_PREVIOUS_PUBLIC_KEYS');
+  if (previousRaw !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(previousRaw);
+      if (!Array.isArray(parsed) || !parsed.every((p) => typeof p === 'string')) throw new Error('not a list');
+      previousPublicKeyPems = parsed.map((p: string) => pem(p)!);
+    } catch {
+      r.problem('JWT_PREVIOUS_PUBLIC_KEYS must be a JSON array of PEM strings');
+    }
+  }
+  const encryptionKey = r.string('INTEGRATIONS_ENCRYPTION_KEY');
+  if (encryptionKey !== undefined && Buffer.from(encryptionKey, 'base64').length !== 32) {
+    r.problem('INTEGRATIONS_ENCRYPTION_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)');
+  }
+  const previousEncryptionKeys = parsePreviousEncryptionKeys(r);
+  for (const { id, key } of previousEncryptionKeys) {
+    if (Buffer.from(key, 'base64').length !== 32) {
+      r.problem(`INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: key "${id}" must be 32 bytes, base64-encoded`);
+    }
+  }
+  const encryptionKeyId = r.string('INTEGRATIONS_ENCRYPTION_KEY_ID', 'k1')!;
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(encryptionKeyId)) {
+    r.problem('INTEGRATIONS_ENCRYPTION_KEY_ID must be 1-32 letters, digits, "-" or "_"');
+  }
+
+  if (production) {
+    if (pepper === undefined) r.problem('API_KEY_PEPPER is required when NODE_ENV=production');
+    if (privateKeyPem === undefined) r.problem('JWT_PRIVATE_KEY is required when NODE_ENV=production');
+    if (encryptionKey === undefined) {
+      r.problem('INTEGRATIONS_ENCRYPTION_KEY is required when NODE_ENV=production');
+    }
+  }
+
+  const monitoringApiBaseUrl = r.string('MONITORING_API_BASE_URL');
+  if (monitoringApiBaseUrl !== undefined) {
+    if (!/^https?:\/\/[^/?#]+\/?$/.test(monitoringApiBaseUrl)) {
+      r.problem('MONITORING_API_BASE_URL must be an http(s) origin such as http://127.0.0.1:4010');
+    }
+    if (production)
+      r.problem('MONITORING_API_BASE_URL is for tests and local runs; it is refused when NODE_ENV=production');
+  }
+
+  const trustProxyRaw = r.string('TRUST_PROXY');
+  const config: AppConfiguration = {
+    production,
+    host: r.string('HOST', '0.0.0.0')!,
+    port: r.int('PORT', 3000, 0, 65535),
+    dataDir,
+    database: parseDatabase(r, dataDir),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
+    trustProxy: trustProxyRaw === undefined || trustProxyRaw === 'false' ? false : trustProxyRaw,
+    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    apiKeys: {
+      environment: apiKeyEnv,
+      pepper,
+      lastUsedFlushMs: r.int('API_KEY_LAST_USED_FLUSH_MS', 1000, 10, 60000),
+    },
+    jwt: {
+      privateKeyPem,
+      previousPublicKeyPems,
+      issuer: r.string('JWT_ISSUER', 'gatehouse')!,
+      audience: r.string('JWT_AUDIENCE', 'gatehouse')!,
+    },
+    integrations: {
+      encryptionKey,
+      encryptionKeyId,
+      previousEncryptionKeys,
+      monitoringApiBaseUrl: monitoringApiBaseUrl?.replace(/\/$/, ''),
+      monitoringTimeoutMs: r.int('MONITORING_REQUEST_TIMEOUT_MS', 5000, 100, 60000),
+    },
+    redisUrl: r.string('REDIS_URL'),
+    rateLimit: {
+      tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
+    },
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
+  };
+  if (r.problems.length > 0) throw new ConfigurationError(r.problems);
+  return config;
+}

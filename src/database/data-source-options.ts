@@ -1,0 +1,64 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DataSourceOptions } from 'typeorm';
+import { DatabaseConfig } from '../config/configuration';
+import { ApiKey } from '../api-keys/api-key.entity';
+import { Membership } from '../identity/membership.entity';
+import { Organization } from '../identity/organization.entity';
+import { User } from '../identity/user.entity';
+import { CoreSchema1763700000000 } from './migrations/1763700000000-core-schema';
+
+export const ENTITIES = [Organization, User, Membership, ApiKey];
+export const MIGRATIONS = [CoreSchema1763700000000];
+
+/**
+ * One definition of the database connection, used by the app (TypeOrmModule), the admin CLI and
+ * ormconfig.ts (the TypeORM CLI). `synchronize` is never on: the schema is the migrations.
+ */
+export function dataSourceOptions(
+  database: DatabaseConfig,
+  extra: { entities?: DataSourceOptions['entities']; migrations?: DataSourceOptions['migrations'] } = {},
+): DataSourceOptions {
+  const common = {
+    entities: extra.entities ?? ENTITIES,
+    migrations: extra.migrations ?? MIGRATIONS,
+    migrationsRun: true,
+    migrationsTransactionMode: 'each' as const,
+    synchronize: false,
+    logging: false,
+    // A where-clause value that is undefined or null must never silently match every row.
+    invalidWhereValuesBehavior: { null: 'throw' as const, undefined: 'throw' as const },
+  };
+  if (database.type === 'sqlite') {
+    if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true });
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: database.path,
+      enableWAL: true,
+      timeout: 5000,
+      prepareDatabase: (db: { pragma(source: string): unknown }) => {
+        db.pragma('foreign_keys = ON');
+        db.pragma('synchronous = NORMAL');
+      },
+    };
+  }
+  const searchPath = database.schema === undefined ? '' : ` -c search_path=${database.schema}`;
+  return {
+    ...common,
+    type: 'postgres',
+    url: database.url,
+    schema: database.schema,
+    connectTimeoutMS: database.connectTimeoutMs,
+    extra: {
+      max: database.poolSize,
+      connectionTimeoutMillis: database.connectTimeoutMs,
+      // A stalled database fails the request (503) instead of hanging it.
+      statement_timeout: database.statementTimeoutMs,
+      query_timeout: database.statementTimeoutMs + 500,
+      idle_in_transaction_session_timeout: database.statementTimeoutMs * 5,
+      keepAlive: true,
+      options: searchPath.trim() === '' ? undefined : searchPath.trim(),
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { AppError, ErrorCode } from '../common/errors';
+import { Membership } from './membership.entity';
+import {
+  DEFAULT_ACCESS_TOKEN_LIFETIME,
+  MAX_ACCESS_TOKEN_LIFETIME,
+  MIN_ACCESS_TOKEN_LIFETIME,
+  Organization,
+} from './organization.entity';
+import { Role } from './roles';
+import { User } from './user.entity';
+
+/** What the hot paths need to know about a user inside one organization, in one query. */
+export interface MembershipAccess {
+  role: Role;
+  accessTokenLifetime: number;
+}
+
+export class IdentityError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.NOT_FOUND, message);
+  }
+}
+
+/**
+ * Organizations, users and memberships. Everything else asks this service; nothing outside this
+ * module touches these tables.
+ */
+@Injectable()
+export class IdentityService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
+    @InjectRepository(User) private readonly users: Repository<User>,
+    @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
+  ) {}
+
+  /** Role and token lifetime of the user in the organization, or null when not a member. */
+  async access(organizationId: string, userId: string): Promise<MembershipAccess | null> {
+    const row = await this.memberships
+      .createQueryBuilder('m')
+      .innerJoin(Organization, 'o', 'o.id = m.organization_id')
+      .select('m.role', 'role')
+      .addSelect('o.access_token_lifetime', 'lifetime')
+      .where('m.organization_id = :organizationId AND m.user_id = :userId', { organizationId, userId })
+      .getRawOne<{ role: Role; lifetime: number | string }>();
+    return row === undefined ? null : { role: row.role, accessTokenLifetime: Number(row.lifetime) };
+  }
+
+  async ensureOrganization(name: string): Promise<Organization> {
+    const existing = await this.organizations.findOneBy({ name });
+    if (existing !== null) return existing;
+    const now = new Date();
+    await this.organizations
+      .createQueryBuilder()
+      .insert()
+      .values({
+        id: randomUUID(),
+        name,
+        accessTokenLifetime: DEFAULT_ACCESS_TOKEN_LIFETIME,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .orIgnore()
+      .execute();
+    return this.organizations.findOneByOrFail({ name });
+  }
+
+  async ensureUser(email: string): Promise<User> {
+    const normalized = email.trim().toLowerCase();
+    const existing = await this.users.findOneBy({ email: normalized });
+    if (existing !== null) return existing;
+    await this.users
+      .createQueryBuilder()
+      .insert()
+      .values({ id: randomUUID(), email: normalized, createdAt: new Date() })
+      .orIgnore()
+      .execute();
+    return this.users.findOneByOrFail({ email: normalized });
+  }
+
+  async setRole(organizationId: string, userId: string, role: Role): Promise<void> {
+    const now = new Date();
+    await this.dataSource.transaction(async (manager) => {
+      const existing = await manager.findOneBy(Membership, { organizationId, userId });
+      if (existing === null) {
+        await manager.insert(Membership, { organizationId, userId, role, createdAt: now, updatedAt: now });
+      } else if (existing.role !== role) {
+        await manager.update(Membership, { organizationId, userId }, { role, updatedAt: now });
+      }
+    });
+  }
+
+  /** Adds the membership only when the user has none in that organization yet. */
+  async ensureMembership(organizationId: string, userId: string, role: Role): Promise<Role> {
+    const existing = await this.memberships.findOneBy({ organizationId, userId });
+    if (existing !== null) return existing.role;
+    const now = new Date();
+    await this.memberships
+      .createQueryBuilder()
+      .insert()
+      .values({ organizationId, userId, role, createdAt: now, updatedAt: now })
+      .orIgnore()
+      .execute();
+    return (await this.memberships.findOneByOrFail({ organizationId, userId })).role;
+  }
+
+  async removeMember(organizationId: string, userId: string): Promise<boolean> {
+    const result = await this.memberships.delete({ organizationId, userId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async setAccessTokenLifetime(organizationId: string, seconds: number): Promise<void> {
+    if (!Number.isInteger(seconds) || seconds < MIN_ACCESS_TOKEN_LIFETIME || seconds > MAX_ACCESS_TOKEN_LIFETIME) {
+      throw new AppError(
+        ErrorCode.INVALID_ARGUMENT,
+        `access token lifetime must be ${MIN_ACCESS_TOKEN_LIFETIME}..${MAX_ACCESS_TOKEN_LIFETIME} seconds`,
+      );
+    }
+    await this.organizations.update({ id: organizationId }, { accessTokenLifetime: seconds, updatedAt: new Date() });
+  }
+
+  async organizationByName(name: string): Promise<Organization> {
+    const organization = await this.organizations.findOneBy({ name });
+    if (organization === null) throw new IdentityError(`organization not found: ${name}`);
+    return organization;
+  }
+
+  async userByEmail(email: string): Promise<User> {
+    const user = await this.users.findOneBy({ email: email.trim().toLowerCase() });
+    if (user === null) throw new IdentityError(`user not found: ${email}`);
+    return user;
+  }
+
+  /** The user's memberships, oldest first. */
+  async membershipsOf(userId: string): Promise<Membership[]> {
+    return this.memberships.find({ where: { userId }, order: { createdAt: 'ASC', organizationId: 'ASC' } });
+  }
+}

@@ -1,0 +1,21 @@
+import { Entity, PrimaryColumn, Column } from 'typeorm';
+import { TimestampColumn } from '../database/columns';
+import type { Role } from './roles';
+
+@Entity({ name: 'memberships' })
+export class Membership {
+  @PrimaryColumn({ name: 'organization_id', type: 'varchar', length: 36 })
+  organizationId: string;
+
+  @PrimaryColumn({ name: 'user_id', type: 'varchar', length: 36 })
+  userId: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  role: Role;
+
+  @TimestampColumn({ name: 'created_at' })
+  createdAt: Date;
+
+  @TimestampColumn({ name: 'updated_at' })
+  updatedAt: Date;
+}

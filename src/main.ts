@@ -1,0 +1,23 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import { configureHttp } from './common/http-setup';
+import { APP_CONFIG } from './config/config.module';
+import { AppConfiguration, ConfigurationError } from './config/configuration';
+
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), { bodyParser: false });
+  const config = app.get<AppConfiguration>(APP_CONFIG);
+  configureHttp(app, config);
+  await app.listen(config.port, config.host);
+}
+
+bootstrap().catch((error: unknown) => {
+  if (error instanceof ConfigurationError) {
+    process.stderr.write(`gatehouse: ${error.message}\n`);
+  } else {
+    process.stderr.write(`gatehouse: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  }
+  process.exit(1);
+});

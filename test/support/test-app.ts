@@ -1,0 +1,153 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { INestApplication } from '@nestjs/common';
+import { Test, TestingModuleBuilder } from '@nestjs/testing';
+import { Client } from 'pg';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { AppModule } from '../../src/app.module';
+import { TokenService } from '../../src/auth/token.service';
+import { configureHttp } from '../../src/common/http-setup';
+import { APP_CONFIG } from '../../src/config/config.module';
+import type { AppConfiguration, Environment } from '../../src/config/configuration';
+import { IdentityService } from '../../src/identity/identity.service';
+import type { Role } from '../../src/identity/roles';
+
+/** Which database the suite runs on: PostgreSQL when DATABASE_URL points at one, else SQLite. */
+export const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')
+  ? process.env.DATABASE_URL
+  : undefined;
+export const DATABASE_KIND = POSTGRES_URL === undefined ? 'sqlite' : 'postgres';
+
+const testSecrets = {
+  API_KEY_PEPPER: randomBytes(32).toString('base64'),
+  JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString(),
+  INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+};
+
+/** A database of its own (a temp SQLite file, or a fresh PostgreSQL schema) and its clean-up. */
+export interface TestDatabase {
+  env: Environment;
+  drop(): Promise<void>;
+}
+
+export function createTestDatabase(): TestDatabase {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  if (POSTGRES_URL === undefined) {
+    return {
+      env: { DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'gatehouse.sqlite')}` },
+      drop: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })),
+    };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  return {
+    env: { DATA_DIR: dataDir, DATABASE_URL: POSTGRES_URL, DATABASE_SCHEMA: schema },
+    drop: async () => {
+      const client = new Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestAppOptions {
+  /** Variables on top of the test defaults (database, secrets, LOG_LEVEL=silent). */
+  env?: Environment;
+  /** Share another app's database (several instances on one database). */
+  database?: TestDatabase;
+  /** Adjust the testing module (override providers) before it is compiled. */
+  override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+}
+
+export interface TestUser {
+  organizationId: string;
+  userId: string;
+  email: string;
+  role: Role;
+  /** A session token, as `bootstrap` prints. */
+  token: string;
+}
+
+export class TestApp {
+  private counter = 0;
+
+  constructor(
+    readonly app: INestApplication,
+    readonly env: Environment,
+    readonly database: TestDatabase,
+    private readonly ownsDatabase: boolean,
+  ) {}
+
+  get config(): AppConfiguration {
+    return this.app.get<AppConfiguration>(APP_CONFIG);
+  }
+
+  http(): TestAgent {
+    return request(this.app.getHttpServer());
+  }
+
+  get<T>(type: new (...args: never[]) => T): T {
+    return this.app.get(type);
+  }
+
+  /** Creates (or reuses) an organization and a user with a role, and mints a session token. */
+  async user(options: { org?: string; email?: string; role?: Role; ttl?: number } = {}): Promise<TestUser> {
+    this.counter += 1;
+    const identity = this.app.get(IdentityService);
+    const organization = await identity.ensureOrganization(options.org ?? 'acme');
+    const email = options.email ?? `user${this.counter}-${randomBytes(3).toString('hex')}@example.com`;
+    const user = await identity.ensureUser(email);
+    const role = options.role ?? 'admin';
+    await identity.setRole(organization.id, user.id, role);
+    const token = this.app.get(TokenService).mint({
+      userId: user.id,
+      organizationId: organization.id,
+      lifetimeSeconds: options.ttl ?? 3600,
+      tokenUse: 'session',
+    });
+    return { organizationId: organization.id, userId: user.id, email: user.email, role, token };
+  }
+
+  /** POST /v1/user-api-keys as `user`; returns the response body (asserting 201). */
+  async createKey(user: TestUser, label?: string): Promise<{ id: string; value: string; body: any }> {
+    const response = await this.http()
+      .post('/v1/user-api-keys')
+      .set('Authorization', `Bearer ${user.token}`)
+      .send(label === undefined ? {} : { label })
+      .expect(201);
+    return { id: response.body.api_key.id, value: response.body.opaque_key, body: response.body };
+  }
+
+  /** POST /v1/token with an API key; returns the access token (asserting 200). */
+  async exchange(value: string): Promise<string> {
+    const response = await this.http().post('/v1/token').set('Authorization', `ApiKey ${value}`).expect(200);
+    return response.body.access_token;
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    if (this.ownsDatabase) await this.database.drop();
+  }
+}
+
+/** Boots the real AppModule through Nest's testing module with the server's HTTP set-up. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = options.database ?? createTestDatabase();
+  const env: Environment = { LOG_LEVEL: 'silent', ...testSecrets, ...database.env, ...options.env };
+  let builder = Test.createTestingModule({ imports: [AppModule.forRoot({ env })] });
+  if (options.override !== undefined) builder = options.override(builder);
+  const moduleRef = await builder.compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
+  configureHttp(app, app.get<AppConfiguration>(APP_CONFIG));
+  await app.init();
+  return new TestApp(app, env, database, options.database === undefined);
+}
