@@ -1,0 +1,262 @@
+/**
+ * `npm run bench`: the project's benchmark (issue "Performance"). Builds, starts the real server
+ * (SQLite by default, PostgreSQL when DATABASE_URL is set) as a child process, seeds it, and drives
+ * it with autocannon from this process:
+ *   (a) a trivial public route of the same app (the framework baseline)
+ *   (b) POST /v1/token
+ *   (c) GET /v1/user-api-keys/{id} with an access token
+ *   (d) GET /v1/user-api-keys with an access token
+ * then (b) again with 1,000,000 keys in the database. Prints requests/s, p50, p99 and the ratio to
+ * (a), and writes the same as JSON to bench/results/. Knobs: BENCH_DURATION (s, default 10),
+ * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz).
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import { Client } from 'pg';
+
+const ROOT = resolve(__dirname, '..', '..');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const BULK_KEYS = Number(process.env.BENCH_BULK_KEYS ?? 1_000_000);
+const BASELINE_PATH = process.env.BENCH_BASELINE_PATH ?? '/healthz';
+const SMALL_KEYS = 1000;
+const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined;
+
+interface Measurement {
+  name: string;
+  requests_per_second: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  non_2xx: number;
+  ratio_to_baseline?: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+async function waitFor(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server did not answer ${url} within ${timeoutMs} ms`);
+}
+
+async function json<T>(response: Response): Promise<T> {
+  if (!response.ok) throw new Error(`${response.url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+function run(name: string, options: autocannon.Options): Promise<Measurement> {
+  return new Promise((done, fail) => {
+    autocannon({ connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) => {
+      if (error) return fail(error);
+      done({
+        name,
+        requests_per_second: Math.round(result.requests.average),
+        p50_ms: result.latency.p50,
+        p99_ms: result.latency.p99,
+        errors: result.errors + result.timeouts,
+        non_2xx: result.non2xx,
+      });
+    });
+  });
+}
+
+/** Keys owned by a separate bulk user, inserted straight into the database (no HTTP). */
+async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, count: number): Promise<void> {
+  const userId = randomUUID();
+  const now = new Date().toISOString();
+  if (POSTGRES_URL === undefined) {
+    const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length));
+    db.pragma('busy_timeout = 10000');
+    db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run(userId, `bulk-${userId}@bench.test`, now);
+    db.prepare('INSERT INTO memberships VALUES (?, ?, ?, ?, ?)').run(organizationId, userId, 'member', now, now);
+    const insert = db.prepare(
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
+       VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ?, ?)`,
+    );
+    const batch = db.transaction((n: number) => {
+      for (let i = 0; i < n; i += 1) insert.run(randomUUID(), organizationId, userId, randomBytes(32).toString('hex'), now, now);
+    });
+    for (let done = 0; done < count; done += 100_000) batch(Math.min(100_000, count - done));
+    db.close();
+    return;
+  }
+  const client = new Client({ connectionString: POSTGRES_URL, options: `-c search_path=${env.DATABASE_SCHEMA}` });
+  await client.connect();
+  try {
+    await client.query('INSERT INTO users (id, email, created_at) VALUES ($1, $2, now())', [userId, `bulk-${userId}@bench.test`]);
+    await client.query(`INSERT INTO memberships VALUES ($1, $2, 'member', now(), now())`, [organizationId, userId]);
+    await client.query(
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, 'bulk', md5(random()::text) || md5(random()::text), 'ACTIVE', now(), now()
+       FROM generate_series(1, $3)`,
+      [organizationId, userId, count],
+    );
+    await client.query('ANALYZE');
+  } finally {
+    await client.end();
+  }
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
+
+function table(rows: Measurement[]): string {
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to (a)', 'errors'];
+  const lines = rows.map((r) => [
+    r.name,
+    String(r.requests_per_second),
+    String(r.p50_ms),
+    String(r.p99_ms),
+    r.ratio_to_baseline === undefined ? '' : r.ratio_to_baseline.toFixed(2),
+    String(r.errors + r.non_2xx),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const database = POSTGRES_URL === undefined ? 'sqlite' : 'postgres';
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
+    DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,
+    API_KEY_PEPPER: randomBytes(32).toString('base64'),
+    JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    REDIS_URL: process.env.REDIS_URL,
+  };
+
+  console.log(`bench: ${database}, ${CONNECTIONS} connections, ${DURATION} s per scenario`);
+  const bootstrap = JSON.parse(
+    execFileSync('node', [join(ROOT, 'dist/cli.js'), 'bootstrap', '--org', 'bench', '--email', 'bench@bench.test'], {
+      env,
+      encoding: 'utf8',
+    }),
+  ) as { organization_id: string; session_token: string };
+
+  let server: ChildProcess | undefined;
+  const startServer = async (): Promise<void> => {
+    server = spawn('node', [join(ROOT, 'dist/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitFor(`${base}${BASELINE_PATH}`, 20_000);
+  };
+  const stopServer = async (): Promise<void> => {
+    if (server === undefined || server.exitCode !== null) return;
+    const exited = new Promise((r) => server!.once('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  };
+
+  try {
+    await startServer();
+    const session = { Authorization: `Bearer ${bootstrap.session_token}`, 'Content-Type': 'application/json' };
+    const created = await json<{ api_key: { id: string }; opaque_key: string }>(
+      await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: '{"label":"bench"}' }),
+    );
+    for (let i = 1; i < SMALL_KEYS; i += 1) {
+      await json(await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }));
+    }
+    const apiKeyHeader = { Authorization: `ApiKey ${created.opaque_key}` };
+    const { access_token } = await json<{ access_token: string }>(
+      await fetch(`${base}/v1/token`, { method: 'POST', headers: apiKeyHeader }),
+    );
+    const bearer = { Authorization: `Bearer ${access_token}` };
+
+    const warm = (options: autocannon.Options): Promise<unknown> => run('warm-up', { ...options, duration: 2 });
+    const scenarios: Array<[string, autocannon.Options]> = [
+      [`(a) GET ${BASELINE_PATH}`, { url: `${base}${BASELINE_PATH}` }],
+      ['(b) POST /v1/token', { url: `${base}/v1/token`, method: 'POST', headers: apiKeyHeader }],
+      ['(c) GET /v1/user-api-keys/{id}', { url: `${base}/v1/user-api-keys/${created.api_key.id}`, headers: bearer }],
+      ['(d) GET /v1/user-api-keys', { url: `${base}/v1/user-api-keys`, headers: bearer }],
+    ];
+    const results: Measurement[] = [];
+    for (const [name, options] of scenarios) {
+      await warm(options);
+      results.push(await run(name, options));
+    }
+    const baseline = results[0].requests_per_second;
+    for (const r of results) r.ratio_to_baseline = r.requests_per_second / baseline;
+    console.log(`\nwith ${SMALL_KEYS} keys in the database:\n${table(results)}`);
+
+    console.log(`\nseeding ${BULK_KEYS} more keys...`);
+    await stopServer();
+    const seedStart = Date.now();
+    await seedBulkKeys(env, bootstrap.organization_id, BULK_KEYS - SMALL_KEYS);
+    console.log(`seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
+    await startServer();
+    await warm(scenarios[1][1]);
+    const large = await run(`(b) POST /v1/token, ${BULK_KEYS} keys`, scenarios[1][1]);
+    const small = results[1];
+    const scaling = {
+      p50_ratio: large.p50_ms / Math.max(small.p50_ms, 0.001),
+      p99_ratio: large.p99_ms / Math.max(small.p99_ms, 0.001),
+      throughput_ratio: large.requests_per_second / small.requests_per_second,
+    };
+    console.log(`\n${table([{ ...small, name: `(b) POST /v1/token, ${SMALL_KEYS} keys` }, large])}`);
+    console.log(
+      `\n(b) at ${BULK_KEYS} vs ${SMALL_KEYS} keys: p50 x${scaling.p50_ratio.toFixed(2)}, p99 x${scaling.p99_ratio.toFixed(2)}, ` +
+        `throughput x${scaling.throughput_ratio.toFixed(2)}`,
+    );
+
+    const report = {
+      database,
+      connections: CONNECTIONS,
+      duration_s: DURATION,
+      node: process.version,
+      at: new Date().toISOString(),
+      scenarios: results,
+      token_exchange_scaling: { small_keys: SMALL_KEYS, large_keys: BULK_KEYS, small, large, ...scaling },
+    };
+    const outDir = join(ROOT, 'bench', 'results');
+    mkdirSync(outDir, { recursive: true });
+    const file = join(outDir, `${database}-latest.json`);
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`\nwritten: ${file}`);
+  } finally {
+    await stopServer();
+    if (env.DATABASE_SCHEMA !== undefined) await dropSchema(env.DATABASE_SCHEMA);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
