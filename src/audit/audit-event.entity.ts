@@ -1,0 +1,56 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../database/columns';
+
+export const AUDIT_ACTIONS = [
+  'api_key.created',
+  'api_key.revoked',
+  'token.exchange_failed',
+  'integration.created',
+  'integration.updated',
+  'integration.deleted',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * One entry of the audit trail. It names who did what to which object and when, and never holds a
+ * secret: key ids, never key values; integration ids, never provider keys.
+ */
+@Entity({ name: 'audit_events' })
+export class AuditEvent {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @TimestampColumn({ name: 'occurred_at' })
+  occurredAt: Date;
+
+  @Column({ type: 'varchar', length: 64 })
+  action: AuditAction;
+
+  /** Null when the organization is not known (e.g. an exchange with a malformed key). */
+  @Column({ name: 'organization_id', type: 'varchar', length: 36, nullable: true })
+  organizationId: string | null;
+
+  /** The acting user; null for an unauthenticated caller. */
+  @Column({ name: 'actor_user_id', type: 'varchar', length: 36, nullable: true })
+  actorUserId: string | null;
+
+  /** The API key the actor used (access tokens, exchanges), when there is one. */
+  @Column({ name: 'actor_api_key_id', type: 'varchar', length: 36, nullable: true })
+  actorApiKeyId: string | null;
+
+  @Column({ name: 'target_type', type: 'varchar', length: 32, nullable: true })
+  targetType: 'api_key' | 'notification_integration' | null;
+
+  @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })
+  targetId: string | null;
+
+  /** Why an attempt failed (token.exchange_failed), e.g. `revoked`. */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  reason: string | null;
+
+  @Column({ name: 'client_ip', type: 'varchar', length: 64, nullable: true })
+  clientIp: string | null;
+
+  @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
+  requestId: string | null;
+}

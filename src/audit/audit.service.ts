@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { Repository } from 'typeorm';
+import { AuditAction, AuditEvent } from './audit-event.entity';
+
+export interface AuditEntry {
+  action: AuditAction;
+  organizationId?: string | null;
+  actorUserId?: string | null;
+  actorApiKeyId?: string | null;
+  targetType?: AuditEvent['targetType'];
+  targetId?: string | null;
+  reason?: string | null;
+  /** The request it happened in: its id and client address are kept. */
+  request?: Pick<Request, 'id' | 'ip'>;
+}
+
+/** Appends to the audit trail. The caller awaits it: an entry is stored before the answer goes out. */
+@Injectable()
+export class AuditService {
+  constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {}
+
+  async record(entry: AuditEntry): Promise<void> {
+    await this.events.insert({
+      id: randomUUID(),
+      occurredAt: new Date(),
+      action: entry.action,
+      organizationId: entry.organizationId ?? null,
+      actorUserId: entry.actorUserId ?? null,
+      actorApiKeyId: entry.actorApiKeyId ?? null,
+      targetType: entry.targetType ?? null,
+      targetId: entry.targetId ?? null,
+      reason: entry.reason ?? null,
+      clientIp: entry.request?.ip ?? null,
+      requestId: entry.request?.id ?? null,
+    });
+  }
+
+  /** Newest first, for the admin CLI and tests. */
+  async list(organizationId: string | null, limit = 100): Promise<AuditEvent[]> {
+    const query = this.events
+      .createQueryBuilder('e')
+      .orderBy('e.occurred_at', 'DESC')
+      .addOrderBy('e.id', 'DESC')
+      .take(limit);
+    if (organizationId !== null) query.where('e.organization_id = :organizationId', { organizationId });
+    return query.getMany();
+  }
+}
