@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'data/**', '*.js', '*.mjs'] },
+  { ignores: ['dist/**', 'dist-*/**', 'coverage/**', 'node_modules/**', 'data/**', '*.js', '*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

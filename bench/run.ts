@@ -70,7 +70,10 @@ async function json<T>(response: Response): Promise<T> {
 function run(name: string, options: autocannon.Options): Promise<Measurement> {
   return new Promise((done, fail) => {
     autocannon({ connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) => {
-      if (error) return fail(error);
+      if (error) return fail(error instanceof Error ? error : new Error(String(error)));
+      if (result.non2xx > 0 && name !== 'warm-up') {
+        console.warn(`${name}: non-2xx answers by status: ${JSON.stringify(result.statusCodeStats)}`);
+      }
       done({
         name,
         requests_per_second: Math.round(result.requests.average),
@@ -90,14 +93,19 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
   if (POSTGRES_URL === undefined) {
     const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length));
     db.pragma('busy_timeout = 10000');
-    db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run(userId, `bulk-${userId}@bench.test`, now);
+    db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run(
+      userId,
+      `bulk-${userId}@bench.test`,
+      now,
+    );
     db.prepare('INSERT INTO memberships VALUES (?, ?, ?, ?, ?)').run(organizationId, userId, 'member', now, now);
     const insert = db.prepare(
       `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
        VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ?, ?)`,
     );
     const batch = db.transaction((n: number) => {
-      for (let i = 0; i < n; i += 1) insert.run(randomUUID(), organizationId, userId, randomBytes(32).toString('hex'), now, now);
+      for (let i = 0; i < n; i += 1)
+        insert.run(randomUUID(), organizationId, userId, randomBytes(32).toString('hex'), now, now);
     });
     for (let done = 0; done < count; done += 100_000) batch(Math.min(100_000, count - done));
     db.close();
@@ -106,7 +114,10 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
   const client = new Client({ connectionString: POSTGRES_URL, options: `-c search_path=${env.DATABASE_SCHEMA}` });
   await client.connect();
   try {
-    await client.query('INSERT INTO users (id, email, created_at) VALUES ($1, $2, now())', [userId, `bulk-${userId}@bench.test`]);
+    await client.query('INSERT INTO users (id, email, created_at) VALUES ($1, $2, now())', [
+      userId,
+      `bulk-${userId}@bench.test`,
+    ]);
     await client.query(`INSERT INTO memberships VALUES ($1, $2, 'member', now(), now())`, [organizationId, userId]);
     await client.query(
       `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
@@ -191,7 +202,9 @@ async function main(): Promise<void> {
       await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: '{"label":"bench"}' }),
     );
     for (let i = 1; i < SMALL_KEYS; i += 1) {
-      await json(await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }));
+      await json(
+        await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }),
+      );
     }
     const apiKeyHeader = { Authorization: `ApiKey ${created.opaque_key}` };
     const { access_token } = await json<{ access_token: string }>(

@@ -1,17 +1,25 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import type { DestinationStream } from 'pino';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
+import { LoggingModule, LogLevel } from './common/logging.module';
 import { StrictValidationPipe } from './common/validation.pipe';
 import { AppConfigModule } from './config/config.module';
 import type { Environment } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
+import { IntegrationsModule } from './integrations/integrations.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
   env?: Environment;
+  /** Where the JSON log lines go instead of stdout (the CLI: stderr; tests: a buffer). */
+  logDestination?: DestinationStream;
+  /** Overrides LOG_LEVEL. */
+  logLevel?: LogLevel;
 }
 
 @Module({})
@@ -21,10 +29,13 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(options.env),
+        LoggingModule.forRoot({ destination: options.logDestination, level: options.logLevel }),
         DatabaseModule.forRoot(),
+        HealthModule,
         IdentityModule,
         ApiKeysModule,
         AuthModule,
+        IntegrationsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

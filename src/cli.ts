@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { pino } from 'pino';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { AppError } from './common/errors';
@@ -70,9 +72,12 @@ async function execute(app: INestApplicationContext, command: string, options: O
   const tokens = app.get(TokenService);
   switch (command) {
     case 'bootstrap': {
+      // Every option is checked before anything is written: a typo must not leave an organization behind.
+      const name = organizationName(options);
+      const address = email(options);
       const wanted = role(options, 'admin');
-      const organization = await identity.ensureOrganization(organizationName(options));
-      const user = await identity.ensureUser(email(options));
+      const organization = await identity.ensureOrganization(name);
+      const user = await identity.ensureUser(address);
       // An explicit --role sets it; without one an existing membership keeps its role.
       const granted =
         options.role === undefined
@@ -93,8 +98,8 @@ async function execute(app: INestApplicationContext, command: string, options: O
       };
     }
     case 'session': {
-      const user = await identity.userByEmail(email(options));
       const ttl = integer(options, 'ttl', DEFAULT_SESSION_TTL, 1, MAX_ACCESS_TOKEN_LIFETIME);
+      const user = await identity.userByEmail(email(options));
       let organizationId: string;
       if (options.org !== undefined) {
         organizationId = (await identity.organizationByName(organizationName(options))).id;
@@ -113,9 +118,9 @@ async function execute(app: INestApplicationContext, command: string, options: O
       };
     }
     case 'set-role': {
+      const wanted = role(options);
       const organization = await identity.organizationByName(organizationName(options));
       const user = await identity.userByEmail(email(options));
-      const wanted = role(options);
       await identity.setRole(organization.id, user.id, wanted);
       return { organization_id: organization.id, user_id: user.id, role: wanted };
     }
@@ -128,8 +133,8 @@ async function execute(app: INestApplicationContext, command: string, options: O
       return { removed: true };
     }
     case 'set-token-lifetime': {
-      const organization = await identity.organizationByName(organizationName(options));
       const seconds = integer(options, 'seconds', undefined, MIN_ACCESS_TOKEN_LIFETIME, MAX_ACCESS_TOKEN_LIFETIME);
+      const organization = await identity.organizationByName(organizationName(options));
       await identity.setAccessTokenLifetime(organization.id, seconds);
       return { organization_id: organization.id, access_token_lifetime: seconds };
     }
@@ -170,10 +175,14 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
 
   let app: INestApplicationContext | undefined;
   try {
-    app = await NestFactory.createApplicationContext(AppModule.forRoot({ env }), {
-      logger: ['error', 'warn'],
-      abortOnError: false,
-    });
+    // Logs are JSON lines on stderr (stdout carries the one result); warnings and errors only,
+    // unless LOG_LEVEL asks for more.
+    const logLevel = (env ?? process.env).LOG_LEVEL === undefined ? 'warn' : undefined;
+    app = await NestFactory.createApplicationContext(
+      AppModule.forRoot({ env, logDestination: pino.destination({ fd: 2, sync: true }), logLevel }),
+      { bufferLogs: true, abortOnError: false },
+    );
+    app.useLogger(app.get(Logger));
     const result = await execute(app, command, options);
     return { exitCode: 0, stdout: `${JSON.stringify(result)}\n`, stderr: '' };
   } catch (error) {

@@ -1,16 +1,24 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureHttp } from './common/http-setup';
+import { exitGracefullyOnSignals } from './common/shutdown.state';
 import { APP_CONFIG } from './config/config.module';
 import { AppConfiguration, ConfigurationError } from './config/configuration';
 
 async function bootstrap(): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), { bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
+  // Nest's own messages and every Logger call go out as JSON lines through pino (DESIGN.md section 4).
+  app.useLogger(app.get(Logger));
   const config = app.get<AppConfiguration>(APP_CONFIG);
   configureHttp(app, config);
   await app.listen(config.port, config.host);
+  exitGracefullyOnSignals(app, config.shutdownTimeoutMs);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -1,4 +1,9 @@
+import { crc32 } from 'node:zlib';
 import { DataSource } from 'typeorm';
+import { AuditEvent } from '../src/audit/audit-event.entity';
+import { IdentityService } from '../src/identity/identity.service';
+import { FakeDatadog } from './fakes/fake-datadog';
+import { datadogKeys, monitoringEnv } from './support/monitoring';
 import { createTestApp, TestApp } from './support/test-app';
 
 /** The audit trail: who did what, when, stored in the database, never holding a secret. */
@@ -54,5 +59,114 @@ describe('audit trail', () => {
       .expect(201);
     const event = (await rows()).find((row) => row.target_id === created.body.api_key.id);
     expect(event).toMatchObject({ action: 'api_key.created', actor_user_id: user.userId, actor_api_key_id: key.id });
+  });
+
+  it('records every refused exchange with its reason, never the presented value', async () => {
+    const user = await t.user({ org: 'audit-exchange' });
+    const active = await t.createKey(user);
+    const revoked = await t.createKey(user);
+    await t.http().delete(`/v1/user-api-keys/${revoked.id}`).set('Authorization', `Bearer ${user.token}`).expect(200);
+    const leaver = await t.user({ org: 'audit-exchange', role: 'member' });
+    const orphan = await t.createKey(leaver);
+    await t.get(IdentityService).removeMember(leaver.organizationId, leaver.userId);
+    const [env, hexId, secret, sum] = active.value.split('.');
+    const wrongSecret = `${env}.${hexId}.${secret.slice(0, -1)}${secret.endsWith('A') ? 'Q' : 'A'}`;
+    const wrongSecretValue = `${wrongSecret}.${crc32(wrongSecret).toString(16).padStart(8, '0')}`;
+
+    const attempts: Array<[string | undefined, string]> = [
+      [undefined, 'missing_header'],
+      [`Bearer ${user.token}`, 'wrong_scheme'],
+      [`ApiKey ${env}.${hexId}.${secret}.00000000`, 'malformed_key'],
+      [`ApiKey ${wrongSecretValue}`, 'invalid_credentials'],
+      [`ApiKey ${revoked.value}`, 'revoked'],
+      [`ApiKey ${orphan.value}`, 'not_a_member'],
+    ];
+    for (const [header, reason] of attempts) {
+      const call = t.http().post('/v1/token').set('X-Request-Id', `audit-${reason}`);
+      await (header === undefined ? call : call.set('Authorization', header)).expect(401);
+    }
+    expect(sum).toMatch(/^[0-9a-f]{8}$/);
+
+    const failures = (await rows()).filter((row) => row.action === 'token.exchange_failed');
+    const byReason = Object.fromEntries(failures.map((row) => [row.reason, row]));
+    expect(Object.keys(byReason).sort()).toEqual(attempts.map(([, reason]) => reason).sort());
+    expect(byReason.invalid_credentials).toMatchObject({
+      target_type: 'api_key',
+      target_id: active.id,
+      organization_id: null,
+    });
+    expect(byReason.revoked).toMatchObject({
+      target_id: revoked.id,
+      organization_id: user.organizationId,
+      actor_user_id: user.userId,
+    });
+    expect(byReason.not_a_member).toMatchObject({ target_id: orphan.id, actor_user_id: leaver.userId });
+    expect(byReason.missing_header).toMatchObject({
+      target_id: null,
+      organization_id: null,
+      request_id: 'audit-missing_header',
+    });
+    for (const row of failures) expect(row.client_ip).toEqual(expect.any(String));
+
+    const everything = JSON.stringify(await rows());
+    for (const value of [active.value, revoked.value, orphan.value, wrongSecretValue, user.token]) {
+      expect(everything).not.toContain(value.split('.')[2]);
+    }
+  });
+
+  it('does not record a successful exchange as a failure', async () => {
+    const user = await t.user({ org: 'audit-success' });
+    const key = await t.createKey(user);
+    await t.exchange(key.value);
+    const failures = (await rows()).filter((row) => row.action === 'token.exchange_failed' && row.target_id === key.id);
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('audit trail: notification integrations', () => {
+  let fake: FakeDatadog;
+  let t: TestApp;
+  beforeAll(async () => {
+    fake = await FakeDatadog.start();
+    t = await createTestApp({ env: monitoringEnv(fake.url) });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('records create, update and delete with actor and organization, and never the provider keys', async () => {
+    const admin = await t.user({ org: 'audit-integrations' });
+    const keys = datadogKeys('audited');
+    const path = '/v1/notification-integrations';
+    const auth = { Authorization: `Bearer ${admin.token}` };
+    const created = await t
+      .http()
+      .post(path)
+      .set(auth)
+      .send({ type: 'monitoring', name: 'prod', config: { ...keys, site: 'datadoghq.com' } })
+      .expect(201);
+    const id = created.body.notification_integration.id;
+    await t.http().patch(`${path}/${id}`).set(auth).send({ name: 'renamed' }).expect(200);
+    // A blocked save changes nothing and is not an "updated" event.
+    fake.revoke('monitors_read');
+    await t.http().patch(`${path}/${id}`).set(auth).send({ name: 'blocked' }).expect(400);
+    await t.http().delete(`${path}/${id}`).set(auth).expect(200);
+
+    const events = await t
+      .get(DataSource)
+      .getRepository(AuditEvent)
+      .find({ where: { targetId: id }, order: { occurredAt: 'ASC', id: 'ASC' } });
+    expect(events.map((e) => e.action)).toEqual(['integration.created', 'integration.updated', 'integration.deleted']);
+    for (const event of events) {
+      expect(event).toMatchObject({
+        organizationId: admin.organizationId,
+        actorUserId: admin.userId,
+        targetType: 'notification_integration',
+      });
+    }
+    const everything = JSON.stringify(await t.get(DataSource).query('SELECT * FROM audit_events'));
+    expect(everything).not.toContain(keys.api_key);
+    expect(everything).not.toContain(keys.application_key);
   });
 });

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { Messages, notFound, unauthenticatedApiKey } from '../common/errors';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { AppError, ErrorCode, Messages, notFound, unauthenticatedApiKey } from '../common/errors';
 import { Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -15,6 +17,27 @@ import { LastUsedRecorder } from './last-used.recorder';
 export interface KeyOwner {
   userId: string;
   organizationId: string;
+  /** The key behind the caller's access token, if any (for the audit trail). */
+  apiKeyId?: string;
+}
+
+/** Why an exchange was refused, as the audit trail records it. */
+export type ExchangeFailureReason =
+  'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'not_a_member';
+
+/** A refused POST /v1/token: the exact 401 of SPEC.md section 7, plus what the audit trail keeps. */
+export class ExchangeRefused extends AppError {
+  /** The key id the presented value named, when it was well-formed (not a secret). */
+  attemptedKeyId?: string;
+
+  constructor(
+    readonly reason: ExchangeFailureReason,
+    message: string,
+    readonly key?: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>,
+  ) {
+    const { headers } = unauthenticatedApiKey(message);
+    super(ErrorCode.UNAUTHENTICATED, message, { headers });
+  }
 }
 
 export interface ListKeysQuery {
@@ -31,6 +54,7 @@ export class ApiKeysService {
   constructor(
     @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
     private readonly lastUsed: LastUsedRecorder,
+    private readonly audit: AuditService,
     @InjectConfig() config: AppConfiguration,
     @InjectSecrets() secrets: Secrets,
   ) {
@@ -39,7 +63,7 @@ export class ApiKeysService {
   }
 
   /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
-  async create(owner: KeyOwner, label: string): Promise<{ key: ApiKey; value: string }> {
+  async create(owner: KeyOwner, label: string, request?: RequestContext): Promise<{ key: ApiKey; value: string }> {
     const id = randomUUID();
     const secret = ApiKeyCodec.newSecret();
     const now = new Date();
@@ -56,6 +80,13 @@ export class ApiKeysService {
       revokedAt: null,
     });
     await this.apiKeys.insert(key);
+    await this.audit.record({
+      action: 'api_key.created',
+      ...this.actor(owner),
+      targetType: 'api_key',
+      targetId: id,
+      request,
+    });
     return { key, value: this.codec.format(id, secret) };
   }
 
@@ -81,9 +112,9 @@ export class ApiKeysService {
   }
 
   /** Revokes at once and for good; revoking a revoked key returns it unchanged. */
-  async revoke(owner: KeyOwner, id: string): Promise<ApiKey> {
+  async revoke(owner: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
     const now = new Date();
-    await this.apiKeys
+    const result = await this.apiKeys
       .createQueryBuilder()
       .update(ApiKey)
       .set({ status: 'REVOKED', revokedAt: now, updatedAt: now })
@@ -92,6 +123,15 @@ export class ApiKeysService {
         ...owner,
       })
       .execute();
+    if ((result.affected ?? 0) > 0) {
+      await this.audit.record({
+        action: 'api_key.revoked',
+        ...this.actor(owner),
+        targetType: 'api_key',
+        targetId: id,
+        request,
+      });
+    }
     return this.get(owner, id);
   }
 
@@ -102,9 +142,9 @@ export class ApiKeysService {
   async authenticate(parsed: ParsedApiKey): Promise<ApiKey> {
     const key = await this.apiKeys.findOneBy({ id: parsed.keyId });
     if (key === null || !this.hasher.matches(parsed.secret, key.secretHash)) {
-      throw unauthenticatedApiKey(Messages.invalidApiKeyCredentials);
+      throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
-    if (key.status !== 'ACTIVE') throw unauthenticatedApiKey(Messages.apiKeyRevoked);
+    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, key);
     return key;
   }
 
@@ -120,6 +160,10 @@ export class ApiKeysService {
 
   recordUse(id: string): void {
     this.lastUsed.record(id, new Date());
+  }
+
+  private actor(owner: KeyOwner): { organizationId: string; actorUserId: string; actorApiKeyId: string | null } {
+    return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
   }
 
   private withPendingUse(key: ApiKey): ApiKey {

@@ -1,5 +1,7 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
+import { ApiBearerAuth } from '@nestjs/swagger';
+import { ApiErrors, BEARER_SCHEME } from '../common/openapi';
 import type { Permission } from '../identity/roles';
 import type { Principal } from './principal';
 
@@ -9,9 +11,16 @@ export const REQUIRED_PERMISSIONS = 'gatehouse:permissions';
 /** Opts a route out of the global Bearer guard (JWKS, health, /v1/token with its own guard). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
 
-/** A Bearer-authenticated route that needs these permissions in the caller's organization. */
+/**
+ * A Bearer-authenticated route that needs these permissions in the caller's organization: the one
+ * place a route's access rule is declared (and documented in the OpenAPI document).
+ */
 export const RequirePermissions = (...permissions: Permission[]): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(REQUIRED_PERMISSIONS, permissions));
+  applyDecorators(
+    SetMetadata(REQUIRED_PERMISSIONS, permissions),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiErrors(401, 403, 503),
+  );
 
 /** The authenticated caller of this request. */
 export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {

@@ -1,25 +1,28 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
-import { PassportModule } from '@nestjs/passport';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
-import { BearerStrategy } from './bearer.strategy';
 import { JwksController } from './jwks.controller';
 import { PrincipalService } from './principal.service';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
+import { FAILURE_COUNTER } from './failure-counter';
+import { createFailureCounter, TokenAttemptLimiter } from './token-attempt-limiter';
+import { APP_CONFIG } from '../config/config.module';
 
 @Module({
-  imports: [PassportModule, JwtModule.register({}), ApiKeysModule, IdentityModule],
+  imports: [JwtModule.register({}), ApiKeysModule, IdentityModule, AuditModule],
   controllers: [TokenController, JwksController],
   providers: [
     TokenService,
     PrincipalService,
-    BearerStrategy,
     ApiKeyGuard,
+    TokenAttemptLimiter,
+    { provide: FAILURE_COUNTER, useFactory: createFailureCounter, inject: [APP_CONFIG] },
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],
   exports: [TokenService],

@@ -1,7 +1,9 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from './auth.decorators';
 import { TokenService } from './token.service';
 
+@ApiTags('Tokens')
 @Controller('.well-known')
 export class JwksController {
   constructor(private readonly tokens: TokenService) {}
@@ -9,6 +11,29 @@ export class JwksController {
   /** Public keys that verify our tokens, for other services. */
   @Get('jwks.json')
   @Public()
+  @ApiOperation({ summary: 'Public keys (JWK set) that verify access and session tokens' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      properties: {
+        keys: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              kty: { type: 'string', example: 'EC' },
+              crv: { type: 'string', example: 'P-256' },
+              x: { type: 'string' },
+              y: { type: 'string' },
+              kid: { type: 'string' },
+              alg: { type: 'string', example: 'ES256' },
+              use: { type: 'string', example: 'sig' },
+            },
+          },
+        },
+      },
+    },
+  })
   @Header('Cache-Control', 'public, max-age=300')
   jwks(): ReturnType<TokenService['keys']['jwks']> {
     return this.tokens.keys.jwks();

@@ -1,13 +1,16 @@
 import { Body, Controller, Header, HttpCode, Logger, Post, Req, UseGuards } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { AppError, ErrorCode, Messages } from '../common/errors';
+import { API_KEY_SCHEME, ApiErrors } from '../common/openapi';
 import { ApiKeyGuard } from './api-key.guard';
 import { Public } from './auth.decorators';
 import { EmptyBodyPipe } from './dto/empty-body.dto';
 import { AccessTokenResponse } from './dto/access-token.response';
 import { TokenService } from './token.service';
 
+@ApiTags('Tokens')
 @Controller('v1/token')
 export class TokenController {
   private readonly logger = new Logger(TokenController.name);
@@ -20,6 +23,10 @@ export class TokenController {
   /** Exchanges an API key (Authorization: ApiKey ...) for a short-lived access token. */
   @Post()
   @Public()
+  @ApiOperation({ summary: 'Exchange an API key (`Authorization: ApiKey <key>`) for a short-lived access token' })
+  @ApiSecurity(API_KEY_SCHEME)
+  @ApiOkResponse({ type: AccessTokenResponse })
+  @ApiErrors(400, 401, 429, 500, 503)
   @UseGuards(ApiKeyGuard)
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
@@ -30,7 +37,7 @@ export class TokenController {
     try {
       accessToken = this.tokens.mint({ ...exchange, tokenUse: 'access' });
     } catch (error) {
-      this.logger.error({ err: error, requestId: request.id }, 'signing an access token failed');
+      this.logger.error({ err: error }, 'signing an access token failed');
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
     }
     this.apiKeys.recordUse(exchange.apiKeyId);

@@ -7,7 +7,7 @@ const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 // connect now, 53300 too many connections, 08xxx connection exceptions.
 const UNAVAILABLE_SQLSTATE = /^(57014|57P0[1-3]|53300|08...)$/;
 const UNAVAILABLE_TEXT =
-  /(timeout exceeded when trying to connect|Connection terminated|connection timeout|Query read timeout|SQLITE_BUSY|database is locked|Client has encountered a connection error|Cannot use a pool after calling end)/i;
+  /(timeout exceeded when trying to connect|Connection terminated|connection timeout|Query read timeout|SQLITE_BUSY|database is locked|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end)/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 4; depth += 1) {

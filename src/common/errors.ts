@@ -49,6 +49,10 @@ export const Messages = {
   internal: 'internal error',
   unavailable: 'service unavailable',
   tooManyRequests: 'too many requests',
+  integrationNotFound: 'notification integration not found',
+  monitoringKeysInvalid: 'monitoring api keys are invalid',
+  monitoringPermissionsMissing: 'required monitoring permissions are missing',
+  monitoringUnavailable: 'monitoring provider unavailable',
 } as const;
 
 export interface AppErrorOptions {

@@ -70,13 +70,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const request = http.getRequest<Request>();
     let error = toAppError(exception);
     if (error === undefined) {
-      this.logger.error(
-        { err: exception, requestId: request.id, method: request.method, path: request.path },
-        'unexpected error',
-      );
+      // The request id is bound to every line logged while serving the request (request-logger.ts).
+      this.logger.error({ err: exception, method: request.method, path: request.path }, 'unexpected error');
       error = new AppError(ErrorCode.INTERNAL, Messages.internal);
     } else if (error.code === ErrorCode.UNAVAILABLE) {
-      this.logger.warn({ requestId: request.id, err: exception }, 'dependency unavailable');
+      this.logger.warn({ err: exception }, 'dependency unavailable');
     }
     sendError(response, error);
   }

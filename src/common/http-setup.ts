@@ -1,26 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
 import { AllExceptionsFilter } from './exception.filter';
+import { setupOpenApi } from './openapi';
+import { ROOT_LOGGER } from './logging.module';
+import { requestLogger } from './request-logger';
+import { ShutdownState } from './shutdown.state';
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Request id: the caller's X-Request-Id when it is sane, else a new UUID. */
-    id: string;
-  }
-}
-
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
-function requestId(req: Request, res: Response, next: NextFunction): void {
-  const given = req.headers['x-request-id'];
-  req.id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-  res.setHeader('X-Request-Id', req.id);
-  next();
-}
 
 /** Every body is JSON (DESIGN.md section 2): a body of another type is refused, not ignored. */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
@@ -41,7 +29,10 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
   expressApp.set('trust proxy', config.trustProxy);
-  expressApp.use(requestId);
+  // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id) and its log line.
+  expressApp.use(requestLogger(app.get(ROOT_LOGGER)));
+  // Then, before any body is read: while draining for shutdown, new requests get 503 (DESIGN.md section 4).
+  expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
   expressApp.use(
     express.json({
@@ -56,5 +47,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
     } as never),
   );
-  app.enableShutdownHooks();
+  setupOpenApi(app);
+  // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it
+  // exits 0 after draining and within SHUTDOWN_TIMEOUT_MS; tests close their apps explicitly.
 }

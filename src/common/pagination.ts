@@ -1,4 +1,5 @@
 import { Transform } from 'class-transformer';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -14,12 +15,14 @@ export const toBoolean = ({ value }: { value: unknown }): unknown =>
 
 /** `page` and `limit` (SPEC.md section 4.2, DESIGN.md section 2). */
 export class PageQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1 })
   @IsOptional()
   @Transform(toInteger)
   @IsInt()
   @Min(1)
   page: number = 1;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
   @IsOptional()
   @Transform(toInteger)
   @IsInt()

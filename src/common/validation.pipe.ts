@@ -1,8 +1,11 @@
 import { ArgumentMetadata, Injectable, ParseUUIDPipe, PipeTransform, ValidationPipe } from '@nestjs/common';
 import { invalidArgument } from './errors';
 
+/** A JSON object, or a parsed query string (Express 5's parser makes it with a null prototype). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /**

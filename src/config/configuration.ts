@@ -1,3 +1,5 @@
+import { createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 
 /**
@@ -25,7 +27,8 @@ export interface AppConfiguration {
   dataDir: string;
   database: DatabaseConfig;
   bodyLimitBytes: number;
-  trustProxy: string | false;
+  /** Express `trust proxy`: false, true, a number of hops, or addresses / subnets / loopback etc. */
+  trustProxy: boolean | number | string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   apiKeys: {
     environment: string;
@@ -49,10 +52,21 @@ export interface AppConfiguration {
     previousEncryptionKeys: Array<{ id: string; key: string }>;
     monitoringApiBaseUrl: string | undefined;
     monitoringTimeoutMs: number;
+    /** Retries of one provider call after a 429, a 5xx or a network error (INTEGRATIONS.md section 1). */
+    monitoringMaxRetries: number;
+    /** Longest wait before a retry; a provider asking for longer is treated as unavailable. */
+    monitoringMaxRetryWaitMs: number;
+    /** Permission probes in flight at once for one validation. */
+    monitoringProbeConcurrency: number;
   };
   redisUrl: string | undefined;
+  /** Prefix of every Redis key this service writes (several deployments, or test runs, on one Redis). */
+  redisKeyPrefix: string;
   rateLimit: {
+    /** Failed POST /v1/token attempts allowed per client address and per key id in one window. */
     tokenFailuresPerMinute: number;
+    /** Length of that window (60 s by default, hence the name of the limit). */
+    tokenFailureWindowSeconds: number;
   };
   shutdownTimeoutMs: number;
 }
@@ -129,8 +143,10 @@ function parseDatabase(r: Reader, dataDir: string): DatabaseConfig {
       url,
       schema,
       poolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 200),
-      connectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 60000),
-      statementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 2000, 100, 600000),
+      // 1 s each: a request fails with 503 within 2 s when PostgreSQL is down or silent (a silent
+      // connection is given the statement timeout + 500 ms; data-source-options.ts).
+      connectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 1000, 100, 60000),
+      statementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 1000, 100, 600000),
     };
   }
   r.problem('DATABASE_URL must start with sqlite: or postgres://');
@@ -150,6 +166,45 @@ function parsePreviousEncryptionKeys(r: Reader): Array<{ id: string; key: string
   });
 }
 
+/** Whether the key parses and is an EC P-256 key, the only kind ES256 signs with. */
+function isP256(parse: () => KeyObject): boolean {
+  try {
+    const key = parse();
+    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+  } catch {
+    return false;
+  }
+}
+
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * Express takes a number of hops only as a number: the string "1" would be read as the address
+ * 0.0.0.1, and "true" would make the server fail while starting. Checked here instead.
+ */
+function parseTrustProxy(r: Reader, raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const valid = raw.split(',').every((entry) => {
+    const [address, prefix, ...rest] = entry.trim().split('/');
+    if (rest.length > 0) return false;
+    if (TRUST_PROXY_NAMES.has(address)) return prefix === undefined;
+    const version = isIP(address);
+    return (
+      version !== 0 &&
+      (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)))
+    );
+  });
+  if (!valid) {
+    r.problem(
+      'TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal or uniquelocal',
+    );
+    return false;
+  }
+  return raw;
+}
+
 export function loadConfiguration(env: Environment): AppConfiguration {
   const r = new Reader(env);
   const production = r.string('NODE_ENV') === 'production';
@@ -163,6 +218,9 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     r.problem('API_KEY_PEPPER must be at least 32 characters of random data (e.g. `openssl rand -base64 32`)');
   }
   const privateKeyPem = pem(r.string('JWT_PRIVATE_KEY'));
+  if (privateKeyPem !== undefined && !isP256(() => createPrivateKey(privateKeyPem))) {
+    r.problem('JWT_PRIVATE_KEY must be a PEM-encoded EC P-256 private key (ES256)');
+  }
   let previousPublicKeyPems: string[] = [];
   const previousRaw = r.string('JWT_PREVIOUS_PUBLIC_KEYS');
   if (previousRaw !== undefined) {
@@ -170,6 +228,11 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       const parsed: unknown = JSON.parse(previousRaw);
       if (!Array.isArray(parsed) || !parsed.every((p) => typeof p === 'string')) throw new Error('not a list');
       previousPublicKeyPems = parsed.map((p: string) => pem(p)!);
+      previousPublicKeyPems.forEach((key, index) => {
+        if (!isP256(() => createPublicKey(key))) {
+          r.problem(`JWT_PREVIOUS_PUBLIC_KEYS: entry ${index} is not a PEM-encoded EC P-256 public key`);
+        }
+      });
     } catch {
       r.problem('JWT_PREVIOUS_PUBLIC_KEYS must be a JSON array of PEM strings');
     }
@@ -206,6 +269,11 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       r.problem('MONITORING_API_BASE_URL is for tests and local runs; it is refused when NODE_ENV=production');
   }
 
+  const redisUrl = r.string('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
+    r.problem('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+  }
+
   const trustProxyRaw = r.string('TRUST_PROXY');
   const config: AppConfiguration = {
     production,
@@ -214,7 +282,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     dataDir,
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
-    trustProxy: trustProxyRaw === undefined || trustProxyRaw === 'false' ? false : trustProxyRaw,
+    trustProxy: parseTrustProxy(r, trustProxyRaw),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     apiKeys: {
       environment: apiKeyEnv,
@@ -233,10 +301,15 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       previousEncryptionKeys,
       monitoringApiBaseUrl: monitoringApiBaseUrl?.replace(/\/$/, ''),
       monitoringTimeoutMs: r.int('MONITORING_REQUEST_TIMEOUT_MS', 5000, 100, 60000),
+      monitoringMaxRetries: r.int('MONITORING_MAX_RETRIES', 2, 0, 5),
+      monitoringMaxRetryWaitMs: r.int('MONITORING_MAX_RETRY_WAIT_MS', 5000, 0, 60000),
+      monitoringProbeConcurrency: r.int('MONITORING_PROBE_CONCURRENCY', 4, 1, 14),
     },
-    redisUrl: r.string('REDIS_URL'),
+    redisUrl,
+    redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,
     rateLimit: {
       tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
+      tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
   };

@@ -1,15 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseConfig } from '../config/configuration';
 import { ApiKey } from '../api-keys/api-key.entity';
+import { AuditEvent } from '../audit/audit-event.entity';
 import { Membership } from '../identity/membership.entity';
 import { Organization } from '../identity/organization.entity';
 import { User } from '../identity/user.entity';
+import { NotificationIntegration } from '../integrations/integration.entity';
 import { CoreSchema1763700000000 } from './migrations/1763700000000-core-schema';
+import { AuditEvents1763900000000 } from './migrations/1763900000000-audit-events';
+import { NotificationIntegrations1764000000000 } from './migrations/1764000000000-notification-integrations';
+import { TimeoutSafePgClient } from './pg-client';
 
-export const ENTITIES = [Organization, User, Membership, ApiKey];
-export const MIGRATIONS = [CoreSchema1763700000000];
+export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
+export const MIGRATIONS = [CoreSchema1763700000000, AuditEvents1763900000000, NotificationIntegrations1764000000000];
 
 /**
  * One definition of the database connection, used by the app (TypeOrmModule), the admin CLI and
@@ -50,14 +56,23 @@ export function dataSourceOptions(
     url: database.url,
     schema: database.schema,
     connectTimeoutMS: database.connectTimeoutMs,
+    // pg emits 'error' for an idle pooled connection that dies (database restart, network cut); the
+    // pool has already dropped it. Log it: without a handler the process would crash.
+    poolErrorHandler: (error: unknown) =>
+      new Logger('Database').warn({ err: error }, 'idle database connection lost; the pool reconnects on demand'),
     extra: {
       max: database.poolSize,
+      // Both the connect itself and the wait for a free pooled connection.
       connectionTimeoutMillis: database.connectTimeoutMs,
-      // A stalled database fails the request (503) instead of hanging it.
+      // A stalled database fails the request (503) instead of hanging it: statement_timeout is the
+      // server cancelling a slow statement (the connection stays usable); query_timeout, a little
+      // longer, catches a database or network that went silent, and TimeoutSafePgClient then drops
+      // that connection (DESIGN.md section 2: 503 UNAVAILABLE, not a hung request).
       statement_timeout: database.statementTimeoutMs,
       query_timeout: database.statementTimeoutMs + 500,
       idle_in_transaction_session_timeout: database.statementTimeoutMs * 5,
       keepAlive: true,
+      Client: TimeoutSafePgClient,
       options: searchPath.trim() === '' ? undefined : searchPath.trim(),
     },
   };

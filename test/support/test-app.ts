@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INestApplication } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
+import { Logger } from 'nestjs-pino';
 import { Client } from 'pg';
+import type { DestinationStream } from 'pino';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
+import type { CreateApiKeyResponse } from '../../src/api-keys/dto/api-key.view';
 import { AppModule } from '../../src/app.module';
 import { TokenService } from '../../src/auth/token.service';
 import { configureHttp } from '../../src/common/http-setup';
@@ -21,7 +24,8 @@ export const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL 
   : undefined;
 export const DATABASE_KIND = POSTGRES_URL === undefined ? 'sqlite' : 'postgres';
 
-const testSecrets = {
+/** Secrets shared by every test app of this process (and the CLI under test): one key pair, one pepper. */
+export const testSecrets = {
   API_KEY_PEPPER: randomBytes(32).toString('base64'),
   JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
@@ -66,6 +70,8 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** Adjust the testing module (override providers) before it is compiled. */
   override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+  /** Capture the JSON log lines (set LOG_LEVEL in `env` too: tests default to silent). */
+  logStream?: DestinationStream;
 }
 
 export interface TestUser {
@@ -118,7 +124,7 @@ export class TestApp {
   }
 
   /** POST /v1/user-api-keys as `user`; returns the response body (asserting 201). */
-  async createKey(user: TestUser, label?: string): Promise<{ id: string; value: string; body: any }> {
+  async createKey(user: TestUser, label?: string): Promise<{ id: string; value: string; body: CreateApiKeyResponse }> {
     const response = await this.http()
       .post('/v1/user-api-keys')
       .set('Authorization', `Bearer ${user.token}`)
@@ -139,14 +145,22 @@ export class TestApp {
   }
 }
 
+/** The environment a test app (or the CLI under test) runs with on `database`. */
+export function testEnvironment(database: TestDatabase, extra: Environment = {}): Environment {
+  return { LOG_LEVEL: 'silent', ...testSecrets, ...database.env, ...extra };
+}
+
 /** Boots the real AppModule through Nest's testing module with the server's HTTP set-up. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? createTestDatabase();
-  const env: Environment = { LOG_LEVEL: 'silent', ...testSecrets, ...database.env, ...options.env };
-  let builder = Test.createTestingModule({ imports: [AppModule.forRoot({ env })] });
+  const env = testEnvironment(database, options.env);
+  let builder = Test.createTestingModule({
+    imports: [AppModule.forRoot({ env, logDestination: options.logStream })],
+  });
   if (options.override !== undefined) builder = options.override(builder);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication({ bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(Logger));
   configureHttp(app, app.get<AppConfiguration>(APP_CONFIG));
   await app.init();
   return new TestApp(app, env, database, options.database === undefined);

@@ -1,4 +1,5 @@
-import { IsOptional, IsString, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { IsString, Validate, ValidateIf, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 
 export const MAX_LABEL_LENGTH = 255;
 
@@ -19,7 +20,13 @@ export class LabelConstraint implements ValidatorConstraintInterface {
 }
 
 export class CreateApiKeyDto {
-  @IsOptional()
+  @ApiPropertyOptional({
+    maxLength: 255,
+    description: 'Human-readable name; at most 255 Unicode characters',
+    example: 'ci deploys',
+  })
+  // Optional means "may be absent", not "may be null": null is not a string (DESIGN.md section 2).
+  @ValidateIf((_dto: CreateApiKeyDto, value: unknown) => value !== undefined)
   @IsString()
   @Validate(LabelConstraint)
   label?: string;

@@ -1,0 +1,237 @@
+import { createHash, createHmac, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
+import { JwtService } from '@nestjs/jwt';
+import jwt from 'jsonwebtoken';
+import { loadConfiguration } from '../config/configuration';
+import { SigningKeys } from './signing-keys';
+import { MintRequest, TokenService } from './token.service';
+
+function ecKey(): KeyObject {
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+}
+
+const pem = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem' }).toString();
+const publicPem = (key: KeyObject): string => createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
+
+function service(
+  options: { key?: KeyObject; previous?: KeyObject[]; env?: Record<string, string> } = {},
+): TokenService {
+  const key = options.key ?? ecKey();
+  const config = loadConfiguration({
+    DATA_DIR: '/nonexistent',
+    JWT_PREVIOUS_PUBLIC_KEYS: JSON.stringify((options.previous ?? []).map(publicPem)),
+    ...options.env,
+  });
+  return new TokenService(new JwtService({}), config, {
+    apiKeyPepper: 'p'.repeat(32),
+    jwtPrivateKeyPem: pem(key),
+    integrationsEncryptionKey: 'k'.repeat(44),
+  });
+}
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+type Json = Record<string, unknown>;
+const parts = (token: string): { header: Json; payload: Json & { exp: number }; signature: string } => {
+  const [header, payload, signature] = token.split('.');
+  return {
+    header: JSON.parse(Buffer.from(header, 'base64url').toString()),
+    payload: JSON.parse(Buffer.from(payload, 'base64url').toString()),
+    signature,
+  };
+};
+
+describe('TokenService', () => {
+  const key = ecKey();
+  const tokens = service({ key });
+  const session: MintRequest = {
+    userId: randomUUID(),
+    organizationId: randomUUID(),
+    lifetimeSeconds: 600,
+    tokenUse: 'session',
+  };
+  const access: MintRequest = { ...session, tokenUse: 'access', apiKeyId: randomUUID(), lifetimeSeconds: 1800 };
+
+  afterEach(() => jest.restoreAllMocks());
+
+  describe('mint and verify', () => {
+    it('round-trips an access token with every claim of DESIGN.md section 2', () => {
+      const token = tokens.mint(access);
+      const claims = tokens.verify(token);
+      expect(claims).toStrictEqual({
+        iss: 'gatehouse',
+        aud: 'gatehouse',
+        sub: access.userId,
+        org: access.organizationId,
+        jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        iat: expect.any(Number),
+        exp: expect.any(Number),
+        token_use: 'access',
+        akid: access.apiKeyId,
+      });
+      expect(claims!.exp - claims!.iat).toBe(1800);
+    });
+
+    it('round-trips a session token, which has no akid', () => {
+      const claims = tokens.verify(tokens.mint(session));
+      expect(claims).toMatchObject({ sub: session.userId, org: session.organizationId, token_use: 'session' });
+      expect(claims).not.toHaveProperty('akid');
+      expect(claims!.exp - claims!.iat).toBe(600);
+    });
+
+    it('signs ES256 with the kid in the header, and a new jti every time', () => {
+      const a = parts(tokens.mint(session));
+      const b = parts(tokens.mint(session));
+      expect(a.header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: tokens.keys.signingKid });
+      expect(a.payload.jti).not.toBe(b.payload.jti);
+    });
+
+    it('uses the configured issuer and audience', () => {
+      const custom = service({ key, env: { JWT_ISSUER: 'https://auth.example', JWT_AUDIENCE: 'api.example' } });
+      expect(parts(custom.mint(session)).payload).toMatchObject({ iss: 'https://auth.example', aud: 'api.example' });
+      expect(custom.verify(custom.mint(session))).not.toBeNull();
+    });
+  });
+
+  describe('kid', () => {
+    it('is the RFC 7638 thumbprint of the public key', () => {
+      const jwk = createPublicKey(key).export({ format: 'jwk' });
+      // RFC 7638 section 3.2: the required members of an EC key, in lexicographic order, no whitespace.
+      const canonical = `{"crv":"P-256","kty":"EC","x":"${jwk.x}","y":"${jwk.y}"}`;
+      expect(tokens.keys.signingKid).toBe(createHash('sha256').update(canonical).digest('base64url'));
+    });
+
+    it('is stable across restarts and differs between keys', () => {
+      expect(service({ key }).keys.signingKid).toBe(tokens.keys.signingKid);
+      expect(service().keys.signingKid).not.toBe(tokens.keys.signingKid);
+    });
+
+    it('is listed in the JWKS with the public key only', () => {
+      const jwks = tokens.keys.jwks();
+      const jwk = createPublicKey(key).export({ format: 'jwk' });
+      expect(jwks).toStrictEqual({
+        keys: [{ kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, kid: tokens.keys.signingKid, alg: 'ES256', use: 'sig' }],
+      });
+    });
+  });
+
+  describe('rotation', () => {
+    it('previous public keys still verify what they signed; the JWKS lists them all', () => {
+      const oldKey = ecKey();
+      const before = service({ key: oldKey });
+      const issuedBefore = before.mint(session);
+
+      const after = service({ key: ecKey(), previous: [oldKey] });
+      expect(after.verify(issuedBefore)).toMatchObject({ sub: session.userId });
+      expect(after.verify(after.mint(session))).not.toBeNull();
+      expect(
+        after.keys
+          .jwks()
+          .keys.map((k) => k.kid)
+          .sort(),
+      ).toEqual([before.keys.signingKid, after.keys.signingKid].sort());
+    });
+
+    it('a retired key (no longer listed) does not verify', () => {
+      const oldKey = ecKey();
+      const issued = service({ key: oldKey }).mint(session);
+      expect(service({ key: ecKey() }).verify(issued)).toBeNull();
+    });
+  });
+
+  describe('refuses (verify -> null)', () => {
+    it('a token from an unknown kid', () => {
+      expect(tokens.verify(service().mint(session))).toBeNull();
+    });
+
+    it('a token signed by another key under our kid', () => {
+      const forged = jwt.sign({ ...parts(tokens.mint(session)).payload }, ecKey(), {
+        algorithm: 'ES256',
+        keyid: tokens.keys.signingKid,
+      });
+      expect(tokens.verify(forged)).toBeNull();
+    });
+
+    it('a tampered payload', () => {
+      const token = tokens.mint(session);
+      const { payload, signature } = parts(token);
+      const header = token.split('.')[0];
+      expect(tokens.verify(`${header}.${b64({ ...payload, org: randomUUID() })}.${signature}`)).toBeNull();
+      expect(tokens.verify(`${header}.${b64({ ...payload, exp: payload.exp + 3600 })}.${signature}`)).toBeNull();
+    });
+
+    it('a tampered signature', () => {
+      const token = tokens.mint(session);
+      const last = token.at(-2) === 'A' ? 'B' : 'A';
+      expect(tokens.verify(`${token.slice(0, -2)}${last}${token.slice(-1)}`)).toBeNull();
+    });
+
+    it('alg: none', () => {
+      const { payload } = parts(tokens.mint(session));
+      expect(
+        tokens.verify(`${b64({ alg: 'none', typ: 'JWT', kid: tokens.keys.signingKid })}.${b64(payload)}.`),
+      ).toBeNull();
+    });
+
+    it('alg: HS256 keyed with our public key (algorithm confusion)', () => {
+      const { payload } = parts(tokens.mint(session));
+      const body = `${b64({ alg: 'HS256', typ: 'JWT', kid: tokens.keys.signingKid })}.${b64(payload)}`;
+      const signature = createHmac('sha256', publicPem(key)).update(body).digest('base64url');
+      expect(tokens.verify(`${body}.${signature}`)).toBeNull();
+    });
+
+    it('a valid ES256 signature under a header that names another algorithm', () => {
+      const token = tokens.mint(session);
+      const [, payload, signature] = token.split('.');
+      const header = b64({ alg: 'ES384', typ: 'JWT', kid: tokens.keys.signingKid });
+      expect(tokens.verify(`${header}.${payload}.${signature}`)).toBeNull();
+    });
+
+    it('an expired token', () => {
+      const token = tokens.mint({ ...session, lifetimeSeconds: 60 });
+      const now = Date.now();
+      jest.spyOn(Date, 'now').mockReturnValue(now + 61_000);
+      expect(tokens.verify(token)).toBeNull();
+      jest.spyOn(Date, 'now').mockReturnValue(now + 30_000);
+      expect(tokens.verify(token)).not.toBeNull();
+    });
+
+    it('another issuer or audience', () => {
+      expect(tokens.verify(service({ key, env: { JWT_ISSUER: 'other' } }).mint(session))).toBeNull();
+      expect(tokens.verify(service({ key, env: { JWT_AUDIENCE: 'other' } }).mint(session))).toBeNull();
+    });
+
+    it.each([
+      ['no org', { org: undefined }],
+      ['a sub that is not a UUID', { sub: 'root' }],
+      ['an unknown token_use', { token_use: 'refresh' }],
+      ['a session token with an akid', { akid: randomUUID() }],
+      ['an access token without an akid', { token_use: 'access' }],
+      ['an access token with a non-UUID akid', { token_use: 'access', akid: 'k1' }],
+      ['no jti', { jti: undefined }],
+    ])('well-signed claims with %s', (_name, change) => {
+      const { payload } = parts(tokens.mint(session));
+      const forged = jwt.sign({ ...payload, ...change }, key, { algorithm: 'ES256', keyid: tokens.keys.signingKid });
+      expect(tokens.verify(forged)).toBeNull();
+    });
+
+    it.each([[''], ['garbage'], ['a.b.c'], ['..']])('the garbage %j', (token) => {
+      expect(tokens.verify(token)).toBeNull();
+    });
+  });
+});
+
+describe('SigningKeys', () => {
+  it('refuses a key that is not EC P-256', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    expect(() => new SigningKeys(pem(rsa))).toThrow('JWT keys must be EC P-256 keys (ES256)');
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey;
+    expect(() => new SigningKeys(pem(p384))).toThrow('JWT keys must be EC P-256 keys (ES256)');
+    expect(() => new SigningKeys(pem(ecKey()), [publicPem(p384)])).toThrow('JWT keys must be EC P-256 keys (ES256)');
+  });
+
+  it('parses the keys once into KeyObjects', () => {
+    const keys = new SigningKeys(pem(ecKey()));
+    expect(keys.signingKey).toBeInstanceOf(KeyObject);
+    expect(keys.verificationKey(keys.signingKid)).toBeInstanceOf(KeyObject);
+    expect(keys.verificationKey('unknown')).toBeUndefined();
+  });
+});

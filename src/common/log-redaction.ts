@@ -1,0 +1,60 @@
+import { pino } from 'pino';
+
+/**
+ * Secrets never reach the logs (DESIGN.md section 4). The first line of defence is what is logged
+ * at all: request and response bodies never, requests by an allow-list (request-logger.ts). This
+ * is the second: any field with a secret's name, at any depth of a logged object or error, is
+ * printed as `[REDACTED]`.
+ *
+ * Done here rather than with pino's `redact` option: its wildcard paths (`*.api_key`), the only
+ * way to say "at any depth", cost about 100 µs a line, on every line; this walks only the objects a
+ * log call passes, which on the access log (the hot path) is nothing.
+ */
+export const REDACTED = '[REDACTED]';
+
+/** Header and field names that hold credentials, compared without case. */
+const SECRET_NAME =
+  /^(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|dd-api-key|dd-application-key|access_?token|session_?token|refresh_?token|opaque_?key|api_?key|application_?key|secret|client_?secret|pepper|password|private_?key(?:_?pem)?|encryption_?key|parameters)$/i;
+
+/** Logged by their own serializers (request-logger.ts), which already choose what to show. */
+const SERIALIZED_KEYS = new Set(['req', 'res', 'err']);
+
+const MAX_DEPTH = 8;
+
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/** A copy of `value` with every secret-named field replaced; errors become plain serialized objects. */
+export function redactSecrets(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return '[Object]';
+  if (value instanceof Error) return redactSecrets(pino.stdSerializers.err(value), depth);
+  if (Array.isArray(value)) return value.map((item) => redactSecrets(item, depth + 1));
+  if (Buffer.isBuffer(value) || value instanceof Date) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value)) {
+    copy[name] = isSecretName(name) ? REDACTED : redactSecrets(field, depth + 1);
+  }
+  return copy;
+}
+
+/** pino `formatters.log`: the object of each log call (not req/res/err, serialized below). */
+export function redactLogObject(object: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const [name, field] of Object.entries(object)) {
+    if (SERIALIZED_KEYS.has(name)) continue;
+    const redacted = isSecretName(name) ? REDACTED : redactSecrets(field);
+    if (redacted !== field) (copy ??= { ...object })[name] = redacted;
+  }
+  return copy ?? object;
+}
+
+/**
+ * pino's error serializer (type, message, stack, own fields, cause), then redaction: a driver error
+ * carries the statement's bound values (`parameters`), an HTTP client error its request headers.
+ * Also accepts an error pino-http has serialized already.
+ */
+export function serializeError(error: unknown): unknown {
+  return redactSecrets(error instanceof Error ? pino.stdSerializers.err(error) : error);
+}

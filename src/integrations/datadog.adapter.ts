@@ -1,0 +1,177 @@
+import { PERMISSION_CATALOGUE } from './permission-catalogue';
+import { MonitoringCredentials, MonitoringProvider, ProviderUnavailableError } from './monitoring-provider.port';
+import { siteBaseUrl } from './monitoring-sites';
+import { ProviderHttpClient, ProviderResponse } from './provider-http-client';
+import type { KeysStatus, PermissionStatus } from './validation-outcome';
+
+export interface DatadogAdapterOptions {
+  /** Config MONITORING_API_BASE_URL: every site's calls go there (tests, local trials). */
+  baseUrlOverride?: string;
+  /** Probes in flight at once. */
+  concurrency: number;
+  now?: () => Date;
+  /** Where surprising answers are reported; never given keys or headers. */
+  log?: (message: string, context: Record<string, unknown>) => void;
+}
+
+const CURRENT_USER = '/api/v2/current_user';
+
+/**
+ * A key that is not a plain run of visible ASCII cannot be sent as a header unchanged (fetch would
+ * trim it or refuse it), and the provider issues no such keys: it is Invalid without a call.
+ */
+const SENDABLE_KEY = /^[\x21-\x7e]+$/;
+
+/** Runs `fn` over `items` with at most `limit` promises pending; results keep the input order. */
+export async function mapWithConcurrency<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
+}
+
+/**
+ * Datadog's HTTP API (INTEGRATIONS.md sections 1-2), through our own client rather than
+ * @datadog/datadog-api-client: see the README ("Monitoring provider client") for why. Only GETs.
+ */
+export class DatadogAdapter implements MonitoringProvider {
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly http: ProviderHttpClient,
+    private readonly options: DatadogAdapterOptions,
+  ) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async checkKeys(credentials: MonitoringCredentials): Promise<KeysStatus> {
+    if (!SENDABLE_KEY.test(credentials.apiKey) || !SENDABLE_KEY.test(credentials.applicationKey)) return 'Invalid';
+    // Step 1: the API key alone. 200 {"valid": true} is the only "yes".
+    const apiKey = await this.call(credentials, '/api/v1/validate', {}, true);
+    const first = this.keyAnswer(apiKey, '/api/v1/validate');
+    if (first === 'Invalid') return 'Invalid';
+    const valid = apiKey.kind === 'answered' ? (apiKey.body as { valid?: unknown } | undefined)?.valid : undefined;
+    if (valid === false) return 'Invalid';
+    if (valid !== true) throw new ProviderUnavailableError('unexpected answer to /api/v1/validate');
+    // Step 2: both keys.
+    const both = await this.call(credentials, '/api/v2/validate_keys', {}, false);
+    return this.keyAnswer(both, '/api/v2/validate_keys');
+  }
+
+  async checkPermissions(credentials: MonitoringCredentials): Promise<Map<string, PermissionStatus>> {
+    const now = this.now();
+    const statuses = new Map<string, PermissionStatus>();
+    const owner = PERMISSION_CATALOGUE.filter((check) => check.probe.kind === 'owner').map((check) => check.name);
+    type Task = () => Promise<void>;
+    const tasks: Task[] = PERMISSION_CATALOGUE.flatMap((check): Task[] =>
+      check.probe.kind === 'endpoint'
+        ? [
+            async () => {
+              const probe = check.probe as Extract<typeof check.probe, { kind: 'endpoint' }>;
+              const response = await this.call(credentials, probe.path, probe.query(now), false);
+              statuses.set(check.name, this.probeStatus(response, check.name, probe.path));
+            },
+          ]
+        : [],
+    );
+    if (owner.length > 0) {
+      tasks.push(async () => {
+        for (const [name, status] of await this.ownerPermissions(credentials, owner)) statuses.set(name, status);
+      });
+    }
+    await mapWithConcurrency(tasks, this.options.concurrency, (task) => task());
+    return statuses;
+  }
+
+  /** The key owner's permissions: `included` entries of type `permissions` of GET /api/v2/current_user. */
+  private async ownerPermissions(
+    credentials: MonitoringCredentials,
+    names: string[],
+  ): Promise<Array<[string, PermissionStatus]>> {
+    const response = await this.call(credentials, CURRENT_USER, {}, true);
+    const granted = response.kind === 'answered' && response.status === 200 ? includedPermissions(response.body) : null;
+    if (granted === null) {
+      this.report(response, 'owner permissions unknown', { path: CURRENT_USER });
+      return names.map((name) => [name, 'Unknown']);
+    }
+    return names.map((name) => [name, granted.has(name) ? 'Granted' : 'Missing']);
+  }
+
+  /** 2xx Granted, 403 Missing; anything else (429, 5xx, timeout, 400 = a bug of ours) Unknown. */
+  private probeStatus(response: ProviderResponse, permission: string, path: string): PermissionStatus {
+    if (response.kind === 'answered' && response.status >= 200 && response.status < 300) return 'Granted';
+    if (response.kind === 'answered' && response.status === 403) return 'Missing';
+    this.report(response, 'permission check unknown', { permission, path });
+    return 'Unknown';
+  }
+
+  /** Steps 1-2: 200 good, 401/403 Invalid, anything else means the provider could not tell us. */
+  private keyAnswer(response: ProviderResponse, path: string): KeysStatus {
+    if (response.kind === 'answered' && (response.status === 401 || response.status === 403)) return 'Invalid';
+    if (response.kind === 'answered' && response.status === 200) return 'Working';
+    this.report(response, 'key validation failed', { path });
+    throw new ProviderUnavailableError(`${path} ${describe(response)}`);
+  }
+
+  private call(
+    credentials: MonitoringCredentials,
+    path: string,
+    query: Record<string, string>,
+    readBody: boolean,
+  ): Promise<ProviderResponse> {
+    const url = new URL(path, siteBaseUrl(credentials.site, this.options.baseUrlOverride));
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    return this.http.get({
+      url,
+      readBody,
+      headers: {
+        Accept: 'application/json',
+        'DD-API-KEY': credentials.apiKey,
+        'DD-APPLICATION-KEY': credentials.applicationKey,
+      },
+    });
+  }
+
+  private report(response: ProviderResponse, message: string, context: Record<string, unknown>): void {
+    this.options.log?.(message, {
+      ...context,
+      outcome: describe(response),
+      attempts: response.attempts,
+      // 400 means our request was wrong: a bug to fix, not provider weather.
+      ...(response.kind === 'answered' && response.status === 400 ? { bug: true } : {}),
+    });
+  }
+}
+
+function describe(response: ProviderResponse): string {
+  switch (response.kind) {
+    case 'answered':
+      return `HTTP ${response.status}`;
+    case 'timeout':
+      return 'timeout';
+    case 'network_error':
+      return 'network error';
+  }
+}
+
+/** The set of permission names in a JSON:API `included` list, or null when the body is not one. */
+function includedPermissions(body: unknown): Set<string> | null {
+  const included = (body as { included?: unknown } | undefined)?.included;
+  if (!Array.isArray(included)) return null;
+  const names = new Set<string>();
+  for (const entry of included as unknown[]) {
+    const item = entry as { type?: unknown; attributes?: { name?: unknown } } | null;
+    if (item?.type === 'permissions' && typeof item.attributes?.name === 'string') names.add(item.attributes.name);
+  }
+  return names;
+}

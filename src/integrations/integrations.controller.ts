@@ -1,0 +1,107 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentRequestContext, RequestContext } from '../audit/request-context';
+import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
+import { ApiErrors } from '../common/openapi';
+import type { Principal } from '../auth/principal';
+import { PageQueryDto } from '../common/pagination';
+import { UuidPipe } from '../common/validation.pipe';
+import { CreateIntegrationDto, UpdateIntegrationDto } from './dto/integration-body.dto';
+import {
+  IntegrationListResponse,
+  IntegrationResponse,
+  IntegrationView,
+  ValidationResponse,
+} from './dto/integration.view';
+import { MonitoringCredentialsDto } from './dto/monitoring-credentials.dto';
+import { IntegrationsService } from './integrations.service';
+
+/** INTEGRATIONS.md section 3; roles per DESIGN.md section 2 (read: integrations:read, else integrations:write). */
+@ApiTags('Notification integrations')
+@Controller('v1/notification-integrations')
+export class IntegrationsController {
+  constructor(private readonly integrations: IntegrationsService) {}
+
+  @Post('monitoring/validate')
+  @HttpCode(200)
+  @RequirePermissions('integrations:write')
+  @ApiOperation({ summary: 'Validate monitoring-provider keys and report every permission check; stores nothing' })
+  @ApiOkResponse({ type: ValidationResponse, description: 'Also when the keys are invalid' })
+  @ApiErrors(400, 413)
+  async validate(@Body() body: MonitoringCredentialsDto): Promise<ValidationResponse> {
+    return { validation: await this.integrations.validate(body) };
+  }
+
+  @Post()
+  @RequirePermissions('integrations:write')
+  @ApiOperation({
+    summary: 'Create a notification integration; validated first, nothing stored when blocked',
+    description:
+      '400 FAILED_PRECONDITION (with `validation`) when the keys are invalid or a required permission is ' +
+      'missing; 503 UNAVAILABLE when the provider cannot answer.',
+  })
+  @ApiCreatedResponse({ type: IntegrationResponse })
+  @ApiErrors(400, 413)
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateIntegrationDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<IntegrationResponse> {
+    return { notification_integration: IntegrationView.from(await this.integrations.create(principal, body, request)) };
+  }
+
+  @Get()
+  @RequirePermissions('integrations:read')
+  @ApiOperation({ summary: "List the organization's integrations, newest first" })
+  @ApiOkResponse({ type: IntegrationListResponse })
+  @ApiErrors(400)
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<IntegrationListResponse> {
+    const page = await this.integrations.list(principal, query);
+    return {
+      notification_integrations: page.items.map(IntegrationView.from),
+      page: page.page,
+      limit: page.limit,
+      total_count: page.totalCount,
+    };
+  }
+
+  @Get(':id')
+  @RequirePermissions('integrations:read')
+  @ApiOperation({ summary: 'Read one integration (keys shown by their last four characters only)' })
+  @ApiOkResponse({ type: IntegrationResponse })
+  @ApiErrors(400, 404)
+  async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidPipe) id: string): Promise<IntegrationResponse> {
+    return { notification_integration: IntegrationView.from(await this.integrations.get(principal, id)) };
+  }
+
+  @Patch(':id')
+  @RequirePermissions('integrations:write')
+  @ApiOperation({
+    summary: 'Update an integration; the merged configuration is validated again before anything is written',
+  })
+  @ApiOkResponse({ type: IntegrationResponse })
+  @ApiErrors(400, 404, 413)
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: UpdateIntegrationDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<IntegrationResponse> {
+    return {
+      notification_integration: IntegrationView.from(await this.integrations.update(principal, id, body, request)),
+    };
+  }
+
+  @Delete(':id')
+  @RequirePermissions('integrations:write')
+  @ApiOperation({ summary: 'Delete an integration' })
+  @ApiOkResponse({ type: IntegrationResponse })
+  @ApiErrors(400, 404)
+  async remove(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<IntegrationResponse> {
+    return { notification_integration: IntegrationView.from(await this.integrations.remove(principal, id, request)) };
+  }
+}

@@ -1,0 +1,53 @@
+import { Logger, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module';
+import { APP_CONFIG, SECRETS } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import type { Secrets } from '../config/local-secrets';
+import { CredentialCipher } from './credential-cipher';
+import { CredentialsValidator } from './credentials-validator';
+import { DatadogAdapter } from './datadog.adapter';
+import { NotificationIntegration } from './integration.entity';
+import { IntegrationsController } from './integrations.controller';
+import { IntegrationsService } from './integrations.service';
+import { MONITORING_PROVIDER } from './monitoring-provider.port';
+import { ProviderHttpClient } from './provider-http-client';
+
+const logger = new Logger('MonitoringProvider');
+
+@Module({
+  imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule],
+  controllers: [IntegrationsController],
+  providers: [
+    IntegrationsService,
+    CredentialsValidator,
+    {
+      provide: CredentialCipher,
+      inject: [APP_CONFIG, SECRETS],
+      useFactory: (config: AppConfiguration, secrets: Secrets) =>
+        new CredentialCipher(
+          { id: config.integrations.encryptionKeyId, key: secrets.integrationsEncryptionKey },
+          config.integrations.previousEncryptionKeys,
+        ),
+    },
+    {
+      provide: MONITORING_PROVIDER,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfiguration) =>
+        new DatadogAdapter(
+          new ProviderHttpClient({
+            timeoutMs: config.integrations.monitoringTimeoutMs,
+            maxRetries: config.integrations.monitoringMaxRetries,
+            maxRetryWaitMs: config.integrations.monitoringMaxRetryWaitMs,
+          }),
+          {
+            baseUrlOverride: config.integrations.monitoringApiBaseUrl,
+            concurrency: config.integrations.monitoringProbeConcurrency,
+            log: (message, context) => logger.warn(context, message),
+          },
+        ),
+    },
+  ],
+  exports: [IntegrationsService],
+})
+export class IntegrationsModule {}

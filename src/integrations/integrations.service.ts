@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { Messages, notFound } from '../common/errors';
+import { Page } from '../common/pagination';
+import { CredentialCipher } from './credential-cipher';
+import { CredentialsValidator } from './credentials-validator';
+import { MonitoringCredentialsDto } from './dto/monitoring-credentials.dto';
+import { CreateIntegrationDto, UpdateIntegrationDto } from './dto/integration-body.dto';
+import { NotificationIntegration } from './integration.entity';
+import type { MonitoringCredentials } from './monitoring-provider.port';
+import type { ValidationOutcome } from './validation-outcome';
+
+/** Who is acting: integrations belong to the organization, not to one user (INTEGRATIONS.md section 3). */
+export interface IntegrationActor {
+  userId: string;
+  organizationId: string;
+  /** The key behind the caller's access token, if any (for the audit trail). */
+  apiKeyId?: string;
+}
+
+const API_KEY = 'api_key';
+const APPLICATION_KEY = 'application_key';
+
+const last4 = (value: string): string => value.slice(-4);
+
+@Injectable()
+export class IntegrationsService {
+  constructor(
+    @InjectRepository(NotificationIntegration) private readonly integrations: Repository<NotificationIntegration>,
+    private readonly validator: CredentialsValidator,
+    private readonly cipher: CredentialCipher,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** POST .../monitoring/validate: nothing is stored (SPEC.md section 4.6). */
+  validate(config: MonitoringCredentialsDto): Promise<ValidationOutcome> {
+    return this.validator.validate(toCredentials(config));
+  }
+
+  /** Validated first; a blocked save throws before anything is written (SPEC.md section 4.7). */
+  async create(
+    actor: IntegrationActor,
+    body: CreateIntegrationDto,
+    request?: RequestContext,
+  ): Promise<NotificationIntegration> {
+    const credentials = toCredentials(body.config);
+    const validation = await this.validator.validateForSave(credentials);
+    const now = new Date();
+    const integration = this.integrations.create({
+      id: randomUUID(),
+      organizationId: actor.organizationId,
+      createdBy: actor.userId,
+      type: body.type,
+      name: body.name,
+      validation,
+      createdAt: now,
+      updatedAt: now,
+    });
+    this.seal(integration, credentials);
+    await this.integrations.insert(integration);
+    await this.record('integration.created', actor, integration.id, request);
+    return integration;
+  }
+
+  async list(actor: IntegrationActor, query: { page: number; limit: number }): Promise<Page<NotificationIntegration>> {
+    const [items, totalCount] = await this.integrations
+      .createQueryBuilder('i')
+      .where('i.organization_id = :organizationId', { organizationId: actor.organizationId })
+      .orderBy('i.created_at', 'DESC')
+      .addOrderBy('i.id', 'DESC')
+      .skip((query.page - 1) * query.limit)
+      .take(query.limit)
+      .getManyAndCount();
+    return { items, page: query.page, limit: query.limit, totalCount };
+  }
+
+  /** An integration of the caller's organization; any other id is "not found" (DESIGN.md section 2). */
+  async get(actor: IntegrationActor, id: string): Promise<NotificationIntegration> {
+    const integration = await this.integrations.findOneBy({ id, organizationId: actor.organizationId });
+    if (integration === null) throw notFound(Messages.integrationNotFound);
+    return integration;
+  }
+
+  /**
+   * SPEC.md section 4.8: the stored configuration with the changes applied is validated exactly
+   * like a create before anything is written; a blocked update leaves the record as it was. The
+   * keys are sealed again with the current encryption key, which is how a rotation reaches old rows.
+   */
+  async update(
+    actor: IntegrationActor,
+    id: string,
+    body: UpdateIntegrationDto,
+    request?: RequestContext,
+  ): Promise<NotificationIntegration> {
+    const integration = await this.get(actor, id);
+    const stored = this.open(integration);
+    const merged: MonitoringCredentials = {
+      apiKey: body.config?.api_key ?? stored.apiKey,
+      applicationKey: body.config?.application_key ?? stored.applicationKey,
+      site: body.config?.site ?? stored.site,
+    };
+    const validation = await this.validator.validateForSave(merged);
+    const changed = this.integrations.create({
+      ...integration,
+      name: body.name ?? integration.name,
+      validation,
+      updatedAt: new Date(),
+    });
+    this.seal(changed, merged);
+    const result = await this.integrations.update(
+      { id, organizationId: actor.organizationId },
+      {
+        name: changed.name,
+        site: changed.site,
+        apiKeyLast4: changed.apiKeyLast4,
+        applicationKeyLast4: changed.applicationKeyLast4,
+        apiKeyEncrypted: changed.apiKeyEncrypted,
+        applicationKeyEncrypted: changed.applicationKeyEncrypted,
+        validation: changed.validation,
+        updatedAt: changed.updatedAt,
+      },
+    );
+    // Deleted while we were asking the provider.
+    if (result.affected === 0) throw notFound(Messages.integrationNotFound);
+    await this.record('integration.updated', actor, id, request);
+    return changed;
+  }
+
+  async remove(actor: IntegrationActor, id: string, request?: RequestContext): Promise<NotificationIntegration> {
+    const integration = await this.get(actor, id);
+    const result = await this.integrations.delete({ id, organizationId: actor.organizationId });
+    if (result.affected === 0) throw notFound(Messages.integrationNotFound);
+    await this.record('integration.deleted', actor, id, request);
+    return integration;
+  }
+
+  private record(
+    action: 'integration.created' | 'integration.updated' | 'integration.deleted',
+    actor: IntegrationActor,
+    id: string,
+    request: RequestContext | undefined,
+  ): Promise<void> {
+    return this.audit.record({
+      action,
+      organizationId: actor.organizationId,
+      actorUserId: actor.userId,
+      actorApiKeyId: actor.apiKeyId,
+      targetType: 'notification_integration',
+      targetId: id,
+      request,
+    });
+  }
+
+  private seal(integration: NotificationIntegration, credentials: MonitoringCredentials): void {
+    integration.site = credentials.site;
+    integration.apiKeyLast4 = last4(credentials.apiKey);
+    integration.applicationKeyLast4 = last4(credentials.applicationKey);
+    integration.apiKeyEncrypted = this.cipher.encrypt(credentials.apiKey, integration.id, API_KEY);
+    integration.applicationKeyEncrypted = this.cipher.encrypt(
+      credentials.applicationKey,
+      integration.id,
+      APPLICATION_KEY,
+    );
+  }
+
+  private open(integration: NotificationIntegration): MonitoringCredentials {
+    return {
+      apiKey: this.cipher.decrypt(integration.apiKeyEncrypted, integration.id, API_KEY),
+      applicationKey: this.cipher.decrypt(integration.applicationKeyEncrypted, integration.id, APPLICATION_KEY),
+      site: integration.site,
+    };
+  }
+}
+
+function toCredentials(config: MonitoringCredentialsDto): MonitoringCredentials {
+  return { apiKey: config.api_key, applicationKey: config.application_key, site: config.site };
+}

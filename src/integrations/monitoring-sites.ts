@@ -1,0 +1,39 @@
+/**
+ * The provider's sites (INTEGRATIONS.md section 2): the only accepted values. The base URL of every
+ * provider call comes from this fixed table, never from the caller's input, so a site value cannot
+ * steer our requests anywhere else (no SSRF): the input is only ever used as a key into the table.
+ */
+const SITE_BASE_URLS = {
+  'datadoghq.com': 'https://api.datadoghq.com',
+  'us3.datadoghq.com': 'https://api.us3.datadoghq.com',
+  'us5.datadoghq.com': 'https://api.us5.datadoghq.com',
+  'datadoghq.eu': 'https://api.datadoghq.eu',
+  'ap1.datadoghq.com': 'https://api.ap1.datadoghq.com',
+  'ap2.datadoghq.com': 'https://api.ap2.datadoghq.com',
+  'uk1.datadoghq.com': 'https://api.uk1.datadoghq.com',
+  'ddog-gov.com': 'https://api.ddog-gov.com',
+  'us2.ddog-gov.com': 'https://api.us2.ddog-gov.com',
+} as const;
+
+export type MonitoringSite = keyof typeof SITE_BASE_URLS;
+
+export const MONITORING_SITES = Object.keys(SITE_BASE_URLS) as MonitoringSite[];
+
+/** Lower-cased and trimmed, as INTEGRATIONS.md section 2 asks; anything else is left for the check to refuse. */
+export function normalizeSite(value: unknown): unknown {
+  return typeof value === 'string' ? value.trim().toLowerCase() : value;
+}
+
+export function isMonitoringSite(value: unknown): value is MonitoringSite {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(SITE_BASE_URLS, value);
+}
+
+/**
+ * `https://api.<site>` from the table. `override` (config MONITORING_API_BASE_URL, refused in
+ * production) sends every site to one origin: the fake provider in tests and local trials.
+ */
+export function siteBaseUrl(site: MonitoringSite, override?: string): string {
+  if (override !== undefined) return override;
+  if (!isMonitoringSite(site)) throw new Error('not a monitoring site');
+  return SITE_BASE_URLS[site];
+}

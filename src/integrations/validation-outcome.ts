@@ -1,0 +1,71 @@
+import { PERMISSION_CATALOGUE } from './permission-catalogue';
+
+/** INTEGRATIONS.md section 3, "Validation outcome" (SPEC.md section 2.5). */
+export type KeysStatus = 'Working' | 'Invalid';
+export type PermissionStatus = 'Granted' | 'Missing' | 'Unknown';
+
+export interface PermissionResult {
+  name: string;
+  required: boolean;
+  status: PermissionStatus;
+}
+
+export interface ValidationOutcome {
+  keys_status: KeysStatus;
+  required_permissions_status: PermissionStatus;
+  can_save: boolean;
+  permissions: PermissionResult[];
+  checked_at: string;
+}
+
+/** What a save does with an outcome (SPEC.md section 5.4 rules 1-3, INTEGRATIONS.md section 3). */
+export type SaveVerdict = 'allowed' | 'keys_invalid' | 'permissions_missing' | 'provider_unavailable';
+
+/** Missing if any required one is missing, else Unknown if any is unknown, else Granted. */
+export function requiredPermissionsStatus(permissions: readonly PermissionResult[]): PermissionStatus {
+  const required = permissions.filter((p) => p.required);
+  if (required.some((p) => p.status === 'Missing')) return 'Missing';
+  if (required.some((p) => p.status === 'Unknown')) return 'Unknown';
+  return 'Granted';
+}
+
+/**
+ * The outcome in catalogue order. With invalid keys nothing was checked: every permission, and
+ * the required status, is Unknown. A check the provider did not report on is Unknown.
+ */
+export function buildOutcome(
+  keys: KeysStatus,
+  statuses: ReadonlyMap<string, PermissionStatus>,
+  checkedAt: Date,
+): ValidationOutcome {
+  const permissions = PERMISSION_CATALOGUE.map(({ name, required }): PermissionResult => ({
+    name,
+    required,
+    status: keys === 'Working' ? (statuses.get(name) ?? 'Unknown') : 'Unknown',
+  }));
+  const required = keys === 'Working' ? requiredPermissionsStatus(permissions) : 'Unknown';
+  return {
+    keys_status: keys,
+    required_permissions_status: required,
+    can_save: keys === 'Working' && required === 'Granted',
+    permissions,
+    checked_at: checkedAt.toISOString(),
+  };
+}
+
+/**
+ * Invalid keys block (rule 1), a missing required permission blocks (rule 2), missing optional
+ * ones do not (rule 3). A required check we could not decide is neither a yes nor a no: the
+ * provider did not answer, so the caller is told to try again (503) rather than refused.
+ */
+export function saveVerdict(outcome: ValidationOutcome): SaveVerdict {
+  if (outcome.keys_status === 'Invalid') return 'keys_invalid';
+  switch (outcome.required_permissions_status) {
+    case 'Missing':
+      return 'permissions_missing';
+    case 'Unknown':
+      return 'provider_unavailable';
+    case 'Granted':
+      return 'allowed';
+  }
+}

@@ -1,0 +1,71 @@
+import { expressRoutes, nestRouteDeclarations } from './support/routes';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * Every route's access declaration, reviewed as a permission change (STYLE.md "Auth", after
+ * twenty's endpoint-permission-declarations test). A new route, or a changed @Public /
+ * @RequirePermissions / @UseGuards, fails here until this table says so.
+ *
+ * "bearer + P" = the global Bearer guard and permission P (DESIGN.md section 2, "Roles and
+ * permissions"); "public" = @Public(), outside the Bearer guard.
+ */
+const DECLARED: Record<string, string> = {
+  // Operations (DESIGN.md section 4)
+  'GET /healthz': 'public',
+  'GET /readyz': 'public',
+  'GET /.well-known/jwks.json': 'public',
+  // Token exchange: outside the Bearer guard, behind its own ApiKey guard (SPEC.md section 5.2)
+  'POST /v1/token': 'public, guarded by ApiKeyGuard',
+  // User API keys (SPEC.md section 4.1-4.4)
+  'POST /v1/user-api-keys': 'bearer + api_keys:create',
+  'GET /v1/user-api-keys': 'bearer + api_keys:read',
+  'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
+  'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
+  // Notification integrations (INTEGRATIONS.md: reading needs integrations:read, validating and writing integrations:write)
+  'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
+  'POST /v1/notification-integrations': 'bearer + integrations:write',
+  'GET /v1/notification-integrations': 'bearer + integrations:read',
+  'GET /v1/notification-integrations/{id}': 'bearer + integrations:read',
+  'PATCH /v1/notification-integrations/{id}': 'bearer + integrations:write',
+  'DELETE /v1/notification-integrations/{id}': 'bearer + integrations:write',
+};
+
+/**
+ * Routes the server answers that are not Nest controller routes (so no guard ever sees them): the
+ * OpenAPI document and the Swagger UI, both public by nature (DESIGN.md section 4). The UI's asset
+ * routes belong to swagger-ui and are matched by their prefix.
+ */
+const OUTSIDE_NEST = ['GET /openapi.json', 'GET /docs'];
+const OUTSIDE_NEST_PREFIXES = ['GET /docs/'];
+
+describe('route permission declarations', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('every controller route is declared exactly as in the table', () => {
+    const found = nestRouteDeclarations(t.app);
+    expect(Object.fromEntries(Object.entries(found).sort())).toStrictEqual(
+      Object.fromEntries(Object.entries(DECLARED).sort()),
+    );
+  });
+
+  it('no controller route is left without a permission or an explicit @Public()', () => {
+    const undeclared = Object.entries(nestRouteDeclarations(t.app)).filter(([, access]) =>
+      access.includes('any member'),
+    );
+    expect(undeclared).toEqual([]);
+  });
+
+  it('the server answers no route besides the declared ones and the API documentation', () => {
+    const outside = expressRoutes(t.app).filter((route) => !(route in DECLARED));
+    const unexpected = outside.filter(
+      (route) => !OUTSIDE_NEST.includes(route) && !OUTSIDE_NEST_PREFIXES.some((prefix) => route.startsWith(prefix)),
+    );
+    expect(unexpected).toEqual([]);
+    // And every declared route is really served.
+    expect(Object.keys(DECLARED).filter((route) => !expressRoutes(t.app).includes(route))).toEqual([]);
+  });
+});

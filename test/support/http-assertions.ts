@@ -1,0 +1,89 @@
+import { createHmac, generateKeyPairSync, KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { Response } from 'supertest';
+
+/** ISO 8601 UTC with milliseconds and `Z` (DESIGN.md section 2, "General"). */
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** `<env>.<32 hex>.<43 base64url>.<8 hex>` (DESIGN.md section 2, "API keys"). */
+export const KEY_VALUE = /^dev\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\.[0-9a-f]{8}$/;
+
+export const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
+export const apiKeyAuth = (value: string): Record<string, string> => ({ Authorization: `ApiKey ${value}` });
+
+/** The exact error body of SPEC.md section 7 / DESIGN.md section 2: `{code, message}`, JSON, nothing else. */
+export function expectError(response: Response, status: number, code: string, message: string): void {
+  expect({ status: response.status, body: response.body }).toStrictEqual({ status, body: { code, message } });
+  expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+}
+
+export function expectInvalidArgument(response: Response): void {
+  expectError(response, 400, 'INVALID_ARGUMENT', 'invalid request parameters');
+}
+
+/** 401 of a Bearer-authenticated route (DESIGN.md section 2, "Access and session tokens"). */
+export function expectBearerRejected(response: Response): void {
+  expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated');
+  expect(response.headers['www-authenticate']).toMatch(/^Bearer\b/);
+}
+
+/** 401 of POST /v1/token with one of the messages of DESIGN.md section 2, steps 1-6. */
+export function expectApiKeyRejected(response: Response, message: string): void {
+  expectError(response, 401, 'UNAUTHENTICATED', message);
+  expect(response.headers['www-authenticate']).toMatch(/^ApiKey\b/);
+}
+
+export interface DecodedJwt {
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+}
+
+/** Reads a JWT's header and claims without verifying (to assert what we issued). */
+export function decodeJwt(token: string): DecodedJwt {
+  const [header, payload] = token.split('.');
+  return {
+    header: JSON.parse(Buffer.from(header, 'base64url').toString('utf8')),
+    payload: JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')),
+  };
+}
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A JWT assembled by hand: for algorithms jsonwebtoken will not sign with (none, HS256 over a PEM). */
+export function handMadeJwt(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  hmacKey?: string,
+): string {
+  const body = `${b64(header)}.${b64(payload)}`;
+  if (hmacKey === undefined) return `${body}.`;
+  return `${body}.${createHmac('sha256', hmacKey).update(body).digest('base64url')}`;
+}
+
+/** Claims of a session token as the service would mint them, for forging variants. */
+export function sessionClaims(
+  user: { userId: string; organizationId: string },
+  lifetime = 600,
+): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    org: user.organizationId,
+    token_use: 'session',
+    sub: user.userId,
+    iss: 'gatehouse',
+    aud: 'gatehouse',
+    jti: 'forged-jti',
+    iat: now,
+    exp: now + lifetime,
+  };
+}
+
+export function signEs256(payload: Record<string, unknown>, key: string | KeyObject, kid: string): string {
+  return jwt.sign(payload, key, { algorithm: 'ES256', keyid: kid });
+}
+
+export function otherEcKey(): KeyObject {
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

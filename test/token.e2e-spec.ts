@@ -1,0 +1,354 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { JwtService } from '@nestjs/jwt';
+import { ApiKeyCodec } from '../src/api-keys/api-key-codec';
+import { LastUsedRecorder } from '../src/api-keys/last-used.recorder';
+import { IdentityService } from '../src/identity/identity.service';
+import {
+  apiKeyAuth,
+  bearer,
+  decodeJwt,
+  expectApiKeyRejected,
+  expectError,
+  expectInvalidArgument,
+  UUID,
+} from './support/http-assertions';
+import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
+
+/** POST /v1/token: SPEC.md sections 4.5, 5.2, 5.3, 7 and DESIGN.md section 2, in its order. */
+describe('POST /v1/token', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // Many failed exchanges from one address on purpose: not what the failed-attempt limit is tested with.
+    t = await createTestApp({ env: { TOKEN_FAILURE_LIMIT_PER_MINUTE: '100000' } });
+  });
+  afterAll(() => t.close());
+
+  const exchange = (authorization?: string) => {
+    const request = t.http().post('/v1/token');
+    return authorization === undefined ? request : request.set('Authorization', authorization);
+  };
+  const codec = new ApiKeyCodec('dev');
+
+  describe('1. without an Authorization header', () => {
+    it('answers 401 "authorization header required"', async () => {
+      expectApiKeyRejected(await exchange(), 'authorization header required');
+    });
+  });
+
+  describe('2. with another scheme', () => {
+    it.each([
+      ['Bearer with a valid session token', (key: string, token: string) => `Bearer ${token}`],
+      ['Bearer with the API key', (key: string) => `Bearer ${key}`],
+      ['Basic', (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`],
+      ['Token', (key: string) => `Token ${key}`],
+      ['the bare key without a scheme', (key: string) => key],
+      ['ApiKeys (a longer scheme name)', (key: string) => `ApiKeys ${key}`],
+    ])('%s -> 401 "authorization header must use ApiKey scheme"', async (_name, header) => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      expectApiKeyRejected(await exchange(header(value, user.token)), 'authorization header must use ApiKey scheme');
+    });
+  });
+
+  describe('the scheme is compared case-insensitively', () => {
+    it.each([['apikey'], ['APIKEY'], ['ApiKey'], ['aPiKeY']])('%s is accepted', async (scheme) => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      await exchange(`${scheme} ${value}`).expect(200);
+    });
+  });
+
+  describe('3. a value that fails the format check -> 401 "api key invalid"', () => {
+    const flip = (s: string, i: number): string => s.slice(0, i) + (s[i] === 'a' ? 'b' : 'a') + s.slice(i + 1);
+    it.each([
+      ['three segments', (v: string) => v.split('.').slice(0, 3).join('.')],
+      ['five segments', (v: string) => `${v}.00000000`],
+      [
+        'a foreign environment',
+        (v: string) => {
+          const [, hex, secret] = v.split('.');
+          return new ApiKeyCodec('prod').format(hex, secret);
+        },
+      ],
+      ['a bad checksum', (v: string) => flip(v, v.length - 1)],
+      ['a mistyped secret (checksum no longer matches)', (v: string) => flip(v, 40)],
+      ['a truncated value', (v: string) => v.slice(0, -1)],
+      ['a value cut in half', (v: string) => v.slice(0, v.length / 2)],
+      ['an empty value', () => ''],
+      ['an upper-cased value', (v: string) => v.toUpperCase()],
+      ['a value with a trailing dot', (v: string) => `${v}.`],
+    ])('%s', async (_name, mutate) => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      expectApiKeyRejected(await exchange(`ApiKey ${mutate(value)}`), 'api key invalid');
+    });
+
+    it('the scheme alone', async () => {
+      expectApiKeyRejected(await exchange('ApiKey'), 'api key invalid');
+    });
+  });
+
+  describe('4. well-formed but wrong credentials -> 401 "invalid api key credentials"', () => {
+    it('an unknown key id', async () => {
+      const forged = codec.format(randomUUID(), ApiKeyCodec.newSecret());
+      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+    });
+
+    it('the right key id with another secret', async () => {
+      const user = await t.user();
+      const { id } = await t.createKey(user);
+      const forged = codec.format(id, ApiKeyCodec.newSecret());
+      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+    });
+
+    it("another key's secret under this key's id", async () => {
+      const user = await t.user();
+      const a = await t.createKey(user);
+      const b = await t.createKey(user);
+      const forged = codec.format(a.id, b.value.split('.')[2]);
+      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+    });
+  });
+
+  describe('5. a revoked key', () => {
+    it('with the right secret -> 401 "api key revoked"', async () => {
+      const user = await t.user();
+      const { id, value } = await t.createKey(user);
+      await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      expectApiKeyRejected(await exchange(`ApiKey ${value}`), 'api key revoked');
+    });
+
+    it('with a wrong secret -> 401 "invalid api key credentials" (revocation is not revealed)', async () => {
+      const user = await t.user();
+      const { id } = await t.createKey(user);
+      await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      const forged = codec.format(id, ApiKeyCodec.newSecret());
+      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+    });
+  });
+
+  describe('6. the owner is no longer a member of the organization', () => {
+    it('-> 401 "invalid api key credentials"', async () => {
+      const user = await t.user({ org: 'token-removed' });
+      const { value } = await t.createKey(user);
+      await t.exchange(value);
+      await t.get(IdentityService).removeMember(user.organizationId, user.userId);
+      expectApiKeyRejected(await exchange(`ApiKey ${value}`), 'invalid api key credentials');
+    });
+
+    it('a key keeps working for an owner who is still a member of another organization only in that one', async () => {
+      const email = `two-orgs-${randomBytes(3).toString('hex')}@example.com`;
+      const inA = await t.user({ org: 'token-org-a', email });
+      const inB = await t.user({ org: 'token-org-b', email });
+      const keyA = await t.createKey(inA);
+      const keyB = await t.createKey(inB);
+      await t.get(IdentityService).removeMember(inA.organizationId, inA.userId);
+      expectApiKeyRejected(await exchange(`ApiKey ${keyA.value}`), 'invalid api key credentials');
+      await exchange(`ApiKey ${keyB.value}`).expect(200);
+    });
+  });
+
+  describe('success', () => {
+    it('answers 200 {access_token, token_type: Bearer, expires_in: 1800} with Cache-Control: no-store', async () => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      const response = await exchange(`ApiKey ${value}`);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.body).toStrictEqual({
+        access_token: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
+        token_type: 'Bearer',
+        expires_in: 1800,
+      });
+    });
+
+    it('issues an ES256 JWT with a kid from the JWKS and the claims of DESIGN.md section 2', async () => {
+      const user = await t.user();
+      const { id, value } = await t.createKey(user);
+      const before = Math.floor(Date.now() / 1000);
+      const { body } = await exchange(`ApiKey ${value}`).expect(200);
+      const after = Math.ceil(Date.now() / 1000);
+      const { header, payload } = decodeJwt(body.access_token);
+
+      const jwks = await t.http().get('/.well-known/jwks.json').expect(200);
+      expect(header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: expect.any(String) });
+      expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(header.kid);
+
+      expect(payload).toStrictEqual({
+        iss: 'gatehouse',
+        aud: 'gatehouse',
+        sub: user.userId,
+        org: user.organizationId,
+        jti: expect.stringMatching(UUID),
+        iat: expect.any(Number),
+        exp: expect.any(Number),
+        token_use: 'access',
+        akid: id,
+      });
+      const iat = payload.iat as number;
+      expect(iat).toBeGreaterThanOrEqual(before);
+      expect(iat).toBeLessThanOrEqual(after);
+      expect((payload.exp as number) - iat).toBe(body.expires_in);
+    });
+
+    it('gives every exchange its own jti', async () => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      const a = decodeJwt(await t.exchange(value)).payload.jti;
+      const b = decodeJwt(await t.exchange(value)).payload.jti;
+      expect(a).not.toBe(b);
+    });
+
+    it("uses the organization's access-token lifetime, read at exchange time", async () => {
+      const user = await t.user({ org: 'token-lifetime' });
+      const { value } = await t.createKey(user);
+      const identity = t.get(IdentityService);
+      for (const seconds of [60, 86400, 3600]) {
+        await identity.setAccessTokenLifetime(user.organizationId, seconds);
+        const { body } = await exchange(`ApiKey ${value}`).expect(200);
+        expect(body.expires_in).toBe(seconds);
+        const { payload } = decodeJwt(body.access_token);
+        expect((payload.exp as number) - (payload.iat as number)).toBe(seconds);
+      }
+    });
+
+    it('works with the minted token on a Bearer route', async () => {
+      const user = await t.user();
+      const { id, value } = await t.createKey(user);
+      const token = await t.exchange(value);
+      const got = await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(token)).expect(200);
+      expect(got.body.api_key.id).toBe(id);
+    });
+  });
+
+  describe('request body', () => {
+    it('may be absent', async () => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      await exchange(`ApiKey ${value}`).expect(200);
+    });
+
+    it('may be {}', async () => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      await exchange(`ApiKey ${value}`).send({}).expect(200);
+    });
+
+    it.each([
+      ['{"a":1}', '{"a":1}'],
+      ['[]', '[]'],
+      ['malformed JSON', '{"a":'],
+      ['null', 'null'],
+    ])('refuses %s with 400', async (_name, raw) => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      const response = await exchange(`ApiKey ${value}`).set('Content-Type', 'application/json').send(raw);
+      expectInvalidArgument(response);
+    });
+
+    it('refuses a body that is not JSON with 400', async () => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      expectInvalidArgument(await exchange(`ApiKey ${value}`).set('Content-Type', 'text/plain').send('hello'));
+    });
+
+    it('does not record a use when the request is refused', async () => {
+      const user = await t.user();
+      const { id, value } = await t.createKey(user);
+      await exchange(`ApiKey ${value}`).send({ a: 1 }).expect(400);
+      const got = await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      expect(got.body.api_key.last_used_at).toBeNull();
+    });
+  });
+
+  describe('last_used_at', () => {
+    it('is null before the first exchange and set by it', async () => {
+      const user = await t.user();
+      const { id, value, body: created } = await t.createKey(user);
+      const get = () => t.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      expect((await get()).body.api_key.last_used_at).toBeNull();
+
+      await t.exchange(value);
+      const used = (await get()).body.api_key;
+      expect(used.last_used_at).not.toBeNull();
+      expect(used.last_used_at >= created.api_key.created_at).toBe(true);
+
+      const listed = await t.http().get('/v1/user-api-keys').set(bearer(user.token)).expect(200);
+      expect(listed.body.api_keys[0].last_used_at).toBe(used.last_used_at);
+    });
+
+    it('is not set by failed exchanges', async () => {
+      const user = await t.user();
+      const { id } = await t.createKey(user);
+      await exchange(`ApiKey ${codec.format(id, ApiKeyCodec.newSecret())}`).expect(401);
+      const got = await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      expect(got.body.api_key.last_used_at).toBeNull();
+    });
+  });
+});
+
+describe('POST /v1/token when signing fails', () => {
+  let t: TestApp;
+  let failSigning = false;
+
+  beforeAll(async () => {
+    // A real JwtService whose sign can be made to fail (an unavailable signing key).
+    const jwt = new JwtService({});
+    const sign = jwt.sign.bind(jwt);
+    jwt.sign = ((...args: Parameters<JwtService['sign']>) => {
+      if (failSigning) throw new Error('signing key unavailable');
+      return sign(...args);
+    }) as JwtService['sign'];
+    t = await createTestApp({ override: (builder) => builder.overrideProvider(JwtService).useValue(jwt) });
+  });
+  afterAll(() => t.close());
+
+  it('answers 500 INTERNAL "failed to mint access token", records no use, and recovers', async () => {
+    const user = await t.user();
+    const { id, value } = await t.createKey(user);
+    failSigning = true;
+    try {
+      const response = await t.http().post('/v1/token').set(apiKeyAuth(value));
+      expectError(response, 500, 'INTERNAL', 'failed to mint access token');
+      expect(response.text).not.toContain('signing key unavailable');
+    } finally {
+      failSigning = false;
+    }
+    const got = await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+    expect(got.body.api_key.last_used_at).toBeNull();
+    await t.exchange(value);
+  });
+});
+
+describe('last_used_at across instances', () => {
+  it('is written to the database: by the periodic flush, and at shutdown', async () => {
+    const database = createTestDatabase();
+    const first = await createTestApp({ database });
+    const second = await createTestApp({ database });
+    let firstOpen = true;
+    try {
+      const user = await first.user();
+      const flushed = await first.createKey(user);
+      const atShutdown = await first.createKey(user);
+      const lastUsed = async (app: TestApp, id: string) =>
+        (await app.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200)).body.api_key
+          .last_used_at as string | null;
+
+      await first.exchange(flushed.value);
+      expect(await lastUsed(first, flushed.id)).not.toBeNull();
+      await first.get(LastUsedRecorder).flush();
+      expect(await lastUsed(second, flushed.id)).toBe(await lastUsed(first, flushed.id));
+
+      await first.exchange(atShutdown.value);
+      const seenByFirst = await lastUsed(first, atShutdown.id);
+      firstOpen = false;
+      await first.close();
+      expect(await lastUsed(second, atShutdown.id)).toBe(seenByFirst);
+    } finally {
+      if (firstOpen) await first.close();
+      await second.close();
+      await database.drop();
+    }
+  });
+});
