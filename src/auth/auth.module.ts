@@ -6,6 +6,7 @@ import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
+import { BearerStrategy } from './bearer.strategy';
 import { JwksController } from './jwks.controller';
 import { PrincipalService } from './principal.service';
 import { TokenController } from './token.controller';
@@ -20,6 +21,7 @@ import { APP_CONFIG } from '../config/config.module';
   providers: [
     TokenService,
     PrincipalService,
+    BearerStrategy,
     ApiKeyGuard,
     TokenAttemptLimiter,
     { provide: FAILURE_COUNTER, useFactory: createFailureCounter, inject: [APP_CONFIG] },

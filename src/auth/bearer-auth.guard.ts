@@ -1,29 +1,25 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { Permission, roleGrants } from '../identity/roles';
 import { IS_PUBLIC, REQUIRED_PERMISSIONS } from './auth.decorators';
-import { PrincipalService } from './principal.service';
+import { BearerStrategy } from './bearer.strategy';
 
 /** `Bearer <token>`: the only place a token is read from (never the query string or the body). */
-const BEARER_HEADER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
+const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/i;
 
 /**
  * The global guard (APP_GUARD): every route needs a valid Bearer token unless it is @Public(), and
  * the permissions its @RequirePermissions() names. Failures throw the exact SPEC.md errors with
- * WWW-Authenticate.
- *
- * No passport here: passport keeps its strategies in one process-wide registry, so with two
- * application instances in one process (the admin CLI beside a server, tests sharing a database)
- * the instance created last would authenticate every instance's requests against its own
- * database and keys.
+ * WWW-Authenticate (not the bare 401 of @nestjs/passport's AuthGuard, which this does not use:
+ * that guard always goes through passport's process-wide authenticator; see BearerStrategy).
  */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly principals: PrincipalService,
+    private readonly bearer: BearerStrategy,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -33,9 +29,8 @@ export class BearerAuthGuard implements CanActivate {
 
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
-    const match = typeof header === 'string' ? BEARER_HEADER.exec(header) : null;
-    if (match === null) throw unauthenticatedBearer();
-    const principal = await this.principals.fromBearerToken(match[1]);
+    if (typeof header !== 'string' || !BEARER_HEADER.test(header)) throw unauthenticatedBearer();
+    const principal = await this.bearer.authenticateRequest(request, context.switchToHttp().getResponse<Response>());
     request.principal = principal;
 
     const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];

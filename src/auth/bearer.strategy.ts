@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import type { Request, Response } from 'express';
+import { Passport } from 'passport';
+import { Strategy } from 'passport-http-bearer';
+import { unauthenticatedBearer } from '../common/errors';
+import type { Principal } from './principal';
+import { PrincipalService } from './principal.service';
+
+type Authenticator = InstanceType<typeof Passport>;
+
+/**
+ * What passport reports as an error is passed on for the exception filter to classify (a database
+ * that cannot answer is a 503, not a 401). `instanceof Error` is not used: errors from Node's
+ * network layer can come from another realm (as under Jest).
+ */
+function asError(error: unknown): Error {
+  return typeof error === 'object' && error !== null ? (error as Error) : unauthenticatedBearer();
+}
+
+/** One passport authenticator per strategy instance, i.e. per application. */
+const authenticators = new WeakMap<object, Authenticator>();
+
+/**
+ * The Bearer strategy (passport-http-bearer through @nestjs/passport), registered on an
+ * authenticator of its own rather than passport's process-wide default: with the default, two
+ * application instances in one process (the admin CLI beside a server, two instances in a test)
+ * would share one "bearer" strategy, and the one created last would authenticate every instance's
+ * requests against its own database and keys.
+ *
+ * passport-http-bearer would also take `access_token` from the query string and the body; the
+ * guard hands it a request only when the Authorization header is a well-formed Bearer header,
+ * which the strategy reads first.
+ */
+@Injectable()
+export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  constructor(private readonly principals: PrincipalService) {
+    super();
+  }
+
+  /**
+   * Called by the PassportStrategy mixin while constructing, to register the strategy (an
+   * extension point of @nestjs/passport that its typings do not declare).
+   */
+  getPassportInstance(): Authenticator {
+    const existing = authenticators.get(this);
+    if (existing !== undefined) return existing;
+    const authenticator: Authenticator = new Passport();
+    authenticators.set(this, authenticator);
+    return authenticator;
+  }
+
+  validate(token: string): Promise<Principal> {
+    return this.principals.fromBearerToken(token);
+  }
+
+  /** Runs passport's authentication on this request; rejects with the exact 401, or a 503/500 cause. */
+  authenticateRequest(request: Request, response: Response): Promise<Principal> {
+    return new Promise((resolve, reject) => {
+      const authenticate = this.getPassportInstance().authenticate(
+        'bearer',
+        { session: false },
+        (error: unknown, principal: Principal | false) => {
+          if (error) reject(asError(error));
+          else if (!principal) reject(unauthenticatedBearer());
+          else resolve(principal);
+        },
+      ) as (req: Request, res: Response, next: (error?: unknown) => void) => void;
+      authenticate(request, response, (error?: unknown) => reject(asError(error)));
+    });
+  }
+}
