@@ -7,7 +7,10 @@
  *   (c) GET /v1/user-api-keys/{id} with an access token
  *   (d) GET /v1/user-api-keys with an access token
  * then (b) again with 1,000,000 keys in the database. Prints requests/s, p50, p99 and the ratio to
- * (a), and writes the same as JSON to bench/results/. Knobs: BENCH_DURATION (s, default 10),
+ * (a), and writes the same as JSON to bench/results/. Each scenario is warmed up (the JIT needs a
+ * few seconds), then the scenarios are measured in turn, BENCH_ROUNDS times over, and the median of
+ * the rounds is reported: a VM's speed drifts, and interleaving keeps the drift out of the ratios.
+ * Knobs: BENCH_DURATION (s per measurement, default 5), BENCH_ROUNDS (3), BENCH_WARMUP (s, 4),
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz).
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -21,7 +24,9 @@ import Database from 'better-sqlite3';
 import { Client } from 'pg';
 
 const ROOT = resolve(__dirname, '..', '..');
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARM_UP = Number(process.env.BENCH_WARMUP ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BULK_KEYS = Number(process.env.BENCH_BULK_KEYS ?? 1_000_000);
 const BASELINE_PATH = process.env.BENCH_BASELINE_PATH ?? '/healthz';
@@ -138,6 +143,23 @@ async function dropSchema(schema: string): Promise<void> {
   await client.end();
 }
 
+/** Per field, the median over the rounds (rounds of one scenario). */
+function median(rounds: Measurement[]): Measurement {
+  const mid = (values: number[]): number => {
+    const sorted = [...values].sort((x, y) => x - y);
+    const half = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+  };
+  return {
+    name: rounds[0].name,
+    requests_per_second: Math.round(mid(rounds.map((r) => r.requests_per_second))),
+    p50_ms: mid(rounds.map((r) => r.p50_ms)),
+    p99_ms: mid(rounds.map((r) => r.p99_ms)),
+    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    non_2xx: rounds.reduce((sum, r) => sum + r.non_2xx, 0),
+  };
+}
+
 function table(rows: Measurement[]): string {
   const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to (a)', 'errors'];
   const lines = rows.map((r) => [
@@ -175,10 +197,12 @@ async function main(): Promise<void> {
     REDIS_URL: process.env.REDIS_URL,
   };
 
-  console.log(`bench: ${database}, ${CONNECTIONS} connections, ${DURATION} s per scenario`);
+  console.log(
+    `bench: ${database}, ${CONNECTIONS} connections, ${DURATION} s per measurement, median of ${ROUNDS} interleaved rounds`,
+  );
   const bootstrap = JSON.parse(
     execFileSync('node', [join(ROOT, 'dist/cli.js'), 'bootstrap', '--org', 'bench', '--email', 'bench@bench.test'], {
-      env,
+      env: { ...env, LOG_LEVEL: 'warn' },
       encoding: 'utf8',
     }),
   ) as { organization_id: string; session_token: string };
@@ -212,18 +236,19 @@ async function main(): Promise<void> {
     );
     const bearer = { Authorization: `Bearer ${access_token}` };
 
-    const warm = (options: autocannon.Options): Promise<unknown> => run('warm-up', { ...options, duration: 2 });
+    const warm = (options: autocannon.Options): Promise<unknown> => run('warm-up', { ...options, duration: WARM_UP });
     const scenarios: Array<[string, autocannon.Options]> = [
       [`(a) GET ${BASELINE_PATH}`, { url: `${base}${BASELINE_PATH}` }],
       ['(b) POST /v1/token', { url: `${base}/v1/token`, method: 'POST', headers: apiKeyHeader }],
       ['(c) GET /v1/user-api-keys/{id}', { url: `${base}/v1/user-api-keys/${created.api_key.id}`, headers: bearer }],
       ['(d) GET /v1/user-api-keys', { url: `${base}/v1/user-api-keys`, headers: bearer }],
     ];
-    const results: Measurement[] = [];
-    for (const [name, options] of scenarios) {
-      await warm(options);
-      results.push(await run(name, options));
+    for (const [, options] of scenarios) await warm(options);
+    const rounds: Measurement[][] = scenarios.map(() => []);
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const [index, [name, options]] of scenarios.entries()) rounds[index].push(await run(name, options));
     }
+    const results = rounds.map(median);
     const baseline = results[0].requests_per_second;
     for (const r of results) r.ratio_to_baseline = r.requests_per_second / baseline;
     console.log(`\nwith ${SMALL_KEYS} keys in the database:\n${table(results)}`);
@@ -235,7 +260,11 @@ async function main(): Promise<void> {
     console.log(`seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     await startServer();
     await warm(scenarios[1][1]);
-    const large = await run(`(b) POST /v1/token, ${BULK_KEYS} keys`, scenarios[1][1]);
+    const largeRounds: Measurement[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      largeRounds.push(await run(`(b) POST /v1/token, ${BULK_KEYS} keys`, scenarios[1][1]));
+    }
+    const large = median(largeRounds);
     const small = results[1];
     const scaling = {
       p50_ratio: large.p50_ms / Math.max(small.p50_ms, 0.001),
@@ -252,6 +281,8 @@ async function main(): Promise<void> {
       database,
       connections: CONNECTIONS,
       duration_s: DURATION,
+      rounds: ROUNDS,
+      warm_up_s: WARM_UP,
       node: process.version,
       at: new Date().toISOString(),
       scenarios: results,

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { JwtService } from '@nestjs/jwt';
 import { ApiKeyCodec } from '../src/api-keys/api-key-codec';
+import { JwtSigner } from '../src/auth/jwt-signer';
 import { LastUsedRecorder } from '../src/api-keys/last-used.recorder';
 import { IdentityService } from '../src/identity/identity.service';
 import {
@@ -293,14 +293,14 @@ describe('POST /v1/token when signing fails', () => {
   let failSigning = false;
 
   beforeAll(async () => {
-    // A real JwtService whose sign can be made to fail (an unavailable signing key).
-    const jwt = new JwtService({});
-    const sign = jwt.sign.bind(jwt);
-    jwt.sign = ((...args: Parameters<JwtService['sign']>) => {
+    // A real signer whose signing can be made to fail (an unavailable signing key).
+    const signer = new JwtSigner();
+    const sign = signer.sign.bind(signer);
+    signer.sign = (...args: Parameters<JwtSigner['sign']>) => {
       if (failSigning) throw new Error('signing key unavailable');
       return sign(...args);
-    }) as JwtService['sign'];
-    t = await createTestApp({ override: (builder) => builder.overrideProvider(JwtService).useValue(jwt) });
+    };
+    t = await createTestApp({ override: (builder) => builder.overrideProvider(JwtSigner).useValue(signer) });
   });
   afterAll(() => t.close());
 

@@ -7,10 +7,11 @@ import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode, Messages, notFound, unauthenticatedApiKey } from '../common/errors';
 import { Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
+import { Statement, toDate } from '../database/statement';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
 import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
-import { ApiKey } from './api-key.entity';
+import { ApiKey, ApiKeyStatus } from './api-key.entity';
 import { LastUsedRecorder } from './last-used.recorder';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
@@ -50,6 +51,10 @@ export interface ListKeysQuery {
 export class ApiKeysService {
   readonly codec: ApiKeyCodec;
   private readonly hasher: SecretHasher;
+  // The hot paths (POST /v1/token, every access-token request, GET by id) run fixed statements.
+  private readonly byId: Statement<ApiKeyRow>;
+  private readonly byOwner: Statement<ApiKeyRow>;
+  private readonly statusByOwner: Statement<{ status: string }>;
 
   constructor(
     @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
@@ -60,6 +65,16 @@ export class ApiKeysService {
   ) {
     this.codec = new ApiKeyCodec(config.apiKeys.environment);
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
+    const dataSource = apiKeys.manager.connection;
+    this.byId = new Statement(dataSource, `SELECT ${COLUMNS} FROM api_keys WHERE id = $1`);
+    this.byOwner = new Statement(
+      dataSource,
+      `SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3`,
+    );
+    this.statusByOwner = new Statement(
+      dataSource,
+      'SELECT status FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3',
+    );
   }
 
   /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
@@ -106,9 +121,9 @@ export class ApiKeysService {
 
   /** The caller's own key; someone else's is "not found", never "forbidden". */
   async get(owner: KeyOwner, id: string): Promise<ApiKey> {
-    const key = await this.apiKeys.findOneBy({ id, userId: owner.userId, organizationId: owner.organizationId });
-    if (key === null) throw notFound(Messages.apiKeyNotFound);
-    return this.withPendingUse(key);
+    const row = await this.byOwner.first([id, owner.userId, owner.organizationId]);
+    if (row === undefined) throw notFound(Messages.apiKeyNotFound);
+    return this.withPendingUse(fromRow(row));
   }
 
   /** Revokes at once and for good; revoking a revoked key returns it unchanged. */
@@ -140,7 +155,8 @@ export class ApiKeysService {
    * credentials; right secret of a revoked key -> revoked. The secret is compared in constant time.
    */
   async authenticate(parsed: ParsedApiKey): Promise<ApiKey> {
-    const key = await this.apiKeys.findOneBy({ id: parsed.keyId });
+    const row = await this.byId.first([parsed.keyId]);
+    const key = row === undefined ? null : fromRow(row);
     if (key === null || !this.hasher.matches(parsed.secret, key.secretHash)) {
       throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
@@ -150,11 +166,7 @@ export class ApiKeysService {
 
   /** Whether access tokens minted from this key may still be used (checked on every request). */
   async isActive(id: string, owner: KeyOwner): Promise<boolean> {
-    const row = await this.apiKeys
-      .createQueryBuilder('k')
-      .select('k.status', 'status')
-      .where('k.id = :id AND k.user_id = :userId AND k.organization_id = :organizationId', { id, ...owner })
-      .getRawOne<{ status: string }>();
+    const row = await this.statusByOwner.first([id, owner.userId, owner.organizationId]);
     return row?.status === 'ACTIVE';
   }
 
@@ -171,4 +183,35 @@ export class ApiKeysService {
     if (pending !== undefined && (key.lastUsedAt === null || key.lastUsedAt < pending)) key.lastUsedAt = pending;
     return key;
   }
+}
+
+const COLUMNS =
+  'id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, last_used_at, revoked_at';
+
+interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  label: string;
+  secret_hash: string;
+  status: ApiKeyStatus;
+  created_at: Date | string;
+  updated_at: Date | string;
+  last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+}
+
+function fromRow(row: ApiKeyRow): ApiKey {
+  return Object.assign(new ApiKey(), {
+    id: row.id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    label: row.label,
+    secretHash: row.secret_hash,
+    status: row.status,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
+  });
 }

@@ -8,6 +8,7 @@ import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { BearerStrategy } from './bearer.strategy';
 import { JwksController } from './jwks.controller';
+import { JwtSigner } from './jwt-signer';
 import { PrincipalService } from './principal.service';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
@@ -20,6 +21,7 @@ import { APP_CONFIG } from '../config/config.module';
   controllers: [TokenController, JwksController],
   providers: [
     TokenService,
+    JwtSigner,
     PrincipalService,
     BearerStrategy,
     ApiKeyGuard,

@@ -22,11 +22,11 @@ export class PrincipalService {
     const claims = this.tokens.verify(token);
     if (claims === null) throw unauthenticatedBearer();
     const owner = { userId: claims.sub, organizationId: claims.org };
-    const [access, keyActive] = await Promise.all([
-      this.identity.access(claims.org, claims.sub),
+    const [role, keyActive] = await Promise.all([
+      this.identity.role(claims.org, claims.sub),
       claims.akid === undefined ? Promise.resolve(true) : this.apiKeys.isActive(claims.akid, owner),
     ]);
-    if (access === null || !keyActive) throw unauthenticatedBearer();
-    return { ...owner, role: access.role, tokenUse: claims.token_use, apiKeyId: claims.akid };
+    if (role === null || !keyActive) throw unauthenticatedBearer();
+    return { ...owner, role, tokenUse: claims.token_use, apiKeyId: claims.akid };
   }
 }

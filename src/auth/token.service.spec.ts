@@ -2,6 +2,7 @@ import { createHash, createHmac, createPublicKey, generateKeyPairSync, KeyObject
 import { JwtService } from '@nestjs/jwt';
 import jwt from 'jsonwebtoken';
 import { loadConfiguration } from '../config/configuration';
+import { JwtSigner } from './jwt-signer';
 import { SigningKeys } from './signing-keys';
 import { MintRequest, TokenService } from './token.service';
 
@@ -21,7 +22,7 @@ function service(
     JWT_PREVIOUS_PUBLIC_KEYS: JSON.stringify((options.previous ?? []).map(publicPem)),
     ...options.env,
   });
-  return new TokenService(new JwtService({}), config, {
+  return new TokenService(new JwtService({}), new JwtSigner(), config, {
     apiKeyPepper: 'p'.repeat(32),
     jwtPrivateKeyPem: pem(key),
     integrationsEncryptionKey: 'k'.repeat(44),
@@ -233,5 +234,43 @@ describe('SigningKeys', () => {
     expect(keys.signingKey).toBeInstanceOf(KeyObject);
     expect(keys.verificationKey(keys.signingKid)).toBeInstanceOf(KeyObject);
     expect(keys.verificationKey('unknown')).toBeUndefined();
+  });
+
+  describe('verified-token memory', () => {
+    const key = ecKey();
+    const access: MintRequest = {
+      userId: randomUUID(),
+      organizationId: randomUUID(),
+      tokenUse: 'access',
+      apiKeyId: randomUUID(),
+      lifetimeSeconds: 1800,
+    };
+    afterEach(() => jest.restoreAllMocks());
+
+    it("verifies a token's signature once and still refuses it once it has expired", () => {
+      const local = service({ key });
+      const token = local.mint({ ...access, lifetimeSeconds: 60 });
+      const verify = jest.spyOn(JwtService.prototype, 'verify');
+      const first = local.verify(token);
+      const second = local.verify(token);
+      expect(second).toStrictEqual(first);
+      expect(first).not.toBeNull();
+      expect(verify).toHaveBeenCalledTimes(1);
+
+      const now = Date.now();
+      jest.spyOn(Date, 'now').mockReturnValue(now + 61_000);
+      expect(local.verify(token)).toBeNull();
+      expect(local.verify(token)).toBeNull();
+    });
+
+    it('never remembers a token that failed', () => {
+      const local = service({ key });
+      const token = local.mint(access);
+      const tampered = `${token.slice(0, -2)}${token.endsWith('A') ? 'BB' : 'AA'}`;
+      const verify = jest.spyOn(JwtService.prototype, 'verify');
+      expect(local.verify(tampered)).toBeNull();
+      expect(local.verify(tampered)).toBeNull();
+      expect(verify).toHaveBeenCalledTimes(2);
+    });
   });
 });

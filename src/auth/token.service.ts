@@ -4,6 +4,7 @@ import { JwtService } from '@nestjs/jwt';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
 
 export type TokenUse = 'access' | 'session';
@@ -29,6 +30,9 @@ export interface MintRequest {
   apiKeyId?: string;
 }
 
+/** Verified tokens kept in memory (about 1 KB each). */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function isClaims(payload: unknown): payload is TokenClaims {
@@ -50,11 +54,13 @@ function isClaims(payload: unknown): payload is TokenClaims {
 @Injectable()
 export class TokenService {
   readonly keys: SigningKeys;
+  private readonly verified = new Map<string, TokenClaims>();
   private readonly issuer: string;
   private readonly audience: string;
 
   constructor(
     private readonly jwt: JwtService,
+    private readonly signer: JwtSigner,
     @InjectConfig() config: AppConfiguration,
     @InjectSecrets() secrets: Secrets,
   ) {
@@ -64,22 +70,44 @@ export class TokenService {
   }
 
   mint(request: MintRequest): string {
-    const payload: Record<string, unknown> = { org: request.organizationId, token_use: request.tokenUse };
-    if (request.apiKeyId !== undefined) payload.akid = request.apiKeyId;
-    return this.jwt.sign(payload, {
-      privateKey: this.keys.signingKey,
-      algorithm: JWT_ALGORITHM,
-      keyid: this.keys.signingKid,
-      expiresIn: request.lifetimeSeconds,
-      issuer: this.issuer,
-      audience: this.audience,
-      subject: request.userId,
-      jwtid: randomUUID(),
-    });
+    const iat = Math.floor(Date.now() / 1000);
+    const claims: TokenClaims = {
+      iss: this.issuer,
+      aud: this.audience,
+      sub: request.userId,
+      org: request.organizationId,
+      jti: randomUUID(),
+      iat,
+      exp: iat + request.lifetimeSeconds,
+      token_use: request.tokenUse,
+    };
+    if (request.apiKeyId !== undefined) claims.akid = request.apiKeyId;
+    return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid);
   }
 
-  /** Claims of a valid token of ours, or null: bad signature, unknown kid, expired, wrong iss/aud, alg none. */
+  /**
+   * Claims of a valid token of ours, or null: bad signature, unknown kid, expired, wrong iss/aud,
+   * alg none. A client sends the same token on every request for its lifetime, so tokens that
+   * verified are remembered until they expire (at most VERIFIED_CACHE_SIZE, oldest dropped first)
+   * and the ECDSA verification, the costliest step of a Bearer request, runs once per token.
+   * Only the signature check is skipped: membership and key status are still read every time.
+   */
   verify(token: string): TokenClaims | null {
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      if (Math.floor(Date.now() / 1000) < known.exp) return known;
+      this.verified.delete(token);
+      return null;
+    }
+    const claims = this.verifySignatureAndClaims(token);
+    if (claims !== null) {
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, claims);
+    }
+    return claims;
+  }
+
+  private verifySignatureAndClaims(token: string): TokenClaims | null {
     try {
       const decoded = this.jwt.decode<{ header?: { kid?: unknown; alg?: unknown } } | null>(token, { complete: true });
       const kid = decoded?.header?.kid;

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors';
+import { Statement } from '../database/statement';
 import { Membership } from './membership.entity';
 import {
   DEFAULT_ACCESS_TOKEN_LIFETIME,
@@ -31,23 +32,37 @@ export class IdentityError extends AppError {
  */
 @Injectable()
 export class IdentityService {
+  // Asked on every exchange and every Bearer request: fixed statements, no query building.
+  private readonly accessStatement: Statement<{ role: Role; lifetime: number | string }>;
+  private readonly roleStatement: Statement<{ role: Role }>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
-  ) {}
+  ) {
+    this.accessStatement = new Statement(
+      dataSource,
+      `SELECT m.role AS role, o.access_token_lifetime AS lifetime
+       FROM memberships m JOIN organizations o ON o.id = m.organization_id
+       WHERE m.organization_id = $1 AND m.user_id = $2`,
+    );
+    this.roleStatement = new Statement(
+      dataSource,
+      'SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2',
+    );
+  }
 
   /** Role and token lifetime of the user in the organization, or null when not a member. */
   async access(organizationId: string, userId: string): Promise<MembershipAccess | null> {
-    const row = await this.memberships
-      .createQueryBuilder('m')
-      .innerJoin(Organization, 'o', 'o.id = m.organization_id')
-      .select('m.role', 'role')
-      .addSelect('o.access_token_lifetime', 'lifetime')
-      .where('m.organization_id = :organizationId AND m.user_id = :userId', { organizationId, userId })
-      .getRawOne<{ role: Role; lifetime: number | string }>();
+    const row = await this.accessStatement.first([organizationId, userId]);
     return row === undefined ? null : { role: row.role, accessTokenLifetime: Number(row.lifetime) };
+  }
+
+  /** The user's role in the organization, or null when not a member (every Bearer request). */
+  async role(organizationId: string, userId: string): Promise<Role | null> {
+    return (await this.roleStatement.first([organizationId, userId]))?.role ?? null;
   }
 
   async ensureOrganization(name: string): Promise<Organization> {
