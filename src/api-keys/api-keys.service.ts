@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode, Messages, notFound, unauthenticatedApiKey } from '../common/errors';
@@ -55,6 +55,8 @@ export class ApiKeysService {
   private readonly byId: Statement<ApiKeyRow>;
   private readonly byOwner: Statement<ApiKeyRow>;
   private readonly statusByOwner: Statement<{ status: string }>;
+  private readonly listActive: ListStatements;
+  private readonly listAll: ListStatements;
 
   constructor(
     @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
@@ -71,6 +73,8 @@ export class ApiKeysService {
       dataSource,
       `SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3`,
     );
+    this.listActive = listStatements(dataSource, "AND status = 'ACTIVE'");
+    this.listAll = listStatements(dataSource, '');
     this.statusByOwner = new Statement(
       dataSource,
       'SELECT status FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3',
@@ -105,18 +109,19 @@ export class ApiKeysService {
     return { key, value: this.codec.format(id, secret) };
   }
 
+  /** The caller's keys, newest first (created_at, then id, descending), and how many there are. */
   async list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
-    const builder = this.apiKeys
-      .createQueryBuilder('k')
-      .where('k.user_id = :userId AND k.organization_id = :organizationId', owner);
-    if (!query.includeRevoked) builder.andWhere("k.status = 'ACTIVE'");
-    const [items, totalCount] = await builder
-      .orderBy('k.created_at', 'DESC')
-      .addOrderBy('k.id', 'DESC')
-      .skip((query.page - 1) * query.limit)
-      .take(query.limit)
-      .getManyAndCount();
-    return { items: items.map((key) => this.withPendingUse(key)), page: query.page, limit: query.limit, totalCount };
+    const statements = query.includeRevoked ? this.listAll : this.listActive;
+    const [rows, counted] = await Promise.all([
+      statements.page.rows([owner.userId, owner.organizationId, query.limit, (query.page - 1) * query.limit]),
+      statements.count.first([owner.userId, owner.organizationId]),
+    ]);
+    return {
+      items: rows.map((row) => this.withPendingUse(fromRow(row))),
+      page: query.page,
+      limit: query.limit,
+      totalCount: Number(counted?.count ?? 0),
+    };
   }
 
   /** The caller's own key; someone else's is "not found", never "forbidden". */
@@ -214,4 +219,21 @@ function fromRow(row: ApiKeyRow): ApiKey {
     lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
   });
+}
+
+interface ListStatements {
+  page: Statement<ApiKeyRow>;
+  count: Statement<{ count: number | string }>;
+}
+
+/** One owner's keys (the api_keys_owner_newest index), with an optional extra condition. */
+function listStatements(dataSource: DataSource, condition: string): ListStatements {
+  const where = `WHERE user_id = $1 AND organization_id = $2 ${condition}`;
+  return {
+    page: new Statement(
+      dataSource,
+      `SELECT ${COLUMNS} FROM api_keys ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+    ),
+    count: new Statement(dataSource, `SELECT COUNT(*) AS count FROM api_keys ${where}`),
+  };
 }

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { Permission, roleGrants } from '../identity/roles';
 import { IS_PUBLIC, REQUIRED_PERMISSIONS } from './auth.decorators';
@@ -30,7 +30,7 @@ export class BearerAuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     if (typeof header !== 'string' || !BEARER_HEADER.test(header)) throw unauthenticatedBearer();
-    const principal = await this.bearer.authenticateRequest(request, context.switchToHttp().getResponse<Response>());
+    const principal = await this.bearer.authenticateRequest(request);
     request.principal = principal;
 
     const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];
