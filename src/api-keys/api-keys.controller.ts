@@ -4,6 +4,7 @@ import { CurrentRequestContext, RequestContext } from '../audit/request-context'
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrors } from '../common/openapi';
+import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
@@ -41,12 +42,7 @@ export class ApiKeysController {
       limit: query.limit,
       includeRevoked: query.include_revoked,
     });
-    return {
-      api_keys: page.items.map(ApiKeyView.from),
-      page: page.page,
-      limit: page.limit,
-      total_count: page.totalCount,
-    };
+    return { api_keys: page.items.map(ApiKeyView.from), ...PageMetaView.of(page) };
   }
 
   @Get(':id')

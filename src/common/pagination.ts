@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -36,4 +36,20 @@ export interface Page<T> {
   page: number;
   limit: number;
   totalCount: number;
+}
+
+/** The page fields every list response carries beside its items (DESIGN.md section 2). */
+export class PageMetaView {
+  @ApiProperty({ type: 'integer' })
+  page: number;
+
+  @ApiProperty({ type: 'integer' })
+  limit: number;
+
+  @ApiProperty({ type: 'integer' })
+  total_count: number;
+
+  static of(page: Page<unknown>): PageMetaView {
+    return { page: page.page, limit: page.limit, total_count: page.totalCount };
+  }
 }

@@ -4,7 +4,7 @@ import { CurrentRequestContext, RequestContext } from '../audit/request-context'
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import { ApiErrors } from '../common/openapi';
 import type { Principal } from '../auth/principal';
-import { PageQueryDto } from '../common/pagination';
+import { PageMetaView, PageQueryDto } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { CreateIntegrationDto, UpdateIntegrationDto } from './dto/integration-body.dto';
 import {
@@ -57,12 +57,7 @@ export class IntegrationsController {
   @ApiErrors(400)
   async list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<IntegrationListResponse> {
     const page = await this.integrations.list(principal, query);
-    return {
-      notification_integrations: page.items.map(IntegrationView.from),
-      page: page.page,
-      limit: page.limit,
-      total_count: page.totalCount,
-    };
+    return { notification_integrations: page.items.map(IntegrationView.from), ...PageMetaView.of(page) };
   }
 
   @Get(':id')

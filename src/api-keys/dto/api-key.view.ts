@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { PageMetaView } from '../../common/pagination';
 import type { ApiKey, ApiKeyStatus } from '../api-key.entity';
 
 /** SPEC.md section 2.1, without the secret. */
@@ -52,13 +53,7 @@ export class ApiKeyResponse {
   api_key: ApiKeyView;
 }
 
-export class ApiKeyListResponse {
+export class ApiKeyListResponse extends PageMetaView {
   @ApiProperty({ type: () => [ApiKeyView] })
   api_keys: ApiKeyView[];
-  @ApiProperty({ type: 'integer' })
-  page: number;
-  @ApiProperty({ type: 'integer' })
-  limit: number;
-  @ApiProperty({ type: 'integer' })
-  total_count: number;
 }

@@ -1,3 +1,4 @@
+import { PageMetaView } from '../../common/pagination';
 import { ApiProperty } from '@nestjs/swagger';
 import type { IntegrationType, NotificationIntegration } from '../integration.entity';
 import { MONITORING_SITES, type MonitoringSite } from '../monitoring-sites';
@@ -83,15 +84,9 @@ export class IntegrationResponse {
   notification_integration: IntegrationView;
 }
 
-export class IntegrationListResponse {
+export class IntegrationListResponse extends PageMetaView {
   @ApiProperty({ type: [IntegrationView] })
   notification_integrations: IntegrationView[];
-  @ApiProperty({ type: 'integer' })
-  page: number;
-  @ApiProperty({ type: 'integer' })
-  limit: number;
-  @ApiProperty({ type: 'integer' })
-  total_count: number;
 }
 
 export class ValidationResponse {
