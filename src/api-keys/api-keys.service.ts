@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, Messages, notFound, unauthenticatedApiKey } from '../common/errors';
+import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages, notFound } from '../common/errors';
 import { Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import { Statement, toDate } from '../database/statement';
@@ -36,8 +36,7 @@ export class ExchangeRefused extends AppError {
     message: string,
     readonly key?: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>,
   ) {
-    const { headers } = unauthenticatedApiKey(message);
-    super(ErrorCode.UNAUTHENTICATED, message, { headers });
+    super(ErrorCode.UNAUTHENTICATED, message, { headers: { ...API_KEY_CHALLENGE } });
   }
 }
 

@@ -91,10 +91,8 @@ export const unauthenticatedBearer = (): AppError =>
     headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
   });
 
-export const unauthenticatedApiKey = (message: string): AppError =>
-  new AppError(ErrorCode.UNAUTHENTICATED, message, {
-    headers: { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' },
-  });
+/** The challenge every 401 of POST /v1/token carries (DESIGN.md section 2). */
+export const API_KEY_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' };
 
 export const permissionDenied = (): AppError =>
   new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);

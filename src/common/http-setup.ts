@@ -42,8 +42,9 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
     }),
   );
   // Errors thrown by the middleware above (bad JSON, body too large) never reach Nest's filters.
+  const filter = new AllExceptionsFilter();
   expressApp.use((error: unknown, req: Request, res: Response, next: NextFunction) =>
-    new AllExceptionsFilter().catch(error, {
+    filter.catch(error, {
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
     } as never),
   );
