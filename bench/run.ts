@@ -12,6 +12,8 @@
  * the rounds is reported: a VM's speed drifts, and interleaving keeps the drift out of the ratios.
  * Knobs: BENCH_DURATION (s per measurement, default 5), BENCH_ROUNDS (3), BENCH_WARMUP (s, 4),
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz).
+ * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcd"; the ratios need a),
+ * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
@@ -30,6 +32,8 @@ const WARM_UP = Number(process.env.BENCH_WARMUP ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BULK_KEYS = Number(process.env.BENCH_BULK_KEYS ?? 1_000_000);
 const BASELINE_PATH = process.env.BENCH_BASELINE_PATH ?? '/healthz';
+const ONLY = process.env.BENCH_SCENARIOS ?? 'abcd';
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const SMALL_KEYS = 1000;
 const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined;
 
@@ -209,7 +213,10 @@ async function main(): Promise<void> {
 
   let server: ChildProcess | undefined;
   const startServer = async (): Promise<void> => {
-    server = spawn('node', [join(ROOT, 'dist/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    server = spawn('node', [...SERVER_NODE_ARGS, join(ROOT, 'dist/main.js')], {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     await waitFor(`${base}${BASELINE_PATH}`, 20_000);
   };
   const stopServer = async (): Promise<void> => {
@@ -237,21 +244,23 @@ async function main(): Promise<void> {
     const bearer = { Authorization: `Bearer ${access_token}` };
 
     const warm = (options: autocannon.Options): Promise<unknown> => run('warm-up', { ...options, duration: WARM_UP });
-    const scenarios: Array<[string, autocannon.Options]> = [
+    const all: Array<[string, autocannon.Options]> = [
       [`(a) GET ${BASELINE_PATH}`, { url: `${base}${BASELINE_PATH}` }],
       ['(b) POST /v1/token', { url: `${base}/v1/token`, method: 'POST', headers: apiKeyHeader }],
       ['(c) GET /v1/user-api-keys/{id}', { url: `${base}/v1/user-api-keys/${created.api_key.id}`, headers: bearer }],
       ['(d) GET /v1/user-api-keys', { url: `${base}/v1/user-api-keys`, headers: bearer }],
     ];
+    const scenarios = all.filter(([name]) => ONLY.includes(name[1]));
     for (const [, options] of scenarios) await warm(options);
     const rounds: Measurement[][] = scenarios.map(() => []);
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const [index, [name, options]] of scenarios.entries()) rounds[index].push(await run(name, options));
     }
     const results = rounds.map(median);
-    const baseline = results[0].requests_per_second;
-    for (const r of results) r.ratio_to_baseline = r.requests_per_second / baseline;
+    const baseline = results.find((r) => r.name.startsWith('(a)'))?.requests_per_second;
+    if (baseline !== undefined) for (const r of results) r.ratio_to_baseline = r.requests_per_second / baseline;
     console.log(`\nwith ${SMALL_KEYS} keys in the database:\n${table(results)}`);
+    if (scenarios.length < all.length) return; // a partial run (profiling): no scaling step, no report
 
     console.log(`\nseeding ${BULK_KEYS} more keys...`);
     await stopServer();
