@@ -88,7 +88,7 @@ async function execute(app: INestApplicationContext, command: string, options: O
         organization_id: organization.id,
         user_id: user.id,
         role: granted,
-        session_token: tokens.mint({
+        session_token: await tokens.mint({
           userId: user.id,
           organizationId: organization.id,
           lifetimeSeconds: lifetime,
@@ -113,7 +113,12 @@ async function execute(app: INestApplicationContext, command: string, options: O
         organizationId = memberships[0].organizationId;
       }
       return {
-        session_token: tokens.mint({ userId: user.id, organizationId, lifetimeSeconds: ttl, tokenUse: 'session' }),
+        session_token: await tokens.mint({
+          userId: user.id,
+          organizationId,
+          lifetimeSeconds: ttl,
+          tokenUse: 'session',
+        }),
         expires_in: ttl,
       };
     }

@@ -31,11 +31,11 @@ export class TokenController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  exchange(@Req() request: Request, @Body(EmptyBodyPipe) _body: unknown): AccessTokenResponse {
+  async exchange(@Req() request: Request, @Body(EmptyBodyPipe) _body: unknown): Promise<AccessTokenResponse> {
     const exchange = request.apiKeyExchange!;
     let accessToken: string;
     try {
-      accessToken = this.tokens.mint({ ...exchange, tokenUse: 'access' });
+      accessToken = await this.tokens.mint({ ...exchange, tokenUse: 'access' });
     } catch (error) {
       this.logger.error({ err: error }, 'signing an access token failed');
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);

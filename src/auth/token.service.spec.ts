@@ -54,8 +54,8 @@ describe('TokenService', () => {
   afterEach(() => jest.restoreAllMocks());
 
   describe('mint and verify', () => {
-    it('round-trips an access token with every claim of DESIGN.md section 2', () => {
-      const token = tokens.mint(access);
+    it('round-trips an access token with every claim of DESIGN.md section 2', async () => {
+      const token = await tokens.mint(access);
       const claims = tokens.verify(token);
       expect(claims).toStrictEqual({
         iss: 'gatehouse',
@@ -71,24 +71,27 @@ describe('TokenService', () => {
       expect(claims!.exp - claims!.iat).toBe(1800);
     });
 
-    it('round-trips a session token, which has no akid', () => {
-      const claims = tokens.verify(tokens.mint(session));
+    it('round-trips a session token, which has no akid', async () => {
+      const claims = tokens.verify(await tokens.mint(session));
       expect(claims).toMatchObject({ sub: session.userId, org: session.organizationId, token_use: 'session' });
       expect(claims).not.toHaveProperty('akid');
       expect(claims!.exp - claims!.iat).toBe(600);
     });
 
-    it('signs ES256 with the kid in the header, and a new jti every time', () => {
-      const a = parts(tokens.mint(session));
-      const b = parts(tokens.mint(session));
+    it('signs ES256 with the kid in the header, and a new jti every time', async () => {
+      const a = parts(await tokens.mint(session));
+      const b = parts(await tokens.mint(session));
       expect(a.header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: tokens.keys.signingKid });
       expect(a.payload.jti).not.toBe(b.payload.jti);
     });
 
-    it('uses the configured issuer and audience', () => {
+    it('uses the configured issuer and audience', async () => {
       const custom = service({ key, env: { JWT_ISSUER: 'https://auth.example', JWT_AUDIENCE: 'api.example' } });
-      expect(parts(custom.mint(session)).payload).toMatchObject({ iss: 'https://auth.example', aud: 'api.example' });
-      expect(custom.verify(custom.mint(session))).not.toBeNull();
+      expect(parts(await custom.mint(session)).payload).toMatchObject({
+        iss: 'https://auth.example',
+        aud: 'api.example',
+      });
+      expect(custom.verify(await custom.mint(session))).not.toBeNull();
     });
   });
 
@@ -115,14 +118,14 @@ describe('TokenService', () => {
   });
 
   describe('rotation', () => {
-    it('previous public keys still verify what they signed; the JWKS lists them all', () => {
+    it('previous public keys still verify what they signed; the JWKS lists them all', async () => {
       const oldKey = ecKey();
       const before = service({ key: oldKey });
-      const issuedBefore = before.mint(session);
+      const issuedBefore = await before.mint(session);
 
       const after = service({ key: ecKey(), previous: [oldKey] });
       expect(after.verify(issuedBefore)).toMatchObject({ sub: session.userId });
-      expect(after.verify(after.mint(session))).not.toBeNull();
+      expect(after.verify(await after.mint(session))).not.toBeNull();
       expect(
         after.keys
           .jwks()
@@ -131,63 +134,63 @@ describe('TokenService', () => {
       ).toEqual([before.keys.signingKid, after.keys.signingKid].sort());
     });
 
-    it('a retired key (no longer listed) does not verify', () => {
+    it('a retired key (no longer listed) does not verify', async () => {
       const oldKey = ecKey();
-      const issued = service({ key: oldKey }).mint(session);
+      const issued = await service({ key: oldKey }).mint(session);
       expect(service({ key: ecKey() }).verify(issued)).toBeNull();
     });
   });
 
   describe('refuses (verify -> null)', () => {
-    it('a token from an unknown kid', () => {
-      expect(tokens.verify(service().mint(session))).toBeNull();
+    it('a token from an unknown kid', async () => {
+      expect(tokens.verify(await service().mint(session))).toBeNull();
     });
 
-    it('a token signed by another key under our kid', () => {
-      const forged = jwt.sign({ ...parts(tokens.mint(session)).payload }, ecKey(), {
+    it('a token signed by another key under our kid', async () => {
+      const forged = jwt.sign({ ...parts(await tokens.mint(session)).payload }, ecKey(), {
         algorithm: 'ES256',
         keyid: tokens.keys.signingKid,
       });
       expect(tokens.verify(forged)).toBeNull();
     });
 
-    it('a tampered payload', () => {
-      const token = tokens.mint(session);
+    it('a tampered payload', async () => {
+      const token = await tokens.mint(session);
       const { payload, signature } = parts(token);
       const header = token.split('.')[0];
       expect(tokens.verify(`${header}.${b64({ ...payload, org: randomUUID() })}.${signature}`)).toBeNull();
       expect(tokens.verify(`${header}.${b64({ ...payload, exp: payload.exp + 3600 })}.${signature}`)).toBeNull();
     });
 
-    it('a tampered signature', () => {
-      const token = tokens.mint(session);
+    it('a tampered signature', async () => {
+      const token = await tokens.mint(session);
       const last = token.at(-2) === 'A' ? 'B' : 'A';
       expect(tokens.verify(`${token.slice(0, -2)}${last}${token.slice(-1)}`)).toBeNull();
     });
 
-    it('alg: none', () => {
-      const { payload } = parts(tokens.mint(session));
+    it('alg: none', async () => {
+      const { payload } = parts(await tokens.mint(session));
       expect(
         tokens.verify(`${b64({ alg: 'none', typ: 'JWT', kid: tokens.keys.signingKid })}.${b64(payload)}.`),
       ).toBeNull();
     });
 
-    it('alg: HS256 keyed with our public key (algorithm confusion)', () => {
-      const { payload } = parts(tokens.mint(session));
+    it('alg: HS256 keyed with our public key (algorithm confusion)', async () => {
+      const { payload } = parts(await tokens.mint(session));
       const body = `${b64({ alg: 'HS256', typ: 'JWT', kid: tokens.keys.signingKid })}.${b64(payload)}`;
       const signature = createHmac('sha256', publicPem(key)).update(body).digest('base64url');
       expect(tokens.verify(`${body}.${signature}`)).toBeNull();
     });
 
-    it('a valid ES256 signature under a header that names another algorithm', () => {
-      const token = tokens.mint(session);
+    it('a valid ES256 signature under a header that names another algorithm', async () => {
+      const token = await tokens.mint(session);
       const [, payload, signature] = token.split('.');
       const header = b64({ alg: 'ES384', typ: 'JWT', kid: tokens.keys.signingKid });
       expect(tokens.verify(`${header}.${payload}.${signature}`)).toBeNull();
     });
 
-    it('an expired token', () => {
-      const token = tokens.mint({ ...session, lifetimeSeconds: 60 });
+    it('an expired token', async () => {
+      const token = await tokens.mint({ ...session, lifetimeSeconds: 60 });
       const now = Date.now();
       jest.spyOn(Date, 'now').mockReturnValue(now + 61_000);
       expect(tokens.verify(token)).toBeNull();
@@ -195,9 +198,9 @@ describe('TokenService', () => {
       expect(tokens.verify(token)).not.toBeNull();
     });
 
-    it('another issuer or audience', () => {
-      expect(tokens.verify(service({ key, env: { JWT_ISSUER: 'other' } }).mint(session))).toBeNull();
-      expect(tokens.verify(service({ key, env: { JWT_AUDIENCE: 'other' } }).mint(session))).toBeNull();
+    it('another issuer or audience', async () => {
+      expect(tokens.verify(await service({ key, env: { JWT_ISSUER: 'other' } }).mint(session))).toBeNull();
+      expect(tokens.verify(await service({ key, env: { JWT_AUDIENCE: 'other' } }).mint(session))).toBeNull();
     });
 
     it.each([
@@ -208,8 +211,8 @@ describe('TokenService', () => {
       ['an access token without an akid', { token_use: 'access' }],
       ['an access token with a non-UUID akid', { token_use: 'access', akid: 'k1' }],
       ['no jti', { jti: undefined }],
-    ])('well-signed claims with %s', (_name, change) => {
-      const { payload } = parts(tokens.mint(session));
+    ])('well-signed claims with %s', async (_name, change) => {
+      const { payload } = parts(await tokens.mint(session));
       const forged = jwt.sign({ ...payload, ...change }, key, { algorithm: 'ES256', keyid: tokens.keys.signingKid });
       expect(tokens.verify(forged)).toBeNull();
     });
@@ -247,9 +250,9 @@ describe('SigningKeys', () => {
     };
     afterEach(() => jest.restoreAllMocks());
 
-    it("verifies a token's signature once and still refuses it once it has expired", () => {
+    it("verifies a token's signature once and still refuses it once it has expired", async () => {
       const local = service({ key });
-      const token = local.mint({ ...access, lifetimeSeconds: 60 });
+      const token = await local.mint({ ...access, lifetimeSeconds: 60 });
       const verify = jest.spyOn(JwtService.prototype, 'verify');
       const first = local.verify(token);
       const second = local.verify(token);
@@ -263,9 +266,9 @@ describe('SigningKeys', () => {
       expect(local.verify(token)).toBeNull();
     });
 
-    it('never remembers a token that failed', () => {
+    it('never remembers a token that failed', async () => {
       const local = service({ key });
-      const token = local.mint(access);
+      const token = await local.mint(access);
       const tampered = `${token.slice(0, -2)}${token.endsWith('A') ? 'BB' : 'AA'}`;
       const verify = jest.spyOn(JwtService.prototype, 'verify');
       expect(local.verify(tampered)).toBeNull();

@@ -69,7 +69,8 @@ export class TokenService {
     this.audience = config.jwt.audience;
   }
 
-  mint(request: MintRequest): string {
+  /** A new signed token; the signature is computed off the event loop (JwtSigner). */
+  mint(request: MintRequest): Promise<string> {
     const iat = Math.floor(Date.now() / 1000);
     const claims: TokenClaims = {
       iss: this.issuer,

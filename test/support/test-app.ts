@@ -114,7 +114,7 @@ export class TestApp {
     const user = await identity.ensureUser(email);
     const role = options.role ?? 'admin';
     await identity.setRole(organization.id, user.id, role);
-    const token = this.app.get(TokenService).mint({
+    const token = await this.app.get(TokenService).mint({
       userId: user.id,
       organizationId: organization.id,
       lifetimeSeconds: options.ttl ?? 3600,
