@@ -10,6 +10,8 @@ import { InjectConfig, InjectSecrets } from '../config/config.module';
 import { Statement, toDate } from '../database/statement';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { IdentityService, MembershipAccess, MembershipColumns } from '../identity/identity.service';
+import type { Role } from '../identity/roles';
 import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
 import { ApiKey, ApiKeyStatus } from './api-key.entity';
 import { LastUsedRecorder } from './last-used.recorder';
@@ -40,6 +42,21 @@ export class ExchangeRefused extends AppError {
   }
 }
 
+/** An ACTIVE key whose secret matched, with its owner's membership (null when no longer a member). */
+export interface AuthenticatedKey {
+  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>;
+  access: MembershipAccess | null;
+}
+
+/** What the exchange reads of a key: no label, no timestamps (PostgreSQL parses each into a Date). */
+interface CredentialRow extends MembershipColumns {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  secret_hash: string;
+  status: ApiKeyStatus;
+}
+
 export interface ListKeysQuery {
   page: number;
   limit: number;
@@ -51,9 +68,9 @@ export class ApiKeysService {
   readonly codec: ApiKeyCodec;
   private readonly hasher: SecretHasher;
   // The hot paths (POST /v1/token, every access-token request, GET by id) run fixed statements.
-  private readonly byId: Statement<ApiKeyRow>;
+  private readonly credentialById: Statement<CredentialRow>;
   private readonly byOwner: Statement<ApiKeyRow>;
-  private readonly statusByOwner: Statement<{ status: string }>;
+  private readonly standingByOwner: Statement<{ status: string } & MembershipColumns>;
   private readonly listActive: ListStatements;
   private readonly listAll: ListStatements;
 
@@ -61,23 +78,32 @@ export class ApiKeysService {
     @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
     private readonly lastUsed: LastUsedRecorder,
     private readonly audit: AuditService,
+    private readonly identity: IdentityService,
     @InjectConfig() config: AppConfiguration,
     @InjectSecrets() secrets: Secrets,
   ) {
     this.codec = new ApiKeyCodec(config.apiKeys.environment);
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
     const dataSource = apiKeys.manager.connection;
-    this.byId = new Statement(dataSource, `SELECT ${COLUMNS} FROM api_keys WHERE id = $1`);
+    // The exchange and every access-token request read the key and its owner's membership in one query.
+    const access = identity.membershipJoin('k.organization_id', 'k.user_id', { tokenLifetime: true });
+    this.credentialById = new Statement(
+      dataSource,
+      `SELECT k.id AS id, k.organization_id AS organization_id, k.user_id AS user_id, k.secret_hash AS secret_hash,
+       k.status AS status, ${access.columns} FROM api_keys k ${access.joins} WHERE k.id = $1`,
+    );
+    const role = identity.membershipJoin('k.organization_id', 'k.user_id');
+    this.standingByOwner = new Statement(
+      dataSource,
+      `SELECT k.status AS status, ${role.columns} FROM api_keys k ${role.joins}
+       WHERE k.id = $1 AND k.user_id = $2 AND k.organization_id = $3`,
+    );
     this.byOwner = new Statement(
       dataSource,
       `SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3`,
     );
     this.listActive = listStatements(dataSource, "AND status = 'ACTIVE'");
     this.listAll = listStatements(dataSource, '');
-    this.statusByOwner = new Statement(
-      dataSource,
-      'SELECT status FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3',
-    );
   }
 
   /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
@@ -157,21 +183,26 @@ export class ApiKeysService {
   /**
    * POST /v1/token steps 4-5 (DESIGN.md section 2): unknown id or wrong secret -> invalid
    * credentials; right secret of a revoked key -> revoked. The secret is compared in constant time.
+   * The owner's membership comes back from the same query, for step 6 (the caller's to judge).
    */
-  async authenticate(parsed: ParsedApiKey): Promise<ApiKey> {
-    const row = await this.byId.first([parsed.keyId]);
-    const key = row === undefined ? null : fromRow(row);
-    if (key === null || !this.hasher.matches(parsed.secret, key.secretHash)) {
+  async authenticate(parsed: ParsedApiKey): Promise<AuthenticatedKey> {
+    const row = await this.credentialById.first([parsed.keyId]);
+    if (row === undefined || !this.hasher.matches(parsed.secret, row.secret_hash)) {
       throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
-    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, key);
-    return key;
+    const key = { id: row.id, organizationId: row.organization_id, userId: row.user_id };
+    if (row.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, key);
+    return { key, access: this.identity.memberAccess(row) };
   }
 
-  /** Whether access tokens minted from this key may still be used (checked on every request). */
-  async isActive(id: string, owner: KeyOwner): Promise<boolean> {
-    const row = await this.statusByOwner.first([id, owner.userId, owner.organizationId]);
-    return row?.status === 'ACTIVE';
+  /**
+   * For a request with an access token minted from this key (every one of them, so that a
+   * revocation or a role change applies at once): the owner's current role while the key is ACTIVE
+   * and the owner still a member of its organization, else null. One query.
+   */
+  async roleThroughActiveKey(id: string, owner: KeyOwner): Promise<Role | null> {
+    const row = await this.standingByOwner.first([id, owner.userId, owner.organizationId]);
+    return row?.status === 'ACTIVE' ? row.member_role : null;
   }
 
   recordUse(id: string): void {

@@ -4,7 +4,6 @@ import { ApiKeysService, ExchangeRefused } from '../api-keys/api-keys.service';
 import { AuditService } from '../audit/audit.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { Messages } from '../common/errors';
-import { IdentityService } from '../identity/identity.service';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 
 declare module 'express-serve-static-core' {
@@ -23,7 +22,6 @@ declare module 'express-serve-static-core' {
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly apiKeys: ApiKeysService,
-    private readonly identity: IdentityService,
     private readonly limiter: TokenAttemptLimiter,
     private readonly audit: AuditService,
   ) {}
@@ -78,8 +76,7 @@ export class ApiKeyGuard implements CanActivate {
   /** Steps 3-6. */
   private async authenticate(parsed: ParsedApiKey | null): Promise<NonNullable<Request['apiKeyExchange']>> {
     if (parsed === null) throw new ExchangeRefused('malformed_key', Messages.apiKeyInvalid);
-    const key = await this.apiKeys.authenticate(parsed);
-    const access = await this.identity.access(key.organizationId, key.userId);
+    const { key, access } = await this.apiKeys.authenticate(parsed);
     if (access === null) throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, key);
     return {
       userId: key.userId,

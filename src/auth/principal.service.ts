@@ -22,11 +22,12 @@ export class PrincipalService {
     const claims = this.tokens.verify(token);
     if (claims === null) throw unauthenticatedBearer();
     const owner = { userId: claims.sub, organizationId: claims.org };
-    const [role, keyActive] = await Promise.all([
-      this.identity.role(claims.org, claims.sub),
-      claims.akid === undefined ? Promise.resolve(true) : this.apiKeys.isActive(claims.akid, owner),
-    ]);
-    if (role === null || !keyActive) throw unauthenticatedBearer();
+    // One query either way: an access token's key status comes with the membership.
+    const role =
+      claims.akid === undefined
+        ? await this.identity.role(claims.org, claims.sub)
+        : await this.apiKeys.roleThroughActiveKey(claims.akid, owner);
+    if (role === null) throw unauthenticatedBearer();
     return { ...owner, role, tokenUse: claims.token_use, apiKeyId: claims.akid };
   }
 }

@@ -20,6 +20,18 @@ export interface MembershipAccess {
   accessTokenLifetime: number;
 }
 
+/** Columns and joins that another module's statement takes in (see IdentityService.membershipJoin). */
+export interface MembershipJoin {
+  columns: string;
+  joins: string;
+}
+
+/** The columns a MembershipJoin adds to a row. */
+export interface MembershipColumns {
+  member_role: Role | null;
+  member_token_lifetime?: number | string | null;
+}
+
 export class IdentityError extends AppError {
   constructor(message: string) {
     super(ErrorCode.NOT_FOUND, message);
@@ -52,6 +64,35 @@ export class IdentityService {
       dataSource,
       'SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2',
     );
+  }
+
+  /**
+   * The membership half of another module's hot-path statement, so that a step that needs a key
+   * and its owner's membership reads both in one query (DESIGN.md section 5: on PostgreSQL every
+   * query is a round trip). Left-joins the membership of the user in column `userColumn` in the
+   * organization in column `organizationColumn`, as the column `member_role` (null when not a
+   * member) and, with `tokenLifetime`, the organization's `member_token_lifetime`. The SQL on
+   * these tables stays in this module; memberAccess() reads the columns back.
+   */
+  membershipJoin(
+    organizationColumn: string,
+    userColumn: string,
+    options: { tokenLifetime?: boolean } = {},
+  ): MembershipJoin {
+    const membership = `LEFT JOIN memberships gh_m ON gh_m.organization_id = ${organizationColumn} AND gh_m.user_id = ${userColumn}`;
+    if (options.tokenLifetime !== true) return { columns: 'gh_m.role AS member_role', joins: membership };
+    return {
+      columns: 'gh_m.role AS member_role, gh_o.access_token_lifetime AS member_token_lifetime',
+      joins: `${membership} LEFT JOIN organizations gh_o ON gh_o.id = gh_m.organization_id`,
+    };
+  }
+
+  /** Role and token lifetime from a row read with membershipJoin(..., { tokenLifetime: true }). */
+  memberAccess(row: MembershipColumns): MembershipAccess | null {
+    if (row.member_role === null || row.member_token_lifetime === null || row.member_token_lifetime === undefined) {
+      return null;
+    }
+    return { role: row.member_role, accessTokenLifetime: Number(row.member_token_lifetime) };
   }
 
   /** Role and token lifetime of the user in the organization, or null when not a member. */
