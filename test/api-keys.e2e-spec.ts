@@ -356,6 +356,31 @@ describe('/v1/user-api-keys', () => {
       const response = await t.http().get(`/v1/user-api-keys/${randomUUID()}`).set(bearer(user.token));
       expectError(response, 404, 'NOT_FOUND', 'api key not found');
     });
+
+    it("answers many reads made at the same time each with its own key, or 404 when it is not the caller's", async () => {
+      // On PostgreSQL, lookups made together go to the database as one query: each answer must
+      // still be the caller's own key, and never a key of someone else in the same batch.
+      const [alice, bob] = [await t.user(), await t.user()];
+      const mine = await Promise.all(Array.from({ length: 8 }, (_, i) => t.createKey(alice, `a${i}`)));
+      const theirs = await Promise.all(Array.from({ length: 4 }, (_, i) => t.createKey(bob, `b${i}`)));
+      const reads = [
+        ...mine.map((key) => ({ id: key.id, expected: key.id })),
+        ...theirs.map((key) => ({ id: key.id, expected: null })),
+        ...Array.from({ length: 4 }, () => ({ id: randomUUID(), expected: null })),
+        ...mine.map((key) => ({ id: key.id, expected: key.id })),
+      ];
+      const responses = await Promise.all(
+        reads.map(({ id }) => t.http().get(`/v1/user-api-keys/${id}`).set(bearer(alice.token))),
+      );
+      responses.forEach((response, i) => {
+        if (reads[i].expected === null) expectError(response, 404, 'NOT_FOUND', 'api key not found');
+        else
+          expect({ status: response.status, id: response.body.api_key.id }).toEqual({
+            status: 200,
+            id: reads[i].expected,
+          });
+      });
+    });
   });
 
   describe('DELETE /:id (revoke)', () => {

@@ -7,7 +7,7 @@ import type { RequestContext } from '../audit/request-context';
 import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages, notFound } from '../common/errors';
 import { Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
-import { Statement, toDate } from '../database/statement';
+import { IdLookup, Statement, toDate } from '../database/statement';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
 import { IdentityService, MembershipAccess, MembershipColumns } from '../identity/identity.service';
@@ -68,9 +68,9 @@ export class ApiKeysService {
   readonly codec: ApiKeyCodec;
   private readonly hasher: SecretHasher;
   // The hot paths (POST /v1/token, every access-token request, GET by id) run fixed statements.
-  private readonly credentialById: Statement<CredentialRow>;
-  private readonly byOwner: Statement<ApiKeyRow>;
-  private readonly standingByOwner: Statement<{ status: string } & MembershipColumns>;
+  private readonly credentialById: IdLookup<CredentialRow>;
+  private readonly byId: IdLookup<ApiKeyRow>;
+  private readonly standingById: IdLookup<StandingRow>;
   private readonly listActive: ListStatements;
   private readonly listAll: ListStatements;
 
@@ -85,23 +85,24 @@ export class ApiKeysService {
     this.codec = new ApiKeyCodec(config.apiKeys.environment);
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
     const dataSource = apiKeys.manager.connection;
-    // The exchange and every access-token request read the key and its owner's membership in one query.
+    // The hot paths look keys up by id only (batched on PostgreSQL, see IdLookup); the owner check
+    // is made on the row. The exchange and every access-token request read the owner's membership
+    // in the same query.
     const access = identity.membershipJoin('k.organization_id', 'k.user_id', { tokenLifetime: true });
-    this.credentialById = new Statement(
+    this.credentialById = new IdLookup(
       dataSource,
       `SELECT k.id AS id, k.organization_id AS organization_id, k.user_id AS user_id, k.secret_hash AS secret_hash,
-       k.status AS status, ${access.columns} FROM api_keys k ${access.joins} WHERE k.id = $1`,
+       k.status AS status, ${access.columns} FROM api_keys k ${access.joins}`,
+      'k.id',
     );
     const role = identity.membershipJoin('k.organization_id', 'k.user_id');
-    this.standingByOwner = new Statement(
+    this.standingById = new IdLookup(
       dataSource,
-      `SELECT k.status AS status, ${role.columns} FROM api_keys k ${role.joins}
-       WHERE k.id = $1 AND k.user_id = $2 AND k.organization_id = $3`,
+      `SELECT k.id AS id, k.organization_id AS organization_id, k.user_id AS user_id, k.status AS status,
+       ${role.columns} FROM api_keys k ${role.joins}`,
+      'k.id',
     );
-    this.byOwner = new Statement(
-      dataSource,
-      `SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND user_id = $2 AND organization_id = $3`,
-    );
+    this.byId = new IdLookup(dataSource, `SELECT ${COLUMNS} FROM api_keys`, 'id');
     this.listActive = listStatements(dataSource, "AND status = 'ACTIVE'");
     this.listAll = listStatements(dataSource, '');
   }
@@ -151,8 +152,8 @@ export class ApiKeysService {
 
   /** The caller's own key; someone else's is "not found", never "forbidden". */
   async get(owner: KeyOwner, id: string): Promise<ApiKey> {
-    const row = await this.byOwner.first([id, owner.userId, owner.organizationId]);
-    if (row === undefined) throw notFound(Messages.apiKeyNotFound);
+    const row = await this.byId.find(id);
+    if (row === undefined || !ownedBy(row, owner)) throw notFound(Messages.apiKeyNotFound);
     return this.withPendingUse(fromRow(row));
   }
 
@@ -186,7 +187,7 @@ export class ApiKeysService {
    * The owner's membership comes back from the same query, for step 6 (the caller's to judge).
    */
   async authenticate(parsed: ParsedApiKey): Promise<AuthenticatedKey> {
-    const row = await this.credentialById.first([parsed.keyId]);
+    const row = await this.credentialById.find(parsed.keyId);
     if (row === undefined || !this.hasher.matches(parsed.secret, row.secret_hash)) {
       throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
@@ -201,8 +202,8 @@ export class ApiKeysService {
    * and the owner still a member of its organization, else null. One query.
    */
   async roleThroughActiveKey(id: string, owner: KeyOwner): Promise<Role | null> {
-    const row = await this.standingByOwner.first([id, owner.userId, owner.organizationId]);
-    return row?.status === 'ACTIVE' ? row.member_role : null;
+    const row = await this.standingById.find(id);
+    return row !== undefined && ownedBy(row, owner) && row.status === 'ACTIVE' ? row.member_role : null;
   }
 
   recordUse(id: string): void {
@@ -222,6 +223,18 @@ export class ApiKeysService {
 
 const COLUMNS =
   'id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, last_used_at, revoked_at';
+
+/** What an access-token request reads of the key it was minted from. */
+interface StandingRow extends MembershipColumns {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: ApiKeyStatus;
+}
+
+function ownedBy(row: { user_id: string; organization_id: string }, owner: KeyOwner): boolean {
+  return row.user_id === owner.userId && row.organization_id === owner.organizationId;
+}
 
 interface ApiKeyRow {
   id: string;
