@@ -322,6 +322,42 @@ describe('POST /v1/token when signing fails', () => {
 });
 
 describe('last_used_at across instances', () => {
+  it('one flush writes every pending key, and never moves a stored time backwards', async () => {
+    const database = createTestDatabase();
+    const writer = await createTestApp({ database });
+    const reader = await createTestApp({ database });
+    try {
+      const user = await writer.user();
+      const used = [await writer.createKey(user), await writer.createKey(user), await writer.createKey(user)];
+      const unused = await writer.createKey(user);
+      const lastUsed = async (app: TestApp, id: string) =>
+        (await app.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200)).body.api_key
+          .last_used_at as string | null;
+
+      for (const key of used) await writer.exchange(key.value);
+      const recorder = writer.get(LastUsedRecorder);
+      await recorder.flush();
+      for (const key of used) {
+        const stored = await lastUsed(reader, key.id);
+        expect(stored).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        expect(stored).toBe(await lastUsed(writer, key.id));
+      }
+      expect(await lastUsed(reader, unused.id)).toBeNull();
+
+      // An older use that reaches the database after a newer one (two instances) does not win.
+      const newer = (await lastUsed(reader, used[0].id))!;
+      recorder.record(used[0].id, new Date(Date.parse(newer) - 60_000));
+      recorder.record(used[1].id, new Date(Date.parse(newer) + 60_000));
+      await recorder.flush();
+      expect(await lastUsed(reader, used[0].id)).toBe(newer);
+      expect(await lastUsed(reader, used[1].id)).toBe(new Date(Date.parse(newer) + 60_000).toISOString());
+    } finally {
+      await writer.close();
+      await reader.close();
+      await database.drop();
+    }
+  });
+
   it('is written to the database: by the periodic flush, and at shutdown', async () => {
     const database = createTestDatabase();
     const first = await createTestApp({ database });
