@@ -229,26 +229,50 @@ async function main(): Promise<void> {
   try {
     await startServer();
     const session = { Authorization: `Bearer ${bootstrap.session_token}`, 'Content-Type': 'application/json' };
-    const created = await json<{ api_key: { id: string }; opaque_key: string }>(
-      await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: '{"label":"bench"}' }),
-    );
-    for (let i = 1; i < SMALL_KEYS; i += 1) {
-      await json(
+    // Every key is a client of its own: the scenarios below go round all of them, one request after
+    // another, as many clients with their own keys and tokens would (no single hot row or token).
+    const clients: Array<{ keyId: string; apiKey: string; accessToken: string }> = [];
+    for (let i = 0; i < SMALL_KEYS; i += 1) {
+      const created = await json<{ api_key: { id: string }; opaque_key: string }>(
         await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }),
       );
+      const { access_token } = await json<{ access_token: string }>(
+        await fetch(`${base}/v1/token`, { method: 'POST', headers: { Authorization: `ApiKey ${created.opaque_key}` } }),
+      );
+      clients.push({ keyId: created.api_key.id, apiKey: created.opaque_key, accessToken: access_token });
     }
-    const apiKeyHeader = { Authorization: `ApiKey ${created.opaque_key}` };
-    const { access_token } = await json<{ access_token: string }>(
-      await fetch(`${base}/v1/token`, { method: 'POST', headers: apiKeyHeader }),
-    );
-    const bearer = { Authorization: `Bearer ${access_token}` };
+    const roundRobin = (
+      method: 'GET' | 'POST',
+      request: (client: (typeof clients)[number]) => { path: string; authorization: string },
+    ): autocannon.Options => {
+      let next = 0;
+      return {
+        url: base,
+        requests: [
+          {
+            method,
+            setupRequest: (req: autocannon.Request) => {
+              const { path, authorization } = request(clients[next]);
+              next = (next + 1) % clients.length;
+              return { ...req, path, headers: { ...req.headers, authorization } };
+            },
+          },
+        ],
+      };
+    };
 
     const warm = (options: autocannon.Options): Promise<unknown> => run('warm-up', { ...options, duration: WARM_UP });
     const all: Array<[string, autocannon.Options]> = [
       [`(a) GET ${BASELINE_PATH}`, { url: `${base}${BASELINE_PATH}` }],
-      ['(b) POST /v1/token', { url: `${base}/v1/token`, method: 'POST', headers: apiKeyHeader }],
-      ['(c) GET /v1/user-api-keys/{id}', { url: `${base}/v1/user-api-keys/${created.api_key.id}`, headers: bearer }],
-      ['(d) GET /v1/user-api-keys', { url: `${base}/v1/user-api-keys`, headers: bearer }],
+      ['(b) POST /v1/token', roundRobin('POST', (c) => ({ path: '/v1/token', authorization: `ApiKey ${c.apiKey}` }))],
+      [
+        '(c) GET /v1/user-api-keys/{id}',
+        roundRobin('GET', (c) => ({ path: `/v1/user-api-keys/${c.keyId}`, authorization: `Bearer ${c.accessToken}` })),
+      ],
+      [
+        '(d) GET /v1/user-api-keys',
+        roundRobin('GET', (c) => ({ path: '/v1/user-api-keys', authorization: `Bearer ${c.accessToken}` })),
+      ],
     ];
     const scenarios = all.filter(([name]) => ONLY.includes(name[1]));
     for (const [, options] of scenarios) await warm(options);
