@@ -48,8 +48,11 @@ export interface AuthenticatedKey {
   access: MembershipAccess | null;
 }
 
-/** What the exchange reads of a key: no label, no timestamps (PostgreSQL parses each into a Date). */
-interface CredentialRow extends MembershipColumns {
+/**
+ * What the hot paths (the exchange, every access-token request) read of a key, with its owner's
+ * membership: no label, no timestamps (PostgreSQL parses each into a Date).
+ */
+interface KeyMembershipRow extends MembershipColumns {
   id: string;
   organization_id: string;
   user_id: string;
@@ -68,9 +71,8 @@ export class ApiKeysService {
   readonly codec: ApiKeyCodec;
   private readonly hasher: SecretHasher;
   // The hot paths (POST /v1/token, every access-token request, GET by id) run fixed statements.
-  private readonly credentialById: IdLookup<CredentialRow>;
+  private readonly withMembershipById: IdLookup<KeyMembershipRow>;
   private readonly byId: IdLookup<ApiKeyRow>;
-  private readonly standingById: IdLookup<StandingRow>;
   private readonly listActive: ListStatements;
   private readonly listAll: ListStatements;
 
@@ -88,18 +90,11 @@ export class ApiKeysService {
     // The hot paths look keys up by id only (batched on PostgreSQL, see IdLookup); the owner check
     // is made on the row. The exchange and every access-token request read the owner's membership
     // in the same query.
-    const access = identity.membershipJoin('k.organization_id', 'k.user_id', { tokenLifetime: true });
-    this.credentialById = new IdLookup(
+    const membership = identity.membershipJoin('k.organization_id', 'k.user_id');
+    this.withMembershipById = new IdLookup(
       dataSource,
       `SELECT k.id AS id, k.organization_id AS organization_id, k.user_id AS user_id, k.secret_hash AS secret_hash,
-       k.status AS status, ${access.columns} FROM api_keys k ${access.joins}`,
-      'k.id',
-    );
-    const role = identity.membershipJoin('k.organization_id', 'k.user_id');
-    this.standingById = new IdLookup(
-      dataSource,
-      `SELECT k.id AS id, k.organization_id AS organization_id, k.user_id AS user_id, k.status AS status,
-       ${role.columns} FROM api_keys k ${role.joins}`,
+       k.status AS status, ${membership.columns} FROM api_keys k ${membership.joins}`,
       'k.id',
     );
     this.byId = new IdLookup(dataSource, `SELECT ${COLUMNS} FROM api_keys`, 'id');
@@ -187,7 +182,7 @@ export class ApiKeysService {
    * The owner's membership comes back from the same query, for step 6 (the caller's to judge).
    */
   async authenticate(parsed: ParsedApiKey): Promise<AuthenticatedKey> {
-    const row = await this.credentialById.find(parsed.keyId);
+    const row = await this.withMembershipById.find(parsed.keyId);
     if (row === undefined || !this.hasher.matches(parsed.secret, row.secret_hash)) {
       throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
@@ -202,8 +197,9 @@ export class ApiKeysService {
    * and the owner still a member of its organization, else null. One query.
    */
   async roleThroughActiveKey(id: string, owner: KeyOwner): Promise<Role | null> {
-    const row = await this.standingById.find(id);
-    return row !== undefined && ownedBy(row, owner) && row.status === 'ACTIVE' ? row.member_role : null;
+    const row = await this.withMembershipById.find(id);
+    if (row === undefined || !ownedBy(row, owner) || row.status !== 'ACTIVE') return null;
+    return this.identity.memberAccess(row)?.role ?? null;
   }
 
   recordUse(id: string): void {
@@ -223,14 +219,6 @@ export class ApiKeysService {
 
 const COLUMNS =
   'id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, last_used_at, revoked_at';
-
-/** What an access-token request reads of the key it was minted from. */
-interface StandingRow extends MembershipColumns {
-  id: string;
-  organization_id: string;
-  user_id: string;
-  status: ApiKeyStatus;
-}
 
 function ownedBy(row: { user_id: string; organization_id: string }, owner: KeyOwner): boolean {
   return row.user_id === owner.userId && row.organization_id === owner.organizationId;

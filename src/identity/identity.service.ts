@@ -29,7 +29,7 @@ export interface MembershipJoin {
 /** The columns a MembershipJoin adds to a row. */
 export interface MembershipColumns {
   member_role: Role | null;
-  member_token_lifetime?: number | string | null;
+  member_token_lifetime: number | string | null;
 }
 
 export class IdentityError extends AppError {
@@ -70,28 +70,21 @@ export class IdentityService {
    * The membership half of another module's hot-path statement, so that a step that needs a key
    * and its owner's membership reads both in one query (DESIGN.md section 5: on PostgreSQL every
    * query is a round trip). Left-joins the membership of the user in column `userColumn` in the
-   * organization in column `organizationColumn`, as the column `member_role` (null when not a
-   * member) and, with `tokenLifetime`, the organization's `member_token_lifetime`. The SQL on
-   * these tables stays in this module; memberAccess() reads the columns back.
+   * organization in column `organizationColumn`, as the columns `member_role` and
+   * `member_token_lifetime` (both null when not a member). The SQL on these tables stays in this
+   * module; memberAccess() reads the columns back.
    */
-  membershipJoin(
-    organizationColumn: string,
-    userColumn: string,
-    options: { tokenLifetime?: boolean } = {},
-  ): MembershipJoin {
-    const membership = `LEFT JOIN memberships gh_m ON gh_m.organization_id = ${organizationColumn} AND gh_m.user_id = ${userColumn}`;
-    if (options.tokenLifetime !== true) return { columns: 'gh_m.role AS member_role', joins: membership };
+  membershipJoin(organizationColumn: string, userColumn: string): MembershipJoin {
     return {
       columns: 'gh_m.role AS member_role, gh_o.access_token_lifetime AS member_token_lifetime',
-      joins: `${membership} LEFT JOIN organizations gh_o ON gh_o.id = gh_m.organization_id`,
+      joins: `LEFT JOIN memberships gh_m ON gh_m.organization_id = ${organizationColumn} AND gh_m.user_id = ${userColumn}
+       LEFT JOIN organizations gh_o ON gh_o.id = gh_m.organization_id`,
     };
   }
 
-  /** Role and token lifetime from a row read with membershipJoin(..., { tokenLifetime: true }). */
+  /** Role and token lifetime from a row read with membershipJoin(), or null when not a member. */
   memberAccess(row: MembershipColumns): MembershipAccess | null {
-    if (row.member_role === null || row.member_token_lifetime === null || row.member_token_lifetime === undefined) {
-      return null;
-    }
+    if (row.member_role === null || row.member_token_lifetime === null) return null;
     return { role: row.member_role, accessTokenLifetime: Number(row.member_token_lifetime) };
   }
 
