@@ -36,13 +36,8 @@ export class Statement<Row> {
   }
 
   async rows(parameters: unknown[]): Promise<Row[]> {
-    const driver = this.dataSource.driver as unknown as { master?: PgPool; databaseConnection?: SqliteDatabase };
-    if (this.postgres) {
-      const result = await driver.master!.query({ name: this.name, text: this.text, values: parameters });
-      return result.rows as Row[];
-    }
-    this.prepared ??= driver.databaseConnection!.prepare(this.text);
-    return this.prepared.all(...parameters) as Row[];
+    if (this.postgres) return (await this.pool().query(this.config(parameters))).rows as Row[];
+    return this.sqlite().all(...parameters) as Row[];
   }
 
   async first(parameters: unknown[]): Promise<Row | undefined> {
@@ -51,13 +46,23 @@ export class Statement<Row> {
 
   /** Runs a statement that returns no rows (an UPDATE). */
   async execute(parameters: unknown[]): Promise<void> {
-    const driver = this.dataSource.driver as unknown as { master?: PgPool; databaseConnection?: SqliteDatabase };
-    if (this.postgres) {
-      await driver.master!.query({ name: this.name, text: this.text, values: parameters });
-      return;
-    }
-    this.prepared ??= driver.databaseConnection!.prepare(this.text);
-    this.prepared.run(...parameters);
+    if (this.postgres) await this.pool().query(this.config(parameters));
+    else this.sqlite().run(...parameters);
+  }
+
+  private config(values: unknown[]): { name: string; text: string; values: unknown[] } {
+    return { name: this.name, text: this.text, values };
+  }
+
+  private pool(): PgPool {
+    return (this.dataSource.driver as unknown as { master: PgPool }).master;
+  }
+
+  private sqlite(): SqliteStatement {
+    this.prepared ??= (
+      this.dataSource.driver as unknown as { databaseConnection: SqliteDatabase }
+    ).databaseConnection.prepare(this.text);
+    return this.prepared;
   }
 }
 
@@ -68,7 +73,7 @@ export function toDate(value: Date | string): Date {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Most ids one batched PostgreSQL lookup asks for; more wait for the next query. */
+/** Most ids one batched PostgreSQL query asks for; a larger batch is sent as several queries. */
 const MAX_BATCH = 256;
 
 interface Waiter<Row> {
@@ -91,8 +96,8 @@ interface Waiter<Row> {
 export class IdLookup<Row extends { id: string }> {
   private readonly single: Statement<Row> | undefined;
   private readonly batched: Statement<Row> | undefined;
+  /** Lookups waiting for the next query; a flush is scheduled whenever this is not empty. */
   private pending = new Map<string, Array<Waiter<Row>>>();
-  private scheduled = false;
 
   constructor(dataSource: DataSource, select: string, idColumn: string) {
     if (dataSource.options.type === 'postgres') {
@@ -108,34 +113,28 @@ export class IdLookup<Row extends { id: string }> {
     if (!UUID.test(id)) return Promise.resolve(undefined);
     const key = id.toLowerCase();
     return new Promise((resolve, reject) => {
+      if (this.pending.size === 0) setImmediate(() => this.flush());
       const waiters = this.pending.get(key);
       if (waiters === undefined) this.pending.set(key, [{ resolve, reject }]);
       else waiters.push({ resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
     });
   }
 
   private flush(): void {
-    this.scheduled = false;
-    while (this.pending.size > 0) {
-      let batch = this.pending;
-      if (batch.size > MAX_BATCH) {
-        batch = new Map([...this.pending].slice(0, MAX_BATCH));
-        for (const key of batch.keys()) this.pending.delete(key);
-      } else {
-        this.pending = new Map();
-      }
-      this.batched!.rows([[...batch.keys()]]).then(
+    const batch = this.pending;
+    this.pending = new Map();
+    const ids = [...batch.keys()];
+    for (let start = 0; start < ids.length; start += MAX_BATCH) {
+      const chunk = ids.slice(start, start + MAX_BATCH);
+      const settle = (answer: (waiter: Waiter<Row>, id: string) => void): void => {
+        for (const id of chunk) for (const waiter of batch.get(id)!) answer(waiter, id);
+      };
+      this.batched!.rows([chunk]).then(
         (rows) => {
           const byId = new Map(rows.map((row) => [row.id.toLowerCase(), row]));
-          for (const [key, waiters] of batch) for (const waiter of waiters) waiter.resolve(byId.get(key));
+          settle((waiter, id) => waiter.resolve(byId.get(id)));
         },
-        (error: unknown) => {
-          for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
-        },
+        (error: unknown) => settle((waiter) => waiter.reject(error)),
       );
     }
   }
