@@ -322,6 +322,11 @@ describe('POST /v1/token when signing fails', () => {
 });
 
 describe('last_used_at across instances', () => {
+  /** last_used_at of a key as GET /v1/user-api-keys/{id} on `app` shows it. */
+  const lastUsedAt = async (app: TestApp, token: string, id: string) =>
+    (await app.http().get(`/v1/user-api-keys/${id}`).set(bearer(token)).expect(200)).body.api_key.last_used_at as
+      string | null;
+
   it('one flush writes every pending key, and never moves a stored time backwards', async () => {
     const database = createTestDatabase();
     const writer = await createTestApp({ database });
@@ -330,9 +335,7 @@ describe('last_used_at across instances', () => {
       const user = await writer.user();
       const used = [await writer.createKey(user), await writer.createKey(user), await writer.createKey(user)];
       const unused = await writer.createKey(user);
-      const lastUsed = async (app: TestApp, id: string) =>
-        (await app.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200)).body.api_key
-          .last_used_at as string | null;
+      const lastUsed = (app: TestApp, id: string) => lastUsedAt(app, user.token, id);
 
       for (const key of used) await writer.exchange(key.value);
       const recorder = writer.get(LastUsedRecorder);
@@ -367,9 +370,7 @@ describe('last_used_at across instances', () => {
       const user = await first.user();
       const flushed = await first.createKey(user);
       const atShutdown = await first.createKey(user);
-      const lastUsed = async (app: TestApp, id: string) =>
-        (await app.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200)).body.api_key
-          .last_used_at as string | null;
+      const lastUsed = (app: TestApp, id: string) => lastUsedAt(app, user.token, id);
 
       await first.exchange(flushed.value);
       expect(await lastUsed(first, flushed.id)).not.toBeNull();
