@@ -1,10 +1,9 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { Statement } from '../database/statement';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
-import { ApiKey } from './api-key.entity';
 
 /** Keys one UPDATE statement writes at most. */
 const CHUNK = 500;
@@ -26,10 +25,9 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
   private readonly postgres: boolean;
 
   constructor(
-    @InjectRepository(ApiKey) apiKeys: Repository<ApiKey>,
+    @InjectDataSource() dataSource: DataSource,
     @InjectConfig() private readonly config: AppConfiguration,
   ) {
-    const dataSource = apiKeys.manager.connection;
     this.postgres = dataSource.options.type === 'postgres';
     // One parameter pair either way: ids and times as two arrays (PostgreSQL), or one JSON array of
     // [id, time] pairs (SQLite, whose timestamps are ISO-8601 text and compare as text).
