@@ -6,6 +6,7 @@ describe('JwtSigner', () => {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const publicKey = createPublicKey(privateKey);
   const signer = new JwtSigner();
+  afterAll(() => signer.onApplicationShutdown());
   const payload = { sub: 'u', iat: 1_800_000_000, exp: 4_000_000_000, iss: 'i', aud: 'a' };
 
   it('produces a compact ES256 JWS that jsonwebtoken verifies with the algorithm pinned', async () => {
@@ -30,5 +31,45 @@ describe('JwtSigner', () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
     const token = await signer.sign(payload, privateKey, 'k');
     expect(() => jwt.verify(token, other, { algorithms: ['ES256'] })).toThrow('invalid signature');
+  });
+
+  it('signs every token of a batch with its own payload, across several messages', async () => {
+    // 600 signatures asked for in one turn: three messages of at most 256 to the signing thread.
+    const tokens = await Promise.all(
+      Array.from({ length: 600 }, (_, index) => signer.sign({ ...payload, sub: `user-${index}` }, privateKey, 'k')),
+    );
+    tokens.forEach((token, index) => {
+      const verified = jwt.verify(token, publicKey, { algorithms: ['ES256'] }) as { sub: string };
+      expect(verified.sub).toBe(`user-${index}`);
+    });
+  });
+
+  it('refuses a signature its key cannot make without failing the others of its turn', async () => {
+    const ed25519 = generateKeyPairSync('ed25519').privateKey;
+    const [good, bad] = await Promise.allSettled([
+      signer.sign(payload, privateKey, 'k'),
+      signer.sign(payload, ed25519, 'k'),
+    ]);
+    expect(good.status).toBe('fulfilled');
+    expect(bad).toMatchObject({
+      status: 'rejected',
+      reason: expect.objectContaining({ message: expect.stringMatching(/^signing failed: /) }),
+    });
+  });
+
+  it('refuses what a stopped thread had, and the next signature starts a new thread', async () => {
+    const own = new JwtSigner();
+    await own.sign(payload, privateKey, 'k');
+    const pending = Array.from({ length: 1000 }, () => own.sign(payload, privateKey, 'k'));
+    await new Promise((resolve) => setImmediate(resolve)); // the batch has gone to the thread
+    await own.onApplicationShutdown();
+    const outcomes = await Promise.allSettled(pending);
+    const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    expect((refused[0]).reason).toEqual(new Error('the signing thread stopped (exit code 1)'));
+
+    const token = await own.sign(payload, privateKey, 'k');
+    expect(jwt.verify(token, publicKey, { algorithms: ['ES256'] })).toEqual(payload);
+    await own.onApplicationShutdown();
   });
 });
