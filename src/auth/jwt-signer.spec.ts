@@ -66,7 +66,7 @@ describe('JwtSigner', () => {
     const outcomes = await Promise.allSettled(pending);
     const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
     expect(refused.length).toBeGreaterThan(0);
-    expect((refused[0]).reason).toEqual(new Error('the signing thread stopped (exit code 1)'));
+    expect(refused[0].reason).toEqual(new Error('the signing thread stopped (exit code 1)'));
 
     const token = await own.sign(payload, privateKey, 'k');
     expect(jwt.verify(token, publicKey, { algorithms: ['ES256'] })).toEqual(payload);
