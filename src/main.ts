@@ -4,12 +4,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureHttp } from './common/http-setup';
+import { ExpressPlatform } from './common/http-platform';
 import { exitGracefullyOnSignals } from './common/shutdown.state';
 import { APP_CONFIG } from './config/config.module';
 import { AppConfiguration, ConfigurationError } from './config/configuration';
 
 async function bootstrap(): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), new ExpressPlatform(), {
     bodyParser: false,
     bufferLogs: true,
   });

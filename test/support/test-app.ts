@@ -13,6 +13,7 @@ import type { CreateApiKeyResponse } from '../../src/api-keys/dto/api-key.view';
 import { AppModule } from '../../src/app.module';
 import { TokenService } from '../../src/auth/token.service';
 import { configureHttp } from '../../src/common/http-setup';
+import { ExpressPlatform } from '../../src/common/http-platform';
 import { APP_CONFIG } from '../../src/config/config.module';
 import type { AppConfiguration, Environment } from '../../src/config/configuration';
 import { IdentityService } from '../../src/identity/identity.service';
@@ -159,7 +160,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   if (options.override !== undefined) builder = options.override(builder);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, bufferLogs: true });
+  const app = moduleRef.createNestApplication(new ExpressPlatform(), { bodyParser: false, bufferLogs: true });
   app.useLogger(app.get(Logger));
   configureHttp(app, app.get<AppConfiguration>(APP_CONFIG));
   await app.init();
