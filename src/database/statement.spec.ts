@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import { IdLookup } from './statement';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { BatchingThread } from '../common/batching-thread';
+import { closeSqliteReads, IdLookup } from './statement';
 
 interface Call {
   name: string;
@@ -78,5 +82,67 @@ describe('IdLookup on PostgreSQL', () => {
       { status: 'rejected', reason: failure },
       { status: 'rejected', reason: failure },
     ]);
+  });
+});
+
+describe('IdLookup on SQLite (a file)', () => {
+  let dir: string;
+  let dataSource: DataSource;
+  const rows = Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), value: `v${i}` }));
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-idlookup-'));
+    dataSource = await new DataSource({
+      type: 'better-sqlite3',
+      database: join(dir, 'db.sqlite'),
+      enableWAL: true,
+    }).initialize();
+    await dataSource.query('CREATE TABLE t (id varchar(36) PRIMARY KEY, value text)');
+    for (const row of rows) await dataSource.query('INSERT INTO t VALUES (?, ?)', [row.id, row.value]);
+  });
+
+  afterAll(async () => {
+    await closeSqliteReads(dataSource);
+    await dataSource.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('reads on the read thread, the lookups of one turn in one query, each caller its row', async () => {
+    const run = jest.spyOn(BatchingThread.prototype, 'run');
+    const lookup = new IdLookup<{ id: string; value: string }>(dataSource, 'SELECT id, value FROM t', 'id');
+    const unknown = randomUUID();
+    const found = await Promise.all([
+      lookup.find(rows[0].id),
+      lookup.find(rows[1].id.toUpperCase()),
+      lookup.find(unknown),
+      lookup.find('not-a-uuid'),
+      lookup.find(rows[0].id),
+    ]);
+    expect(found.map((row) => row?.value)).toEqual(['v0', 'v1', undefined, undefined, 'v0']);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(run).toHaveBeenCalledWith({
+      sql: 'SELECT id, value FROM t WHERE id IN (SELECT value FROM json_each(?))',
+      parameters: [JSON.stringify([rows[0].id, rows[1].id, unknown])],
+    });
+  });
+
+  it('sees what the application connection committed before the lookup, and no longer what it deleted', async () => {
+    const lookup = new IdLookup<{ id: string; value: string }>(dataSource, 'SELECT id, value FROM t', 'id');
+    const id = randomUUID();
+    expect(await lookup.find(id)).toBeUndefined();
+    await dataSource.query('INSERT INTO t VALUES (?, ?)', [id, 'new']);
+    expect(await lookup.find(id)).toEqual({ id, value: 'new' });
+    await dataSource.query('DELETE FROM t WHERE id = ?', [id]);
+    expect(await lookup.find(id)).toBeUndefined();
+  });
+
+  it("rejects the lookups of a failed query with the driver's message and code", async () => {
+    const lookup = new IdLookup<{ id: string }>(dataSource, 'SELECT id FROM missing', 'id');
+    await expect(lookup.find(rows[0].id)).rejects.toMatchObject({
+      message: expect.stringContaining('no such table: missing'),
+      code: 'SQLITE_ERROR',
+    });
   });
 });
