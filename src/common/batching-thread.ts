@@ -33,6 +33,7 @@ export class BatchingThread<Item, Result> {
   private readonly inFlight = new Map<number, { worker: Worker; waiting: Array<Pending<Result>> }>();
   private worker: Worker | undefined;
   private nextBatch = 0;
+  private scheduled = false;
 
   constructor(
     private readonly name: string,
@@ -42,8 +43,8 @@ export class BatchingThread<Item, Result> {
 
   run(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
-      if (this.queued.length === 0) setImmediate(() => this.flush());
       this.queued.push({ item, resolve, reject });
+      this.schedule();
     });
   }
 
@@ -56,6 +57,21 @@ export class BatchingThread<Item, Result> {
     const worker = this.worker;
     this.worker = undefined;
     if (worker !== undefined) await worker.terminate();
+  }
+
+  /**
+   * Sends what is queued at the end of this event-loop turn, unless the thread still owes an
+   * answer: then it is sent when that answer arrives. Under load one batch is always in flight and
+   * the next one gathers everything asked for meanwhile (a thread woken once per batch, not per item).
+   */
+  private schedule(): void {
+    if (this.scheduled || this.queued.length === 0) return;
+    if (this.worker !== undefined && this.inFlight.size > 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
   }
 
   private flush(): void {
@@ -83,6 +99,7 @@ export class BatchingThread<Item, Result> {
         this.inFlight.delete(batch);
         for (const pending of sent.waiting) pending.reject(error);
       }
+      this.schedule();
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the ${this.name} thread stopped (exit code ${code})`)));
@@ -102,5 +119,6 @@ export class BatchingThread<Item, Result> {
       if ('value' in result) pending.resolve(result.value);
       else pending.reject(threadError(result.error));
     });
+    this.schedule();
   }
 }
