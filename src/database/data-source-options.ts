@@ -18,6 +18,14 @@ export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, Not
 export const MIGRATIONS = [CoreSchema1763700000000, AuditEvents1763900000000, NotificationIntegrations1764000000000];
 
 /**
+ * Every SQLite connection (the application's and the read thread's, statement.ts) reads through a
+ * memory map and a larger page cache: a key lookup in a large table then costs no read() system
+ * calls (DESIGN.md section 5: nothing on the hot path grows with the number of keys). Both are
+ * upper bounds; SQLite maps and caches what it touches.
+ */
+export const SQLITE_READ_PRAGMAS: readonly string[] = ['mmap_size = 1073741824', 'cache_size = -65536'];
+
+/**
  * One definition of the database connection, used by the app (TypeOrmModule), the admin CLI and
  * ormconfig.ts (the TypeORM CLI). `synchronize` is never on: the schema is the migrations.
  */
@@ -46,11 +54,7 @@ export function dataSourceOptions(
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('foreign_keys = ON');
         db.pragma('synchronous = NORMAL');
-        // Reads through a memory map and a larger page cache: a key lookup in a large table then
-        // costs no read() system calls (DESIGN.md section 5: nothing on the hot path grows with
-        // the number of keys). Both are upper bounds; SQLite maps and caches what it touches.
-        db.pragma('mmap_size = 1073741824');
-        db.pragma('cache_size = -65536');
+        for (const pragma of SQLITE_READ_PRAGMAS) db.pragma(pragma);
       },
     };
   }

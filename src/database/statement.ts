@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { BatchingThread } from '../common/batching-thread';
+import { SQLITE_READ_PRAGMAS } from './data-source-options';
 
 interface SqliteStatement {
   all(...parameters: unknown[]): unknown[];
@@ -79,14 +80,15 @@ const MAX_BATCH = 256;
 
 /**
  * The SQLite read thread (BatchingThread's protocol): its own read-only connection to the database
- * file, items `{ sql, parameters }` answered with the rows. Statements are prepared once per text.
+ * file, with the application connection's busy timeout (TypeORM's default, 5 s, when unset) and
+ * read pragmas; items `{ sql, parameters }` answered with the rows. Statements are prepared once
+ * per text.
  */
 const SQLITE_READ_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { readonly: true, fileMustExist: true, timeout: workerData.timeoutMs });
-db.pragma('mmap_size = 1073741824');
-db.pragma('cache_size = -65536');
+for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
 parentPort.on('message', ({ batch, items }) => {
   const results = items.map(({ sql, parameters }) => {
@@ -109,11 +111,12 @@ const sqliteReadThreads = new WeakMap<DataSource, SqliteReads>();
 
 /** The read thread of a file SQLite database (none for PostgreSQL or an in-memory database). */
 function sqliteReads(dataSource: DataSource): SqliteReads | undefined {
-  const { type, database } = dataSource.options as { type: string; database?: unknown };
+  const { type, database, timeout } = dataSource.options as { type: string; database?: unknown; timeout?: number };
   if (type !== 'better-sqlite3' || typeof database !== 'string' || database === ':memory:') return undefined;
   let reads = sqliteReadThreads.get(dataSource);
   if (reads === undefined) {
-    const workerData = { driver: require.resolve('better-sqlite3'), path: database, timeoutMs: 5000 };
+    const driver = require.resolve('better-sqlite3');
+    const workerData = { driver, path: database, timeoutMs: timeout ?? 5000, pragmas: SQLITE_READ_PRAGMAS };
     reads = new BatchingThread('SQLite read', SQLITE_READ_THREAD, { workerData });
     sqliteReadThreads.set(dataSource, reads);
   }
@@ -154,16 +157,18 @@ export class IdLookup<Row extends { id: string }> {
   private pending = new Map<string, Array<Waiter<Row>>>();
 
   constructor(dataSource: DataSource, select: string, idColumn: string) {
-    const reads = sqliteReads(dataSource);
     if (dataSource.options.type === 'postgres') {
       const statement = new Statement<Row>(dataSource, `${select} WHERE ${idColumn} = ANY($1::uuid[])`);
       this.batched = (ids) => statement.rows([ids]);
-    } else if (reads !== undefined) {
-      const sql = `${select} WHERE ${idColumn} IN (SELECT value FROM json_each(?))`;
-      this.batched = async (ids) => (await reads.run({ sql, parameters: [JSON.stringify(ids)] })) as Row[];
-    } else {
-      this.single = new Statement(dataSource, `${select} WHERE ${idColumn} = $1`);
+      return;
     }
+    const reads = sqliteReads(dataSource);
+    if (reads === undefined) {
+      this.single = new Statement(dataSource, `${select} WHERE ${idColumn} = $1`);
+      return;
+    }
+    const sql = `${select} WHERE ${idColumn} IN (SELECT value FROM json_each(?))`;
+    this.batched = async (ids) => (await reads.run({ sql, parameters: [JSON.stringify(ids)] })) as Row[];
   }
 
   /** The row with this id, or undefined (also for a value that is not a UUID). */
