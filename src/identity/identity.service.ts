@@ -44,8 +44,8 @@ export class IdentityError extends AppError {
  */
 @Injectable()
 export class IdentityService {
-  // Asked on every exchange and every Bearer request: fixed statements, no query building.
-  private readonly accessStatement: Statement<{ role: Role; lifetime: number | string }>;
+  // Fixed statements, no query building: role() is asked on every session-token request.
+  private readonly accessStatement: Statement<MembershipColumns>;
   private readonly roleStatement: Statement<{ role: Role }>;
 
   constructor(
@@ -56,7 +56,7 @@ export class IdentityService {
   ) {
     this.accessStatement = new Statement(
       dataSource,
-      `SELECT m.role AS role, o.access_token_lifetime AS lifetime
+      `SELECT m.role AS member_role, o.access_token_lifetime AS member_token_lifetime
        FROM memberships m JOIN organizations o ON o.id = m.organization_id
        WHERE m.organization_id = $1 AND m.user_id = $2`,
     );
@@ -82,7 +82,7 @@ export class IdentityService {
     };
   }
 
-  /** Role and token lifetime from a row read with membershipJoin(), or null when not a member. */
+  /** Role and token lifetime from a row with membershipJoin()'s columns, or null when not a member. */
   memberAccess(row: MembershipColumns): MembershipAccess | null {
     if (row.member_role === null || row.member_token_lifetime === null) return null;
     return { role: row.member_role, accessTokenLifetime: Number(row.member_token_lifetime) };
@@ -91,7 +91,7 @@ export class IdentityService {
   /** Role and token lifetime of the user in the organization, or null when not a member. */
   async access(organizationId: string, userId: string): Promise<MembershipAccess | null> {
     const row = await this.accessStatement.first([organizationId, userId]);
-    return row === undefined ? null : { role: row.role, accessTokenLifetime: Number(row.lifetime) };
+    return row === undefined ? null : this.memberAccess(row);
   }
 
   /** The user's role in the organization, or null when not a member (every Bearer request). */
