@@ -257,14 +257,19 @@ interface ListStatements {
   count: Statement<{ count: number | string }>;
 }
 
-/** One owner's keys (the api_keys_owner_newest index), with an optional extra condition. */
+/**
+ * One owner's keys (the api_keys_owner_newest index; the active count from api_keys_owner_status),
+ * with an optional extra condition. On a SQLite file both run on the read thread: a page of an
+ * owner with 1,000 keys is about 100 µs of SQLite work, which the event loop no longer waits out.
+ */
 function listStatements(dataSource: DataSource, condition: string): ListStatements {
   const where = `WHERE user_id = $1 AND organization_id = $2 ${condition}`;
   return {
     page: new Statement(
       dataSource,
       `SELECT ${COLUMNS} FROM api_keys ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      { readThread: true },
     ),
-    count: new Statement(dataSource, `SELECT COUNT(*) AS count FROM api_keys ${where}`),
+    count: new Statement(dataSource, `SELECT COUNT(*) AS count FROM api_keys ${where}`, { readThread: true }),
   };
 }

@@ -12,10 +12,16 @@ import { NotificationIntegration } from '../integrations/integration.entity';
 import { CoreSchema1763700000000 } from './migrations/1763700000000-core-schema';
 import { AuditEvents1763900000000 } from './migrations/1763900000000-audit-events';
 import { NotificationIntegrations1764000000000 } from './migrations/1764000000000-notification-integrations';
+import { ApiKeysOwnerStatus1764100000000 } from './migrations/1764100000000-api-keys-owner-status';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
-export const MIGRATIONS = [CoreSchema1763700000000, AuditEvents1763900000000, NotificationIntegrations1764000000000];
+export const MIGRATIONS = [
+  CoreSchema1763700000000,
+  AuditEvents1763900000000,
+  NotificationIntegrations1764000000000,
+  ApiKeysOwnerStatus1764100000000,
+];
 
 /**
  * Every SQLite connection (the application's and the read thread's, statement.ts) reads through a

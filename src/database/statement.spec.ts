@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { BatchingThread } from '../common/batching-thread';
-import { closeSqliteReads, IdLookup } from './statement';
+import { closeSqliteReads, IdLookup, Statement } from './statement';
 
 interface Call {
   name: string;
@@ -85,7 +85,7 @@ describe('IdLookup on PostgreSQL', () => {
   });
 });
 
-describe('IdLookup on SQLite (a file)', () => {
+describe('IdLookup and read-thread statements on SQLite (a file)', () => {
   let dir: string;
   let dataSource: DataSource;
   const rows = Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), value: `v${i}` }));
@@ -136,6 +136,30 @@ describe('IdLookup on SQLite (a file)', () => {
     expect(await lookup.find(id)).toEqual({ id, value: 'new' });
     await dataSource.query('DELETE FROM t WHERE id = ?', [id]);
     expect(await lookup.find(id)).toBeUndefined();
+  });
+
+  it('runs a read-thread statement there, seeing what the application connection committed before it', async () => {
+    const run = jest.spyOn(BatchingThread.prototype, 'run');
+    const count = new Statement<{ count: number }>(dataSource, 'SELECT COUNT(*) AS count FROM t WHERE value = $1', {
+      readThread: true,
+    });
+    expect(await count.first(['added'])).toEqual({ count: 0 });
+    await dataSource.query('INSERT INTO t VALUES (?, ?)', [randomUUID(), 'added']);
+    expect(await count.first(['added'])).toEqual({ count: 1 });
+    expect(run).toHaveBeenCalledTimes(2);
+    expect(run).toHaveBeenLastCalledWith({
+      sql: 'SELECT COUNT(*) AS count FROM t WHERE value = ?',
+      parameters: ['added'],
+    });
+    await dataSource.query("DELETE FROM t WHERE value = 'added'");
+    expect(await count.first(['added'])).toEqual({ count: 0 });
+  });
+
+  it('runs a statement without the option on the application connection', async () => {
+    const run = jest.spyOn(BatchingThread.prototype, 'run');
+    const count = new Statement<{ count: number }>(dataSource, 'SELECT COUNT(*) AS count FROM t');
+    expect(await count.first([])).toEqual({ count: rows.length });
+    expect(run).not.toHaveBeenCalled();
   });
 
   it("rejects the lookups of a failed query with the driver's message and code", async () => {

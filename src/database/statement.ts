@@ -23,22 +23,31 @@ let statementCount = 0;
  * on PostgreSQL a named prepared statement on the pool (parsed once per connection). Rows come
  * back raw: snake_case columns, timestamps as Date (PostgreSQL) or ISO text (SQLite). Errors are
  * the driver's own; the exception filter classifies them (src/common/database-errors.ts).
+ *
+ * `{ readThread: true }`: a SELECT that, on a SQLite file, runs on the read thread (below) rather
+ * than on the event loop. Its connection sees every commit made before the statement is sent, so
+ * it never misses a write that has returned; it must not be used for a read that has to see the
+ * main connection's open transaction.
  */
 export class Statement<Row> {
   private readonly postgres: boolean;
   private readonly name = `gatehouse_${(statementCount += 1)}`;
   private prepared: SqliteStatement | undefined;
+  private readonly reads: SqliteReads | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly text: string,
+    options: { readThread?: boolean } = {},
   ) {
     this.postgres = dataSource.options.type === 'postgres';
     if (!this.postgres) this.text = text.replace(/\$\d+/g, '?');
+    if (options.readThread === true) this.reads = sqliteReads(dataSource);
   }
 
   async rows(parameters: unknown[]): Promise<Row[]> {
     if (this.postgres) return (await this.pool().query(this.config(parameters))).rows as Row[];
+    if (this.reads !== undefined) return (await this.reads.run({ sql: this.text, parameters })) as Row[];
     return this.sqlite().all(...parameters) as Row[];
   }
 
