@@ -204,7 +204,7 @@ function table(rows: Measurement[]): string {
     r.p50_ms.toFixed(1),
     r.p99_ms.toFixed(1),
     r.ratio_to_baseline === undefined ? '' : r.ratio_to_baseline.toFixed(2),
-    r.added_us_per_request === undefined ? '' : r.added_us_per_request.toFixed(0),
+    r.added_us_per_request === undefined ? '' : (Math.round(r.added_us_per_request) || 0).toFixed(0),
     String(r.errors + r.non_2xx),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
