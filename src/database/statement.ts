@@ -171,13 +171,13 @@ export class IdLookup<Row extends { id: string }> {
       this.batched = (ids) => statement.rows([ids]);
       return;
     }
-    const reads = sqliteReads(dataSource);
-    if (reads === undefined) {
+    if (sqliteReads(dataSource) === undefined) {
       this.single = new Statement(dataSource, `${select} WHERE ${idColumn} = $1`);
       return;
     }
-    const sql = `${select} WHERE ${idColumn} IN (SELECT value FROM json_each(?))`;
-    this.batched = async (ids) => (await reads.run({ sql, parameters: [JSON.stringify(ids)] })) as Row[];
+    const sql = `${select} WHERE ${idColumn} IN (SELECT value FROM json_each($1))`;
+    const statement = new Statement<Row>(dataSource, sql, { readThread: true });
+    this.batched = (ids) => statement.rows([JSON.stringify(ids)]);
   }
 
   /** The row with this id, or undefined (also for a value that is not a UUID). */
