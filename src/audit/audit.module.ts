@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditEvent } from './audit-event.entity';
+import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
-  providers: [AuditService],
+  providers: [AuditRepository, AuditService],
   exports: [AuditService],
 })
 export class AuditModule {}

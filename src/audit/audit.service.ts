@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { Repository } from 'typeorm';
 import { AuditAction, AuditEvent } from './audit-event.entity';
+import { AuditRepository } from './audit.repository';
 
 export interface AuditEntry {
   action: AuditAction;
@@ -20,7 +19,7 @@ export interface AuditEntry {
 /** Appends to the audit trail. The caller awaits it: an entry is stored before the answer goes out. */
 @Injectable()
 export class AuditService {
-  constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {}
+  constructor(private readonly events: AuditRepository) {}
 
   async record(entry: AuditEntry): Promise<void> {
     await this.events.insert({
@@ -39,13 +38,7 @@ export class AuditService {
   }
 
   /** Newest first, for the admin CLI and tests. */
-  async list(organizationId: string | null, limit = 100): Promise<AuditEvent[]> {
-    const query = this.events
-      .createQueryBuilder('e')
-      .orderBy('e.occurred_at', 'DESC')
-      .addOrderBy('e.id', 'DESC')
-      .take(limit);
-    if (organizationId !== null) query.where('e.organization_id = :organizationId', { organizationId });
-    return query.getMany();
+  list(organizationId: string | null, limit = 100): Promise<AuditEvent[]> {
+    return this.events.findNewest(organizationId, limit);
   }
 }

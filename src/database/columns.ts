@@ -13,3 +13,8 @@ const timestampTransformer: ValueTransformer = {
 export function TimestampColumn(options: Pick<ColumnOptions, 'name' | 'nullable'> = {}): PropertyDecorator {
   return Column({ type: 'varchar', transformer: timestampTransformer, nullable: false, ...options });
 }
+
+/** A timestamp column as a raw query returns it (Date on PostgreSQL, ISO 8601 text on SQLite). */
+export function toDate(value: Date | string): Date {
+  return value instanceof Date ? value : new Date(value);
+}

@@ -13,6 +13,7 @@ import { CoreSchema1763700000000 } from './migrations/1763700000000-core-schema'
 import { AuditEvents1763900000000 } from './migrations/1763900000000-audit-events';
 import { NotificationIntegrations1764000000000 } from './migrations/1764000000000-notification-integrations';
 import { ApiKeysOwnerStatus1764100000000 } from './migrations/1764100000000-api-keys-owner-status';
+import { MemberAccessView1764200000000 } from './migrations/1764200000000-member-access-view';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -21,15 +22,8 @@ export const MIGRATIONS = [
   AuditEvents1763900000000,
   NotificationIntegrations1764000000000,
   ApiKeysOwnerStatus1764100000000,
+  MemberAccessView1764200000000,
 ];
-
-/**
- * Every SQLite connection (the application's and the read thread's, statement.ts) reads through a
- * memory map and a larger page cache: a key lookup in a large table then costs no read() system
- * calls (DESIGN.md section 5: nothing on the hot path grows with the number of keys). Both are
- * upper bounds; SQLite maps and caches what it touches.
- */
-export const SQLITE_READ_PRAGMAS: readonly string[] = ['mmap_size = 1073741824', 'cache_size = -65536'];
 
 /**
  * One definition of the database connection, used by the app (TypeOrmModule), the admin CLI and
@@ -60,7 +54,11 @@ export function dataSourceOptions(
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('foreign_keys = ON');
         db.pragma('synchronous = NORMAL');
-        for (const pragma of SQLITE_READ_PRAGMAS) db.pragma(pragma);
+        // Reads go through a memory map and a larger page cache: a key lookup in a large table then
+        // costs no read() system calls (docs/performance.md: nothing on the hot path grows with the
+        // number of keys). Both are upper bounds; SQLite maps and caches what it touches.
+        db.pragma('mmap_size = 1073741824');
+        db.pragma('cache_size = -65536');
       },
     };
   }

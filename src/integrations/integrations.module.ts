@@ -9,6 +9,7 @@ import { CredentialsValidator } from './credentials-validator';
 import { DatadogAdapter } from './datadog.adapter';
 import { NotificationIntegration } from './integration.entity';
 import { IntegrationsController } from './integrations.controller';
+import { IntegrationsRepository } from './integrations.repository';
 import { IntegrationsService } from './integrations.service';
 import { MONITORING_PROVIDER } from './monitoring-provider.port';
 import { ProviderHttpClient } from './provider-http-client';
@@ -19,6 +20,7 @@ const logger = new Logger('MonitoringProvider');
   imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule],
   controllers: [IntegrationsController],
   providers: [
+    IntegrationsRepository,
     IntegrationsService,
     CredentialsValidator,
     {

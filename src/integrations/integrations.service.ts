@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { Messages, notFound } from '../common/errors';
@@ -11,6 +9,7 @@ import { CredentialsValidator } from './credentials-validator';
 import { MonitoringCredentialsDto } from './dto/monitoring-credentials.dto';
 import { CreateIntegrationDto, UpdateIntegrationDto } from './dto/integration-body.dto';
 import { NotificationIntegration } from './integration.entity';
+import { IntegrationsRepository } from './integrations.repository';
 import type { MonitoringCredentials } from './monitoring-provider.port';
 import type { ValidationOutcome } from './validation-outcome';
 
@@ -30,7 +29,7 @@ const last4 = (value: string): string => value.slice(-4);
 @Injectable()
 export class IntegrationsService {
   constructor(
-    @InjectRepository(NotificationIntegration) private readonly integrations: Repository<NotificationIntegration>,
+    private readonly integrations: IntegrationsRepository,
     private readonly validator: CredentialsValidator,
     private readonly cipher: CredentialCipher,
     private readonly audit: AuditService,
@@ -50,7 +49,7 @@ export class IntegrationsService {
     const credentials = toCredentials(body.config);
     const validation = await this.validator.validateForSave(credentials);
     const now = new Date();
-    const integration = this.integrations.create({
+    const integration = Object.assign(new NotificationIntegration(), {
       id: randomUUID(),
       organizationId: actor.organizationId,
       createdBy: actor.userId,
@@ -67,20 +66,17 @@ export class IntegrationsService {
   }
 
   async list(actor: IntegrationActor, query: { page: number; limit: number }): Promise<Page<NotificationIntegration>> {
-    const [items, totalCount] = await this.integrations
-      .createQueryBuilder('i')
-      .where('i.organization_id = :organizationId', { organizationId: actor.organizationId })
-      .orderBy('i.created_at', 'DESC')
-      .addOrderBy('i.id', 'DESC')
-      .skip((query.page - 1) * query.limit)
-      .take(query.limit)
-      .getManyAndCount();
+    const [items, totalCount] = await this.integrations.findPage(
+      actor.organizationId,
+      (query.page - 1) * query.limit,
+      query.limit,
+    );
     return { items, page: query.page, limit: query.limit, totalCount };
   }
 
   /** An integration of the caller's organization; any other id is "not found" (DESIGN.md section 2). */
   async get(actor: IntegrationActor, id: string): Promise<NotificationIntegration> {
-    const integration = await this.integrations.findOneBy({ id, organizationId: actor.organizationId });
+    const integration = await this.integrations.findOne(actor.organizationId, id);
     if (integration === null) throw notFound(Messages.integrationNotFound);
     return integration;
   }
@@ -104,36 +100,32 @@ export class IntegrationsService {
       site: body.config?.site ?? stored.site,
     };
     const validation = await this.validator.validateForSave(merged);
-    const changed = this.integrations.create({
+    const changed = Object.assign(new NotificationIntegration(), {
       ...integration,
       name: body.name ?? integration.name,
       validation,
       updatedAt: new Date(),
     });
     this.seal(changed, merged);
-    const result = await this.integrations.update(
-      { id, organizationId: actor.organizationId },
-      {
-        name: changed.name,
-        site: changed.site,
-        apiKeyLast4: changed.apiKeyLast4,
-        applicationKeyLast4: changed.applicationKeyLast4,
-        apiKeyEncrypted: changed.apiKeyEncrypted,
-        applicationKeyEncrypted: changed.applicationKeyEncrypted,
-        validation: changed.validation,
-        updatedAt: changed.updatedAt,
-      },
-    );
+    const updated = await this.integrations.update(actor.organizationId, id, {
+      name: changed.name,
+      site: changed.site,
+      apiKeyLast4: changed.apiKeyLast4,
+      applicationKeyLast4: changed.applicationKeyLast4,
+      apiKeyEncrypted: changed.apiKeyEncrypted,
+      applicationKeyEncrypted: changed.applicationKeyEncrypted,
+      validation: changed.validation,
+      updatedAt: changed.updatedAt,
+    });
     // Deleted while we were asking the provider.
-    if (result.affected === 0) throw notFound(Messages.integrationNotFound);
+    if (!updated) throw notFound(Messages.integrationNotFound);
     await this.record('integration.updated', actor, id, request);
     return changed;
   }
 
   async remove(actor: IntegrationActor, id: string, request?: RequestContext): Promise<NotificationIntegration> {
     const integration = await this.get(actor, id);
-    const result = await this.integrations.delete({ id, organizationId: actor.organizationId });
-    if (result.affected === 0) throw notFound(Messages.integrationNotFound);
+    if (!(await this.integrations.delete(actor.organizationId, id))) throw notFound(Messages.integrationNotFound);
     await this.record('integration.deleted', actor, id, request);
     return integration;
   }

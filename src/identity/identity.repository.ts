@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { placeholders } from '../database/sql';
+import { MEMBER_ACCESS_VIEW, MemberAccessColumns, MembershipAccess, toMembershipAccess } from './member-access';
+import { Membership } from './membership.entity';
+import { Organization } from './organization.entity';
+import type { Role } from './roles';
+import { User } from './user.entity';
+
+/**
+ * Every query on organizations, users and memberships (and the member_access view). The two reads
+ * that Bearer requests make (role, access) have fixed SQL; the rest goes through TypeORM's
+ * repositories, whose entity metadata maps the rows.
+ */
+@Injectable()
+export class IdentityRepository {
+  private readonly roleSql: string;
+  private readonly accessSql: string;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
+    @InjectRepository(User) private readonly users: Repository<User>,
+    @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
+  ) {
+    const p = placeholders(dataSource);
+    this.roleSql = `SELECT role FROM memberships WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
+    this.accessSql = `SELECT role, access_token_lifetime FROM ${MEMBER_ACCESS_VIEW}
+      WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
+  }
+
+  /** The user's role in the organization, or null when not a member (every session-token request). */
+  async findRole(organizationId: string, userId: string): Promise<Role | null> {
+    const rows = await this.dataSource.query<Array<{ role: Role }>>(this.roleSql, [organizationId, userId]);
+    return rows[0]?.role ?? null;
+  }
+
+  async findAccess(organizationId: string, userId: string): Promise<MembershipAccess | null> {
+    const rows = await this.dataSource.query<MemberAccessColumns[]>(this.accessSql, [organizationId, userId]);
+    return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
+  }
+
+  findOrganizationByName(name: string): Promise<Organization | null> {
+    return this.organizations.findOneBy({ name });
+  }
+
+  /** Adds the organization unless one of that name exists (a concurrent insert is not an error). */
+  async insertOrganizationIfMissing(name: string, accessTokenLifetime: number, now: Date): Promise<void> {
+    await this.organizations
+      .createQueryBuilder()
+      .insert()
+      .values({ id: randomUUID(), name, accessTokenLifetime, createdAt: now, updatedAt: now })
+      .orIgnore()
+      .execute();
+  }
+
+  async updateAccessTokenLifetime(organizationId: string, seconds: number, now: Date): Promise<void> {
+    await this.organizations.update({ id: organizationId }, { accessTokenLifetime: seconds, updatedAt: now });
+  }
+
+  findUserByEmail(email: string): Promise<User | null> {
+    return this.users.findOneBy({ email });
+  }
+
+  /** Adds the user unless one with that e-mail exists (a concurrent insert is not an error). */
+  async insertUserIfMissing(email: string, now: Date): Promise<void> {
+    await this.users
+      .createQueryBuilder()
+      .insert()
+      .values({ id: randomUUID(), email, createdAt: now })
+      .orIgnore()
+      .execute();
+  }
+
+  findMembership(organizationId: string, userId: string): Promise<Membership | null> {
+    return this.memberships.findOneBy({ organizationId, userId });
+  }
+
+  /** Adds the membership unless the user has one in that organization (a concurrent insert is not an error). */
+  async insertMembershipIfMissing(organizationId: string, userId: string, role: Role, now: Date): Promise<void> {
+    await this.memberships
+      .createQueryBuilder()
+      .insert()
+      .values({ organizationId, userId, role, createdAt: now, updatedAt: now })
+      .orIgnore()
+      .execute();
+  }
+
+  /** Adds the membership with this role, or changes the role of the existing one, in one transaction. */
+  async upsertMembershipRole(organizationId: string, userId: string, role: Role, now: Date): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const existing = await manager.findOneBy(Membership, { organizationId, userId });
+      if (existing === null) {
+        await manager.insert(Membership, { organizationId, userId, role, createdAt: now, updatedAt: now });
+      } else if (existing.role !== role) {
+        await manager.update(Membership, { organizationId, userId }, { role, updatedAt: now });
+      }
+    });
+  }
+
+  /** Removes the membership; false when there was none. */
+  async deleteMembership(organizationId: string, userId: string): Promise<boolean> {
+    const result = await this.memberships.delete({ organizationId, userId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** The user's memberships, oldest first. */
+  findMembershipsOf(userId: string): Promise<Membership[]> {
+    return this.memberships.find({ where: { userId }, order: { createdAt: 'ASC', organizationId: 'ASC' } });
+  }
+}

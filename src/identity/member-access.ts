@@ -1,0 +1,28 @@
+import type { Role } from './roles';
+
+/**
+ * What identity publishes for other modules' queries: the database view `member_access` (created by
+ * migration 1764200000000), one row per membership, with the columns of MemberAccessColumns. A
+ * module whose hot path needs a row and its owner's membership in one query joins this view by
+ * (organization_id, user_id) and reads the columns back with toMembershipAccess. The view is
+ * identity's contract: its tables may change, its columns may not.
+ */
+export const MEMBER_ACCESS_VIEW = 'member_access';
+
+/** The columns a query selects from the view (null when a LEFT JOIN found no membership). */
+export interface MemberAccessColumns {
+  role: Role | null;
+  access_token_lifetime: number | string | null;
+}
+
+/** What the hot paths need to know about a user inside one organization. */
+export interface MembershipAccess {
+  role: Role;
+  accessTokenLifetime: number;
+}
+
+/** The view's columns as a MembershipAccess, or null when there is no membership. */
+export function toMembershipAccess(row: MemberAccessColumns): MembershipAccess | null {
+  if (row.role === null || row.access_token_lifetime === null) return null;
+  return { role: row.role, accessTokenLifetime: Number(row.access_token_lifetime) };
+}

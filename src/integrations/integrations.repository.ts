@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { NotificationIntegration } from './integration.entity';
+
+/** The columns an update may change (the id, the organization and the creation are fixed). */
+export type IntegrationChanges = Pick<
+  NotificationIntegration,
+  | 'name'
+  | 'site'
+  | 'apiKeyLast4'
+  | 'applicationKeyLast4'
+  | 'apiKeyEncrypted'
+  | 'applicationKeyEncrypted'
+  | 'validation'
+  | 'updatedAt'
+>;
+
+/**
+ * Every query on notification_integrations, each scoped by the organization that owns the row;
+ * TypeORM's entity metadata maps the rows.
+ */
+@Injectable()
+export class IntegrationsRepository {
+  constructor(
+    @InjectRepository(NotificationIntegration) private readonly integrations: Repository<NotificationIntegration>,
+  ) {}
+
+  async insert(integration: NotificationIntegration): Promise<void> {
+    await this.integrations.insert(integration);
+  }
+
+  /** One page of the organization's integrations, newest first, and how many it has. */
+  findPage(organizationId: string, offset: number, limit: number): Promise<[NotificationIntegration[], number]> {
+    return this.integrations
+      .createQueryBuilder('i')
+      .where('i.organization_id = :organizationId', { organizationId })
+      .orderBy('i.created_at', 'DESC')
+      .addOrderBy('i.id', 'DESC')
+      .skip(offset)
+      .take(limit)
+      .getManyAndCount();
+  }
+
+  findOne(organizationId: string, id: string): Promise<NotificationIntegration | null> {
+    return this.integrations.findOneBy({ id, organizationId });
+  }
+
+  /** False when the row is gone (deleted meanwhile). */
+  async update(organizationId: string, id: string, changes: IntegrationChanges): Promise<boolean> {
+    const result = await this.integrations.update({ id, organizationId }, changes);
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** False when there was no such row. */
+  async delete(organizationId: string, id: string): Promise<boolean> {
+    const result = await this.integrations.delete({ id, organizationId });
+    return (result.affected ?? 0) > 0;
+  }
+}
