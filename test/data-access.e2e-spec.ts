@@ -76,14 +76,14 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     query.mockRestore();
     const plan =
       DATABASE_KIND === 'sqlite'
-        ? ((await dataSource.query(`EXPLAIN QUERY PLAN ${sql}`, parameters)) as Array<{ detail: string }>).map(
+        ? (await dataSource.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${sql}`, parameters)).map(
             (row) => row.detail,
           )
         : await dataSource.transaction(async (manager) => {
             // Tiny test tables would make a sequential scan the cheapest plan; forbid it so that
             // a plan that cannot use an index shows.
             await manager.query('SET LOCAL enable_seqscan = off');
-            const rows = (await manager.query(`EXPLAIN ${sql}`, parameters)) as Array<{ 'QUERY PLAN': string }>;
+            const rows = await manager.query<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN ${sql}`, parameters);
             return rows.map((row) => row['QUERY PLAN']);
           });
     const text = plan.join('\n');
