@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { Permission, roleGrants } from '../identity/roles';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS } from './auth.decorators';
+import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../identity/access.decorators';
 import { BearerStrategy } from './bearer.strategy';
 
 /** `Bearer <token>`: the only place a token is read from (never the query string or the body). */

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { Passport } from 'passport';
 import { Strategy } from 'passport-http-bearer';
 import { unauthenticatedBearer } from '../common/errors';
-import type { Principal } from './principal';
+import type { Principal } from '../identity/principal';
 import { PrincipalService } from './principal.service';
 
 type Authenticator = InstanceType<typeof Passport>;
