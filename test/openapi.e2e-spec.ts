@@ -1,5 +1,5 @@
 import { Reflector } from '@nestjs/core';
-import { IS_PUBLIC } from '../src/auth/auth.decorators';
+import { IS_PUBLIC } from '../src/identity/access.decorators';
 import { declaredRoutes } from './support/routes';
 import { createTestApp, TestApp } from './support/test-app';
 

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, Header, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
 import { ApiErrors } from '../common/openapi';
 import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';

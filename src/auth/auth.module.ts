@@ -6,7 +6,6 @@ import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
-import { BearerStrategy } from './bearer.strategy';
 import { JwksController } from './jwks.controller';
 import { JwtSigner } from './jwt-signer';
 import { PrincipalService } from './principal.service';
@@ -23,7 +22,6 @@ import { APP_CONFIG } from '../config/config.module';
     TokenService,
     JwtSigner,
     PrincipalService,
-    BearerStrategy,
     ApiKeyGuard,
     TokenAttemptLimiter,
     { provide: FAILURE_COUNTER, useFactory: createFailureCounter, inject: [APP_CONFIG] },

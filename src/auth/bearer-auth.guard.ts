@@ -2,24 +2,41 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
+import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../identity/access.decorators';
 import { Permission, roleGrants } from '../identity/roles';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS } from './auth.decorators';
-import { BearerStrategy } from './bearer.strategy';
+import { PrincipalService } from './principal.service';
 
-/** `Bearer <token>`: the only place a token is read from (never the query string or the body). */
+/**
+ * `Bearer <token>` (RFC 6750 section 2.1): the only place a token is read from, never the query
+ * string or the body.
+ */
 const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/i;
+const SCHEME_LENGTH = 'Bearer '.length;
+
+/**
+ * An `access_token` in the query string or the body as well as the header: RFC 6750 section 2 lets
+ * a client use one method only. Such a request is refused, as it was while passport-http-bearer
+ * read the header (it failed the attempt), rather than served on the header's token.
+ */
+function sendsTokenTwice(request: Request): boolean {
+  const body: unknown = request.body;
+  const inBody =
+    typeof body === 'object' && body !== null && Boolean((body as { access_token?: unknown }).access_token);
+  return inBody || Boolean((request.query as { access_token?: unknown } | undefined)?.access_token);
+}
 
 /**
  * The global guard (APP_GUARD): every route needs a valid Bearer token unless it is @Public(), and
- * the permissions its @RequirePermissions() names. Failures throw the exact SPEC.md errors with
- * WWW-Authenticate (not the bare 401 of @nestjs/passport's AuthGuard, which this does not use:
- * that guard always goes through passport's process-wide authenticator; see BearerStrategy).
+ * the permissions its @RequirePermissions() names. It reads the header itself, as nest's JWT sample
+ * does, rather than through Passport (docs/adr/0012-bearer-guard-without-passport.md). Refusals
+ * throw the exact 401 with WWW-Authenticate or the 403; any other error from PrincipalService (a
+ * database that cannot answer) goes on to the exception filter, which makes it a 503, not a 401.
  */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly bearer: BearerStrategy,
+    private readonly principals: PrincipalService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -29,8 +46,10 @@ export class BearerAuthGuard implements CanActivate {
 
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
-    if (typeof header !== 'string' || !BEARER_HEADER.test(header)) throw unauthenticatedBearer();
-    const principal = await this.bearer.authenticateRequest(request);
+    if (typeof header !== 'string' || !BEARER_HEADER.test(header) || sendsTokenTwice(request)) {
+      throw unauthenticatedBearer();
+    }
+    const principal = await this.principals.fromBearerToken(header.slice(SCHEME_LENGTH));
     request.principal = principal;
 
     const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { unauthenticatedBearer } from '../common/errors';
 import { IdentityService } from '../identity/identity.service';
-import type { Principal } from './principal';
+import type { Principal } from '../identity/principal';
 import { TokenService } from './token.service';
 
 /**

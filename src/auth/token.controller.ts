@@ -5,7 +5,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { API_KEY_SCHEME, ApiErrors } from '../common/openapi';
 import { ApiKeyGuard } from './api-key.guard';
-import { Public } from './auth.decorators';
+import { Public } from '../identity/access.decorators';
 import { EmptyBodyPipe } from './dto/empty-body.dto';
 import { AccessTokenResponse } from './dto/access-token.response';
 import { TokenService } from './token.service';

@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/access.decorators';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { ShutdownState } from '../common/shutdown.state';

@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
+import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
 import { ApiErrors } from '../common/openapi';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../identity/principal';
 import { PageMetaView, PageQueryDto } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { CreateIntegrationDto, UpdateIntegrationDto } from './dto/integration-body.dto';

@@ -2,7 +2,7 @@ import { METHODS } from 'node:http';
 import { INestApplication, RequestMethod, Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../../src/auth/auth.decorators';
+import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../../src/identity/access.decorators';
 import { TestApp } from './test-app';
 
 /** `METHOD /path` -> how the route is protected, as declared on the controller. */

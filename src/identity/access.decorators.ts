@@ -2,8 +2,14 @@ import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } 
 import type { Request } from 'express';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ApiErrors, BEARER_SCHEME } from '../common/openapi';
-import type { Permission } from '../identity/roles';
+import type { Permission } from './roles';
 import type { Principal } from './principal';
+
+/*
+ * A route's access rule, declared on its controller and enforced by auth's global Bearer guard.
+ * The vocabulary lives here, beside roles and permissions, so that controllers of every module use
+ * it without importing auth (which itself depends on api-keys): dependencies point one way.
+ */
 
 export const IS_PUBLIC = 'gatehouse:public';
 export const REQUIRED_PERMISSIONS = 'gatehouse:permissions';

@@ -1,6 +1,9 @@
-import type { Role } from '../identity/roles';
+import type { Role } from './roles';
 
-/** Who is calling, as established by the Bearer guard for this request. */
+/**
+ * Who is calling, as established by the Bearer guard for this request. It lives in identity (which
+ * owns roles and their permissions) so that every feature module can name it without importing auth.
+ */
 export interface Principal {
   userId: string;
   organizationId: string;

@@ -1,0 +1,84 @@
+// Import rules for src/, checked by `npm run lint` (`depcruise src`). Why these arrows:
+// docs/adr/0012-bearer-guard-without-passport.md, section "Dependency rules". An ES module (.mjs)
+// like eslint.config.mjs, which leaves it out of the type-aware lint.
+
+/** Feature modules (folders under src/) and the feature modules each may import. */
+const MAY_USE = {
+  identity: [],
+  audit: [],
+  'api-keys': ['identity', 'audit'],
+  integrations: ['identity', 'audit'],
+  auth: ['api-keys', 'identity', 'audit'],
+  // Health only needs @Public() from identity's access vocabulary.
+  health: ['identity'],
+};
+const FEATURES = Object.keys(MAY_USE);
+
+// The table must stay a one-way graph: an edit that lets two modules reach each other fails here.
+function reaches(from, to, seen = new Set()) {
+  for (const next of MAY_USE[from]) {
+    if (next === to) return true;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    if (reaches(next, to, seen)) return true;
+  }
+  return false;
+}
+for (const name of FEATURES) if (reaches(name, name)) throw new Error(`MAY_USE has a cycle through ${name}`);
+const anyOf = (names) => `^src/(${names.join('|')})/`;
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A file-level import cycle (type-only imports included): split or move the shared piece.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...FEATURES.map((name) => ({
+      name: `arrows-from-${name}`,
+      severity: 'error',
+      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations -> identity; api-keys, auth and integrations -> audit): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
+      from: { path: `^src/${name}/` },
+      to: { path: anyOf(FEATURES.filter((other) => other !== name && !MAY_USE[name].includes(other))) },
+    })),
+    {
+      name: 'foundations-import-no-feature',
+      severity: 'error',
+      comment: 'common/ and config/ are used by everything, so they import no feature module and no database code.',
+      from: { path: '^src/(common|config)/' },
+      to: { path: [anyOf([...FEATURES, 'database']), '^src/[^/]+\\.ts$'] },
+    },
+    {
+      name: 'database-imports-only-entities',
+      severity: 'error',
+      comment:
+        "database/ is used by every module; of the feature modules it may import only their entities, for the data source's entity list.",
+      from: { path: '^src/database/' },
+      to: { path: anyOf(FEATURES), pathNot: '\\.entity\\.ts$' },
+    },
+    {
+      name: 'unlisted-module',
+      severity: 'error',
+      comment:
+        'A new folder under src/ gets its arrows in MAY_USE (or is a foundation like common/) before it is used.',
+      from: { path: '^src/' },
+      to: { path: '^src/[^/]+/', pathNot: anyOf([...FEATURES, 'common', 'config', 'database']) },
+    },
+    {
+      name: 'no-import-of-entry-points',
+      severity: 'error',
+      comment: 'main.ts, cli.ts and app.module.ts assemble the modules; no module imports them.',
+      from: { path: '^src/[^/]+/' },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: they tie files together for a reader as much as runtime ones.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,92 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { AppError, ErrorCode } from '../common/errors';
+import { Public, RequirePermissions } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
+import { BearerAuthGuard } from './bearer-auth.guard';
+import type { PrincipalService } from './principal.service';
+
+class Routes {
+  @Public()
+  open(): void {}
+
+  @RequirePermissions('api_keys:read')
+  read(): void {}
+
+  @RequirePermissions('integrations:write')
+  write(): void {}
+}
+
+const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
+const viewer: Principal = { userId: 'u', organizationId: 'o', role: 'viewer', tokenUse: 'session' };
+
+function context(handler: keyof Routes, request: Partial<Request>, type = 'http'): ExecutionContext {
+  return {
+    getType: () => type,
+    getHandler: () => Routes.prototype[handler],
+    getClass: () => Routes,
+    switchToHttp: () => ({ getRequest: () => request }),
+  } as unknown as ExecutionContext;
+}
+
+describe('BearerAuthGuard', () => {
+  const fromBearerToken = jest.fn<Promise<Principal>, [string]>();
+  const guard = new BearerAuthGuard(new Reflector(), { fromBearerToken } as unknown as PrincipalService);
+  beforeEach(() => {
+    fromBearerToken.mockReset();
+    fromBearerToken.mockResolvedValue(viewer);
+  });
+
+  const expectUnauthenticated = async (request: Partial<Request>) => {
+    const refusal = await guard.canActivate(context('read', request)).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(AppError);
+    expect(refusal).toMatchObject({
+      code: ErrorCode.UNAUTHENTICATED,
+      message: 'user not authenticated',
+      headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
+    });
+    expect(fromBearerToken).not.toHaveBeenCalled();
+  };
+
+  it('hands the header token to PrincipalService and puts the principal on the request', async () => {
+    const request: Partial<Request> = { headers: { authorization: `bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('read', request))).resolves.toBe(true);
+    expect(fromBearerToken).toHaveBeenCalledWith(TOKEN);
+    expect(request.principal).toBe(viewer);
+  });
+
+  it.each([
+    ['no Authorization header', { headers: {}, query: {} }],
+    ['another scheme', { headers: { authorization: `Basic ${TOKEN}` }, query: {} }],
+    ['Bearer without a token', { headers: { authorization: 'Bearer ' }, query: {} }],
+    ['two spaces', { headers: { authorization: `Bearer  ${TOKEN}` }, query: {} }],
+    ['the token in the query string only', { headers: {}, query: { access_token: TOKEN } }],
+    ['the token in the body only', { headers: {}, query: {}, body: { access_token: TOKEN } }],
+    ['the header and a query token', { headers: { authorization: `Bearer ${TOKEN}` }, query: { access_token: TOKEN } }],
+    ['the header and a body token', { headers: { authorization: `Bearer ${TOKEN}` }, body: { access_token: TOKEN } }],
+  ])('refuses %s with the 401 and its challenge, without reading a token', async (_name, request) => {
+    await expectUnauthenticated(request as Partial<Request>);
+  });
+
+  it("refuses a caller whose role lacks the route's permission with 403", async () => {
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('write', request))).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+      message: 'insufficient permissions',
+    });
+  });
+
+  it('passes on an error that is not a refusal (the database), for the exception filter to classify', async () => {
+    const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    fromBearerToken.mockRejectedValue(outage);
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('read', request))).rejects.toBe(outage);
+  });
+
+  it('lets @Public() routes and non-HTTP contexts through without a token', async () => {
+    await expect(guard.canActivate(context('open', { headers: {}, query: {} }))).resolves.toBe(true);
+    await expect(guard.canActivate(context('read', { headers: {} }, 'rpc'))).resolves.toBe(true);
+    expect(fromBearerToken).not.toHaveBeenCalled();
+  });
+});
