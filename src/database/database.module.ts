@@ -6,26 +6,45 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfiguration, DatabaseConfig } from '../config/configuration';
 import { dataSourceOptions } from './data-source-options';
 
-/** A configured PostgreSQL schema is created before the migrations run in it. */
+/**
+ * A configured PostgreSQL schema is created before the migrations run in it. `IF NOT EXISTS` does not
+ * make two instances starting at once safe (both see no schema, one insert loses with a unique
+ * violation), so losing that race counts as success.
+ */
 async function ensureSchema(database: DatabaseConfig): Promise<void> {
   if (database.type !== 'postgres' || database.schema === undefined) return;
   const client = new Client({ connectionString: database.url, connectionTimeoutMillis: database.connectTimeoutMs });
   await client.connect();
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${database.schema}"`);
+  } catch (error) {
+    // 23505 unique_violation, 42P06 duplicate_schema: another instance created it meanwhile.
+    const code = (error as { code?: unknown }).code;
+    if (code !== '23505' && code !== '42P06') throw error;
   } finally {
     await client.end();
   }
 }
 
-/** Key of the PostgreSQL advisory lock that serialises migrations between instances (any constant). */
-const MIGRATION_LOCK = 0x6761746568;
+/**
+ * First half of the key of the PostgreSQL advisory lock that serialises migrations between
+ * instances (any constant); the second half is the schema's name, hashed.
+ */
+const MIGRATION_LOCK_CLASS = 0x67617465;
+/** How often an instance asks again for the migration lock while another instance migrates. */
+const MIGRATION_LOCK_POLL_MS = 100;
 
 /**
- * Migrations run at start (DESIGN.md section 1). On PostgreSQL they run on connections of their own,
- * without the request statement and query timeouts (a migration may legitimately take longer than a
- * request), and under an advisory lock: instances started together wait for each other instead of
- * racing through the same migrations. TypeORM takes no such lock itself.
+ * Migrations run at start (docs/operations.md). On PostgreSQL they run on connections of their
+ * own, without the request statement and query timeouts (a migration may legitimately take longer
+ * than a request), and under an advisory lock: instances started together wait for each other
+ * instead of racing through the same migrations. TypeORM takes no such lock itself.
+ *
+ * The lock is per schema (instances on other schemas of the database do not wait), and it is
+ * waited for by asking again (`pg_try_advisory_lock`), never inside `pg_advisory_lock`: a session
+ * blocked there holds a snapshot, a migration that builds an index CONCURRENTLY waits for every
+ * older snapshot in the database, and the two would wait for each other for good (PostgreSQL cannot
+ * see that deadlock: its cycle runs through this process's two connections).
  */
 async function runMigrationsLocked(options: DataSourceOptions): Promise<void> {
   // Two connections: one holds the lock, the other runs the migrations.
@@ -34,13 +53,20 @@ async function runMigrationsLocked(options: DataSourceOptions): Promise<void> {
   delete extra.idle_in_transaction_session_timeout;
   const dataSource = await new DataSource({ ...options, migrationsRun: false, extra }).initialize();
   const lock = dataSource.createQueryRunner();
+  const lockArguments = 'hashtext(current_schema())::int4';
   try {
     await lock.connect();
-    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    for (;;) {
+      const rows = (await lock.query(`SELECT pg_try_advisory_lock($1::int4, ${lockArguments}) AS locked`, [
+        MIGRATION_LOCK_CLASS,
+      ])) as Array<{ locked: boolean }>;
+      if (rows[0].locked) break;
+      await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+    }
     try {
       await dataSource.runMigrations({ transaction: 'each' });
     } finally {
-      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await lock.query(`SELECT pg_advisory_unlock($1::int4, ${lockArguments})`, [MIGRATION_LOCK_CLASS]);
     }
   } finally {
     await lock.release();
