@@ -266,8 +266,7 @@ type ListRow = (ApiKeyRow | { [column in keyof ApiKeyRow]: null }) & { total_cou
  * condition): the count from an index alone (api_keys_owner_status for the active keys,
  * api_keys_owner_newest for all), the page from api_keys_owner_newest. One statement rather than
  * two: on PostgreSQL each round trip cost the event loop ~100 µs on the 2-core machine (sending a
- * query wakes a server process), on a SQLite file each is an item for the read thread, where this
- * runs instead of on the event loop. The count is joined to the page, so a page past the end still
+ * query wakes a server process). The count is joined to the page, so a page past the end still
  * returns it.
  */
 function listStatement(dataSource: DataSource, condition: string): Statement<ListRow> {
@@ -278,6 +277,5 @@ function listStatement(dataSource: DataSource, condition: string): Statement<Lis
     `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM api_keys WHERE ${owner(1)}) c
      LEFT JOIN (${page}) p ON 1 = 1
      ORDER BY p.created_at DESC, p.id DESC`,
-    { readThread: true },
   );
 }

@@ -1,11 +1,10 @@
-import { DynamicModule, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfiguration, DatabaseConfig } from '../config/configuration';
 import { dataSourceOptions } from './data-source-options';
-import { closeSqliteReads } from './statement';
 
 /** A configured PostgreSQL schema is created before the migrations run in it. */
 async function ensureSchema(database: DatabaseConfig): Promise<void> {
@@ -49,16 +48,6 @@ async function runMigrationsLocked(options: DataSourceOptions): Promise<void> {
   }
 }
 
-/** Stops the SQLite read thread (statement.ts, IdLookup) with the application. */
-@Injectable()
-class SqliteReadsShutdown implements OnApplicationShutdown {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  onApplicationShutdown(): Promise<void> {
-    return closeSqliteReads(this.dataSource);
-  }
-}
-
 @Module({})
 export class DatabaseModule {
   static forRoot(): DynamicModule {
@@ -79,7 +68,6 @@ export class DatabaseModule {
           },
         }),
       ],
-      providers: [SqliteReadsShutdown],
     };
   }
 }

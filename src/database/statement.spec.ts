@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { BatchingThread } from '../common/batching-thread';
-import { closeSqliteReads, IdLookup, Statement } from './statement';
+import { IdLookup, Statement } from './statement';
 
 interface Call {
   name: string;
@@ -85,7 +84,7 @@ describe('IdLookup on PostgreSQL', () => {
   });
 });
 
-describe('IdLookup and read-thread statements on SQLite (a file)', () => {
+describe('IdLookup and statements on SQLite (a file)', () => {
   let dir: string;
   let dataSource: DataSource;
   const rows = Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), value: `v${i}` }));
@@ -102,30 +101,19 @@ describe('IdLookup and read-thread statements on SQLite (a file)', () => {
   });
 
   afterAll(async () => {
-    await closeSqliteReads(dataSource);
     await dataSource.destroy();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  afterEach(() => jest.restoreAllMocks());
-
-  it('reads on the read thread, the lookups of one turn in one query, each caller its row', async () => {
-    const run = jest.spyOn(BatchingThread.prototype, 'run');
+  it('gives each caller its row, and no row for an unknown id', async () => {
     const lookup = new IdLookup<{ id: string; value: string }>(dataSource, 'SELECT id, value FROM t', 'id');
-    const unknown = randomUUID();
     const found = await Promise.all([
       lookup.find(rows[0].id),
-      lookup.find(rows[1].id.toUpperCase()),
-      lookup.find(unknown),
+      lookup.find(rows[1].id),
+      lookup.find(randomUUID()),
       lookup.find('not-a-uuid'),
-      lookup.find(rows[0].id),
     ]);
-    expect(found.map((row) => row?.value)).toEqual(['v0', 'v1', undefined, undefined, 'v0']);
-    expect(run).toHaveBeenCalledTimes(1);
-    expect(run).toHaveBeenCalledWith({
-      sql: 'SELECT id, value FROM t WHERE id IN (SELECT value FROM json_each(?))',
-      parameters: [JSON.stringify([rows[0].id, rows[1].id, unknown])],
-    });
+    expect(found.map((row) => row?.value)).toEqual(['v0', 'v1', undefined, undefined]);
   });
 
   it('sees what the application connection committed before the lookup, and no longer what it deleted', async () => {
@@ -138,28 +126,10 @@ describe('IdLookup and read-thread statements on SQLite (a file)', () => {
     expect(await lookup.find(id)).toBeUndefined();
   });
 
-  it('runs a read-thread statement there, seeing what the application connection committed before it', async () => {
-    const run = jest.spyOn(BatchingThread.prototype, 'run');
-    const count = new Statement<{ count: number }>(dataSource, 'SELECT COUNT(*) AS count FROM t WHERE value = $1', {
-      readThread: true,
-    });
-    expect(await count.first(['added'])).toEqual({ count: 0 });
-    await dataSource.query('INSERT INTO t VALUES (?, ?)', [randomUUID(), 'added']);
-    expect(await count.first(['added'])).toEqual({ count: 1 });
-    expect(run).toHaveBeenCalledTimes(2);
-    expect(run).toHaveBeenLastCalledWith({
-      sql: 'SELECT COUNT(*) AS count FROM t WHERE value = ?',
-      parameters: ['added'],
-    });
-    await dataSource.query("DELETE FROM t WHERE value = 'added'");
-    expect(await count.first(['added'])).toEqual({ count: 0 });
-  });
-
-  it('runs a statement without the option on the application connection', async () => {
-    const run = jest.spyOn(BatchingThread.prototype, 'run');
-    const count = new Statement<{ count: number }>(dataSource, 'SELECT COUNT(*) AS count FROM t');
-    expect(await count.first([])).toEqual({ count: rows.length });
-    expect(run).not.toHaveBeenCalled();
+  it('runs a statement on the application connection, its $n placeholders bound in order', async () => {
+    const select = new Statement<{ value: string }>(dataSource, 'SELECT value FROM t WHERE id = $1 AND value = $2');
+    expect(await select.rows([rows[1].id, 'v1'])).toEqual([{ value: 'v1' }]);
+    expect(await select.rows([rows[1].id, 'v0'])).toEqual([]);
   });
 
   it("rejects the lookups of a failed query with the driver's message and code", async () => {

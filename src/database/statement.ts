@@ -1,6 +1,4 @@
 import type { DataSource } from 'typeorm';
-import { BatchingThread } from '../common/batching-thread';
-import { SQLITE_READ_PRAGMAS } from './data-source-options';
 
 interface SqliteStatement {
   all(...parameters: unknown[]): unknown[];
@@ -23,31 +21,22 @@ let statementCount = 0;
  * on PostgreSQL a named prepared statement on the pool (parsed once per connection). Rows come
  * back raw: snake_case columns, timestamps as Date (PostgreSQL) or ISO text (SQLite). Errors are
  * the driver's own; the exception filter classifies them (src/common/database-errors.ts).
- *
- * `{ readThread: true }`: a SELECT that, on a SQLite file, runs on the read thread (below) rather
- * than on the event loop. Its connection sees every commit made before the statement is sent, so
- * it never misses a write that has returned; it must not be used for a read that has to see the
- * main connection's open transaction.
  */
 export class Statement<Row> {
   private readonly postgres: boolean;
   private readonly name = `gatehouse_${(statementCount += 1)}`;
   private prepared: SqliteStatement | undefined;
-  private readonly reads: SqliteReads | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly text: string,
-    options: { readThread?: boolean } = {},
   ) {
     this.postgres = dataSource.options.type === 'postgres';
     if (!this.postgres) this.text = text.replace(/\$\d+/g, '?');
-    if (options.readThread === true) this.reads = sqliteReads(dataSource);
   }
 
   async rows(parameters: unknown[]): Promise<Row[]> {
     if (this.postgres) return (await this.pool().query(this.config(parameters))).rows as Row[];
-    if (this.reads !== undefined) return (await this.reads.run({ sql: this.text, parameters })) as Row[];
     return this.sqlite().all(...parameters) as Row[];
   }
 
@@ -87,75 +76,21 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Most ids one batched query asks for; a larger batch is sent as several queries. */
 const MAX_BATCH = 256;
 
-/**
- * The SQLite read thread (BatchingThread's protocol): its own read-only connection to the database
- * file, with the application connection's busy timeout (TypeORM's default, 5 s, when unset) and
- * read pragmas; items `{ sql, parameters }` answered with the rows. Statements are prepared once
- * per text.
- */
-const SQLITE_READ_THREAD = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { readonly: true, fileMustExist: true, timeout: workerData.timeoutMs });
-for (const pragma of workerData.pragmas) db.pragma(pragma);
-const statements = new Map();
-parentPort.on('message', ({ batch, items }) => {
-  const results = items.map(({ sql, parameters }) => {
-    try {
-      let statement = statements.get(sql);
-      if (statement === undefined) statements.set(sql, (statement = db.prepare(sql)));
-      return { value: statement.all(...parameters) };
-    } catch (error) {
-      const code = error && typeof error.code === 'string' ? error.code : undefined;
-      return { error: { message: String(error && error.message), code } };
-    }
-  });
-  parentPort.postMessage({ batch, results });
-});
-`;
-
-type SqliteReads = BatchingThread<{ sql: string; parameters: unknown[] }, unknown[]>;
-
-const sqliteReadThreads = new WeakMap<DataSource, SqliteReads>();
-
-/** The read thread of a file SQLite database (none for PostgreSQL or an in-memory database). */
-function sqliteReads(dataSource: DataSource): SqliteReads | undefined {
-  const { type, database, timeout } = dataSource.options as { type: string; database?: unknown; timeout?: number };
-  if (type !== 'better-sqlite3' || typeof database !== 'string' || database === ':memory:') return undefined;
-  let reads = sqliteReadThreads.get(dataSource);
-  if (reads === undefined) {
-    const driver = require.resolve('better-sqlite3');
-    const workerData = { driver, path: database, timeoutMs: timeout ?? 5000, pragmas: SQLITE_READ_PRAGMAS };
-    reads = new BatchingThread('SQLite read', SQLITE_READ_THREAD, { workerData });
-    sqliteReadThreads.set(dataSource, reads);
-  }
-  return reads;
-}
-
-/** Stops the data source's SQLite read thread, if it has one (DatabaseModule, at shutdown). */
-export async function closeSqliteReads(dataSource: DataSource): Promise<void> {
-  await sqliteReadThreads.get(dataSource)?.close();
-}
-
 interface Waiter<Row> {
   resolve(row: Row | undefined): void;
   reject(error: unknown): void;
 }
 
 /**
- * A hot-path lookup of one row by its UUID primary key (DESIGN.md section 5). The lookups that
- * requests ask for while the event loop serves one batch of ready sockets are sent as one query,
- * `WHERE id IN (...)`, when that batch is done (setImmediate), and each request gets its row. No
- * request waits on a timer, and every lookup is sent after the request asked for it, so it reads
- * the database as it is then: a revocation that has returned is seen by every later request.
- * - PostgreSQL: every query is a network round trip whose system calls and protocol work cost the
- *   event loop more than the query costs the database (about 50 µs a query on the 2-core machine);
- *   one `= ANY($1::uuid[])` query a batch.
- * - SQLite (a file): the query runs on a read thread with its own read-only connection (WAL: it
- *   sees every commit made before it starts), one message a batch, `IN (SELECT value FROM
- *   json_each($1))`. In-process a lookup cost the event loop 9-20 µs (SQLite's work plus cold
- *   caches), the largest step of an access-token request.
- * - SQLite in memory (a second connection could not see it): one prepared statement per lookup.
+ * A hot-path lookup of one row by its UUID primary key (DESIGN.md section 5).
+ * - PostgreSQL: the lookups that requests ask for while the event loop serves one batch of ready
+ *   sockets are sent as one `= ANY($1::uuid[])` query when that batch is done (setImmediate), and
+ *   each request gets its row: every query is a network round trip whose system calls and protocol
+ *   work cost the event loop more than the query costs the database (about 50 µs a query on the
+ *   2-core machine). No request waits on a timer, and every lookup is sent after the request asked
+ *   for it, so it reads the database as it is then: a revocation that has returned is seen by every
+ *   later request.
+ * - SQLite: one prepared statement per lookup, on the application's connection.
  * `select` is a statement without its WHERE clause; `idColumn` names the key (e.g. `k.id`) and the
  * rows must carry it as `id`.
  */
@@ -171,13 +106,7 @@ export class IdLookup<Row extends { id: string }> {
       this.batched = (ids) => statement.rows([ids]);
       return;
     }
-    if (sqliteReads(dataSource) === undefined) {
-      this.single = new Statement(dataSource, `${select} WHERE ${idColumn} = $1`);
-      return;
-    }
-    const sql = `${select} WHERE ${idColumn} IN (SELECT value FROM json_each($1))`;
-    const statement = new Statement<Row>(dataSource, sql, { readThread: true });
-    this.batched = (ids) => statement.rows([JSON.stringify(ids)]);
+    this.single = new Statement(dataSource, `${select} WHERE ${idColumn} = $1`);
   }
 
   /** The row with this id, or undefined (also for a value that is not a UUID). */
