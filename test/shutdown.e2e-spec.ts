@@ -1,24 +1,22 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, createServer, Socket } from 'node:net';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { TEST_BUILD_DIR_VARIABLE } from '../src/common/batching-thread';
 import type { Environment } from '../src/config/configuration';
 import { createTestApp, createTestDatabase, TestDatabase, TestUser } from './support/test-app';
 
 /**
  * SIGTERM (DESIGN.md section 4): stop taking new work, finish what is in flight, flush pending
  * last_used_at writes, exit 0, and never take longer than SHUTDOWN_TIMEOUT_MS. This needs a real
- * process, so the server is compiled (into a private folder: `npm run build` elsewhere may be
- * deleting dist/ at the same time) and run as `node main.js` on the suite's database.
+ * process: the server compiled by Jest's global setup (test/support/global-setup.ts, as `npm run
+ * build` compiles it) runs as `node main.js` on the suite's database, finding its compiled signing
+ * worker beside itself as in production.
  *
  * No timing is asserted (DESIGN.md section 5): the time to exit is printed for the report; the
  * Jest timeouts only bound a hung run.
  */
-const ROOT = resolve(__dirname, '..');
-
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */
 const secrets: Environment = {
   API_KEY_PEPPER: randomBytes(32).toString('base64'),
@@ -147,16 +145,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
-    // Inside node_modules/ so that the compiled files resolve their dependencies from there.
-    const cache = join(ROOT, 'node_modules', '.cache');
-    mkdirSync(cache, { recursive: true });
-    buildDir = mkdtempSync(join(cache, 'gatehouse-shutdown-e2e-'));
-    const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
-    try {
-      await promisify(execFile)(tsc, ['-p', join(ROOT, 'tsconfig.build.json'), '--outDir', buildDir], { cwd: ROOT });
-    } catch (error) {
-      throw new Error(`build failed: ${(error as { stdout?: string }).stdout ?? String(error)}`, { cause: error });
-    }
+    buildDir = process.env[TEST_BUILD_DIR_VARIABLE]!;
     database = createTestDatabase();
     // The user and its session token, made in-process on the database the child will use.
     const setup = await createTestApp({ database, env: secrets });
@@ -173,7 +162,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
 
   afterAll(async () => {
     await database?.drop();
-    if (buildDir !== undefined) rmSync(buildDir, { recursive: true, force: true });
   });
 
   const auth = () => ({ Authorization: `Bearer ${user.token}` });

@@ -1,34 +1,10 @@
 import { KeyObject } from 'node:crypto';
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { BatchingThread } from '../common/batching-thread';
+import { BatchingThread, workerFile } from '../common/batching-thread';
+import type { SigningItem, SigningKey } from './signing.worker';
 import { JWT_ALGORITHM } from './signing-keys';
 
 const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-
-/**
- * The signing thread (BatchingThread's protocol): keys arrive once (`{ keyId, key }`), then
- * batches of `{ keyId, input }`, answered with base64url signatures.
- */
-const SIGNING_THREAD = `
-const { parentPort } = require('node:worker_threads');
-const { sign } = require('node:crypto');
-const keys = new Map();
-parentPort.on('message', (message) => {
-  if (message.key !== undefined) {
-    keys.set(message.keyId, message.key);
-    return;
-  }
-  const results = message.items.map(({ keyId, input }) => {
-    try {
-      const key = keys.get(keyId);
-      return { value: sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url') };
-    } catch (error) {
-      return { error: { message: 'signing failed: ' + String(error && error.message) } };
-    }
-  });
-  parentPort.postMessage({ batch: message.batch, results });
-});
-`;
 
 /**
  * Compact JWS signing with ES256 (RFC 7515/7518) straight on node:crypto. jsonwebtoken (behind
@@ -38,23 +14,27 @@ parentPort.on('message', (message) => {
  * small half of JWT; verification, with its algorithm pinning and claim checks, stays with the
  * library (TokenService.verify), and the tests verify every token we sign with jsonwebtoken.
  *
- * The ECDSA signatures (about 22 µs of CPU a token) run on a thread of their own, the tokens of one
- * event-loop turn in one message (BatchingThread). Not on libuv's pool (crypto.sign with a
- * callback): each of its jobs wakes a pool thread, which cost the event loop about as much as the
- * signature. The thread stops when the application shuts down, after its HTTP server has closed;
- * if it dies, the signatures it had are refused (POST /v1/token answers 500) and the next starts
- * a new one.
+ * The ECDSA signatures (about 22 µs of CPU a token) run on a thread of their own (signing.worker.ts,
+ * docs/adr/0011-worker-threads-as-compiled-modules.md), the tokens of one event-loop turn in one
+ * message (BatchingThread). Not on libuv's pool (crypto.sign with a callback): each of its jobs
+ * wakes a pool thread, which cost the event loop about as much as the signature. The thread stops
+ * when the application shuts down, after its HTTP server has closed; if it dies, the signatures it
+ * had are refused (POST /v1/token answers 500) and the next starts a new one.
  */
 @Injectable()
 export class JwtSigner implements OnApplicationShutdown {
   /** The encoded protected header, per kid: the same for every token signed with one key. */
   private readonly headers = new Map<string, string>();
   private readonly keyIds = new Map<KeyObject, number>();
-  private readonly thread = new BatchingThread<{ keyId: number; input: string }, string>('signing', SIGNING_THREAD, {
-    onStart: (post) => {
-      for (const [key, keyId] of this.keyIds) post({ keyId, key });
+  private readonly thread = new BatchingThread<SigningItem, string, SigningKey>(
+    'signing',
+    workerFile('auth/signing.worker.js'),
+    {
+      onStart: (post) => {
+        for (const [key, keyId] of this.keyIds) post({ keyId, key });
+      },
     },
-  });
+  );
 
   async sign(payload: object, key: KeyObject, kid: string): Promise<string> {
     let header = this.headers.get(kid);

@@ -1,10 +1,22 @@
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { BatchAnswer, BatchRequest } from './thread-protocol';
 
 /** Most items one message carries. */
 const MAX_BATCH = 256;
 
-/** What the thread answers for one item: a value, or the message (and code) of an error. */
-export type ThreadResult<Result> = { value: Result } | { error: { message: string; code?: string } };
+/** Names the folder of a compiled copy of src/ for code run from its TypeScript sources (Jest). */
+export const TEST_BUILD_DIR_VARIABLE = 'GATEHOUSE_TEST_BUILD_DIR';
+
+/**
+ * The compiled file of a worker module, by its path under src/ (`auth/signing.worker.js`): in
+ * production the build's own copy, beside the code that starts it (dist/). Jest runs the TypeScript
+ * sources, which a Worker cannot load; its global setup compiles src/ as `npm run build` does and
+ * names that folder in GATEHOUSE_TEST_BUILD_DIR (test/support/global-setup.ts).
+ */
+export function workerFile(path: string): string {
+  return join(process.env[TEST_BUILD_DIR_VARIABLE] ?? join(__dirname, '..'), path);
+}
 
 interface Pending<Result> {
   resolve(value: Result): void;
@@ -18,16 +30,17 @@ function threadError({ message, code }: { message: string; code?: string }): Err
 
 /**
  * Work for a thread of its own, sent in batches: the items asked for during one event-loop turn go
- * as one message at setImmediate (`{ batch, items }`) and come back as one (`{ batch, results }`,
- * a ThreadResult per item, in order). On the 2-core VM, handing one job to a sleeping thread costs
- * the event loop 15-20 µs (waking it); a batch pays that once (README "Performance").
+ * as one message at setImmediate (a BatchRequest) and come back as one (a BatchAnswer, a
+ * ThreadResult per item, in order; src/common/thread-protocol.ts). On the 2-core VM, handing one
+ * job to a sleeping thread costs the event loop 15-20 µs (waking it); a batch pays that once
+ * (docs/adr/0011-worker-threads-as-compiled-modules.md).
  *
- * `source` is the thread's CommonJS code (run with `eval`), which answers those messages; other
- * messages (`post`) are its own business. The thread starts at the first item and is given
- * `onStart`'s messages first; it keeps the process alive only while it owes answers. If it dies,
- * the items it had are refused and the next item starts a new thread. `close` stops it.
+ * `file` is the thread's compiled worker module (workerFile), which answers those messages; other
+ * messages (`post`, of type Message) are its own business. The thread starts at the first item and
+ * is given `onStart`'s messages first; it keeps the process alive only while it owes answers. If it
+ * dies, the items it had are refused and the next item starts a new thread. `close` stops it.
  */
-export class BatchingThread<Item, Result> {
+export class BatchingThread<Item, Result, Message = never> {
   private queued: Array<Pending<Result> & { item: Item }> = [];
   /** Batches sent and not yet answered, with the thread they went to. */
   private readonly inFlight = new Map<number, { worker: Worker; waiting: Array<Pending<Result>> }>();
@@ -37,8 +50,8 @@ export class BatchingThread<Item, Result> {
 
   constructor(
     private readonly name: string,
-    private readonly source: string,
-    private readonly options: { workerData?: unknown; onStart?: (post: (message: unknown) => void) => void } = {},
+    private readonly file: string | URL,
+    private readonly options: { workerData?: unknown; onStart?: (post: (message: Message) => void) => void } = {},
   ) {}
 
   run(item: Item): Promise<Result> {
@@ -49,7 +62,7 @@ export class BatchingThread<Item, Result> {
   }
 
   /** A message to the running thread, if any (a new thread gets `onStart`'s instead). */
-  post(message: unknown): void {
+  post(message: Message): void {
     this.worker?.postMessage(message);
   }
 
@@ -83,15 +96,15 @@ export class BatchingThread<Item, Result> {
       const chunk = queued.slice(start, start + MAX_BATCH);
       const batch = this.nextBatch++;
       this.inFlight.set(batch, { worker, waiting: chunk });
-      worker.postMessage({ batch, items: chunk.map((entry) => entry.item) });
+      worker.postMessage({ batch, items: chunk.map((entry) => entry.item) } satisfies BatchRequest<Item>);
     }
   }
 
   private thread(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const worker = new Worker(this.source, { eval: true, workerData: this.options.workerData });
+    const worker = new Worker(this.file, { workerData: this.options.workerData });
     this.options.onStart?.((message) => worker.postMessage(message));
-    worker.on('message', (message: { batch: number; results: Array<ThreadResult<Result>> }) => this.settle(message));
+    worker.on('message', (message: BatchAnswer<Result>) => this.settle(message));
     const fail = (error: Error): void => {
       if (this.worker === worker) this.worker = undefined;
       for (const [batch, sent] of this.inFlight) {
@@ -109,7 +122,7 @@ export class BatchingThread<Item, Result> {
     return worker;
   }
 
-  private settle({ batch, results }: { batch: number; results: Array<ThreadResult<Result>> }): void {
+  private settle({ batch, results }: BatchAnswer<Result>): void {
     const sent = this.inFlight.get(batch);
     if (sent === undefined) return;
     this.inFlight.delete(batch);

@@ -1,0 +1,44 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { transformFile } from '@swc/core';
+import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+/**
+ * Jest runs the TypeScript sources in-process, but a worker thread (and test/shutdown.e2e-spec.ts's
+ * server) must load compiled JavaScript, as production loads dist/. So once per run, before any
+ * suite: src/ compiled exactly as `npm run build` does (tsc -p tsconfig.build.json), into a private
+ * folder (a parallel `npm run build` may be deleting dist/) inside node_modules/ (so that the
+ * compiled files resolve their dependencies from there). Its path goes to GATEHOUSE_TEST_BUILD_DIR,
+ * which Jest's test processes inherit (workerFile in src/common/batching-thread.ts reads it). The
+ * test-only workers (test/support/*.worker.ts) are compiled with SWC, as Jest compiles all test
+ * code, into its test-support/ folder. The folder is removed when Jest exits.
+ */
+export default async function globalSetup(): Promise<void> {
+  const cache = join(ROOT, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  const buildDir = mkdtempSync(join(cache, 'gatehouse-test-build-'));
+  process.once('exit', () => rmSync(buildDir, { recursive: true, force: true }));
+
+  const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+  try {
+    await promisify(execFile)(tsc, ['-p', join(ROOT, 'tsconfig.build.json'), '--outDir', buildDir], { cwd: ROOT });
+  } catch (error) {
+    throw new Error(`build failed: ${(error as { stdout?: string }).stdout ?? String(error)}`, { cause: error });
+  }
+
+  const testWorkers = join(buildDir, 'test-support');
+  mkdirSync(testWorkers);
+  for (const file of readdirSync(__dirname).filter((name) => name.endsWith('.worker.ts'))) {
+    const { code } = await transformFile(join(__dirname, file), {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'commonjs' },
+    });
+    writeFileSync(join(testWorkers, file.replace(/\.ts$/, '.js')), code);
+  }
+
+  process.env[TEST_BUILD_DIR_VARIABLE] = buildDir;
+}
