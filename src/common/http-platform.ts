@@ -21,15 +21,14 @@ function constructing<T>(base: T, prototype: object): T {
 }
 
 /**
- * Nest's Express platform (DESIGN.md section 1), with one change: the HTTP server makes each
- * request and response an Express request and response from the start. Express 5 (`app.handle`)
- * otherwise swaps the prototype of both objects of every request (`Object.setPrototypeOf`), and V8
- * pays for each swap: new hidden classes, deoptimised property access, and objects that end up in
- * the old generation, so a mark-compact about every second under load. Express then finds the
- * prototype already in place, which V8 treats as no change. Measured on the 2-core VM (README
- * "Performance"): a bare Express 5 route 14,000 -> 57,000 requests/s; this application's GET /healthz
- * 5,300-5,900 -> 10,700 requests/s and its p99 18-20 -> 6.5 ms at 50 connections.
- * The HTTPS server and `forceCloseConnections` (neither used here) keep Nest's own server.
+ * Nest's Express platform, with one change: the HTTP server makes each request and response an
+ * Express request and response from the start. Express 5 (`app.handle`) otherwise swaps the
+ * prototype of both objects of every request (`Object.setPrototypeOf`), and V8 pays for each swap:
+ * new hidden classes, deoptimised property access, and objects that end up in the old generation.
+ * Express then finds the prototype already in place, which is no change. Measured: GET /healthz
+ * 5,300-5,900 -> 10,300-10,700 requests/s. Why, what it relies on, and when to delete it:
+ * docs/adr/0013-express-platform.md (the canary in http-platform.spec.ts fails when Express stops
+ * swapping). The HTTPS server and `forceCloseConnections` (neither used here) keep Nest's own server.
  */
 export class ExpressPlatform extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
