@@ -1,4 +1,4 @@
-// Lint: typescript-eslint with type information (STYLE.md "Tests"). Zero warnings allowed.
+// Lint: typescript-eslint with type information (docs/architecture.md "Tests"). Zero warnings allowed.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

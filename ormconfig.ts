@@ -1,3 +1,3 @@
-// TypeORM CLI entry (DESIGN.md section 1). The definition lives in src/database so that the build
+// TypeORM CLI entry (docs/architecture.md). The definition lives in src/database so that the build
 // compiles it: `npm run typeorm -- migration:show` uses dist/database/data-source.js.
 export { default } from './src/database/data-source';

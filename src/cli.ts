@@ -13,7 +13,7 @@ import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from './identity
 import { isRole, Role } from './identity/roles';
 
 /**
- * Admin command line (DESIGN.md section 6). Prints exactly one JSON object on stdout; errors go to
+ * Admin command line (docs/operations.md#admin-cli). Prints exactly one JSON object on stdout; errors go to
  * stderr with exit code 2. Same configuration (and database) as the server.
  */
 export class UsageError extends Error {}

@@ -14,7 +14,7 @@ async function bootstrap(): Promise<void> {
     bodyParser: false,
     bufferLogs: true,
   });
-  // Nest's own messages and every Logger call go out as JSON lines through pino (DESIGN.md section 4).
+  // Nest's own messages and every Logger call go out as JSON lines through pino (docs/operations.md).
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfiguration>(APP_CONFIG);
   configureHttp(app, config);

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { bearer, expectError, expectInvalidArgument, ISO_MS, KEY_VALUE, sleep } from './support/http-assertions';
 import { createTestApp, TestApp, testSecrets, TestUser } from './support/test-app';
 
-/** /v1/user-api-keys: SPEC.md sections 2.1, 3, 4.1-4.4 and DESIGN.md section 2 ("API keys"). */
+/** /v1/user-api-keys: docs/api.md (the API key object and its four routes). */
 describe('/v1/user-api-keys', () => {
   let t: TestApp;
   beforeAll(async () => {

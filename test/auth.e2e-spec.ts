@@ -13,7 +13,7 @@ import {
 } from './support/http-assertions';
 import { createTestApp, TestApp, testSecrets, TestUser } from './support/test-app';
 
-/** Bearer authentication, roles and the app-wide error rendering (DESIGN.md section 2). */
+/** Bearer authentication, roles and the app-wide error rendering (docs/api.md). */
 describe('Bearer authentication', () => {
   let t: TestApp;
   let kid: string;
@@ -182,7 +182,7 @@ describe('Bearer authentication', () => {
     });
   });
 
-  describe('roles (DESIGN.md section 2, "Roles and permissions")', () => {
+  describe('roles (docs/api.md, "Roles and permissions")', () => {
     it('a viewer may list and get but not create nor revoke (403 "insufficient permissions")', async () => {
       const user = await t.user({ org: 'roles', role: 'admin' });
       const { id } = await t.createKey(user);

@@ -4,7 +4,7 @@ import type { Environment } from '../src/config/configuration';
 import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from './support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from './support/test-app';
 
-/** The admin command line (DESIGN.md section 6), run in-process against the test database. */
+/** The admin command line (docs/operations.md#admin-cli), run in-process against the test database. */
 describe('admin CLI', () => {
   let database: TestDatabase;
   let env: Environment;

@@ -3,12 +3,12 @@ import { TcpProxy } from './support/tcp-proxy';
 import { createTestApp, createTestDatabase, POSTGRES_URL, TestApp, TestDatabase, TestUser } from './support/test-app';
 
 /**
- * Failing closed (DESIGN.md section 2, STYLE.md "Data"): with PostgreSQL unreachable, every request
+ * Failing closed (docs/api.md, docs/operations.md#failing-closed-when-the-database-is-unreachable): with PostgreSQL unreachable, every request
  * that needs it answers 503 UNAVAILABLE promptly instead of hanging, and the service recovers by
  * itself once the database is back. A TCP proxy sits between the app and PostgreSQL and simulates
  * the outage. PostgreSQL only: SQLite has no network to lose.
  *
- * Speed is never asserted inside tests (DESIGN.md section 5): latencies are printed for the report;
+ * Speed is never asserted inside tests (docs/performance.md): latencies are printed for the report;
  * the assertions are on status and body. (The budget is 503 within 2 s, recovery within 5 s.)
  */
 const describeOnPostgres = POSTGRES_URL === undefined ? describe.skip : describe;

@@ -1,7 +1,7 @@
 import { ShutdownState } from '../src/common/shutdown.state';
 import { createTestApp, TestApp } from './support/test-app';
 
-/** GET /healthz and GET /readyz (DESIGN.md section 4), and how they behave while draining. */
+/** GET /healthz and GET /readyz (docs/operations.md), and how they behave while draining. */
 describe('health probes', () => {
   let t: TestApp;
   beforeEach(async () => {

@@ -14,7 +14,7 @@ import {
 import { createTestApp, TestApp, TestUser } from './support/test-app';
 
 /**
- * The validation rules of SPEC.md section 5.4 and INTEGRATIONS.md sections 1-3, driven through
+ * The validation rules of docs/integrations.md, driven through
  * POST .../monitoring/validate and POST /v1/notification-integrations against a fake Datadog.
  */
 describe('monitoring credential validation (e2e)', () => {
@@ -126,7 +126,7 @@ describe('monitoring credential validation (e2e)', () => {
     });
   });
 
-  describe('saving: SPEC.md section 5.4', () => {
+  describe('saving: docs/integrations.md#validation', () => {
     it('rule 1: invalid keys block the save, with the validation beside code and message', async () => {
       fake.acceptKeys({ apiKeys: ['someone-else'] });
       const response = await create();
@@ -307,7 +307,7 @@ describe('monitoring credential validation (e2e)', () => {
     });
   });
 
-  describe('sites (INTEGRATIONS.md section 2)', () => {
+  describe('sites (docs/integrations.md#validation)', () => {
     it.each([
       ['datadoghq.com', 'datadoghq.com'],
       ['us3.datadoghq.com', 'us3.datadoghq.com'],

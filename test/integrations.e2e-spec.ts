@@ -19,7 +19,7 @@ import {
 } from './support/monitoring';
 import { createTestApp, testSecrets, TestApp, TestUser } from './support/test-app';
 
-/** INTEGRATION as the API returns it (INTEGRATIONS.md section 3). */
+/** INTEGRATION as the API returns it (docs/api.md#notification-integration-object). */
 interface IntegrationBody {
   id: string;
   name: string;
@@ -30,9 +30,9 @@ interface IntegrationBody {
 }
 
 /**
- * /v1/notification-integrations (INTEGRATIONS.md section 3): create, list, read, update (the merged
- * configuration re-validated, SPEC.md section 4.8), delete; organization-scoped, with the roles of
- * DESIGN.md section 2; keys encrypted at rest and never shown again.
+ * /v1/notification-integrations (docs/api.md#notification-integration-object): create, list, read, update (the merged
+ * configuration re-validated, docs/api.md#patch-v1notification-integrationsid), delete; organization-scoped, with the roles of
+ * docs/api.md; keys encrypted at rest and never shown again.
  */
 describe('notification integrations (e2e)', () => {
   let fake: FakeDatadog;
@@ -394,7 +394,7 @@ describe('notification integrations (e2e)', () => {
     });
   });
 
-  describe('roles (DESIGN.md section 2)', () => {
+  describe('roles (docs/api.md)', () => {
     it.each(['member', 'viewer'] as const)('a %s may read but not validate, create, change or delete', async (role) => {
       const user = role === 'member' ? member : viewer;
       const integration = await created();
@@ -449,7 +449,7 @@ describe('notification integrations (e2e)', () => {
   });
 
   afterAll(() => {
-    // No response of this whole file carried a provider key (INTEGRATIONS.md section 3).
+    // No response of this whole file carried a provider key (docs/api.md#notification-integration-object).
     expect(responses.length).toBeGreaterThan(50);
     for (const text of responses) {
       for (const secret of [keys.api_key, keys.application_key, newKeys.api_key, newKeys.application_key]) {

@@ -3,8 +3,8 @@ import { bearer, expectError } from './support/http-assertions';
 import { createTestApp, TestApp, TestUser } from './support/test-app';
 
 /**
- * One user can never see or touch another's keys (DESIGN.md section 2: someone else's id is 404,
- * never 403; STYLE.md "Tests": cross-user and cross-organization cases for every id-taking route).
+ * One user can never see or touch another's keys (docs/api.md: someone else's id is 404,
+ * never 403; docs/architecture.md#code-conventions: cross-user and cross-organization cases for every id-taking route).
  */
 describe('isolation between users and organizations', () => {
   let t: TestApp;

@@ -6,7 +6,7 @@ import { TokenService } from '../src/auth/token.service';
 import { createTestApp, TestApp, TestUser } from './support/test-app';
 
 /**
- * Logs (DESIGN.md section 4): JSON lines, a request id on every line
+ * Logs (docs/operations.md): JSON lines, a request id on every line
  * made while serving a request, the same id in X-Request-Id (a sane incoming one is reused), and no
  * secret anywhere, at level debug, over a full scenario including failures and 500s.
  */

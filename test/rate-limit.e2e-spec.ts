@@ -7,7 +7,7 @@ import { redisReachable, TEST_REDIS_URL, uniqueRedisPrefix } from './support/red
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
- * POST /v1/token failed-attempt limits (DESIGN.md section 2, 429):
+ * POST /v1/token failed-attempt limits (docs/api.md, 429):
  * per client address and per key id, only failures count, a limited client is refused before its
  * credentials are checked, shared through Redis when REDIS_URL is set.
  * Client addresses come from X-Forwarded-For, trusted from loopback (TRUST_PROXY=loopback).

@@ -2,26 +2,26 @@ import { expressRoutes, nestRouteDeclarations } from './support/routes';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
- * Every route's access declaration, reviewed as a permission change (STYLE.md "Auth", after
+ * Every route's access declaration, reviewed as a permission change (docs/architecture.md#code-conventions, after
  * twenty's endpoint-permission-declarations test). A new route, or a changed @Public /
  * @RequirePermissions / @UseGuards, fails here until this table says so.
  *
- * "bearer + P" = the global Bearer guard and permission P (DESIGN.md section 2, "Roles and
+ * "bearer + P" = the global Bearer guard and permission P (docs/api.md, "Roles and
  * permissions"); "public" = @Public(), outside the Bearer guard.
  */
 const DECLARED: Record<string, string> = {
-  // Operations (DESIGN.md section 4)
+  // Operations (docs/operations.md)
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /.well-known/jwks.json': 'public',
-  // Token exchange: outside the Bearer guard, behind its own ApiKey guard (SPEC.md section 5.2)
+  // Token exchange: outside the Bearer guard, behind its own ApiKey guard (docs/api.md#post-v1token)
   'POST /v1/token': 'public, guarded by ApiKeyGuard',
-  // User API keys (SPEC.md section 4.1-4.4)
+  // User API keys (docs/api.md)
   'POST /v1/user-api-keys': 'bearer + api_keys:create',
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
-  // Notification integrations (INTEGRATIONS.md: reading needs integrations:read, validating and writing integrations:write)
+  // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',
   'GET /v1/notification-integrations': 'bearer + integrations:read',
@@ -32,7 +32,7 @@ const DECLARED: Record<string, string> = {
 
 /**
  * Routes the server answers that are not Nest controller routes (so no guard ever sees them): the
- * OpenAPI document and the Swagger UI, both public by nature (DESIGN.md section 4). The UI's asset
+ * OpenAPI document and the Swagger UI, both public by nature (docs/operations.md). The UI's asset
  * routes belong to swagger-ui and are matched by their prefix.
  */
 const OUTSIDE_NEST = ['GET /openapi.json', 'GET /docs'];

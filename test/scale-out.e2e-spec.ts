@@ -1,7 +1,7 @@
 import { createTestApp, DATABASE_KIND, TestApp } from './support/test-app';
 
 /**
- * Two instances on one database (DESIGN.md section 1, "Scale-out"): nothing that decides whether a
+ * Two instances on one database (docs/architecture.md, "Scale-out"): nothing that decides whether a
  * key or token is valid lives in one process's memory.
  */
 describe(`scale-out: two instances on one ${DATABASE_KIND} database`, () => {

@@ -8,13 +8,13 @@ import type { Environment } from '../src/config/configuration';
 import { createTestApp, createTestDatabase, TestDatabase, TestUser } from './support/test-app';
 
 /**
- * SIGTERM (DESIGN.md section 4): stop taking new work, finish what is in flight, flush pending
+ * SIGTERM (docs/operations.md): stop taking new work, finish what is in flight, flush pending
  * last_used_at writes, exit 0, and never take longer than SHUTDOWN_TIMEOUT_MS. This needs a real
  * process: the server compiled by Jest's global setup (test/support/global-setup.ts, as `npm run
  * build` compiles it) runs as `node main.js` on the suite's database, finding its compiled signing
  * worker beside itself as in production.
  *
- * No timing is asserted (DESIGN.md section 5): the time to exit is printed for the report; the
+ * No timing is asserted (docs/performance.md): the time to exit is printed for the report; the
  * Jest timeouts only bound a hung run.
  */
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */

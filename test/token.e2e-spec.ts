@@ -14,7 +14,7 @@ import {
 } from './support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
 
-/** POST /v1/token: SPEC.md sections 4.5, 5.2, 5.3, 7 and DESIGN.md section 2, in its order. */
+/** POST /v1/token: docs/api.md#post-v1token, each step in its order. */
 describe('POST /v1/token', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -163,7 +163,7 @@ describe('POST /v1/token', () => {
       });
     });
 
-    it('issues an ES256 JWT with a kid from the JWKS and the claims of DESIGN.md section 2', async () => {
+    it('issues an ES256 JWT with a kid from the JWKS and the claims of docs/api.md', async () => {
       const user = await t.user();
       const { id, value } = await t.createKey(user);
       const before = Math.floor(Date.now() / 1000);

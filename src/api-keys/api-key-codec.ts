@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
- * API key values (DESIGN.md section 2): `<env>.<key id>.<secret>.<checksum>`
+ * API key values (docs/api.md): `<env>.<key id>.<secret>.<checksum>`
  *   env       the deployment's environment segment, 1-16 of [a-z0-9]
  *   key id    the key's UUID as 32 lower-case hex digits (an indexed lookup)
  *   secret    32 random bytes, unpadded base64url (43 characters)

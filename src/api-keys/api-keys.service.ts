@@ -26,7 +26,7 @@ export interface KeyOwner {
 export type ExchangeFailureReason =
   'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'not_a_member';
 
-/** A refused POST /v1/token: the exact 401 of SPEC.md section 7, plus what the audit trail keeps. */
+/** A refused POST /v1/token: the exact 401 of docs/api.md#errors, plus what the audit trail keeps. */
 export class ExchangeRefused extends AppError {
   /** The key id the presented value named, when it was well-formed (not a secret). */
   attemptedKeyId?: string;

@@ -4,7 +4,7 @@ import type { AppConfiguration } from '../config/configuration';
 import { ApiKeysRepository } from './api-keys.repository';
 
 /**
- * `last_used_at` without a write on every exchange (DESIGN.md section 5): uses are collected in
+ * `last_used_at` without a write on every exchange (docs/performance.md): uses are collected in
  * memory and written every API_KEY_LAST_USED_FLUSH_MS (default 1 s), and once more at shutdown, by
  * one UPDATE statement per 500 keys (ApiKeysRepository.recordLastUsed) (a thousand clients exchanging every second cost two
  * statements a second, not a thousand). Reads served by this instance see its pending values at

@@ -14,7 +14,7 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * POST /v1/token authentication, in the order DESIGN.md section 2 fixes:
+ * POST /v1/token authentication, in the order docs/api.md fixes:
  * header missing -> scheme -> format (no database) -> id and secret -> revoked -> membership,
  * with the failed-attempt limit (TokenAttemptLimiter) checked after the scheme.
  */

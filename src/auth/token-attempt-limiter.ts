@@ -7,7 +7,7 @@ import { FAILURE_COUNTER, FailureCounter, MemoryFailureCounter } from './failure
 import { RedisFailureCounter } from './redis-failure-counter';
 
 /**
- * Brute-force protection of POST /v1/token (DESIGN.md section 2: 429 RESOURCE_EXHAUSTED with
+ * Brute-force protection of POST /v1/token (docs/api.md: 429 RESOURCE_EXHAUSTED with
  * Retry-After). Only failed attempts count, per client address and per key id; once either has
  * TOKEN_FAILURE_LIMIT_PER_MINUTE failures in its window, its attempts are refused before the
  * credentials are checked, so guessing stops even with the right secret, until the window closes.

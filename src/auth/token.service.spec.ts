@@ -62,7 +62,7 @@ describe('TokenService', () => {
   afterEach(() => jest.restoreAllMocks());
 
   describe('mint and verify', () => {
-    it('round-trips an access token with every claim of DESIGN.md section 2', async () => {
+    it('round-trips an access token with every claim of docs/api.md', async () => {
       const token = await tokens.mint(access);
       const claims = tokens.verify(token);
       expect(claims).toStrictEqual({

@@ -9,7 +9,7 @@ import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
 
 export type TokenUse = 'access' | 'session';
 
-/** Claims of our tokens (DESIGN.md section 2, "Access and session tokens"). */
+/** Claims of our tokens (docs/api.md, "Access and session tokens"). */
 export interface TokenClaims {
   iss: string;
   aud: string;

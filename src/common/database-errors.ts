@@ -1,6 +1,6 @@
 /**
  * Errors that mean "the database cannot answer right now" (refused, timed out, restarted, busy)
- * rather than "this query is wrong". They become 503 UNAVAILABLE (DESIGN.md section 2).
+ * rather than "this query is wrong". They become 503 UNAVAILABLE (docs/api.md).
  */
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 // PostgreSQL SQLSTATEs: 57014 query_canceled (statement_timeout), 57P01-57P03 shutdown / cannot

@@ -1,5 +1,5 @@
 /**
- * Every error the service answers with is one of these codes (SPEC.md section 7, DESIGN.md
+ * Every error the service answers with is one of these codes (docs/api.md#errors, docs/architecture.md
  * section 2). The HTTP status belongs to the code and is decided in exactly one table.
  */
 export enum ErrorCode {
@@ -32,7 +32,7 @@ export function wireCode(code: ErrorCode): string {
   return code === ErrorCode.PAYLOAD_TOO_LARGE ? ErrorCode.INVALID_ARGUMENT : code;
 }
 
-/** Exact messages of SPEC.md section 7 and DESIGN.md section 2, in one place. */
+/** Exact messages of docs/api.md#errors, in one place. */
 export const Messages = {
   invalidArgument: 'invalid request parameters',
   bodyTooLarge: 'request body too large',
@@ -91,7 +91,7 @@ export const unauthenticatedBearer = (): AppError =>
     headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
   });
 
-/** The challenge every 401 of POST /v1/token carries (DESIGN.md section 2). */
+/** The challenge every 401 of POST /v1/token carries (docs/api.md). */
 export const API_KEY_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' };
 
 export const permissionDenied = (): AppError =>

@@ -10,7 +10,7 @@ import { ShutdownState } from './shutdown.state';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-/** Every body is JSON (DESIGN.md section 2): a body of another type is refused, not ignored. */
+/** Every body is JSON (docs/api.md): a body of another type is refused, not ignored. */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   if (hasBody && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
@@ -31,7 +31,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.set('trust proxy', config.trustProxy);
   // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id) and its log line.
   expressApp.use(requestLogger(app.get(ROOT_LOGGER)));
-  // Then, before any body is read: while draining for shutdown, new requests get 503 (DESIGN.md section 4).
+  // Then, before any body is read: while draining for shutdown, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
   expressApp.use(

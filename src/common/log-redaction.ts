@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 
 /**
- * Secrets never reach the logs (DESIGN.md section 4). The first line of defence is what is logged
+ * Secrets never reach the logs (docs/operations.md). The first line of defence is what is logged
  * at all: request and response bodies never, requests by an allow-list (request-logger.ts). This
  * is the second: any field with a secret's name, at any depth of a logged object or error, is
  * printed as `[REDACTED]`.

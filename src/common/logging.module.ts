@@ -30,7 +30,7 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
 }
 
 /**
- * Structured JSON logs (DESIGN.md section 4): one pino logger per application, and nestjs-pino so
+ * Structured JSON logs (docs/operations.md): one pino logger per application, and nestjs-pino so
  * that Nest's `Logger` (framework messages, our services) writes through it, bound to the current
  * request's id. The HTTP middleware is ours (request-logger.ts, mounted by configureHttp ahead of the
  * body parser), hence `useExisting`: nestjs-pino only binds `req.log` to the request's async context.

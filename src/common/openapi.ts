@@ -2,7 +2,7 @@ import { applyDecorators, INestApplication } from '@nestjs/common';
 import { ApiProperty, ApiResponse, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ErrorCode, wireCode } from './errors';
 
-/** `{ code, message }` (SPEC.md section 2.3). */
+/** `{ code, message }` (docs/api.md#errors). */
 export class ErrorBody {
   @ApiProperty({ enum: [...new Set(Object.values(ErrorCode).map(wireCode))], example: 'INVALID_ARGUMENT' })
   code: string;

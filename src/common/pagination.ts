@@ -13,7 +13,7 @@ export const toInteger = ({ value }: { value: unknown }): unknown =>
 export const toBoolean = ({ value }: { value: unknown }): unknown =>
   value === 'true' ? true : value === 'false' ? false : value;
 
-/** `page` and `limit` (SPEC.md section 4.2, DESIGN.md section 2). */
+/** `page` and `limit` (docs/api.md#get-v1user-api-keys, docs/api.md). */
 export class PageQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1 })
   @IsOptional()
@@ -38,7 +38,7 @@ export interface Page<T> {
   totalCount: number;
 }
 
-/** The page fields every list response carries beside its items (DESIGN.md section 2). */
+/** The page fields every list response carries beside its items (docs/api.md). */
 export class PageMetaView {
   @ApiProperty({ type: 'integer' })
   page: number;

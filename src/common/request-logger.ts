@@ -18,7 +18,7 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * The caller's X-Request-Id when it is sane (so a trace can be followed across services), else a new
  * UUID; a header made of anything else (spaces, control characters, JSON, a huge value) is not
- * echoed into our logs or headers. The response carries the id either way (DESIGN.md section 4).
+ * echoed into our logs or headers. The response carries the id either way (docs/operations.md).
  */
 export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
@@ -48,7 +48,7 @@ function pathOf(url: string | undefined): string {
  * Written here rather than with pino-http, which builds two child loggers per request (one of
  * them serializing the request into its bindings at once), four arrays and listeners: about a fifth
  * of a token exchange's cost on the 2-core machine, most of it garbage that outlives the request's
- * waits for the database and the signing thread (README "Performance").
+ * waits for the database and the signing thread (docs/performance.md).
  */
 export function requestLogger(logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {

@@ -7,7 +7,7 @@ import { sendError } from './exception.filter';
 const ALWAYS_ANSWERED = new Set(['/healthz']);
 
 /**
- * Whether this instance is draining (DESIGN.md section 4: on SIGTERM stop taking new work, finish
+ * Whether this instance is draining (docs/operations.md: on SIGTERM stop taking new work, finish
  * what is in flight, exit). Once draining, GET /readyz answers 503 and so does every request that
  * arrives afterwards (its work is refused before its body is read, `Connection: close`, so the
  * client retries on another instance), while requests already in flight run to the end.

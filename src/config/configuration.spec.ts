@@ -38,12 +38,12 @@ describe('loadConfiguration', () => {
       expect(config.database).toEqual({ type: 'sqlite', path: resolve('./data/gatehouse.sqlite') });
     });
 
-    it('has the HTTP defaults of DESIGN.md', () => {
+    it('has the HTTP defaults of docs/architecture.md', () => {
       expect(config.bodyLimitBytes).toBe(16384);
       expect(config.trustProxy).toBe(false);
     });
 
-    it('has the API key and token defaults of DESIGN.md section 2', () => {
+    it('has the API key and token defaults of docs/api.md', () => {
       expect(config.apiKeys).toEqual({ environment: 'dev', pepper: undefined, lastUsedFlushMs: 1000 });
       expect(config.jwt).toEqual({
         privateKeyPem: undefined,

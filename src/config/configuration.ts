@@ -4,7 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 
 /**
  * Typed configuration, read once from the environment and validated before anything starts
- * (DESIGN.md section 4). A bad value stops the service with a message naming the variable.
+ * (docs/operations.md). A bad value stops the service with a message naming the variable.
  * Every variable is listed, with its default, in .env.example.
  */
 export type Environment = Record<string, string | undefined>;
@@ -52,7 +52,7 @@ export interface AppConfiguration {
     previousEncryptionKeys: Array<{ id: string; key: string }>;
     monitoringApiBaseUrl: string | undefined;
     monitoringTimeoutMs: number;
-    /** Retries of one provider call after a 429, a 5xx or a network error (INTEGRATIONS.md section 1). */
+    /** Retries of one provider call after a 429, a 5xx or a network error (docs/integrations.md#provider-client). */
     monitoringMaxRetries: number;
     /** Longest wait before a retry; a provider asking for longer is treated as unavailable. */
     monitoringMaxRetryWaitMs: number;

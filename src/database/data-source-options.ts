@@ -80,7 +80,7 @@ export function dataSourceOptions(
       // A stalled database fails the request (503) instead of hanging it: statement_timeout is the
       // server cancelling a slow statement (the connection stays usable); query_timeout, a little
       // longer, catches a database or network that went silent, and TimeoutSafePgClient then drops
-      // that connection (DESIGN.md section 2: 503 UNAVAILABLE, not a hung request).
+      // that connection (docs/api.md: 503 UNAVAILABLE, not a hung request).
       statement_timeout: database.statementTimeoutMs,
       query_timeout: database.statementTimeoutMs + 500,
       idle_in_transaction_session_timeout: database.statementTimeoutMs * 5,

@@ -1,4 +1,4 @@
-/** Roles and what each may do (DESIGN.md section 2, "Roles and permissions"). */
+/** Roles and what each may do (docs/api.md, "Roles and permissions"). */
 export const ROLES = ['admin', 'member', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 

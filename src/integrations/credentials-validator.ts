@@ -9,7 +9,7 @@ import {
 import { buildOutcome, saveVerdict, ValidationOutcome } from './validation-outcome';
 
 /**
- * Validating provider credentials (INTEGRATIONS.md section 2, SPEC.md section 5.4): the keys first,
+ * Validating provider credentials (docs/integrations.md#validation): the keys first,
  * and the permissions only when the keys work. Both POST .../validate and every save go through here.
  */
 @Injectable()
@@ -18,7 +18,7 @@ export class CredentialsValidator {
 
   /**
    * The outcome, whether or not it allows a save. The provider being unavailable (steps 1-2
-   * failed, or a required check is Unknown) is 503 here too (INTEGRATIONS.md section 3).
+   * failed, or a required check is Unknown) is 503 here too (docs/api.md#notification-integration-object).
    */
   async validate(credentials: MonitoringCredentials): Promise<ValidationOutcome> {
     let keys;

@@ -41,8 +41,8 @@ export async function mapWithConcurrency<T, R>(
 }
 
 /**
- * Datadog's HTTP API (INTEGRATIONS.md sections 1-2), through our own client rather than
- * @datadog/datadog-api-client: see the README ("Monitoring provider client") for why. Only GETs.
+ * Datadog's HTTP API (docs/integrations.md), through our own client rather than
+ * @datadog/datadog-api-client: see docs/adr/0007-plain-fetch-provider-client.md for why. Only GETs.
  */
 export class DatadogAdapter implements MonitoringProvider {
   private readonly now: () => Date;

@@ -12,7 +12,7 @@ const jsonText: ValueTransformer = {
 };
 
 /**
- * A notification integration (INTEGRATIONS.md section 3). The provider keys are stored only
+ * A notification integration (docs/api.md#notification-integration-object). The provider keys are stored only
  * encrypted (credential-cipher.ts) beside their last four characters, which is all that is ever
  * shown again.
  */

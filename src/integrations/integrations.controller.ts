@@ -16,7 +16,7 @@ import {
 import { MonitoringCredentialsDto } from './dto/monitoring-credentials.dto';
 import { IntegrationsService } from './integrations.service';
 
-/** INTEGRATIONS.md section 3; roles per DESIGN.md section 2 (read: integrations:read, else integrations:write). */
+/** docs/api.md#notification-integration-object; roles per docs/api.md (read: integrations:read, else integrations:write). */
 @ApiTags('Notification integrations')
 @Controller('v1/notification-integrations')
 export class IntegrationsController {

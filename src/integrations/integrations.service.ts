@@ -13,7 +13,7 @@ import { IntegrationsRepository } from './integrations.repository';
 import type { MonitoringCredentials } from './monitoring-provider.port';
 import type { ValidationOutcome } from './validation-outcome';
 
-/** Who is acting: integrations belong to the organization, not to one user (INTEGRATIONS.md section 3). */
+/** Who is acting: integrations belong to the organization, not to one user (docs/api.md#notification-integration-object). */
 export interface IntegrationActor {
   userId: string;
   organizationId: string;
@@ -35,12 +35,12 @@ export class IntegrationsService {
     private readonly audit: AuditService,
   ) {}
 
-  /** POST .../monitoring/validate: nothing is stored (SPEC.md section 4.6). */
+  /** POST .../monitoring/validate: nothing is stored (docs/api.md#post-v1notification-integrationsmonitoringvalidate). */
   validate(config: MonitoringCredentialsDto): Promise<ValidationOutcome> {
     return this.validator.validate(toCredentials(config));
   }
 
-  /** Validated first; a blocked save throws before anything is written (SPEC.md section 4.7). */
+  /** Validated first; a blocked save throws before anything is written (docs/api.md#post-v1notification-integrations). */
   async create(
     actor: IntegrationActor,
     body: CreateIntegrationDto,
@@ -74,7 +74,7 @@ export class IntegrationsService {
     return { items, page: query.page, limit: query.limit, totalCount };
   }
 
-  /** An integration of the caller's organization; any other id is "not found" (DESIGN.md section 2). */
+  /** An integration of the caller's organization; any other id is "not found" (docs/api.md). */
   async get(actor: IntegrationActor, id: string): Promise<NotificationIntegration> {
     const integration = await this.integrations.findOne(actor.organizationId, id);
     if (integration === null) throw notFound(Messages.integrationNotFound);
@@ -82,7 +82,7 @@ export class IntegrationsService {
   }
 
   /**
-   * SPEC.md section 4.8: the stored configuration with the changes applied is validated exactly
+   * docs/api.md#patch-v1notification-integrationsid: the stored configuration with the changes applied is validated exactly
    * like a create before anything is written; a blocked update leaves the record as it was. The
    * keys are sealed again with the current encryption key, which is how a rotation reaches old rows.
    */

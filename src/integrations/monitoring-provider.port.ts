@@ -2,7 +2,7 @@ import type { MonitoringSite } from './monitoring-sites';
 import type { KeysStatus, PermissionStatus } from './validation-outcome';
 
 /**
- * The monitoring provider as the service sees it (STYLE.md: an outside provider behind an
+ * The monitoring provider as the service sees it (docs/architecture.md#code-conventions: an outside provider behind an
  * interface, one adapter per vendor). The only adapter is Datadog's (datadog.adapter.ts); tests
  * run it against a fake Datadog on loopback rather than replacing it.
  */
@@ -12,7 +12,7 @@ export interface MonitoringCredentials {
   site: MonitoringSite;
 }
 
-/** Steps 1-2 of INTEGRATIONS.md section 2 could not be answered (429, 5xx, timeout after retries). */
+/** Steps 1-2 of docs/integrations.md#validation could not be answered (429, 5xx, timeout after retries). */
 export class ProviderUnavailableError extends Error {
   constructor(reason: string) {
     super(reason);
@@ -25,7 +25,7 @@ export interface MonitoringProvider {
   checkKeys(credentials: MonitoringCredentials): Promise<KeysStatus>;
   /**
    * A status for each permission of the catalogue. Provider trouble never rejects: the checks it
-   * affects are Unknown (INTEGRATIONS.md section 1).
+   * affects are Unknown (docs/integrations.md#the-fourteen-permission-checks).
    */
   checkPermissions(credentials: MonitoringCredentials): Promise<Map<string, PermissionStatus>>;
 }

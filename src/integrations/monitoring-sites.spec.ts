@@ -1,7 +1,7 @@
 import { isMonitoringSite, MONITORING_SITES, normalizeSite, siteBaseUrl } from './monitoring-sites';
 
 describe('monitoring sites', () => {
-  it('are exactly the nine sites of INTEGRATIONS.md section 2', () => {
+  it('are exactly the nine sites of docs/integrations.md#validation', () => {
     expect(MONITORING_SITES).toEqual([
       'datadoghq.com',
       'us3.datadoghq.com',

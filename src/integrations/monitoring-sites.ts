@@ -1,5 +1,5 @@
 /**
- * The provider's sites (INTEGRATIONS.md section 2): the only accepted values. The base URL of every
+ * The provider's sites (docs/integrations.md#validation): the only accepted values. The base URL of every
  * provider call comes from this fixed table, never from the caller's input, so a site value cannot
  * steer our requests anywhere else (no SSRF): the input is only ever used as a key into the table.
  */
@@ -19,7 +19,7 @@ export type MonitoringSite = keyof typeof SITE_BASE_URLS;
 
 export const MONITORING_SITES = Object.keys(SITE_BASE_URLS) as MonitoringSite[];
 
-/** Lower-cased and trimmed, as INTEGRATIONS.md section 2 asks; anything else is left for the check to refuse. */
+/** Lower-cased and trimmed, as docs/integrations.md#validation asks; anything else is left for the check to refuse. */
 export function normalizeSite(value: unknown): unknown {
   return typeof value === 'string' ? value.trim().toLowerCase() : value;
 }

@@ -6,7 +6,7 @@ import {
 } from './permission-catalogue';
 
 describe('permission catalogue', () => {
-  it('has the fourteen checks of INTEGRATIONS.md section 1, in order, each once', () => {
+  it('has the fourteen checks of docs/integrations.md#the-fourteen-permission-checks, in order, each once', () => {
     expect(PERMISSION_NAMES).toEqual([
       'logs_read_config',
       'metrics_read',
@@ -26,7 +26,7 @@ describe('permission catalogue', () => {
     expect(new Set(PERMISSION_NAMES).size).toBe(14);
   });
 
-  it('requires exactly the six of SPEC.md section 5.4 (metrics_read once, as required)', () => {
+  it('requires exactly the six of docs/integrations.md#validation (metrics_read once, as required)', () => {
     expect(REQUIRED_PERMISSIONS).toEqual([
       'logs_read_config',
       'metrics_read',
@@ -39,7 +39,7 @@ describe('permission catalogue', () => {
     expect(OPTIONAL_PERMISSIONS).not.toContain('metrics_read');
   });
 
-  it("uses Datadog's names for SPEC.md's logs_read and datalogs_read_index_data", () => {
+  it("uses Datadog's names for the documented logs_read and datalogs_read_index_data", () => {
     expect(PERMISSION_NAMES).toContain('logs_read_data');
     expect(PERMISSION_NAMES).toContain('logs_read_index_data');
     expect(PERMISSION_NAMES).not.toContain('logs_read');

@@ -1,7 +1,7 @@
 /**
- * The fourteen permission checks of INTEGRATIONS.md section 1 (SPEC.md section 5.4), in the order
- * they are reported. SPEC.md's `logs_read` and `datalogs_read_index_data` are the provider's
- * `logs_read_data` and `logs_read_index_data`; `metrics_read`, in both of SPEC.md's lists, is one
+ * The fourteen permission checks of docs/integrations.md#the-fourteen-permission-checks, in the order
+ * they are reported. The documented `logs_read` and `datalogs_read_index_data` are the provider's
+ * `logs_read_data` and `logs_read_index_data`; `metrics_read`, in both lists, is one
  * check and it is required.
  */
 export type PermissionProbe =

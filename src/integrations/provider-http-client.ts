@@ -1,5 +1,5 @@
 /**
- * HTTP to the monitoring provider, with the limits INTEGRATIONS.md sections 1-2 set: a timeout on
+ * HTTP to the monitoring provider, with the limits of docs/integrations.md#provider-client: a timeout on
  * every request, redirects never followed (a 3xx is an answer like any other, so keys are never
  * sent on to another host), and a bounded number of retries after 429, 5xx or a network error
  * that honours the provider's `X-RateLimit-Reset` (seconds) or `Retry-After` (seconds or a date).

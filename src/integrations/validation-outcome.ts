@@ -1,6 +1,6 @@
 import { PERMISSION_CATALOGUE } from './permission-catalogue';
 
-/** INTEGRATIONS.md section 3, "Validation outcome" (SPEC.md section 2.5). */
+/** docs/api.md#notification-integration-object, "Validation outcome" (docs/api.md#validation-outcome). */
 export type KeysStatus = 'Working' | 'Invalid';
 export type PermissionStatus = 'Granted' | 'Missing' | 'Unknown';
 
@@ -18,7 +18,7 @@ export interface ValidationOutcome {
   checked_at: string;
 }
 
-/** What a save does with an outcome (SPEC.md section 5.4 rules 1-3, INTEGRATIONS.md section 3). */
+/** What a save does with an outcome (docs/integrations.md#validation, docs/api.md#notification-integration-object). */
 export type SaveVerdict = 'allowed' | 'keys_invalid' | 'permissions_missing' | 'provider_unavailable';
 
 /** Missing if any required one is missing, else Unknown if any is unknown, else Granted. */

@@ -2,16 +2,16 @@ import { createHmac, generateKeyPairSync, KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Response } from 'supertest';
 
-/** ISO 8601 UTC with milliseconds and `Z` (DESIGN.md section 2, "General"). */
+/** ISO 8601 UTC with milliseconds and `Z` (docs/api.md, "General"). */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** `<env>.<32 hex>.<43 base64url>.<8 hex>` (DESIGN.md section 2, "API keys"). */
+/** `<env>.<32 hex>.<43 base64url>.<8 hex>` (docs/api.md, "API keys"). */
 export const KEY_VALUE = /^dev\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\.[0-9a-f]{8}$/;
 
 export const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
 export const apiKeyAuth = (value: string): Record<string, string> => ({ Authorization: `ApiKey ${value}` });
 
-/** The exact error body of SPEC.md section 7 / DESIGN.md section 2: `{code, message}`, JSON, nothing else. */
+/** The exact error body of docs/api.md#errors: `{code, message}`, JSON, nothing else. */
 export function expectError(response: Response, status: number, code: string, message: string): void {
   expect({ status: response.status, body: response.body }).toStrictEqual({ status, body: { code, message } });
   expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -21,13 +21,13 @@ export function expectInvalidArgument(response: Response): void {
   expectError(response, 400, 'INVALID_ARGUMENT', 'invalid request parameters');
 }
 
-/** 401 of a Bearer-authenticated route (DESIGN.md section 2, "Access and session tokens"). */
+/** 401 of a Bearer-authenticated route (docs/api.md, "Access and session tokens"). */
 export function expectBearerRejected(response: Response): void {
   expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated');
   expect(response.headers['www-authenticate']).toMatch(/^Bearer\b/);
 }
 
-/** 401 of POST /v1/token with one of the messages of DESIGN.md section 2, steps 1-6. */
+/** 401 of POST /v1/token with one of the messages of docs/api.md, steps 1-6. */
 export function expectApiKeyRejected(response: Response, message: string): void {
   expectError(response, 401, 'UNAUTHENTICATED', message);
   expect(response.headers['www-authenticate']).toMatch(/^ApiKey\b/);

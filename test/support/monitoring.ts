@@ -3,7 +3,7 @@ import type { Environment } from '../../src/config/configuration';
 import { ISO_MS } from './http-assertions';
 import type { TestApp } from './test-app';
 
-/** INTEGRATIONS.md section 1, written out again here so the tests do not share the service's table. */
+/** docs/integrations.md#the-fourteen-permission-checks, written out again here so the tests do not share the service's table. */
 export const CATALOGUE: ReadonlyArray<[name: string, required: boolean]> = [
   ['logs_read_config', true],
   ['metrics_read', true],

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { PageMetaView } from '../../common/pagination';
 import type { ApiKey, ApiKeyStatus } from '../api-key.entity';
 
-/** SPEC.md section 2.1, without the secret. */
+/** docs/api.md#api-key-object, without the secret. */
 export class ApiKeyView {
   @ApiProperty({ format: 'uuid' })
   id: string;

@@ -25,7 +25,7 @@ export class CreateApiKeyDto {
     description: 'Human-readable name; at most 255 Unicode characters',
     example: 'ci deploys',
   })
-  // Optional means "may be absent", not "may be null": null is not a string (DESIGN.md section 2).
+  // Optional means "may be absent", not "may be null": null is not a string (docs/api.md).
   @ValidateIf((_dto: CreateApiKeyDto, value: unknown) => value !== undefined)
   @IsString()
   @Validate(LabelConstraint)

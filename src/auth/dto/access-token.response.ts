@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** SPEC.md section 2.2 */
+/** docs/api.md#post-v1token */
 export class AccessTokenResponse {
   @ApiProperty({ description: 'JWT (ES256) to send as `Authorization: Bearer <token>`' })
   access_token: string;

@@ -45,7 +45,7 @@ export class CoreSchema1763700000000 implements MigrationInterface {
         last_used_at ${timestamp} NULL,
         revoked_at ${timestamp} NULL
       )`);
-    // The list endpoint: one owner's keys, newest first (DESIGN.md section 2).
+    // The list endpoint: one owner's keys, newest first (docs/api.md).
     await queryRunner.query(
       `CREATE INDEX api_keys_owner_newest ON api_keys (user_id, organization_id, created_at DESC, id DESC)`,
     );

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { sqlTypes } from './sql-types';
 
-/** Notification integrations with encrypted provider keys (INTEGRATIONS.md section 3). */
+/** Notification integrations with encrypted provider keys (docs/api.md#notification-integration-object). */
 export class NotificationIntegrations1764000000000 implements MigrationInterface {
   name = 'NotificationIntegrations1764000000000';
 

@@ -6,7 +6,7 @@ import type { KeysStatus, PermissionResult, PermissionStatus, ValidationOutcome 
 
 const PERMISSION_STATUSES: PermissionStatus[] = ['Granted', 'Missing', 'Unknown'];
 
-/** One entry of `validation.permissions` (INTEGRATIONS.md section 3). */
+/** One entry of `validation.permissions` (docs/api.md#notification-integration-object). */
 export class PermissionResultView implements PermissionResult {
   @ApiProperty({ example: 'logs_read_config' })
   name: string;
@@ -16,7 +16,7 @@ export class PermissionResultView implements PermissionResult {
   status: PermissionStatus;
 }
 
-/** The validation outcome (SPEC.md section 2.5, INTEGRATIONS.md section 3). */
+/** The validation outcome (docs/api.md#validation-outcome, docs/api.md#notification-integration-object). */
 export class ValidationOutcomeView implements ValidationOutcome {
   @ApiProperty({ enum: ['Working', 'Invalid'] })
   keys_status: KeysStatus;
@@ -39,7 +39,7 @@ export class IntegrationConfigView {
   application_key_last4: string;
 }
 
-/** INTEGRATION of INTEGRATIONS.md section 3: the keys only by their last four characters. */
+/** INTEGRATION of docs/api.md#notification-integration-object: the keys only by their last four characters. */
 export class IntegrationView {
   @ApiProperty({ format: 'uuid' })
   id: string;

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { MONITORING_SITES, normalizeSite, type MonitoringSite } from '../monitoring-sites';
 
-/** INTEGRATIONS.md section 3: each value non-empty and at most 256 characters. */
+/** docs/api.md#notification-integration-object: each value non-empty and at most 256 characters. */
 export const MAX_CREDENTIAL_LENGTH = 256;
 
 const present = (_object: object, value: unknown): boolean => value !== undefined;
