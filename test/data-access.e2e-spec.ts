@@ -1,4 +1,6 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { ApiKeysRepository } from '../src/api-keys/api-keys.repository';
 import { IdentityService } from '../src/identity/identity.service';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from './support/test-app';
@@ -23,6 +25,12 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
   });
 
   afterAll(() => t.close());
+
+  /** The calls that reach the database: the pool on PostgreSQL, DataSource.query on SQLite (rowReader). */
+  function spyOnQueries(): jest.SpyInstance {
+    if (DATABASE_KIND === 'sqlite') return jest.spyOn(dataSource, 'query');
+    return jest.spyOn((dataSource.driver as PostgresDriver).master as Pool, 'query');
+  }
   afterEach(() => jest.restoreAllMocks());
 
   it("reads a key with its owner's role and the organization's token lifetime", async () => {
@@ -59,7 +67,7 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
 
   it('answers the lookups of one event-loop turn with one query', async () => {
     const created = await Promise.all([t.createKey(admin), t.createKey(admin), t.createKey(admin)]);
-    const query = jest.spyOn(dataSource, 'query');
+    const query = spyOnQueries();
     const found = await Promise.all([
       ...created.map(({ id }) => keys.findCredential(id)),
       keys.findCredential('00000000-0000-4000-8000-000000000000'),
@@ -70,9 +78,9 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
 
   it('looks keys and memberships up by index only (no scan, no materialized view)', async () => {
     const { id } = await t.createKey(admin);
-    const query = jest.spyOn(dataSource, 'query');
+    const query = spyOnQueries();
     await keys.findCredential(id);
-    const [sql, parameters] = query.mock.calls[0];
+    const [sql, parameters] = query.mock.calls[0] as [string, unknown[]];
     query.mockRestore();
     const plan =
       DATABASE_KIND === 'sqlite'

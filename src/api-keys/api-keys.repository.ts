@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
-import { idListCondition, placeholders } from '../database/sql';
+import { idListCondition, placeholders, RowReader, rowReader } from '../database/sql';
 import {
   MEMBER_ACCESS_VIEW,
   MemberAccessColumns,
@@ -107,11 +107,13 @@ export class ApiKeysRepository {
   private readonly listSql: { active: string; all: string };
   private readonly lastUsedSql: string;
   private readonly postgres: boolean;
+  private readonly read: RowReader;
 
   constructor(@InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>) {
     const dataSource = apiKeys.manager.connection;
     this.dataSource = dataSource;
     this.postgres = dataSource.options.type === 'postgres';
+    this.read = rowReader(dataSource);
     const p = placeholders(dataSource);
 
     // The key and its owner's membership in one query: on PostgreSQL every query is a round trip.
@@ -215,6 +217,6 @@ export class ApiKeysRepository {
   }
 
   private rows<Row>(sql: string, parameters: unknown[]): Promise<Row[]> {
-    return this.dataSource.query<Row[]>(sql, parameters);
+    return this.read<Row>(sql, parameters);
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
-import { placeholders } from '../database/sql';
+import { placeholders, RowReader, rowReader } from '../database/sql';
 import { MEMBER_ACCESS_VIEW, MemberAccessColumns, MembershipAccess, toMembershipAccess } from './member-access';
 import { Membership } from './membership.entity';
 import { Organization } from './organization.entity';
@@ -18,6 +18,7 @@ import { User } from './user.entity';
 export class IdentityRepository {
   private readonly roleSql: string;
   private readonly accessSql: string;
+  private readonly read: RowReader;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -26,6 +27,7 @@ export class IdentityRepository {
     @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
   ) {
     const p = placeholders(dataSource);
+    this.read = rowReader(dataSource);
     this.roleSql = `SELECT role FROM memberships WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
     this.accessSql = `SELECT role, access_token_lifetime FROM ${MEMBER_ACCESS_VIEW}
       WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
@@ -33,12 +35,12 @@ export class IdentityRepository {
 
   /** The user's role in the organization, or null when not a member (every session-token request). */
   async findRole(organizationId: string, userId: string): Promise<Role | null> {
-    const rows = await this.dataSource.query<Array<{ role: Role }>>(this.roleSql, [organizationId, userId]);
+    const rows = await this.read<{ role: Role }>(this.roleSql, [organizationId, userId]);
     return rows[0]?.role ?? null;
   }
 
   async findAccess(organizationId: string, userId: string): Promise<MembershipAccess | null> {
-    const rows = await this.dataSource.query<MemberAccessColumns[]>(this.accessSql, [organizationId, userId]);
+    const rows = await this.read<MemberAccessColumns>(this.accessSql, [organizationId, userId]);
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
   }
 
