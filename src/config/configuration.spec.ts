@@ -64,6 +64,14 @@ describe('loadConfiguration', () => {
       });
     });
 
+    it('limits validations of monitoring credentials (docs/integrations.md#limits)', () => {
+      expect(config.integrations).toMatchObject({
+        validationDeadlineMs: 15000,
+        validationsPerMinute: 10,
+        maxConcurrentValidations: 8,
+      });
+    });
+
     it('leaves secrets unset (they are generated locally, see resolveSecrets)', () => {
       expect(config.integrations.encryptionKey).toBeUndefined();
       expect(config.redisUrl).toBeUndefined();
@@ -189,6 +197,26 @@ describe('loadConfiguration', () => {
         'TRUST_PROXY',
         '10.0.0.0/99',
         'TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal or uniquelocal',
+      ],
+    ])('%s=%j', (name, value, message) => {
+      expect(problems({ [name]: value })).toEqual([message]);
+    });
+
+    it.each([
+      [
+        'MONITORING_VALIDATION_DEADLINE_MS',
+        '50',
+        'MONITORING_VALIDATION_DEADLINE_MS must be an integer from 100 to 120000 (got "50")',
+      ],
+      [
+        'MONITORING_VALIDATIONS_PER_MINUTE',
+        '0',
+        'MONITORING_VALIDATIONS_PER_MINUTE must be an integer from 1 to 100000 (got "0")',
+      ],
+      [
+        'MONITORING_MAX_CONCURRENT_VALIDATIONS',
+        'many',
+        'MONITORING_MAX_CONCURRENT_VALIDATIONS must be an integer from 1 to 1000 (got "many")',
       ],
     ])('%s=%j', (name, value, message) => {
       expect(problems({ [name]: value })).toEqual([message]);

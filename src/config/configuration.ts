@@ -58,6 +58,12 @@ export interface AppConfiguration {
     monitoringMaxRetryWaitMs: number;
     /** Permission probes in flight at once for one validation. */
     monitoringProbeConcurrency: number;
+    /** Longest time one validation may take, retries included; then 503 and its calls are aborted. */
+    validationDeadlineMs: number;
+    /** Validations one organization may start per minute, across every instance with REDIS_URL. */
+    validationsPerMinute: number;
+    /** Validations running at once on this instance. */
+    maxConcurrentValidations: number;
   };
   redisUrl: string | undefined;
   /** Prefix of every Redis key this service writes (several deployments, or test runs, on one Redis). */
@@ -353,6 +359,10 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       monitoringMaxRetries: r.int('MONITORING_MAX_RETRIES', 2, 0, 5),
       monitoringMaxRetryWaitMs: r.int('MONITORING_MAX_RETRY_WAIT_MS', 5000, 0, 60000),
       monitoringProbeConcurrency: r.int('MONITORING_PROBE_CONCURRENCY', 4, 1, 14),
+      // Limits on validations (docs/integrations.md#limits).
+      validationDeadlineMs: r.int('MONITORING_VALIDATION_DEADLINE_MS', 15000, 100, 120000),
+      validationsPerMinute: r.int('MONITORING_VALIDATIONS_PER_MINUTE', 10, 1, 100000),
+      maxConcurrentValidations: r.int('MONITORING_MAX_CONCURRENT_VALIDATIONS', 8, 1, 1000),
     },
     redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,
