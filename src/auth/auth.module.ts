@@ -11,12 +11,11 @@ import { JwtSigner } from './jwt-signer';
 import { PrincipalService } from './principal.service';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
-import { FAILURE_COUNTER } from './failure-counter';
-import { createFailureCounter, TokenAttemptLimiter } from './token-attempt-limiter';
-import { APP_CONFIG } from '../config/config.module';
+import { TokenAttemptLimiter } from './token-attempt-limiter';
+import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 
 @Module({
-  imports: [JwtModule.register({}), ApiKeysModule, IdentityModule, AuditModule],
+  imports: [JwtModule.register({}), ApiKeysModule, IdentityModule, AuditModule, RateLimitStorageModule],
   controllers: [TokenController, JwksController],
   providers: [
     TokenService,
@@ -24,7 +23,6 @@ import { APP_CONFIG } from '../config/config.module';
     PrincipalService,
     ApiKeyGuard,
     TokenAttemptLimiter,
-    { provide: FAILURE_COUNTER, useFactory: createFailureCounter, inject: [APP_CONFIG] },
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],
   exports: [TokenService],

@@ -1,4 +1,4 @@
-import { MemoryFailureCounter } from './failure-counter';
+import { MemoryFailureCounter } from '../common/failure-counter';
 import { clientNetwork, tooManyRequests } from './token-attempt-limiter';
 
 describe('clientNetwork', () => {

@@ -1,10 +1,9 @@
 import { isIPv6 } from 'node:net';
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { Inject, Injectable } from '@nestjs/common';
+import { tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
-import { FAILURE_COUNTER, FailureCounter, MemoryFailureCounter } from './failure-counter';
-import { RedisFailureCounter } from './redis-failure-counter';
+import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 
 /**
  * Brute-force protection of POST /v1/token (docs/api.md: 429 RESOURCE_EXHAUSTED with
@@ -14,7 +13,7 @@ import { RedisFailureCounter } from './redis-failure-counter';
  * Successful exchanges are neither counted nor slowed.
  */
 @Injectable()
-export class TokenAttemptLimiter implements OnApplicationShutdown {
+export class TokenAttemptLimiter {
   private readonly limit: number;
   private readonly windowMs: number;
 
@@ -39,17 +38,9 @@ export class TokenAttemptLimiter implements OnApplicationShutdown {
   async recordFailure(address: string | undefined, keyId: string | undefined): Promise<void> {
     await Promise.all(counterKeys(address, keyId).map((key) => this.counter.increment(key, this.windowMs)));
   }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.counter.close();
-  }
 }
 
-export function tooManyRequests(retryAfterMs: number): AppError {
-  return new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests, {
-    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
-  });
-}
+export { tooManyRequests };
 
 function counterKeys(address: string | undefined, keyId: string | undefined): string[] {
   const keys = [`token-failures:addr:${clientNetwork(address)}`];
@@ -74,12 +65,4 @@ export function clientNetwork(address: string | undefined): string {
     .slice(0, 4)
     .map((group) => group.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
-}
-
-/** REDIS_URL set: counters shared by every instance; otherwise this process's memory. */
-export async function createFailureCounter(config: AppConfiguration): Promise<FailureCounter> {
-  if (config.redisUrl === undefined) return new MemoryFailureCounter();
-  const counter = new RedisFailureCounter(config.redisUrl, config.redisKeyPrefix);
-  await counter.connect();
-  return counter;
 }

@@ -98,3 +98,9 @@ export const permissionDenied = (): AppError =>
   new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);
 
 export const notFound = (message: string): AppError => new AppError(ErrorCode.NOT_FOUND, message);
+
+/** 429 with `Retry-After`, the whole seconds until the window that refused the request closes (at least 1). */
+export const tooManyRequests = (retryAfterMs: number): AppError =>
+  new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests, {
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+  });

@@ -1,9 +1,20 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigurationError, Environment, loadConfiguration } from './configuration';
-import { LOCAL_SECRETS_FILE, resolveSecrets } from './local-secrets';
+import { Worker } from 'node:worker_threads';
+import { workerFile } from '../common/batching-thread';
+import { AppConfiguration, ConfigurationError, Environment, loadConfiguration } from './configuration';
+import { LOCAL_SECRETS_FILE, resolveSecrets, Secrets } from './local-secrets';
 
 const ecPem = (): string =>
   generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -50,6 +61,14 @@ describe('loadConfiguration', () => {
         previousPublicKeyPems: [],
         issuer: 'gatehouse',
         audience: 'gatehouse',
+      });
+    });
+
+    it('limits validations of monitoring credentials (docs/integrations.md#limits)', () => {
+      expect(config.integrations).toMatchObject({
+        validationDeadlineMs: 15000,
+        validationsPerMinute: 10,
+        maxConcurrentValidations: 8,
       });
     });
 
@@ -183,6 +202,26 @@ describe('loadConfiguration', () => {
       expect(problems({ [name]: value })).toEqual([message]);
     });
 
+    it.each([
+      [
+        'MONITORING_VALIDATION_DEADLINE_MS',
+        '50',
+        'MONITORING_VALIDATION_DEADLINE_MS must be an integer from 100 to 120000 (got "50")',
+      ],
+      [
+        'MONITORING_VALIDATIONS_PER_MINUTE',
+        '0',
+        'MONITORING_VALIDATIONS_PER_MINUTE must be an integer from 1 to 100000 (got "0")',
+      ],
+      [
+        'MONITORING_MAX_CONCURRENT_VALIDATIONS',
+        'many',
+        'MONITORING_MAX_CONCURRENT_VALIDATIONS must be an integer from 1 to 1000 (got "many")',
+      ],
+    ])('%s=%j', (name, value, message) => {
+      expect(problems({ [name]: value })).toEqual([message]);
+    });
+
     it('DATABASE_SCHEMA must be a lower-case SQL identifier', () => {
       expect(problems({ DATABASE_URL: 'postgres://db/x', DATABASE_SCHEMA: 'Bad-Name' })).toEqual([
         'DATABASE_SCHEMA must be a lower-case SQL identifier',
@@ -197,6 +236,126 @@ describe('loadConfiguration', () => {
       } catch (error) {
         expect((error as Error).message).toBe(`invalid configuration:\n  - ${found.join('\n  - ')}`);
       }
+    });
+  });
+
+  describe('NODE_ENV', () => {
+    it.each([
+      [undefined, false],
+      ['development', false],
+      ['test', false],
+      ['production', true],
+    ])('%j: production is %j', (value, production) => {
+      const env = production ? { NODE_ENV: value, ...productionSecrets() } : { NODE_ENV: value };
+      expect(loadConfiguration(env).production).toBe(production);
+    });
+
+    // `prod` used to run as development: generated local secrets, MONITORING_API_BASE_URL accepted.
+    it.each([['prod'], ['Production'], ['staging'], ['dev']])('refuses %j, naming the variable', (value) => {
+      expect(problems({ NODE_ENV: value, ...productionSecrets() })).toEqual([
+        `NODE_ENV must be one of development, test, production (got "${value}")`,
+      ]);
+    });
+  });
+
+  describe('MONITORING_API_BASE_URL (tests and local trials only)', () => {
+    it.each([
+      ['http://127.0.0.1:4010', 'http://127.0.0.1:4010'],
+      ['http://127.0.0.1:4010/', 'http://127.0.0.1:4010'],
+      ['https://127.10.20.30:8443', 'https://127.10.20.30:8443'],
+      ['http://127.1:4010', 'http://127.0.0.1:4010'],
+      ['http://localhost:4010', 'http://localhost:4010'],
+      ['http://LOCALHOST:4010', 'http://localhost:4010'],
+      ['http://[::1]:4010', 'http://[::1]:4010'],
+      ['http://[0:0:0:0:0:0:0:1]:4010', 'http://[::1]:4010'],
+    ])('accepts the loopback origin %j (as %j)', (raw, origin) => {
+      for (const NODE_ENV of ['development', 'test']) {
+        expect(loadConfiguration({ NODE_ENV, MONITORING_API_BASE_URL: raw }).integrations.monitoringApiBaseUrl).toBe(
+          origin,
+        );
+      }
+    });
+
+    it.each([
+      ['http://10.0.0.7:4010'],
+      ['http://192.168.1.2'],
+      ['http://0.0.0.0:4010'],
+      ['https://api.datadoghq.com'],
+      ['http://collector.example.com:4010'],
+      ['http://127.0.0.1.example.com'],
+      ['http://localhost.example.com'],
+      ['http://127.0.0.1@collector.example.com'],
+      ['http://user:password@127.0.0.1:4010'],
+      ['http://[::2]:4010'],
+      ['http://[::ffff:10.0.0.7]'],
+    ])('refuses %j, which is not a loopback address, in every environment', (raw) => {
+      for (const NODE_ENV of ['development', 'test']) {
+        expect(problems({ NODE_ENV, MONITORING_API_BASE_URL: raw })).toEqual([
+          'MONITORING_API_BASE_URL must be on a loopback address (127.0.0.0/8, [::1] or localhost)',
+        ]);
+      }
+    });
+
+    it.each([
+      ['127.0.0.1:4010'],
+      ['ftp://127.0.0.1'],
+      ['http://127.0.0.1:4010/api'],
+      ['http://127.0.0.1/?x=1'],
+      ['http://'],
+    ])('refuses %j, which is not an http(s) origin', (raw) => {
+      expect(problems({ MONITORING_API_BASE_URL: raw })).toEqual([
+        'MONITORING_API_BASE_URL must be an http(s) origin such as http://127.0.0.1:4010',
+      ]);
+    });
+
+    it('is refused in production, even on loopback', () => {
+      expect(
+        problems({ NODE_ENV: 'production', ...productionSecrets(), MONITORING_API_BASE_URL: 'http://127.0.0.1:4010' }),
+      ).toEqual(['MONITORING_API_BASE_URL is for tests and local runs; it is refused when NODE_ENV=production']);
+    });
+  });
+
+  describe('INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS', () => {
+    const key = (): string => randomBytes(32).toString('base64');
+
+    it('reads id:key pairs', () => {
+      const [a, b] = [key(), key()];
+      expect(
+        loadConfiguration({
+          INTEGRATIONS_ENCRYPTION_KEY_ID: 'k3',
+          INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: `k1:${a}, k2:${b}`,
+        }).integrations.previousEncryptionKeys,
+      ).toEqual([
+        { id: 'k1', key: a },
+        { id: 'k2', key: b },
+      ]);
+    });
+
+    // The current key would shadow it: values sealed with the old key would no longer open.
+    it('refuses an entry with the id of the current key', () => {
+      expect(
+        problems({
+          INTEGRATIONS_ENCRYPTION_KEY_ID: 'k2',
+          INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: `k1:${key()},k2:${key()}`,
+        }),
+      ).toEqual([
+        'INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: "k2" is the id of the current key (INTEGRATIONS_ENCRYPTION_KEY_ID); give the current key a new id',
+      ]);
+    });
+
+    it('refuses an entry with the default id k1 when INTEGRATIONS_ENCRYPTION_KEY_ID is unset', () => {
+      expect(problems({ INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: `k1:${key()}` })).toEqual([
+        'INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: "k1" is the id of the current key (INTEGRATIONS_ENCRYPTION_KEY_ID); give the current key a new id',
+      ]);
+    });
+
+    it('refuses one id listed twice', () => {
+      expect(
+        problems({
+          INTEGRATIONS_ENCRYPTION_KEY_ID: 'k3',
+          INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: `k1:${key()},k1:${key()}`,
+        }),
+      ).toEqual(['INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: the id "k1" is listed twice']);
     });
   });
 
@@ -279,6 +438,101 @@ describe('resolveSecrets', () => {
     });
     expect(existsSync(join(dataDir, LOCAL_SECRETS_FILE))).toBe(false);
   });
+
+  it('refuses to start when the file can be read by group or others, naming it and the fix', () => {
+    const first = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    const file = join(dataDir, LOCAL_SECRETS_FILE);
+    for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+      chmodSync(file, mode);
+      let error: unknown;
+      try {
+        resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as ConfigurationError).problems).toEqual([
+        `${file} can be read or written by group or others (mode 0${mode.toString(8)}); run \`chmod 600 ${file}\``,
+      ]);
+    }
+    chmodSync(file, 0o600);
+    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+    chmodSync(file, 0o400);
+    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+  });
+
+  it('names the file when it is not JSON', () => {
+    resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    const file = join(dataDir, LOCAL_SECRETS_FILE);
+    writeFileSync(file, '{"apiKeyPepper": "trunc');
+    expect(() => resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toThrow(
+      `${file} is not valid JSON: restore it, or remove it to generate new local secrets`,
+    );
+  });
+
+  /**
+   * Instances starting together on one empty DATA_DIR: every loader (worker threads, released
+   * at the same instant, round after round) gets the same secrets, none reads a partial file, and
+   * no temporary file is left behind.
+   */
+  it('gives every instance starting at once the same secrets', async () => {
+    const THREADS = 8;
+    const ROUNDS = 60;
+    const configs: AppConfiguration[] = Array.from({ length: ROUNDS }, (_, round) =>
+      loadConfiguration({ DATA_DIR: join(dataDir, `round-${round}`) }),
+    );
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { resolveSecrets } = require(workerData.module);
+      const gate = new Int32Array(workerData.gate);
+      workerData.configs.forEach((config, round) => {
+        while (Atomics.load(gate, 0) <= round) Atomics.wait(gate, 0, round);
+        try {
+          parentPort.postMessage({ round, secrets: resolveSecrets(config) });
+        } catch (error) {
+          parentPort.postMessage({ round, error: String(error) });
+        }
+      });`;
+    type Answer = { round: number; secrets?: Secrets; error?: string };
+    const answers: Answer[][] = configs.map(() => []);
+    let round = { done: (): void => undefined, fail: (_error: Error): void => undefined };
+    const workers = Array.from({ length: THREADS }, () => {
+      const worker = new Worker(code, {
+        eval: true,
+        workerData: { module: workerFile('config/local-secrets.js'), gate: gate.buffer, configs },
+      });
+      worker.on('message', (answer: Answer) => {
+        answers[answer.round].push(answer);
+        if (answers[answer.round].length === THREADS) round.done();
+      });
+      worker.on('error', (error) => round.fail(error));
+      return worker;
+    });
+    try {
+      for (let index = 0; index < ROUNDS; index += 1) {
+        const done = new Promise<void>((resolve, reject) => (round = { done: resolve, fail: reject }));
+        Atomics.store(gate, 0, index + 1);
+        Atomics.notify(gate, 0);
+        await done;
+      }
+    } finally {
+      await Promise.all(workers.map((worker) => worker.terminate()));
+    }
+    const failures = answers.flat().filter((answer) => answer.error !== undefined);
+    const split = answers.filter((round) => new Set(round.map((answer) => JSON.stringify(answer.secrets))).size > 1);
+    console.log(
+      `local secrets: ${ROUNDS} rounds of ${THREADS} loaders at once: ${failures.length} failed, ${split.length} rounds with different secrets`,
+    );
+    expect(failures.map((answer) => answer.error)).toEqual([]);
+    expect(split).toEqual([]);
+    configs.forEach((config, round) => {
+      const file = join(config.dataDir, LOCAL_SECRETS_FILE);
+      expect(readdirSync(config.dataDir)).toEqual([LOCAL_SECRETS_FILE]);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(answers[round][0].secrets);
+    });
+  }, 60_000);
 
   it('uses a secrets file another process wrote first', () => {
     const theirs = {

@@ -58,6 +58,12 @@ export interface AppConfiguration {
     monitoringMaxRetryWaitMs: number;
     /** Permission probes in flight at once for one validation. */
     monitoringProbeConcurrency: number;
+    /** Longest time one validation may take, retries included; then 503 and its calls are aborted. */
+    validationDeadlineMs: number;
+    /** Validations one organization may start per minute, across every instance with REDIS_URL. */
+    validationsPerMinute: number;
+    /** Validations running at once on this instance. */
+    maxConcurrentValidations: number;
   };
   redisUrl: string | undefined;
   /** Prefix of every Redis key this service writes (several deployments, or test runs, on one Redis). */
@@ -166,6 +172,58 @@ function parsePreviousEncryptionKeys(r: Reader): Array<{ id: string; key: string
   });
 }
 
+/**
+ * A previous key under the current key's id would be shadowed by the current key (values sealed
+ * with it would no longer open), and two previous keys under one id by each other.
+ */
+function checkPreviousKeyIds(r: Reader, currentId: string, previous: ReadonlyArray<{ id: string }>): void {
+  const seen = new Set<string>();
+  for (const { id } of previous) {
+    if (id === currentId) {
+      r.problem(
+        `INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: "${id}" is the id of the current key (INTEGRATIONS_ENCRYPTION_KEY_ID); give the current key a new id`,
+      );
+    } else if (seen.has(id)) {
+      r.problem(`INTEGRATIONS_PREVIOUS_ENCRYPTION_KEYS: the id "${id}" is listed twice`);
+    }
+    seen.add(id);
+  }
+}
+
+/** 127.0.0.0/8 and ::1 as the URL parser writes them (it normalises 127.1, 0x7f.0.0.1, [0:0::1] etc.). */
+function isLoopbackHost(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]') return true;
+  return isIP(hostname) === 4 && hostname.startsWith('127.');
+}
+
+/**
+ * Tests and local trials send every provider call (with every tenant's provider keys) to this
+ * origin, so it must be this machine: a loopback address in every environment, and never in
+ * production (docs/integrations.md#sites). Checked on the URL as fetch will parse it, so that
+ * `http://127.0.0.1@elsewhere` or `http://127.0.0.1.example.com` name the host they really name.
+ */
+function parseMonitoringApiBaseUrl(r: Reader, production: boolean): string | undefined {
+  const raw = r.string('MONITORING_API_BASE_URL');
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || !/^https?:\/\/[^/?#]+\/?$/.test(raw) || !['http:', 'https:'].includes(url.protocol)) {
+    r.problem('MONITORING_API_BASE_URL must be an http(s) origin such as http://127.0.0.1:4010');
+    return undefined;
+  }
+  if (url.username !== '' || url.password !== '' || !isLoopbackHost(url.hostname)) {
+    r.problem('MONITORING_API_BASE_URL must be on a loopback address (127.0.0.0/8, [::1] or localhost)');
+  }
+  if (production) {
+    r.problem('MONITORING_API_BASE_URL is for tests and local runs; it is refused when NODE_ENV=production');
+  }
+  return url.origin;
+}
+
 /** Whether the key parses and is an EC P-256 key, the only kind ES256 signs with. */
 function isP256(parse: () => KeyObject): boolean {
   try {
@@ -207,7 +265,10 @@ function parseTrustProxy(r: Reader, raw: string | undefined): boolean | number |
 
 export function loadConfiguration(env: Environment): AppConfiguration {
   const r = new Reader(env);
-  const production = r.string('NODE_ENV') === 'production';
+  // Exactly one of three values: a typo such as `prod` must not quietly run with the local defaults
+  // (generated secrets, MONITORING_API_BASE_URL allowed) meant for development (docs/operations.md).
+  const production =
+    r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development') === 'production';
   const dataDir = resolve(r.string('DATA_DIR', './data')!);
 
   const apiKeyEnv = r.string('API_KEY_ENV', 'dev')!;
@@ -251,6 +312,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(encryptionKeyId)) {
     r.problem('INTEGRATIONS_ENCRYPTION_KEY_ID must be 1-32 letters, digits, "-" or "_"');
   }
+  checkPreviousKeyIds(r, encryptionKeyId, previousEncryptionKeys);
 
   if (production) {
     if (pepper === undefined) r.problem('API_KEY_PEPPER is required when NODE_ENV=production');
@@ -260,14 +322,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     }
   }
 
-  const monitoringApiBaseUrl = r.string('MONITORING_API_BASE_URL');
-  if (monitoringApiBaseUrl !== undefined) {
-    if (!/^https?:\/\/[^/?#]+\/?$/.test(monitoringApiBaseUrl)) {
-      r.problem('MONITORING_API_BASE_URL must be an http(s) origin such as http://127.0.0.1:4010');
-    }
-    if (production)
-      r.problem('MONITORING_API_BASE_URL is for tests and local runs; it is refused when NODE_ENV=production');
-  }
+  const monitoringApiBaseUrl = parseMonitoringApiBaseUrl(r, production);
 
   const redisUrl = r.string('REDIS_URL');
   if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
@@ -299,11 +354,15 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       encryptionKey,
       encryptionKeyId,
       previousEncryptionKeys,
-      monitoringApiBaseUrl: monitoringApiBaseUrl?.replace(/\/$/, ''),
+      monitoringApiBaseUrl,
       monitoringTimeoutMs: r.int('MONITORING_REQUEST_TIMEOUT_MS', 5000, 100, 60000),
       monitoringMaxRetries: r.int('MONITORING_MAX_RETRIES', 2, 0, 5),
       monitoringMaxRetryWaitMs: r.int('MONITORING_MAX_RETRY_WAIT_MS', 5000, 0, 60000),
       monitoringProbeConcurrency: r.int('MONITORING_PROBE_CONCURRENCY', 4, 1, 14),
+      // Limits on validations (docs/integrations.md#limits).
+      validationDeadlineMs: r.int('MONITORING_VALIDATION_DEADLINE_MS', 15000, 100, 120000),
+      validationsPerMinute: r.int('MONITORING_VALIDATIONS_PER_MINUTE', 10, 1, 100000),
+      maxConcurrentValidations: r.int('MONITORING_MAX_CONCURRENT_VALIDATIONS', 8, 1, 1000),
     },
     redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,

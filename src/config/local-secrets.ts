@@ -1,7 +1,18 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { AppConfiguration } from './configuration';
+import { AppConfiguration, ConfigurationError } from './configuration';
 
 /** The secrets the service needs, either configured or (outside production) generated once and kept. */
 export interface Secrets {
@@ -21,6 +32,73 @@ function generate(): Secrets {
   };
 }
 
+/** The file's secrets, or undefined when there is no file yet. */
+function readSecrets(file: string): Secrets | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    // Group or others could read every key and token secret, or replace them.
+    const mode = fstatSync(fd).mode & 0o777;
+    if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+      throw new ConfigurationError([
+        `${file} can be read or written by group or others (mode ${mode.toString(8).padStart(4, '0')}); run \`chmod 600 ${file}\``,
+      ]);
+    }
+    const text = readFileSync(fd, 'utf8');
+    try {
+      return JSON.parse(text) as Secrets;
+    } catch {
+      throw new ConfigurationError([
+        `${file} is not valid JSON: restore it, or remove it to generate new local secrets (existing keys, tokens and stored credentials then stop working)`,
+      ]);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Filesystems without hard links answer link() with one of these. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Writes `secrets` to `file` unless it exists, so that no reader ever sees a partial file: the
+ * complete content goes to a temporary file of the same folder (mode 0600, flushed to disk), which
+ * is then linked in under the final name. link() fails when the name exists, so of several
+ * instances starting at once exactly one publishes and all read that one; rename() would replace an
+ * earlier winner's file that it may already have read (docs/operations.md#local-secrets).
+ */
+function publishOnce(file: string, dataDir: string, secrets: Secrets): void {
+  const temporary = join(dataDir, `.${LOCAL_SECRETS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeFileSync(fd, JSON.stringify(secrets, null, 2));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(temporary, file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    // Another instance published first: theirs are read below.
+    if (code === 'EEXIST') return;
+    if (!NO_HARD_LINKS.has(code)) throw error;
+    // Still atomic for readers; only instances starting at the very same moment could publish twice.
+    renameSync(temporary, file);
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // already renamed
+    }
+  }
+}
+
 /**
  * Local runs need no secret set up by hand: the first start writes generated ones to
  * `<DATA_DIR>/local-secrets.json` (mode 0600) and every later start reads them back, so a
@@ -29,19 +107,13 @@ function generate(): Secrets {
  */
 function readOrCreateLocalSecrets(dataDir: string): Secrets {
   const file = join(dataDir, LOCAL_SECRETS_FILE);
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Secrets;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
+  const existing = readSecrets(file);
+  if (existing !== undefined) return existing;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    writeFileSync(file, JSON.stringify(generate(), null, 2), { flag: 'wx', mode: 0o600 });
-  } catch (error) {
-    // Another process created it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  return JSON.parse(readFileSync(file, 'utf8')) as Secrets;
+  publishOnce(file, dataDir, generate());
+  const published = readSecrets(file);
+  if (published === undefined) throw new Error(`${file} disappeared while it was being created`);
+  return published;
 }
 
 export function resolveSecrets(config: AppConfiguration): Secrets {

@@ -1,42 +1,60 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, ErrorCode, Messages } from '../common/errors';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { Deadline, DeadlineExceededError } from './deadline';
 import {
   MONITORING_PROVIDER,
   MonitoringCredentials,
   MonitoringProvider,
   ProviderUnavailableError,
 } from './monitoring-provider.port';
+import { ValidationLimits } from './validation-limits';
 import { buildOutcome, saveVerdict, ValidationOutcome } from './validation-outcome';
 
 /**
  * Validating provider credentials (docs/integrations.md#validation): the keys first,
- * and the permissions only when the keys work. Both POST .../validate and every save go through here.
+ * and the permissions only when the keys work. Both POST .../validate and every save go through here,
+ * within the limits of docs/integrations.md#limits: admitted by ValidationLimits, and given
+ * MONITORING_VALIDATION_DEADLINE_MS in all, after which the provider calls still in flight are
+ * aborted and the answer is 503.
  */
 @Injectable()
 export class CredentialsValidator {
-  constructor(@Inject(MONITORING_PROVIDER) private readonly provider: MonitoringProvider) {}
+  private readonly deadlineMs: number;
+
+  constructor(
+    @Inject(MONITORING_PROVIDER) private readonly provider: MonitoringProvider,
+    private readonly limits: ValidationLimits,
+    @InjectConfig() config: AppConfiguration,
+  ) {
+    this.deadlineMs = config.integrations.validationDeadlineMs;
+  }
 
   /**
    * The outcome, whether or not it allows a save. The provider being unavailable (steps 1-2
-   * failed, or a required check is Unknown) is 503 here too (docs/api.md#notification-integration-object).
+   * failed, or a required check is Unknown) is 503 here too (docs/api.md#notification-integration-object),
+   * and so is a validation that did not finish within its deadline.
    */
-  async validate(credentials: MonitoringCredentials): Promise<ValidationOutcome> {
-    let keys;
+  async validate(organizationId: string, credentials: MonitoringCredentials): Promise<ValidationOutcome> {
+    const release = await this.limits.admit(organizationId);
+    const deadline = new Deadline(this.deadlineMs);
     try {
-      keys = await this.provider.checkKeys(credentials);
+      return await deadline.race(this.check(credentials, deadline));
     } catch (error) {
-      if (error instanceof ProviderUnavailableError) throw providerUnavailable(error);
+      if (error instanceof ProviderUnavailableError || error instanceof DeadlineExceededError) {
+        throw providerUnavailable(error);
+      }
       throw error;
+    } finally {
+      deadline.clear();
+      release();
     }
-    const statuses = keys === 'Working' ? await this.provider.checkPermissions(credentials) : new Map();
-    const outcome = buildOutcome(keys, statuses, new Date());
-    if (saveVerdict(outcome) === 'provider_unavailable') throw providerUnavailable();
-    return outcome;
   }
 
   /** The outcome of credentials that may be saved; otherwise the error that blocks the save. */
-  async validateForSave(credentials: MonitoringCredentials): Promise<ValidationOutcome> {
-    const outcome = await this.validate(credentials);
+  async validateForSave(organizationId: string, credentials: MonitoringCredentials): Promise<ValidationOutcome> {
+    const outcome = await this.validate(organizationId, credentials);
     const verdict = saveVerdict(outcome);
     switch (verdict) {
       case 'allowed':
@@ -48,6 +66,14 @@ export class CredentialsValidator {
       case 'provider_unavailable':
         throw providerUnavailable();
     }
+  }
+
+  private async check(credentials: MonitoringCredentials, deadline: Deadline): Promise<ValidationOutcome> {
+    const keys = await this.provider.checkKeys(credentials, deadline);
+    const statuses = keys === 'Working' ? await this.provider.checkPermissions(credentials, deadline) : new Map();
+    const outcome = buildOutcome(keys, statuses, new Date());
+    if (saveVerdict(outcome) === 'provider_unavailable') throw providerUnavailable();
+    return outcome;
   }
 }
 

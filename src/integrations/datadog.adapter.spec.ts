@@ -214,4 +214,17 @@ describe('mapWithConcurrency', () => {
   it('handles an empty list', async () => {
     expect(await mapWithConcurrency([], 4, () => Promise.resolve(1))).toEqual([]);
   });
+
+  it('starts no further item after one rejects (a passed deadline)', async () => {
+    const started: number[] = [];
+    const run = mapWithConcurrency([0, 1, 2, 3, 4, 5], 2, async (n) => {
+      started.push(n);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (n === 0) throw new Error('deadline');
+      return n;
+    });
+    await expect(run).rejects.toThrow('deadline');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started).toEqual([0, 1]);
+  });
 });

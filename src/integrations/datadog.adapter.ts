@@ -1,3 +1,4 @@
+import type { Deadline } from './deadline';
 import { PERMISSION_CATALOGUE } from './permission-catalogue';
 import { MonitoringCredentials, MonitoringProvider, ProviderUnavailableError } from './monitoring-provider.port';
 import { siteBaseUrl } from './monitoring-sites';
@@ -22,7 +23,10 @@ const CURRENT_USER = '/api/v2/current_user';
  */
 const SENDABLE_KEY = /^[\x21-\x7e]+$/;
 
-/** Runs `fn` over `items` with at most `limit` promises pending; results keep the input order. */
+/**
+ * Runs `fn` over `items` with at most `limit` promises pending; results keep the input order. After
+ * a rejection (a passed deadline) no further item is started.
+ */
 export async function mapWithConcurrency<T, R>(
   items: readonly T[],
   limit: number,
@@ -30,10 +34,16 @@ export async function mapWithConcurrency<T, R>(
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const index = next++;
-      results[index] = await fn(items[index]);
+      try {
+        results[index] = await fn(items[index]);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
@@ -54,21 +64,24 @@ export class DatadogAdapter implements MonitoringProvider {
     this.now = options.now ?? (() => new Date());
   }
 
-  async checkKeys(credentials: MonitoringCredentials): Promise<KeysStatus> {
+  async checkKeys(credentials: MonitoringCredentials, deadline?: Deadline): Promise<KeysStatus> {
     if (!SENDABLE_KEY.test(credentials.apiKey) || !SENDABLE_KEY.test(credentials.applicationKey)) return 'Invalid';
     // Step 1: the API key alone. 200 {"valid": true} is the only "yes".
-    const apiKey = await this.call(credentials, '/api/v1/validate', {}, true);
+    const apiKey = await this.call(credentials, '/api/v1/validate', {}, true, deadline);
     const first = this.keyAnswer(apiKey, '/api/v1/validate');
     if (first === 'Invalid') return 'Invalid';
     const valid = apiKey.kind === 'answered' ? (apiKey.body as { valid?: unknown } | undefined)?.valid : undefined;
     if (valid === false) return 'Invalid';
     if (valid !== true) throw new ProviderUnavailableError('unexpected answer to /api/v1/validate');
     // Step 2: both keys.
-    const both = await this.call(credentials, '/api/v2/validate_keys', {}, false);
+    const both = await this.call(credentials, '/api/v2/validate_keys', {}, false, deadline);
     return this.keyAnswer(both, '/api/v2/validate_keys');
   }
 
-  async checkPermissions(credentials: MonitoringCredentials): Promise<Map<string, PermissionStatus>> {
+  async checkPermissions(
+    credentials: MonitoringCredentials,
+    deadline?: Deadline,
+  ): Promise<Map<string, PermissionStatus>> {
     const now = this.now();
     const statuses = new Map<string, PermissionStatus>();
     const owner = PERMISSION_CATALOGUE.filter((check) => check.probe.kind === 'owner').map((check) => check.name);
@@ -78,7 +91,7 @@ export class DatadogAdapter implements MonitoringProvider {
         ? [
             async () => {
               const probe = check.probe as Extract<typeof check.probe, { kind: 'endpoint' }>;
-              const response = await this.call(credentials, probe.path, probe.query(now), false);
+              const response = await this.call(credentials, probe.path, probe.query(now), false, deadline);
               statuses.set(check.name, this.probeStatus(response, check.name, probe.path));
             },
           ]
@@ -86,7 +99,9 @@ export class DatadogAdapter implements MonitoringProvider {
     );
     if (owner.length > 0) {
       tasks.push(async () => {
-        for (const [name, status] of await this.ownerPermissions(credentials, owner)) statuses.set(name, status);
+        for (const [name, status] of await this.ownerPermissions(credentials, owner, deadline)) {
+          statuses.set(name, status);
+        }
       });
     }
     await mapWithConcurrency(tasks, this.options.concurrency, (task) => task());
@@ -97,8 +112,9 @@ export class DatadogAdapter implements MonitoringProvider {
   private async ownerPermissions(
     credentials: MonitoringCredentials,
     names: string[],
+    deadline: Deadline | undefined,
   ): Promise<Array<[string, PermissionStatus]>> {
-    const response = await this.call(credentials, CURRENT_USER, {}, true);
+    const response = await this.call(credentials, CURRENT_USER, {}, true, deadline);
     const granted = response.kind === 'answered' && response.status === 200 ? includedPermissions(response.body) : null;
     if (granted === null) {
       this.report(response, 'owner permissions unknown', { path: CURRENT_USER });
@@ -128,12 +144,14 @@ export class DatadogAdapter implements MonitoringProvider {
     path: string,
     query: Record<string, string>,
     readBody: boolean,
+    deadline: Deadline | undefined,
   ): Promise<ProviderResponse> {
     const url = new URL(path, siteBaseUrl(credentials.site, this.options.baseUrlOverride));
     for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
     return this.http.get({
       url,
       readBody,
+      deadline,
       headers: {
         Accept: 'application/json',
         'DD-API-KEY': credentials.apiKey,

@@ -27,9 +27,12 @@ export class IntegrationsController {
   @RequirePermissions('integrations:write')
   @ApiOperation({ summary: 'Validate monitoring-provider keys and report every permission check; stores nothing' })
   @ApiOkResponse({ type: ValidationResponse, description: 'Also when the keys are invalid' })
-  @ApiErrors(400, 413)
-  async validate(@Body() body: MonitoringCredentialsDto): Promise<ValidationResponse> {
-    return { validation: await this.integrations.validate(body) };
+  @ApiErrors(400, 413, 429)
+  async validate(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: MonitoringCredentialsDto,
+  ): Promise<ValidationResponse> {
+    return { validation: await this.integrations.validate(principal, body) };
   }
 
   @Post()
@@ -41,7 +44,7 @@ export class IntegrationsController {
       'missing; 503 UNAVAILABLE when the provider cannot answer.',
   })
   @ApiCreatedResponse({ type: IntegrationResponse })
-  @ApiErrors(400, 413)
+  @ApiErrors(400, 413, 429)
   async create(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateIntegrationDto,
@@ -75,7 +78,7 @@ export class IntegrationsController {
     summary: 'Update an integration; the merged configuration is validated again before anything is written',
   })
   @ApiOkResponse({ type: IntegrationResponse })
-  @ApiErrors(400, 404, 413)
+  @ApiErrors(400, 404, 413, 429)
   async update(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidPipe) id: string,

@@ -1,6 +1,7 @@
 import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
+import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { APP_CONFIG, SECRETS } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
@@ -13,16 +14,18 @@ import { IntegrationsRepository } from './integrations.repository';
 import { IntegrationsService } from './integrations.service';
 import { MONITORING_PROVIDER } from './monitoring-provider.port';
 import { ProviderHttpClient } from './provider-http-client';
+import { ValidationLimits } from './validation-limits';
 
 const logger = new Logger('MonitoringProvider');
 
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule],
+  imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule, RateLimitStorageModule],
   controllers: [IntegrationsController],
   providers: [
     IntegrationsRepository,
     IntegrationsService,
     CredentialsValidator,
+    ValidationLimits,
     {
       provide: CredentialCipher,
       inject: [APP_CONFIG, SECRETS],

@@ -36,8 +36,8 @@ export class IntegrationsService {
   ) {}
 
   /** POST .../monitoring/validate: nothing is stored (docs/api.md#post-v1notification-integrationsmonitoringvalidate). */
-  validate(config: MonitoringCredentialsDto): Promise<ValidationOutcome> {
-    return this.validator.validate(toCredentials(config));
+  validate(actor: IntegrationActor, config: MonitoringCredentialsDto): Promise<ValidationOutcome> {
+    return this.validator.validate(actor.organizationId, toCredentials(config));
   }
 
   /** Validated first; a blocked save throws before anything is written (docs/api.md#post-v1notification-integrations). */
@@ -47,7 +47,7 @@ export class IntegrationsService {
     request?: RequestContext,
   ): Promise<NotificationIntegration> {
     const credentials = toCredentials(body.config);
-    const validation = await this.validator.validateForSave(credentials);
+    const validation = await this.validator.validateForSave(actor.organizationId, credentials);
     const now = new Date();
     const integration = Object.assign(new NotificationIntegration(), {
       id: randomUUID(),
@@ -99,7 +99,7 @@ export class IntegrationsService {
       applicationKey: body.config?.application_key ?? stored.applicationKey,
       site: body.config?.site ?? stored.site,
     };
-    const validation = await this.validator.validateForSave(merged);
+    const validation = await this.validator.validateForSave(actor.organizationId, merged);
     const changed = Object.assign(new NotificationIntegration(), {
       ...integration,
       name: body.name ?? integration.name,

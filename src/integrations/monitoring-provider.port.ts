@@ -1,3 +1,4 @@
+import type { Deadline } from './deadline';
 import type { MonitoringSite } from './monitoring-sites';
 import type { KeysStatus, PermissionStatus } from './validation-outcome';
 
@@ -20,14 +21,18 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
+/**
+ * Both methods take the validation's deadline: once it passes, the calls in flight are aborted and
+ * the method rejects with its DeadlineExceededError (docs/integrations.md#limits).
+ */
 export interface MonitoringProvider {
   /** Whether the provider accepts both keys; rejects with ProviderUnavailableError when it cannot tell. */
-  checkKeys(credentials: MonitoringCredentials): Promise<KeysStatus>;
+  checkKeys(credentials: MonitoringCredentials, deadline?: Deadline): Promise<KeysStatus>;
   /**
    * A status for each permission of the catalogue. Provider trouble never rejects: the checks it
    * affects are Unknown (docs/integrations.md#the-fourteen-permission-checks).
    */
-  checkPermissions(credentials: MonitoringCredentials): Promise<Map<string, PermissionStatus>>;
+  checkPermissions(credentials: MonitoringCredentials, deadline?: Deadline): Promise<Map<string, PermissionStatus>>;
 }
 
 export const MONITORING_PROVIDER = Symbol('MONITORING_PROVIDER');

@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Deadline, DeadlineExceededError } from './deadline';
 import { ProviderHttpClient, ProviderHttpOptions, retryDelayMs } from './provider-http-client';
 
 type Answer = { status: number; headers?: Record<string, string>; body?: string } | Error;
@@ -32,7 +33,8 @@ function client(answers: Answer[], options: Partial<ProviderHttpOptions> = {}) {
     now: () => Date.parse('2026-01-01T00:00:00.000Z'),
     ...options,
   });
-  const get = () => http.get({ url: new URL('https://api.example.test/x'), headers: { A: 'b' }, readBody: true });
+  const get = (deadline?: Deadline) =>
+    http.get({ url: new URL('https://api.example.test/x'), headers: { A: 'b' }, readBody: true, deadline });
   return { get, calls, sleeps };
 }
 
@@ -105,6 +107,36 @@ describe('ProviderHttpClient', () => {
     expect(calls).toHaveLength(1);
   });
 
+  describe('under a validation deadline', () => {
+    const deadlines: Deadline[] = [];
+    const deadline = (ms: number): Deadline => {
+      deadlines.push(new Deadline(ms));
+      return deadlines[deadlines.length - 1];
+    };
+    afterEach(() => deadlines.splice(0).forEach((d) => d.clear()));
+
+    it('does not start a retry wait that would end after the deadline: the answer stands', async () => {
+      const { get, calls, sleeps } = client([{ status: 429, headers: { 'X-RateLimit-Reset': '2' } }, { status: 200 }]);
+      expect(await get(deadline(1500))).toMatchObject({ kind: 'answered', status: 429, attempts: 1 });
+      expect(calls).toHaveLength(1);
+      expect(sleeps).toEqual([]);
+    });
+
+    it('waits as usual when the wait ends before the deadline', async () => {
+      const { get, sleeps } = client([{ status: 429, headers: { 'X-RateLimit-Reset': '2' } }, { status: 200 }]);
+      expect(await get(deadline(10_000))).toMatchObject({ status: 200, attempts: 2 });
+      expect(sleeps).toEqual([2000]);
+    });
+
+    it('makes no call once the deadline has passed, and rejects with its error', async () => {
+      const { get, calls } = client([{ status: 200 }]);
+      const d = deadline(1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await expect(get(d)).rejects.toBeInstanceOf(DeadlineExceededError);
+      expect(calls).toHaveLength(0);
+    });
+  });
+
   it('reads a non-JSON body as undefined', async () => {
     const { get } = client([{ status: 200, body: '<html>' }]);
     expect(await get()).toMatchObject({ status: 200, body: undefined });
@@ -153,6 +185,21 @@ describe('ProviderHttpClient', () => {
       const result = await http.get({ url: new URL(`${base}/redirect`), headers: {}, readBody: false });
       expect(result).toMatchObject({ kind: 'answered', status: 302, attempts: 1 });
       expect(hits).toEqual(['/redirect']);
+    });
+
+    it('aborts the request in flight when the deadline passes, long before its own timeout', async () => {
+      hits.length = 0;
+      const patient = new ProviderHttpClient({ timeoutMs: 60_000, maxRetries: 2, maxRetryWaitMs: 10 });
+      const closed = new Promise<void>((resolve) => server.once('request', (_req, res) => res.once('close', resolve)));
+      const deadline = new Deadline(150);
+      try {
+        const call = patient.get({ url: new URL(`${base}/hang`), headers: {}, readBody: true, deadline });
+        await expect(call).rejects.toBeInstanceOf(DeadlineExceededError);
+        await closed; // the server saw the client hang up
+        expect(hits).toEqual(['/hang']);
+      } finally {
+        deadline.clear();
+      }
     });
 
     it('times out once and does not retry a timeout', async () => {

@@ -1,3 +1,5 @@
+import type { Deadline } from './deadline';
+
 /**
  * HTTP to the monitoring provider, with the limits of docs/integrations.md#provider-client: a timeout on
  * every request, redirects never followed (a 3xx is an answer like any other, so keys are never
@@ -5,7 +7,9 @@
  * that honours the provider's `X-RateLimit-Reset` (seconds) or `Retry-After` (seconds or a date).
  * A provider asking us to wait longer than `maxRetryWaitMs` is not waited for: the call ends with
  * that answer, and the caller reports the check as Unknown. A timeout is not retried: it has
- * already cost the whole per-request budget.
+ * already cost the whole per-request budget. Under a validation's deadline, a wait that would not
+ * end before it is not started either, and when the deadline passes the request in flight is
+ * aborted and the call rejects with the DeadlineExceededError (docs/integrations.md#limits).
  */
 export interface ProviderHttpOptions {
   timeoutMs: number;
@@ -23,6 +27,8 @@ export interface ProviderRequest {
   headers: Record<string, string>;
   /** Parse the JSON body; otherwise it is discarded unread (some list answers are large). */
   readBody: boolean;
+  /** The overall deadline of the validation this call belongs to. */
+  deadline?: Deadline;
 }
 
 export type ProviderResponse =
@@ -81,9 +87,13 @@ export class ProviderHttpClient {
     this.baseBackoffMs = options.baseBackoffMs ?? 250;
   }
 
+  /** Never rejects, except with the deadline's error once `request.deadline` has passed. */
   async get(request: ProviderRequest): Promise<ProviderResponse> {
+    const deadline = request.deadline?.signal;
     for (let attempt = 1; ; attempt += 1) {
+      deadline?.throwIfAborted();
       const result = await this.once(request);
+      deadline?.throwIfAborted();
       if (result.kind === 'timeout') return { kind: 'timeout', attempts: attempt };
       const retryable = result.kind === 'network_error' || isRetryableStatus(result.status);
       if (!retryable || attempt > this.options.maxRetries) return { ...result, attempts: attempt };
@@ -92,7 +102,9 @@ export class ProviderHttpClient {
         maxRetryWaitMs: this.options.maxRetryWaitMs,
         now: this.now(),
       });
-      if (wait === null) return { ...result, attempts: attempt };
+      if (wait === null || (request.deadline !== undefined && wait >= request.deadline.remainingMs())) {
+        return { ...result, attempts: attempt };
+      }
       await this.sleep(wait);
     }
   }
@@ -109,7 +121,10 @@ export class ProviderHttpClient {
         method: 'GET',
         headers: request.headers,
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal:
+          request.deadline === undefined
+            ? AbortSignal.timeout(this.options.timeoutMs)
+            : AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), request.deadline.signal]),
       });
       let body: unknown;
       if (request.readBody) {

@@ -70,6 +70,10 @@ const FORBIDDEN = { errors: ['Forbidden'] };
 
 export class FakeDatadog {
   readonly calls: RecordedCall[] = [];
+  /** Calls whose client hung up before they were answered (an aborted request). */
+  readonly abandoned: RecordedCall[] = [];
+  /** Calls received and neither answered nor abandoned yet. */
+  open = 0;
   /** API keys accepted; null accepts any key. */
   apiKeys: Set<string> | null = null;
   /** Application keys accepted; null accepts any key. */
@@ -102,6 +106,7 @@ export class FakeDatadog {
   /** Back to the defaults: any keys, every permission, no faults or delays, no recorded calls. */
   reset(): void {
     this.calls.length = 0;
+    this.abandoned.length = 0;
     this.apiKeys = null;
     this.applicationKeys = null;
     this.granted = new Set(ALL_PERMISSIONS);
@@ -159,6 +164,16 @@ export class FakeDatadog {
       headers: req.headers,
     };
     this.calls.push(call);
+    this.open += 1;
+    let settled = false;
+    const settle = (abandoned: boolean): void => {
+      if (settled) return;
+      settled = true;
+      this.open -= 1;
+      if (abandoned) this.abandoned.push(call);
+    };
+    res.once('finish', () => settle(false));
+    res.once('close', () => settle(!res.writableFinished));
     req.resume();
     const answer = (): void => this.answer(call, res);
     const wait = this.delays.get(call.path);

@@ -84,13 +84,18 @@ export function datadogKeys(seed: string): { api_key: string; application_key: s
   return { api_key: hex.slice(0, 28) + 'a1b2', application_key: hex.slice(0, 36) + 'c3d4' };
 }
 
-/** Provider settings for a test app: calls go to the fake, retries are fast, timeouts short. */
+/**
+ * Provider settings for a test app: calls go to the fake, retries are fast, timeouts short. Suites
+ * validate far more often than 10 times a minute in one organization: the per-organization limit
+ * is raised here and tested with its default in test/integrations-limits.e2e-spec.ts.
+ */
 export function monitoringEnv(fakeUrl: string, extra: Environment = {}): Environment {
   return {
     MONITORING_API_BASE_URL: fakeUrl,
     MONITORING_REQUEST_TIMEOUT_MS: '1000',
     MONITORING_MAX_RETRIES: '2',
     MONITORING_MAX_RETRY_WAIT_MS: '50',
+    MONITORING_VALIDATIONS_PER_MINUTE: '100000',
     ...extra,
   };
 }

@@ -1,0 +1,60 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { tooManyRequests } from '../common/errors';
+import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+
+const MINUTE_MS = 60_000;
+
+/**
+ * One validation makes up to fourteen provider calls with retries, so validations are limited
+ * (docs/integrations.md#limits): at most MONITORING_MAX_CONCURRENT_VALIDATIONS at once on this
+ * instance, and MONITORING_VALIDATIONS_PER_MINUTE started per organization in a fixed window of a
+ * minute, counted in the rate-limit counters (shared through Redis with REDIS_URL). Both refusals
+ * are 429 `too many requests` with Retry-After, before any provider call.
+ */
+@Injectable()
+export class ValidationLimits {
+  private readonly perMinute: number;
+  private readonly maxConcurrent: number;
+  private running = 0;
+
+  constructor(
+    @InjectConfig() config: AppConfiguration,
+    @Inject(FAILURE_COUNTER) private readonly counter: FailureCounter,
+  ) {
+    this.perMinute = config.integrations.validationsPerMinute;
+    this.maxConcurrent = config.integrations.maxConcurrentValidations;
+  }
+
+  /**
+   * A slot for one validation of `organizationId`, or a 429. The slot is taken first (no I/O), so
+   * that a request the instance has no room for does not use up its organization's allowance; the
+   * allowance is counted before the check (reserve, then compare), so concurrent requests cannot all
+   * pass on the same count. Call the returned function when the validation ends.
+   */
+  async admit(organizationId: string): Promise<() => void> {
+    if (this.running >= this.maxConcurrent) throw tooManyRequests(1000);
+    this.running += 1;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.running -= 1;
+    };
+    try {
+      const slot = await this.takeSlot(`monitoring-validations:org:${organizationId}`);
+      if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  }
+
+  /** One of the organization's validations of the current window; a validation keeps its slot. */
+  private async takeSlot(key: string): Promise<{ granted: boolean; resetsInMs: number }> {
+    const window = await this.counter.increment(key, MINUTE_MS);
+    return { granted: window.count <= this.perMinute, resetsInMs: window.resetsInMs };
+  }
+}
