@@ -56,6 +56,8 @@ export interface ListKeysQuery {
 export class ApiKeysService {
   readonly codec: ApiKeyCodec;
   private readonly hasher: SecretHasher;
+  /** What an unknown key id's secret is compared with: the hash of a secret never issued. */
+  private readonly unknownKeyHash: string;
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -66,6 +68,7 @@ export class ApiKeysService {
   ) {
     this.codec = new ApiKeyCodec(config.apiKeys.environment);
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
+    this.unknownKeyHash = this.hasher.hash(ApiKeyCodec.newSecret());
   }
 
   /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
@@ -134,12 +137,15 @@ export class ApiKeysService {
 
   /**
    * POST /v1/token steps 4-5 (docs/api.md#post-v1token): unknown id or wrong secret -> invalid
-   * credentials; right secret of a revoked key -> revoked. The secret is compared in constant time.
-   * The owner's membership comes back from the same query, for step 6 (the caller's to judge).
+   * credentials; right secret of a revoked key -> revoked. The secret is compared in constant time,
+   * and for an unknown id too (with a stand-in hash), so that the time of the answer does not tell
+   * whether a key id exists. The owner's membership comes back from the same query, for step 6 (the
+   * caller's to judge).
    */
   async authenticate(parsed: ParsedApiKey): Promise<AuthenticatedKey> {
     const found = await this.keys.findCredential(parsed.keyId);
-    if (found === undefined || !this.hasher.matches(parsed.secret, found.key.secretHash)) {
+    const matches = this.hasher.matches(parsed.secret, found?.key.secretHash ?? this.unknownKeyHash);
+    if (found === undefined || !matches) {
       throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
     const { id, organizationId, userId, status } = found.key;

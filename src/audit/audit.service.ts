@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import { isClientAddress } from '../common/client-address';
 import { AuditAction, AuditEvent } from './audit-event.entity';
 import { AuditRepository } from './audit.repository';
 
@@ -22,6 +23,7 @@ export class AuditService {
   constructor(private readonly events: AuditRepository) {}
 
   async record(entry: AuditEntry): Promise<void> {
+    const ip = entry.request?.ip;
     await this.events.insert({
       id: randomUUID(),
       occurredAt: new Date(),
@@ -32,7 +34,8 @@ export class AuditService {
       targetType: entry.targetType ?? null,
       targetId: entry.targetId ?? null,
       reason: entry.reason ?? null,
-      clientIp: entry.request?.ip ?? null,
+      // Only an IP address is kept: never text a client put in X-Forwarded-For (docs/operations.md).
+      clientIp: isClientAddress(ip) ? ip : null,
       requestId: entry.request?.id ?? null,
     });
   }

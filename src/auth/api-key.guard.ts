@@ -1,8 +1,9 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiKeysService, ExchangeRefused } from '../api-keys/api-keys.service';
 import { AuditService } from '../audit/audit.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
+import { clientAddress } from '../common/client-address';
 import { Messages } from '../common/errors';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 
@@ -13,13 +14,18 @@ declare module 'express-serve-static-core' {
   }
 }
 
+type Exchange = NonNullable<Request['apiKeyExchange']>;
+
 /**
- * POST /v1/token authentication, in the order docs/api.md fixes:
- * header missing -> scheme -> format (no database) -> id and secret -> revoked -> membership,
- * with the failed-attempt limit (TokenAttemptLimiter) checked after the scheme.
+ * POST /v1/token authentication, in the order docs/api.md fixes: header missing -> scheme -> format
+ * (no database) -> id and secret -> revoked -> membership. The failure limit (TokenAttemptLimiter)
+ * comes before any database work and sees every 401: a refusal known from the header alone takes
+ * its failure as it is answered; a key goes to the database only with a slot taken.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly logger = new Logger(ApiKeyGuard.name);
+
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly limiter: TokenAttemptLimiter,
@@ -28,61 +34,76 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
+    const address = clientAddress(request);
     try {
-      request.apiKeyExchange = await this.exchange(request);
+      request.apiKeyExchange = await this.exchange(request.headers.authorization, address);
       return true;
     } catch (error) {
-      // Every refusal is in the audit trail with its reason; 429s are not (they are logged), so
-      // that a client hammering a closed door does not turn into one database write per request.
-      if (error instanceof ExchangeRefused) {
-        await this.audit.record({
-          action: 'token.exchange_failed',
-          reason: error.reason,
-          organizationId: error.key?.organizationId,
-          actorUserId: error.key?.userId,
-          targetType: error.attemptedKeyId === undefined ? null : 'api_key',
-          targetId: error.attemptedKeyId,
-          request,
-        });
-      }
+      // 429s are neither recorded nor logged here (the access log has them), so that a client hammering
+      // a closed door costs no write at all.
+      if (error instanceof ExchangeRefused) await this.recordRefusal(error, request.id, address);
       throw error;
     }
   }
 
-  private async exchange(request: Request): Promise<NonNullable<Request['apiKeyExchange']>> {
-    const header = request.headers.authorization;
+  private async exchange(header: string | undefined, address: string | undefined): Promise<Exchange> {
+    const presented = this.presentedKey(header);
+    if (presented instanceof ExchangeRefused) {
+      await this.limiter.countFailure(address);
+      throw presented;
+    }
+    const [parsed, value] = presented;
+    return this.limiter.attempt(address, value, () => this.authenticate(parsed));
+  }
+
+  /** Steps 1-3, no I/O: the key named by the header, or the refusal to answer with. */
+  private presentedKey(header: string | undefined): [ParsedApiKey, string] | ExchangeRefused {
     if (header === undefined || header === '') {
-      throw new ExchangeRefused('missing_header', Messages.authorizationHeaderRequired);
+      return new ExchangeRefused('missing_header', Messages.authorizationHeaderRequired);
     }
     const space = header.indexOf(' ');
     const scheme = space === -1 ? header : header.slice(0, space);
-    if (scheme.toLowerCase() !== 'apikey') throw new ExchangeRefused('wrong_scheme', Messages.apiKeySchemeRequired);
+    if (scheme.toLowerCase() !== 'apikey') return new ExchangeRefused('wrong_scheme', Messages.apiKeySchemeRequired);
+    const value = space === -1 ? '' : header.slice(space + 1).replace(/^ +/, '');
+    const parsed = this.apiKeys.codec.parse(value);
+    return parsed === null ? new ExchangeRefused('malformed_key', Messages.apiKeyInvalid) : [parsed, value];
+  }
 
-    const parsed = space === -1 ? null : this.apiKeys.codec.parse(header.slice(space + 1).replace(/^ +/, ''));
-    // A client or key that has used up its failures is refused before its credentials are checked
-    // (429), so that guessing stops; every 401 from here on counts as one failure.
-    await this.limiter.check(request.ip, parsed?.keyId);
+  /** Steps 4-6. */
+  private async authenticate(parsed: ParsedApiKey): Promise<Exchange> {
     try {
-      return await this.authenticate(parsed);
+      const { key, access } = await this.apiKeys.authenticate(parsed);
+      if (access === null) throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, key);
+      return {
+        userId: key.userId,
+        organizationId: key.organizationId,
+        apiKeyId: key.id,
+        lifetimeSeconds: access.accessTokenLifetime,
+      };
     } catch (error) {
-      if (error instanceof ExchangeRefused) {
-        error.attemptedKeyId = parsed?.keyId;
-        await this.limiter.recordFailure(request.ip, parsed?.keyId);
-      }
+      if (error instanceof ExchangeRefused) error.attemptedKeyId = parsed.keyId;
       throw error;
     }
   }
 
-  /** Steps 3-6. */
-  private async authenticate(parsed: ParsedApiKey | null): Promise<NonNullable<Request['apiKeyExchange']>> {
-    if (parsed === null) throw new ExchangeRefused('malformed_key', Messages.apiKeyInvalid);
-    const { key, access } = await this.apiKeys.authenticate(parsed);
-    if (access === null) throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, key);
-    return {
-      userId: key.userId,
-      organizationId: key.organizationId,
-      apiKeyId: key.id,
-      lifetimeSeconds: access.accessTokenLifetime,
-    };
+  /**
+   * A refusal that names a key id goes to the audit trail with its reason. One that names none (no header,
+   * another scheme, a malformed value) is one log line instead: it says nothing about any key or tenant, and a
+   * database write each would let anyone fill the table (docs/operations.md#audit-trail).
+   */
+  private async recordRefusal(error: ExchangeRefused, requestId: string, address: string | undefined): Promise<void> {
+    if (error.attemptedKeyId === undefined) {
+      this.logger.log({ reason: error.reason, ip: address }, 'token exchange refused');
+      return;
+    }
+    await this.audit.record({
+      action: 'token.exchange_failed',
+      reason: error.reason,
+      organizationId: error.key?.organizationId,
+      actorUserId: error.key?.userId,
+      targetType: 'api_key',
+      targetId: error.attemptedKeyId,
+      request: { id: requestId, ip: address },
+    });
   }
 }

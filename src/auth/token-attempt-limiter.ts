@@ -1,21 +1,28 @@
-import { isIPv6 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
+import { ExchangeRefused } from '../api-keys/api-keys.service';
 import { tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 
 /**
- * Brute-force protection of POST /v1/token (docs/api.md: 429 RESOURCE_EXHAUSTED with
- * Retry-After). Only failed attempts count, per client address and per key id; once either has
- * TOKEN_FAILURE_LIMIT_PER_MINUTE failures in its window, its attempts are refused before the
- * credentials are checked, so guessing stops even with the right secret, until the window closes.
- * Successful exchanges are neither counted nor slowed.
+ * Failure limit of POST /v1/token (docs/operations.md#abuse-limits-on-post-v1token): 429 RESOURCE_EXHAUSTED with
+ * Retry-After once a client network has TOKEN_FAILURE_LIMIT_PER_MINUTE failures in its window. Every 401 counts.
+ *
+ * An attempt takes its slot before anything is checked (reserve, then check), so that a burst of parallel failures
+ * gets no further than the limit; a refusal keeps its slot as the failure, a success gives it back at once, so
+ * successes are never counted. Identical attempts from one network in flight at the same time (the same key value)
+ * are one attempt: they share its slot and its check, so that a burst of good exchanges of one key takes one slot
+ * for a moment instead of one slot each, and is never refused for its own size. There is no per-key-id count: the
+ * key id is public, and such a count let anyone keep a key's owner refused (docs/adr/0015-reserve-then-check-failure-limit.md).
  */
 @Injectable()
 export class TokenAttemptLimiter {
   private readonly limit: number;
   private readonly windowMs: number;
+  /** The attempts being checked, by client network and key value: the check of an identical attempt is shared. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(
     @InjectConfig() config: AppConfiguration,
@@ -25,38 +32,69 @@ export class TokenAttemptLimiter {
     this.windowMs = config.rateLimit.tokenFailureWindowSeconds * 1000;
   }
 
-  /** Throws 429 when the address or the key id has used up its failures. */
-  async check(address: string | undefined, keyId: string | undefined): Promise<void> {
-    const windows = await this.counter.peek(counterKeys(address, keyId));
-    const exhausted = windows.filter((window) => window.count >= this.limit);
-    if (exhausted.length > 0) {
-      throw tooManyRequests(Math.max(...exhausted.map((window) => window.resetsInMs)));
+  /** A refusal known without any database work (no key named): counts it, or throws 429 when no failure is left. */
+  async countFailure(address: string | undefined): Promise<void> {
+    const slot = await this.counter.reserve(bucketOf(clientNetwork(address)), this.limit, this.windowMs);
+    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+  }
+
+  /**
+   * Runs `check` (the credential checks, which read the database) for the key value `presented` within the
+   * address's failures: 429 before `check` when none is left. `check` signals a failure by throwing ExchangeRefused;
+   * any other outcome (a success, the database unavailable) gives the slot back.
+   */
+  attempt<T>(address: string | undefined, presented: string, check: () => Promise<T>): Promise<T> {
+    const network = clientNetwork(address);
+    const flight = `${network} ${presented}`;
+    const running = this.inFlight.get(flight) as Promise<T> | undefined;
+    if (running !== undefined) return this.join(running, address);
+    const started = this.run(network, check).finally(() => this.inFlight.delete(flight));
+    this.inFlight.set(flight, started);
+    return started;
+  }
+
+  private async run<T>(network: string, check: () => Promise<T>): Promise<T> {
+    const slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
+    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+    let failed = false;
+    try {
+      return await check();
+    } catch (error) {
+      failed = error instanceof ExchangeRefused;
+      throw error;
+    } finally {
+      if (!failed) slot.release();
     }
   }
 
-  /** Counts one failed attempt against the address and, when the value named one, the key id. */
-  async recordFailure(address: string | undefined, keyId: string | undefined): Promise<void> {
-    await Promise.all(counterKeys(address, keyId).map((key) => this.counter.increment(key, this.windowMs)));
+  /** An identical attempt is being checked: its outcome is this one's; a refusal here is one more failure. */
+  private async join<T>(running: Promise<T>, address: string | undefined): Promise<T> {
+    try {
+      return await running;
+    } catch (error) {
+      if (error instanceof ExchangeRefused) await this.countFailure(address);
+      throw error;
+    }
   }
 }
 
 export { tooManyRequests };
 
-function counterKeys(address: string | undefined, keyId: string | undefined): string[] {
-  const keys = [`token-failures:addr:${clientNetwork(address)}`];
-  if (keyId !== undefined) keys.push(`token-failures:key:${keyId}`);
-  return keys;
+function bucketOf(network: string): string {
+  return `token-failures:addr:${network}`;
 }
 
 /**
  * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is
  * usually handed a whole /64, so counting single IPv6 addresses would not limit anyone).
+ * Anything that is not an address is "unknown" (clientAddress never passes one on).
  */
 export function clientNetwork(address: string | undefined): string {
-  if (address === undefined || address === '') return 'unknown';
+  if (address === undefined) return 'unknown';
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped !== null) return mapped[1];
-  if (!isIPv6(address)) return address;
+  if (mapped !== null && isIPv4(mapped[1])) return mapped[1];
+  if (isIPv4(address)) return address;
+  if (!isIPv6(address)) return 'unknown';
   const [head, tail = ''] = address.toLowerCase().split('%')[0].split('::');
   const left = head === '' ? [] : head.split(':');
   const right = address.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];

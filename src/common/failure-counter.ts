@@ -1,27 +1,28 @@
 /**
- * Fixed-window failure counters, the storage behind TokenAttemptLimiter. A window opens at a key's
- * first failure and lasts `windowMs`; its count is the failures seen since. `increment` mirrors
- * @nestjs/throttler's `ThrottlerStorage.increment`; `peek` is the read that interface lacks and that
- * refusing a limited client before checking its credentials needs (which is also why we do not use
- * that package: its guard counts every request, not failures).
+ * Fixed-window attempt counters, the storage behind TokenAttemptLimiter (docs/operations.md#abuse-limits-on-post-v1token).
+ * A window holds the failures of one key (a client network) plus the attempts still being checked; it opens with
+ * the first of them and lasts `windowMs`. An attempt takes its slot before its credentials are checked ("reserve,
+ * then check"): that is what keeps a burst of parallel failures within the limit. A failure keeps its slot, a
+ * success gives it back, and a window left with nothing in it is dropped.
  */
-export interface FailureWindow {
-  count: number;
-  /** Time until the window closes and the count starts again from zero (0 when there is none). */
+export interface FailureSlot {
+  /** Whether a slot was taken: false when the window's `limit` slots were all taken already. */
+  granted: boolean;
+  /** Time until the window closes and its count starts again from zero. */
   resetsInMs: number;
+  /** Gives the slot back (the attempt did not fail); once. Neither waits nor throws; nothing when none was granted. */
+  release(): void;
 }
 
 export interface FailureCounter {
-  /** The current windows of these keys, without counting anything. */
-  peek(keys: readonly string[]): Promise<FailureWindow[]>;
-  /** Counts one failure for `key`, opening a window of `windowMs` if none is open. */
-  increment(key: string, windowMs: number): Promise<FailureWindow>;
+  /** Takes one of `limit` slots of `key`'s window, opening a window of `windowMs` if none is open. */
+  reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot>;
   close(): Promise<void>;
 }
 
 export const FAILURE_COUNTER = Symbol('FAILURE_COUNTER');
 
-const EMPTY: FailureWindow = { count: 0, resetsInMs: 0 };
+const NOTHING = (): void => undefined;
 
 /** One process's counters: the default without REDIS_URL, and the fallback while Redis is down. */
 export class MemoryFailureCounter implements FailureCounter {
@@ -37,27 +38,27 @@ export class MemoryFailureCounter implements FailureCounter {
     this.sweeper.unref();
   }
 
-  peek(keys: readonly string[]): Promise<FailureWindow[]> {
-    const now = this.now();
-    return Promise.resolve(
-      keys.map((key) => {
-        const window = this.windows.get(key);
-        return window === undefined || window.closesAt <= now
-          ? EMPTY
-          : { count: window.count, resetsInMs: window.closesAt - now };
-      }),
-    );
-  }
-
-  increment(key: string, windowMs: number): Promise<FailureWindow> {
+  /** Synchronous check and count (one event-loop step), so that concurrent attempts never both get the last slot. */
+  reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot> {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.closesAt <= now) {
       window = { count: 0, closesAt: now + windowMs };
       this.windows.set(key, window);
     }
+    const resetsInMs = window.closesAt - now;
+    if (window.count >= limit) return Promise.resolve({ granted: false, resetsInMs, release: NOTHING });
     window.count += 1;
-    return Promise.resolve({ count: window.count, resetsInMs: window.closesAt - now });
+    const taken = window;
+    let released = false;
+    const release = (): void => {
+      // Once, and only into the window the slot was taken from: a later window's count is not ours to lower.
+      if (released || this.windows.get(key) !== taken) return;
+      released = true;
+      taken.count -= 1;
+      if (taken.count <= 0) this.windows.delete(key);
+    };
+    return Promise.resolve({ granted: true, resetsInMs, release });
   }
 
   close(): Promise<void> {

@@ -1,28 +1,44 @@
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { FailureCounter, FailureWindow, MemoryFailureCounter } from './failure-counter';
+import { FailureCounter, FailureSlot, MemoryFailureCounter } from './failure-counter';
 
 /**
- * INCR and the window's expiry in one atomic step, so that concurrent failures on several instances
- * neither lose counts nor leave a counter without expiry (which would block an address for good).
- * Returns {count, milliseconds until the window closes}.
+ * Takes a slot: INCR, the window's expiry and the limit in one atomic step, so that concurrent attempts on several
+ * instances neither lose counts, nor both get the last slot, nor leave a counter without expiry (which would block an
+ * address for good). Over the limit the count is put back: a refused attempt is not counted.
+ * Returns {1 when granted else 0, milliseconds until the window closes}.
  */
-const INCREMENT_SCRIPT = `
+const RESERVE_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
-return {count, ttl}
+if count > tonumber(ARGV[2]) then
+  redis.call('DECR', KEYS[1])
+  return {0, ttl}
+end
+return {1, ttl}
+`;
+
+/**
+ * Gives a slot back, dropping the window when nothing is left in it. A window that has closed meanwhile is not
+ * recreated. (One that closed and reopened in the milliseconds between taking and giving back loses one count.)
+ */
+const RELEASE_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('DECR', KEYS[1]) <= 0 then redis.call('DEL', KEYS[1]) end
+return 1
 `;
 
 interface ScriptedRedis extends Redis {
-  gatehouseIncrementFailure(key: string, windowMs: number): Promise<[number, number]>;
+  gatehouseReserveSlot(key: string, windowMs: number, limit: number): Promise<[number, number]>;
+  gatehouseReleaseSlot(key: string): Promise<number>;
 }
 
 /**
- * Failure counters shared by every instance through Redis (REDIS_URL). While Redis cannot be
+ * Attempt counters shared by every instance through Redis (REDIS_URL). While Redis cannot be
  * reached, each instance counts in its own memory instead: the limit then holds per instance
  * rather than not at all, and a Redis outage does not take POST /v1/token down with it.
  */
@@ -45,7 +61,8 @@ export class RedisFailureCounter implements FailureCounter {
       connectTimeout: 2000,
       commandTimeout: commandTimeoutMs,
     }) as ScriptedRedis;
-    this.redis.defineCommand('gatehouseIncrementFailure', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+    this.redis.defineCommand('gatehouseReserveSlot', { numberOfKeys: 1, lua: RESERVE_SCRIPT });
+    this.redis.defineCommand('gatehouseReleaseSlot', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
     // Never log the URL: it may carry a password.
     this.redis.on('error', (error: Error) => this.degrade(error));
     this.redis.on('ready', () => {
@@ -63,31 +80,25 @@ export class RedisFailureCounter implements FailureCounter {
     }
   }
 
-  async peek(keys: readonly string[]): Promise<FailureWindow[]> {
+  /** One round trip; a slot taken here is given back here (without waiting for the answer). */
+  async reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot> {
+    let granted: number;
+    let ttl: number;
     try {
-      const pipeline = this.redis.pipeline();
-      for (const key of keys) pipeline.get(this.prefix + key).pttl(this.prefix + key);
-      const replies = (await pipeline.exec()) ?? [];
-      for (const [error] of replies) if (error) throw error;
-      return keys.map((_key, i) => {
-        const count = Number(replies[2 * i][1] ?? 0);
-        const ttl = Number(replies[2 * i + 1][1]);
-        return count > 0 && ttl > 0 ? { count, resetsInMs: ttl } : { count: 0, resetsInMs: 0 };
-      });
+      [granted, ttl] = await this.redis.gatehouseReserveSlot(this.prefix + key, windowMs, limit);
     } catch (error) {
       this.degrade(error as Error);
-      return this.fallback.peek(keys);
+      return this.fallback.reserve(key, limit, windowMs);
     }
-  }
-
-  async increment(key: string, windowMs: number): Promise<FailureWindow> {
-    try {
-      const [count, ttl] = await this.redis.gatehouseIncrementFailure(this.prefix + key, windowMs);
-      return { count: Number(count), resetsInMs: Number(ttl) };
-    } catch (error) {
-      this.degrade(error as Error);
-      return this.fallback.increment(key, windowMs);
-    }
+    if (Number(granted) !== 1) return { granted: false, resetsInMs: Number(ttl), release: () => undefined };
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      // If Redis is gone by now the slot stays counted until its window closes: one failure too many, never too few.
+      this.redis.gatehouseReleaseSlot(this.prefix + key).catch((error: Error) => this.degrade(error));
+    };
+    return { granted: true, resetsInMs: Number(ttl), release };
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { clientAddress } from './client-address';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -59,7 +60,7 @@ export function requestLogger(logger: Logger): RequestHandler {
     const startedAt = Date.now();
     res.once('close', () => {
       const fields = {
-        req: { method: req.method, path: pathOf(req.originalUrl ?? req.url), ip: req.ip },
+        req: { method: req.method, path: pathOf(req.originalUrl ?? req.url), ip: clientAddress(req) },
         res: { statusCode: res.statusCode },
         responseTime: Date.now() - startedAt,
       };

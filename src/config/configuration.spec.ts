@@ -386,6 +386,18 @@ describe('loadConfiguration', () => {
         'API_KEY_PEPPER must be at least 32 characters of random data (e.g. `openssl rand -base64 32`)',
       ]);
     });
+
+    it('refuses TRUST_PROXY=true (any client could choose its address), asking for hops or subnets', () => {
+      expect(problems({ NODE_ENV: 'production', ...productionSecrets(), TRUST_PROXY: 'true' })).toEqual([
+        'TRUST_PROXY=true is refused when NODE_ENV=production: it trusts any X-Forwarded-For a client sends; set the number of proxy hops in front of the service (e.g. 1) or their addresses or subnets',
+      ]);
+      // Outside production it stays available (a local proxy, a trial).
+      expect(loadConfiguration({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    });
+
+    it.each([['1'], ['10.0.0.0/8'], ['loopback, fd00::/8'], ['false']])('accepts TRUST_PROXY=%s', (raw) => {
+      expect(problems({ NODE_ENV: 'production', ...productionSecrets(), TRUST_PROXY: raw })).toEqual([]);
+    });
   });
 });
 

@@ -329,7 +329,13 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     r.problem('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
   }
 
-  const trustProxyRaw = r.string('TRUST_PROXY');
+  const trustProxy = parseTrustProxy(r, r.string('TRUST_PROXY'));
+  // `true` takes the left-most X-Forwarded-For entry, which any client can write (docs/operations.md#client-address).
+  if (trustProxy === true && production) {
+    r.problem(
+      'TRUST_PROXY=true is refused when NODE_ENV=production: it trusts any X-Forwarded-For a client sends; set the number of proxy hops in front of the service (e.g. 1) or their addresses or subnets',
+    );
+  }
   const config: AppConfiguration = {
     production,
     host: r.string('HOST', '0.0.0.0')!,
@@ -337,7 +343,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     dataDir,
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
-    trustProxy: parseTrustProxy(r, trustProxyRaw),
+    trustProxy,
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     apiKeys: {
       environment: apiKeyEnv,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tooManyRequests } from '../common/errors';
-import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
+import { FAILURE_COUNTER, FailureCounter, FailureSlot } from '../common/failure-counter';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 
@@ -53,8 +53,7 @@ export class ValidationLimits {
   }
 
   /** One of the organization's validations of the current window; a validation keeps its slot. */
-  private async takeSlot(key: string): Promise<{ granted: boolean; resetsInMs: number }> {
-    const window = await this.counter.increment(key, MINUTE_MS);
-    return { granted: window.count <= this.perMinute, resetsInMs: window.resetsInMs };
+  private takeSlot(key: string): Promise<FailureSlot> {
+    return this.counter.reserve(key, this.perMinute, MINUTE_MS);
   }
 }
