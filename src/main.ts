@@ -5,7 +5,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureHttp } from './common/http-setup';
 import { ExpressPlatform } from './common/http-platform';
-import { exitGracefullyOnSignals } from './common/shutdown.state';
+import { exitGracefullyOnSignals, HttpConnections } from './common/shutdown.state';
 import { APP_CONFIG } from './config/config.module';
 import { AppConfiguration, ConfigurationError } from './config/configuration';
 
@@ -18,8 +18,13 @@ async function bootstrap(): Promise<void> {
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfiguration>(APP_CONFIG);
   configureHttp(app, config);
+  // Known from the first connection on, so that shutdown can close each one without resetting it.
+  const connections = new HttpConnections(app.getHttpServer());
   await app.listen(config.port, config.host);
-  exitGracefullyOnSignals(app, config.shutdownTimeoutMs);
+  exitGracefullyOnSignals(app, connections, {
+    drainMs: config.shutdownDrainMs,
+    timeoutMs: config.shutdownTimeoutMs,
+  });
 }
 
 bootstrap().catch((error: unknown) => {

@@ -49,6 +49,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
     } as never),
   );
   setupOpenApi(app);
-  // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it
-  // exits 0 after draining and within SHUTDOWN_TIMEOUT_MS; tests close their apps explicitly.
+  // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it drains
+  // for SHUTDOWN_DRAIN_MS, resets no connection and exits 0 within SHUTDOWN_TIMEOUT_MS; tests close their apps
+  // explicitly.
 }

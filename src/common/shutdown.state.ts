@@ -1,10 +1,20 @@
 import { INestApplication, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, ErrorCode, Messages } from './errors';
 import { sendError } from './exception.filter';
 
 /** Liveness stays 200 while the process drains (it is alive); everything else is new work. */
 const ALWAYS_ANSWERED = new Set(['/healthz']);
+
+/**
+ * How long a connection that has not sent its first request when the listener closes may still
+ * send it (docs/operations.md#graceful-shutdown): a client that has just connected sends it at
+ * once; one that sends nothing is closed then rather than holding the exit.
+ */
+export const FIRST_REQUEST_GRACE_MS = 1000;
 
 /**
  * Whether this instance is draining (docs/operations.md: on SIGTERM stop taking new work, finish
@@ -21,6 +31,10 @@ export class ShutdownState implements OnModuleDestroy {
     return this.draining;
   }
 
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
   begin(): void {
     if (this.draining) return;
     this.draining = true;
@@ -34,9 +48,15 @@ export class ShutdownState implements OnModuleDestroy {
     this.begin();
   }
 
+  /** The connections with a request in flight (its response is not finished). */
+  busyConnections(): Set<Socket> {
+    return new Set([...this.inFlight].map((response) => response.req.socket));
+  }
+
   /** Express middleware, installed before the body parser (configureHttp). */
   readonly gate = (req: Request, res: Response, next: NextFunction): void => {
     if (this.draining && !ALWAYS_ANSWERED.has(req.path)) {
+      // Before the body is read: Node reads and discards it before it closes the connection.
       res.setHeader('Connection', 'close');
       sendError(res, new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable));
       return;
@@ -49,37 +69,108 @@ export class ShutdownState implements OnModuleDestroy {
 }
 
 /**
- * SIGTERM / SIGINT: turn not-ready, let the in-flight requests finish (Nest's close() runs the
- * destroy hooks, closes the HTTP server, which waits for open requests, then the shutdown hooks:
- * last_used_at flush, database pool), exit 0. If that takes longer than `timeoutMs`
- * (SHUTDOWN_TIMEOUT_MS), or on a second signal, exit 1 at once.
+ * The HTTP server's open connections, known from before it listens, for the close at shutdown
+ * (docs/operations.md#graceful-shutdown). Node's `server.close()` stops listening and closes the
+ * idle keep-alive connections (not one whose next request has started to arrive), but leaves a
+ * connection that has not sent its first request open until `headersTimeout` (60 s): that would
+ * hold the exit until SHUTDOWN_TIMEOUT_MS. Such a connection gets FIRST_REQUEST_GRACE_MS instead.
  */
-export function exitGracefullyOnSignals(app: INestApplication, timeoutMs: number): void {
+export class HttpConnections {
+  private readonly open = new Set<Socket>();
+
+  constructor(private readonly server: Server) {
+    server.on('connection', (socket: Socket) => {
+      this.open.add(socket);
+      socket.once('close', () => this.open.delete(socket));
+    });
+  }
+
+  get count(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Stops listening and closes the connections as they become idle: an idle keep-alive
+   * connection at once, one with a request in flight after its response (which carries
+   * `Connection: close`: `state` is draining), one that has not sent its first request when it
+   * does (503) or after FIRST_REQUEST_GRACE_MS. Resolves when the last one has closed.
+   */
+  close(state: ShutdownState): Promise<void> {
+    return new Promise((resolve) => {
+      const grace = setTimeout(() => this.closeUnused(state), FIRST_REQUEST_GRACE_MS);
+      this.server.close(() => {
+        clearTimeout(grace);
+        resolve();
+      });
+    });
+  }
+
+  /** Closes the connections that have neither carried a request nor one in flight. */
+  private closeUnused(state: ShutdownState): void {
+    const busy = state.busyConnections();
+    for (const socket of this.open) {
+      // Nothing written: no response yet, so no request carried (a keep-alive one would be closed already).
+      if (socket.bytesWritten === 0 && !busy.has(socket)) socket.destroy();
+    }
+  }
+}
+
+export interface ShutdownOptions {
+  /** SHUTDOWN_DRAIN_MS: how long the instance keeps listening, answering new work 503, after the signal. */
+  drainMs: number;
+  /** SHUTDOWN_TIMEOUT_MS: the longest the whole shutdown may take, drain included. */
+  timeoutMs: number;
+}
+
+/**
+ * SIGTERM / SIGINT (docs/operations.md#graceful-shutdown): turn not-ready and answer new work 503
+ * while still listening for `drainMs` (so that load balancers stop sending here before the port
+ * closes), stop listening and let the requests in flight finish (HttpConnections.close), then
+ * Nest's close() (destroy hooks, the HTTP server, which has nothing left, then the shutdown hooks:
+ * last_used_at flush, signing thread, database pool), exit 0. If that takes longer than
+ * `timeoutMs` from the signal, or on a second signal, exit 1 at once.
+ */
+export function exitGracefullyOnSignals(
+  app: INestApplication,
+  connections: HttpConnections,
+  { drainMs, timeoutMs }: ShutdownOptions,
+): void {
   const logger = new Logger('Shutdown');
+  const state = app.get(ShutdownState);
   let startedAt: number | undefined;
+  const elapsedMs = (): number => Date.now() - startedAt!;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (startedAt !== undefined) {
       logger.error({ signal }, 'second signal during shutdown; exiting now');
       process.exit(1);
     }
     startedAt = Date.now();
-    app.get(ShutdownState).begin();
-    logger.log({ signal, timeoutMs }, 'shutting down: finishing in-flight requests');
+    state.begin();
+    logger.log({ signal, drainMs, timeoutMs }, 'shutting down: not ready, answering new requests 503');
     const deadline = setTimeout(() => {
-      logger.error({ timeoutMs }, 'shutdown timed out; exiting');
+      logger.error({ timeoutMs, inFlight: state.inFlightCount }, 'shutdown timed out; exiting');
       process.exit(1);
     }, timeoutMs);
     deadline.unref();
-    app.close().then(
-      () => {
-        logger.log({ elapsedMs: Date.now() - startedAt! }, 'shut down');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    sleep(drainMs)
+      .then(() => {
+        logger.log(
+          { elapsedMs: elapsedMs(), inFlight: state.inFlightCount, connections: connections.count },
+          'stopped listening; finishing in-flight requests',
+        );
+        return connections.close(state);
+      })
+      .then(() => app.close())
+      .then(
+        () => {
+          logger.log({ elapsedMs: elapsedMs() }, 'shut down');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -399,6 +399,29 @@ describe('loadConfiguration', () => {
       expect(problems({ NODE_ENV: 'production', ...productionSecrets(), TRUST_PROXY: raw })).toEqual([]);
     });
   });
+
+  describe('shutdown (docs/operations.md#graceful-shutdown)', () => {
+    it('drains for 0 ms and gives the whole shutdown 8000 ms by default', () => {
+      expect(loadConfiguration({})).toMatchObject({ shutdownDrainMs: 0, shutdownTimeoutMs: 8000 });
+    });
+
+    it('reads SHUTDOWN_DRAIN_MS below SHUTDOWN_TIMEOUT_MS', () => {
+      const config = loadConfiguration({ SHUTDOWN_DRAIN_MS: '5000', SHUTDOWN_TIMEOUT_MS: '20000' });
+      expect(config).toMatchObject({ shutdownDrainMs: 5000, shutdownTimeoutMs: 20000 });
+    });
+
+    it.each([
+      ['abc', 'SHUTDOWN_DRAIN_MS must be an integer from 0 to 60000 (got "abc")'],
+      ['60001', 'SHUTDOWN_DRAIN_MS must be an integer from 0 to 60000 (got "60001")'],
+      ['8000', 'SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_TIMEOUT_MS, which bounds the whole shutdown'],
+    ])('refuses SHUTDOWN_DRAIN_MS=%j with the default timeout', (value, message) => {
+      expect(problems({ SHUTDOWN_DRAIN_MS: value })).toEqual([message]);
+    });
+
+    it('accepts no drain with no timeout (exit at once)', () => {
+      expect(problems({ SHUTDOWN_DRAIN_MS: '0', SHUTDOWN_TIMEOUT_MS: '0' })).toEqual([]);
+    });
+  });
 });
 
 describe('resolveSecrets', () => {

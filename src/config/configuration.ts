@@ -75,6 +75,8 @@ export interface AppConfiguration {
     tokenFailureWindowSeconds: number;
   };
   shutdownTimeoutMs: number;
+  /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
+  shutdownDrainMs: number;
 }
 
 export class ConfigurationError extends Error {
@@ -377,7 +379,12 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
+    shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),
   };
+  // SHUTDOWN_TIMEOUT_MS bounds the whole shutdown: a drain as long would always end in a timeout.
+  if (config.shutdownDrainMs > 0 && config.shutdownDrainMs >= config.shutdownTimeoutMs) {
+    r.problem('SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_TIMEOUT_MS, which bounds the whole shutdown');
+  }
   if (r.problems.length > 0) throw new ConfigurationError(r.problems);
   return config;
 }
