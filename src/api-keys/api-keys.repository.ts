@@ -4,6 +4,7 @@ import { DataSource, Repository } from 'typeorm';
 import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
 import { idListCondition, placeholders } from '../database/sql';
+import type { Transaction } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
   MemberAccessColumns,
@@ -66,6 +67,13 @@ const COLUMNS =
 /** Keys one last_used_at UPDATE writes at most. */
 const LAST_USED_CHUNK = 500;
 
+/**
+ * First half of the PostgreSQL advisory-lock key that serialises key creations per owner (any
+ * constant other than the migration lock's); the second half is the owner's ids, hashed. Owners
+ * whose hashes collide merely wait for each other.
+ */
+const OWNER_LOCK_CLASS = 0x61706b79;
+
 /** The one mapper from an api_keys row to the entity. */
 function toApiKey(row: ApiKeyRow): ApiKey {
   return Object.assign(new ApiKey(), {
@@ -106,6 +114,8 @@ export class ApiKeysRepository {
   private readonly rowById: (id: string) => Promise<ApiKeyRow | undefined>;
   private readonly listSql: { active: string; all: string };
   private readonly lastUsedSql: string;
+  private readonly insertWithinCapSql: string;
+  private readonly ownerLockSql: string;
   private readonly postgres: boolean;
 
   constructor(@InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>) {
@@ -140,6 +150,20 @@ export class ApiKeysRepository {
     };
     this.listSql = { active: list("AND status = 'ACTIVE'"), all: list('') };
 
+    // A new key, only while the owner has fewer ACTIVE keys than the cap: the count and the insert
+    // are one statement, counted on api_keys_owner_status and stopping at the cap. On PostgreSQL the
+    // caller's transaction first takes the owner's advisory lock (ownerLockSql), so that of two
+    // concurrent creations the second counts after the first has committed (READ COMMITTED: each
+    // statement sees what was committed before it started). SQLite runs one writer at a time.
+    const typed = (n: number, type: string): string => (this.postgres ? `${p(n)}::${type}` : p(n));
+    this.insertWithinCapSql = `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
+      SELECT ${typed(1, 'uuid')}, ${typed(2, 'uuid')}, ${typed(3, 'uuid')}, ${typed(4, 'varchar')}, ${typed(5, 'varchar')},
+        'ACTIVE', ${typed(6, 'timestamptz')}, ${typed(7, 'timestamptz')}
+      WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM api_keys
+          WHERE user_id = ${p(8)} AND organization_id = ${p(9)} AND status = 'ACTIVE' LIMIT ${p(10)}) a) < ${p(11)}
+      RETURNING id`;
+    this.ownerLockSql = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(${p(1)}::text || '/' || ${p(2)}::text))`;
+
     // One parameter pair either way: ids and times as two arrays (PostgreSQL), or one JSON array of
     // [id, time] pairs (SQLite, whose timestamps are ISO 8601 text and compare as text). A write
     // never moves the timestamp backwards.
@@ -152,8 +176,27 @@ export class ApiKeysRepository {
          WHERE api_keys.id = u.id AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < u.at)`;
   }
 
-  async insert(key: ApiKey): Promise<void> {
-    await this.apiKeys.insert(key);
+  /**
+   * Stores the new ACTIVE key unless its owner already has `cap` ACTIVE keys; false when refused.
+   * Inside `tx` (which it locks for the owner on PostgreSQL), so that the caller's other writes
+   * commit with it.
+   */
+  async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction): Promise<boolean> {
+    if (this.postgres) await tx.query(this.ownerLockSql, [key.userId, key.organizationId]);
+    const rows = await tx.query<Array<{ id: string }>>(this.insertWithinCapSql, [
+      key.id,
+      key.organizationId,
+      key.userId,
+      key.label,
+      key.secretHash,
+      key.createdAt.toISOString(),
+      key.updatedAt.toISOString(),
+      key.userId,
+      key.organizationId,
+      cap,
+      cap,
+    ]);
+    return rows.length === 1;
   }
 
   /** The key with this id and its owner's membership (batched; undefined for an unknown id). */
@@ -187,8 +230,8 @@ export class ApiKeysRepository {
   }
 
   /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */
-  async revoke(owner: OwnerIds, id: string, at: Date): Promise<boolean> {
-    const result = await this.apiKeys
+  async revoke(owner: OwnerIds, id: string, at: Date, tx?: Transaction): Promise<boolean> {
+    const result = await (tx?.getRepository(ApiKey) ?? this.apiKeys)
       .createQueryBuilder()
       .update(ApiKey)
       .set({ status: 'REVOKED', revokedAt: at, updatedAt: at })

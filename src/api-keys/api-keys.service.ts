@@ -7,6 +7,7 @@ import { Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { UnitOfWork } from '../database/unit-of-work';
 import type { MembershipAccess } from '../identity/member-access';
 import type { Role } from '../identity/roles';
 import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
@@ -56,19 +57,26 @@ export interface ListKeysQuery {
 export class ApiKeysService {
   readonly codec: ApiKeyCodec;
   private readonly hasher: SecretHasher;
+  private readonly maxActivePerUser: number;
 
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly lastUsed: LastUsedRecorder,
     private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
     @InjectConfig() config: AppConfiguration,
     @InjectSecrets() secrets: Secrets,
   ) {
     this.codec = new ApiKeyCodec(config.apiKeys.environment);
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
+    this.maxActivePerUser = config.apiKeys.maxActivePerUser;
   }
 
-  /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
+  /**
+   * Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller.
+   * Refused with 400 FAILED_PRECONDITION when the owner already has API_KEY_MAX_ACTIVE_PER_USER
+   * active keys in the organization. The key and its audit entry are stored together or not at all.
+   */
   async create(owner: KeyOwner, label: string, request?: RequestContext): Promise<{ key: ApiKey; value: string }> {
     const id = randomUUID();
     const secret = ApiKeyCodec.newSecret();
@@ -85,14 +93,20 @@ export class ApiKeysService {
       lastUsedAt: null,
       revokedAt: null,
     });
-    await this.keys.insert(key);
-    await this.audit.record({
-      action: 'api_key.created',
-      ...this.actor(owner),
-      targetType: 'api_key',
-      targetId: id,
-      request,
-    });
+    const created = await this.unitOfWork.run(
+      async (tx) => {
+        if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx))) return false;
+        await this.audit.record(
+          { action: 'api_key.created', ...this.actor(owner), targetType: 'api_key', targetId: id, request },
+          tx,
+        );
+        return true;
+      },
+      // One creation per owner at a time on this instance: a burst waits here, not on the owner's
+      // database lock with a pooled connection each (docs/operations.md#transactions).
+      { queueKey: `api-key-owner:${owner.organizationId}:${owner.userId}` },
+    );
+    if (!created) throw new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
     return { key, value: this.codec.format(id, secret) };
   }
 
@@ -118,17 +132,19 @@ export class ApiKeysService {
     return this.withPendingUse(key);
   }
 
-  /** Revokes at once and for good; revoking a revoked key returns it unchanged. */
+  /**
+   * Revokes at once and for good; revoking a revoked key returns it unchanged. The revocation and
+   * its audit entry are stored together or not at all.
+   */
   async revoke(owner: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
-    if (await this.keys.revoke(owner, id, new Date())) {
-      await this.audit.record({
-        action: 'api_key.revoked',
-        ...this.actor(owner),
-        targetType: 'api_key',
-        targetId: id,
-        request,
-      });
-    }
+    const at = new Date();
+    await this.unitOfWork.run(async (tx) => {
+      if (!(await this.keys.revoke(owner, id, at, tx))) return;
+      await this.audit.record(
+        { action: 'api_key.revoked', ...this.actor(owner), targetType: 'api_key', targetId: id, request },
+        tx,
+      );
+    });
     return this.get(owner, id);
   }
 

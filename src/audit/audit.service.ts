@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import type { Transaction } from '../database/unit-of-work';
 import { AuditAction, AuditEvent } from './audit-event.entity';
 import { AuditRepository } from './audit.repository';
 
@@ -21,8 +22,12 @@ export interface AuditEntry {
 export class AuditService {
   constructor(private readonly events: AuditRepository) {}
 
-  async record(entry: AuditEntry): Promise<void> {
-    await this.events.insert({
+  /**
+   * Stores the entry; inside `tx` when the change it records is written in that transaction, so that
+   * both are stored or neither is (docs/operations.md#audit-trail).
+   */
+  async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
+    const event: AuditEvent = {
       id: randomUUID(),
       occurredAt: new Date(),
       action: entry.action,
@@ -34,7 +39,8 @@ export class AuditService {
       reason: entry.reason ?? null,
       clientIp: entry.request?.ip ?? null,
       requestId: entry.request?.id ?? null,
-    });
+    };
+    await this.events.insert(event, tx);
   }
 
   /** Newest first, for the admin CLI and tests. */
