@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { apiKeyAuth, bearer, expectError } from './support/http-assertions';
+import { apiKeyAuth, bearer, expectError, expectInvalidArgument } from './support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from './support/test-app';
 
 const CAP = 10;
@@ -7,7 +7,7 @@ const CAP = 10;
 /**
  * One member cannot make everyone's requests slower (docs/api.md#post-v1user-api-keys,
  * docs/api.md#conventions): a user holds at most API_KEY_MAX_ACTIVE_PER_USER active keys per
- * organization, also under concurrent creations.
+ * organization, also under concurrent creations, and a list page must start inside the list window.
  */
 describe(`API key limits on ${DATABASE_KIND}`, () => {
   let t: TestApp;
@@ -114,4 +114,30 @@ describe(`API key limits on ${DATABASE_KIND}`, () => {
         `another user's exchanges meanwhile: ${latencies.length}, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
     );
   }, 60_000);
+
+  describe('list window: (page - 1) * limit < 10000', () => {
+    it.each([
+      ['page=500', 20],
+      ['page=100&limit=100', 100],
+      ['page=10000&limit=1', 1],
+      ['page=334&limit=30', 30],
+      ['page=500&include_revoked=true', 20],
+    ])('accepts ?%s', async (query, limit) => {
+      const user = await t.user({ org: 'limits' });
+      const response = await t.http().get(`/v1/user-api-keys?${query}`).set(bearer(user.token)).expect(200);
+      expect(response.body).toMatchObject({ api_keys: [], limit, total_count: 0 });
+    });
+
+    it.each([
+      ['page=501'],
+      ['page=101&limit=100'],
+      ['page=10001&limit=1'],
+      ['page=335&limit=30'],
+      ['page=999999999'],
+      ['page=999999999&limit=100&include_revoked=true'],
+    ])('refuses ?%s with 400', async (query) => {
+      const user = await t.user({ org: 'limits' });
+      expectInvalidArgument(await t.http().get(`/v1/user-api-keys?${query}`).set(bearer(user.token)));
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
+import { LIST_WINDOW } from '../common/pagination';
 import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
 import { idListCondition, placeholders } from '../database/sql';
@@ -35,7 +36,7 @@ export interface KeyPageQuery {
   includeRevoked: boolean;
 }
 
-/** One page of an owner's keys, newest first, and how many keys the owner has in all. */
+/** One page of an owner's keys, newest first, and how many the list window holds (at most LIST_WINDOW). */
 export interface KeyPage {
   keys: ApiKey[];
   totalCount: number;
@@ -135,23 +136,27 @@ export class ApiKeysRepository {
     const keySql = `SELECT ${COLUMNS} FROM api_keys WHERE ${keyIds.sql}`;
     this.rowById = batchedById((ids) => this.rows<ApiKeyRow>(keySql, [keyIds.bind(ids)]));
 
-    // One owner's keys, one page and the count of them all, in one statement: the count from an
-    // index alone (api_keys_owner_status for the active keys, api_keys_owner_newest for all), the
-    // page from api_keys_owner_newest. One statement rather than two: on PostgreSQL each round trip
-    // cost the event loop ~100 µs on the 2-core machine. The count is joined to the page, so a page
-    // past the end still returns it.
+    // One owner's keys, one page and their count, in one statement. Both read at most the list
+    // window (LIST_WINDOW rows, docs/api.md#conventions), however many keys the owner has: the count
+    // stops at the window, and the page starts inside it (the query DTO refuses a later page). The
+    // active keys come from api_keys_owner_active (a partial index: revoked keys are not in it), all
+    // keys from api_keys_owner_newest, in list order either way, so neither count nor page reads a
+    // row outside the window. One statement rather than two: on PostgreSQL each round trip cost the
+    // event loop ~100 µs on the 2-core machine. The count is joined to the page, so a page past the
+    // end still returns it.
     const list = (condition: string): string => {
       const owner = (first: number): string =>
         `user_id = ${p(first)} AND organization_id = ${p(first + 1)} ${condition}`;
+      const window = `SELECT 1 FROM api_keys WHERE ${owner(1)} LIMIT ${LIST_WINDOW}`;
       const page = `SELECT ${COLUMNS} FROM api_keys WHERE ${owner(3)} ORDER BY created_at DESC, id DESC LIMIT ${p(5)} OFFSET ${p(6)}`;
-      return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM api_keys WHERE ${owner(1)}) c
+      return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
         LEFT JOIN (${page}) p ON 1 = 1
         ORDER BY p.created_at DESC, p.id DESC`;
     };
     this.listSql = { active: list("AND status = 'ACTIVE'"), all: list('') };
 
     // A new key, only while the owner has fewer ACTIVE keys than the cap: the count and the insert
-    // are one statement, counted on api_keys_owner_status and stopping at the cap. On PostgreSQL the
+    // are one statement, counted on api_keys_owner_active and stopping at the cap. On PostgreSQL the
     // caller's transaction first takes the owner's advisory lock (ownerLockSql), so that of two
     // concurrent creations the second counts after the first has committed (READ COMMITTED: each
     // statement sees what was committed before it started). SQLite runs one writer at a time.
@@ -211,7 +216,7 @@ export class ApiKeysRepository {
     return row === undefined ? undefined : toApiKey(row);
   }
 
-  /** The owner's keys, newest first (created_at, then id, descending), and their count. */
+  /** A page of the owner's keys, newest first (created_at, then id, descending), and their count in the list window. */
   async findPageByOwner(owner: OwnerIds, query: KeyPageQuery): Promise<KeyPage> {
     const { userId, organizationId } = owner;
     const rows = await this.rows<ListRow>(query.includeRevoked ? this.listSql.all : this.listSql.active, [

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages, notFound } from '../common/errors';
-import { Page } from '../common/pagination';
+import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
@@ -110,11 +110,16 @@ export class ApiKeysService {
     return { key, value: this.codec.format(id, secret) };
   }
 
-  /** The caller's keys, newest first (created_at, then id, descending), and how many there are. */
+  /**
+   * The caller's keys, newest first (created_at, then id, descending), and how many there are, both
+   * within the list window (docs/api.md#conventions): the newest LIST_WINDOW keys the query
+   * matches. The query DTO has checked that the page starts inside it.
+   */
   async list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
+    const offset = (query.page - 1) * query.limit;
     const { keys, totalCount } = await this.keys.findPageByOwner(owner, {
-      limit: query.limit,
-      offset: (query.page - 1) * query.limit,
+      limit: Math.max(0, Math.min(query.limit, LIST_WINDOW - offset)),
+      offset,
       includeRevoked: query.includeRevoked,
     });
     return {
