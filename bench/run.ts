@@ -222,6 +222,8 @@ async function main(): Promise<void> {
       .privateKey.export({ type: 'pkcs8', format: 'pem' })
       .toString(),
     INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    // The 1,000 clients below are 1,000 keys of one user: above the default cap of 100 active keys.
+    API_KEY_MAX_ACTIVE_PER_USER: String(SMALL_KEYS),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     REDIS_URL: process.env.REDIS_URL,
   };

@@ -76,10 +76,10 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     expect(query).toHaveBeenCalledTimes(1);
   });
 
-  it('looks keys and memberships up by index only (no scan, no materialized view)', async () => {
-    const { id } = await t.createKey(admin);
+  /** The plan of the first statement `run` sends to the database. */
+  async function planOf(run: () => Promise<unknown>): Promise<string> {
     const query = spyOnQueries();
-    await keys.findCredential(id);
+    await run();
     const [sql, parameters] = query.mock.calls[0] as [string, unknown[]];
     query.mockRestore();
     const plan =
@@ -94,8 +94,37 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
             const rows = await manager.query<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN ${sql}`, parameters);
             return rows.map((row) => row['QUERY PLAN']);
           });
-    const text = plan.join('\n');
+    return plan.join('\n');
+  }
+
+  it('looks keys and memberships up by index only (no scan, no materialized view)', async () => {
+    const { id } = await t.createKey(admin);
+    const text = await planOf(() => keys.findCredential(id));
     expect(text).not.toMatch(/MATERIALIZE|SCAN (m|k|o|memberships|organizations|api_keys)\b|Seq Scan/);
     expect(text).toMatch(DATABASE_KIND === 'sqlite' ? /SEARCH m USING INDEX/ : /Index (Only )?Scan/);
   });
+
+  it.each([
+    ['active keys', false, 'api_keys_owner_active'],
+    ['all keys', true, 'api_keys_owner_newest'],
+  ])(
+    'lists and counts %s (include_revoked=%s) from %s, in order, without a scan',
+    async (_name, includeRevoked, index) => {
+      const owner = { userId: admin.userId, organizationId: admin.organizationId };
+      const text = await planOf(() => keys.findPageByOwner(owner, { limit: 20, offset: 40, includeRevoked }));
+      expect(text).not.toMatch(/SCAN api_keys\b|Seq Scan|Bitmap/);
+      // Both the count and the page read the index.
+      expect(text.match(new RegExp(`INDEX ${index} |Index (Only )?Scan using ${index} `, 'g'))).toHaveLength(2);
+      // The page reads it in list order: nothing sorts the owner's keys before the LIMIT. The one sort is
+      // the outer ORDER BY of the page's at most `limit` rows (SQLite: the last line of the plan).
+      if (DATABASE_KIND === 'sqlite') {
+        expect(text.split('\n').filter((line) => line.includes('TEMP B-TREE'))).toEqual([
+          'USE TEMP B-TREE FOR ORDER BY',
+        ]);
+        expect(text.trim().endsWith('USE TEMP B-TREE FOR ORDER BY')).toBe(true);
+      } else {
+        expect(text).not.toMatch(/Limit[^\n]*\n\s*->\s*(Incremental )?Sort/);
+      }
+    },
+  );
 });

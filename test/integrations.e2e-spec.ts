@@ -174,7 +174,7 @@ describe('notification integrations (e2e)', () => {
       expect(beyond.body).toStrictEqual({ notification_integrations: [], page: 5, limit: 2, total_count: 3 });
     });
 
-    it.each(['?limit=0', '?limit=101', '?page=0', '?page=x', '?limit=1.5', '?other=1'])(
+    it.each(['?limit=0', '?limit=101', '?page=0', '?page=x', '?limit=1.5', '?other=1', '?page=101&limit=100'])(
       'refuses %s with 400',
       async (query) => {
         expectInvalidArgument(await list(admin, query));

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
+import { LIST_WINDOW } from '../common/pagination';
 import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
 import { idListCondition, placeholders, RowReader, rowReader } from '../database/sql';
+import type { Transaction } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
   MemberAccessColumns,
@@ -34,7 +36,7 @@ export interface KeyPageQuery {
   includeRevoked: boolean;
 }
 
-/** One page of an owner's keys, newest first, and how many keys the owner has in all. */
+/** One page of an owner's keys, newest first, and how many the list window holds (at most LIST_WINDOW). */
 export interface KeyPage {
   keys: ApiKey[];
   totalCount: number;
@@ -65,6 +67,13 @@ const COLUMNS =
 
 /** Keys one last_used_at UPDATE writes at most. */
 const LAST_USED_CHUNK = 500;
+
+/**
+ * First half of the PostgreSQL advisory-lock key that serialises key creations per owner (any
+ * constant other than the migration lock's); the second half is the owner's ids, hashed. Owners
+ * whose hashes collide merely wait for each other.
+ */
+const OWNER_LOCK_CLASS = 0x61706b79;
 
 /** The one mapper from an api_keys row to the entity. */
 function toApiKey(row: ApiKeyRow): ApiKey {
@@ -106,6 +115,8 @@ export class ApiKeysRepository {
   private readonly rowById: (id: string) => Promise<ApiKeyRow | undefined>;
   private readonly listSql: { active: string; all: string };
   private readonly lastUsedSql: string;
+  private readonly insertWithinCapSql: string;
+  private readonly ownerLockSql: string;
   private readonly postgres: boolean;
   private readonly read: RowReader;
 
@@ -127,20 +138,38 @@ export class ApiKeysRepository {
     const keySql = `SELECT ${COLUMNS} FROM api_keys WHERE ${keyIds.sql}`;
     this.rowById = batchedById((ids) => this.rows<ApiKeyRow>(keySql, [keyIds.bind(ids)]));
 
-    // One owner's keys, one page and the count of them all, in one statement: the count from an
-    // index alone (api_keys_owner_status for the active keys, api_keys_owner_newest for all), the
-    // page from api_keys_owner_newest. One statement rather than two: on PostgreSQL each round trip
-    // cost the event loop ~100 µs on the 2-core machine. The count is joined to the page, so a page
-    // past the end still returns it.
+    // One owner's keys, one page and their count, in one statement. Both read at most the list
+    // window (LIST_WINDOW rows, docs/api.md#conventions), however many keys the owner has: the count
+    // stops at the window, and the page starts inside it (the query DTO refuses a later page). The
+    // active keys come from api_keys_owner_active (a partial index: revoked keys are not in it), all
+    // keys from api_keys_owner_newest, in list order either way, so neither count nor page reads a
+    // row outside the window. One statement rather than two: on PostgreSQL each round trip cost the
+    // event loop ~100 µs on the 2-core machine. The count is joined to the page, so a page past the
+    // end still returns it.
     const list = (condition: string): string => {
       const owner = (first: number): string =>
         `user_id = ${p(first)} AND organization_id = ${p(first + 1)} ${condition}`;
+      const window = `SELECT 1 FROM api_keys WHERE ${owner(1)} LIMIT ${LIST_WINDOW}`;
       const page = `SELECT ${COLUMNS} FROM api_keys WHERE ${owner(3)} ORDER BY created_at DESC, id DESC LIMIT ${p(5)} OFFSET ${p(6)}`;
-      return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM api_keys WHERE ${owner(1)}) c
+      return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
         LEFT JOIN (${page}) p ON 1 = 1
         ORDER BY p.created_at DESC, p.id DESC`;
     };
     this.listSql = { active: list("AND status = 'ACTIVE'"), all: list('') };
+
+    // A new key, only while the owner has fewer ACTIVE keys than the cap: the count and the insert
+    // are one statement, counted on api_keys_owner_active and stopping at the cap. On PostgreSQL the
+    // caller's transaction first takes the owner's advisory lock (ownerLockSql), so that of two
+    // concurrent creations the second counts after the first has committed (READ COMMITTED: each
+    // statement sees what was committed before it started). SQLite runs one writer at a time.
+    const typed = (n: number, type: string): string => (this.postgres ? `${p(n)}::${type}` : p(n));
+    this.insertWithinCapSql = `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
+      SELECT ${typed(1, 'uuid')}, ${typed(2, 'uuid')}, ${typed(3, 'uuid')}, ${typed(4, 'varchar')}, ${typed(5, 'varchar')},
+        'ACTIVE', ${typed(6, 'timestamptz')}, ${typed(7, 'timestamptz')}
+      WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM api_keys
+          WHERE user_id = ${p(8)} AND organization_id = ${p(9)} AND status = 'ACTIVE' LIMIT ${p(10)}) a) < ${p(11)}
+      RETURNING id`;
+    this.ownerLockSql = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(${p(1)}::text || '/' || ${p(2)}::text))`;
 
     // One parameter pair either way: ids and times as two arrays (PostgreSQL), or one JSON array of
     // [id, time] pairs (SQLite, whose timestamps are ISO 8601 text and compare as text). A write
@@ -154,8 +183,27 @@ export class ApiKeysRepository {
          WHERE api_keys.id = u.id AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < u.at)`;
   }
 
-  async insert(key: ApiKey): Promise<void> {
-    await this.apiKeys.insert(key);
+  /**
+   * Stores the new ACTIVE key unless its owner already has `cap` ACTIVE keys; false when refused.
+   * Inside `tx` (which it locks for the owner on PostgreSQL), so that the caller's other writes
+   * commit with it.
+   */
+  async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction): Promise<boolean> {
+    if (this.postgres) await tx.query(this.ownerLockSql, [key.userId, key.organizationId]);
+    const rows = await tx.query<Array<{ id: string }>>(this.insertWithinCapSql, [
+      key.id,
+      key.organizationId,
+      key.userId,
+      key.label,
+      key.secretHash,
+      key.createdAt.toISOString(),
+      key.updatedAt.toISOString(),
+      key.userId,
+      key.organizationId,
+      cap,
+      cap,
+    ]);
+    return rows.length === 1;
   }
 
   /** The key with this id and its owner's membership (batched; undefined for an unknown id). */
@@ -170,7 +218,7 @@ export class ApiKeysRepository {
     return row === undefined ? undefined : toApiKey(row);
   }
 
-  /** The owner's keys, newest first (created_at, then id, descending), and their count. */
+  /** A page of the owner's keys, newest first (created_at, then id, descending), and their count in the list window. */
   async findPageByOwner(owner: OwnerIds, query: KeyPageQuery): Promise<KeyPage> {
     const { userId, organizationId } = owner;
     const rows = await this.rows<ListRow>(query.includeRevoked ? this.listSql.all : this.listSql.active, [
@@ -189,8 +237,8 @@ export class ApiKeysRepository {
   }
 
   /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */
-  async revoke(owner: OwnerIds, id: string, at: Date): Promise<boolean> {
-    const result = await this.apiKeys
+  async revoke(owner: OwnerIds, id: string, at: Date, tx?: Transaction): Promise<boolean> {
+    const result = await (tx?.getRepository(ApiKey) ?? this.apiKeys)
       .createQueryBuilder()
       .update(ApiKey)
       .set({ status: 'REVOKED', revokedAt: at, updatedAt: at })

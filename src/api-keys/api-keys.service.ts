@@ -3,10 +3,11 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages, notFound } from '../common/errors';
-import { Page } from '../common/pagination';
+import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { UnitOfWork } from '../database/unit-of-work';
 import type { MembershipAccess } from '../identity/member-access';
 import type { Role } from '../identity/roles';
 import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
@@ -58,20 +59,27 @@ export class ApiKeysService {
   private readonly hasher: SecretHasher;
   /** What an unknown key id's secret is compared with: the hash of a secret never issued. */
   private readonly unknownKeyHash: string;
+  private readonly maxActivePerUser: number;
 
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly lastUsed: LastUsedRecorder,
     private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
     @InjectConfig() config: AppConfiguration,
     @InjectSecrets() secrets: Secrets,
   ) {
     this.codec = new ApiKeyCodec(config.apiKeys.environment);
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
     this.unknownKeyHash = this.hasher.hash(ApiKeyCodec.newSecret());
+    this.maxActivePerUser = config.apiKeys.maxActivePerUser;
   }
 
-  /** Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller. */
+  /**
+   * Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller.
+   * Refused with 400 FAILED_PRECONDITION when the owner already has API_KEY_MAX_ACTIVE_PER_USER
+   * active keys in the organization. The key and its audit entry are stored together or not at all.
+   */
   async create(owner: KeyOwner, label: string, request?: RequestContext): Promise<{ key: ApiKey; value: string }> {
     const id = randomUUID();
     const secret = ApiKeyCodec.newSecret();
@@ -88,22 +96,33 @@ export class ApiKeysService {
       lastUsedAt: null,
       revokedAt: null,
     });
-    await this.keys.insert(key);
-    await this.audit.record({
-      action: 'api_key.created',
-      ...this.actor(owner),
-      targetType: 'api_key',
-      targetId: id,
-      request,
-    });
+    const created = await this.unitOfWork.run(
+      async (tx) => {
+        if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx))) return false;
+        await this.audit.record(
+          { action: 'api_key.created', ...this.actor(owner), targetType: 'api_key', targetId: id, request },
+          tx,
+        );
+        return true;
+      },
+      // One creation per owner at a time on this instance: a burst waits here, not on the owner's
+      // database lock with a pooled connection each (docs/operations.md#transactions).
+      { queueKey: `api-key-owner:${owner.organizationId}:${owner.userId}` },
+    );
+    if (!created) throw new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
     return { key, value: this.codec.format(id, secret) };
   }
 
-  /** The caller's keys, newest first (created_at, then id, descending), and how many there are. */
+  /**
+   * The caller's keys, newest first (created_at, then id, descending), and how many there are, both
+   * within the list window (docs/api.md#conventions): the newest LIST_WINDOW keys the query
+   * matches. The query DTO has checked that the page starts inside it.
+   */
   async list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
+    const offset = (query.page - 1) * query.limit;
     const { keys, totalCount } = await this.keys.findPageByOwner(owner, {
-      limit: query.limit,
-      offset: (query.page - 1) * query.limit,
+      limit: Math.max(0, Math.min(query.limit, LIST_WINDOW - offset)),
+      offset,
       includeRevoked: query.includeRevoked,
     });
     return {
@@ -121,17 +140,19 @@ export class ApiKeysService {
     return this.withPendingUse(key);
   }
 
-  /** Revokes at once and for good; revoking a revoked key returns it unchanged. */
+  /**
+   * Revokes at once and for good; revoking a revoked key returns it unchanged. The revocation and
+   * its audit entry are stored together or not at all.
+   */
   async revoke(owner: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
-    if (await this.keys.revoke(owner, id, new Date())) {
-      await this.audit.record({
-        action: 'api_key.revoked',
-        ...this.actor(owner),
-        targetType: 'api_key',
-        targetId: id,
-        request,
-      });
-    }
+    const at = new Date();
+    await this.unitOfWork.run(async (tx) => {
+      if (!(await this.keys.revoke(owner, id, at, tx))) return;
+      await this.audit.record(
+        { action: 'api_key.revoked', ...this.actor(owner), targetType: 'api_key', targetId: id, request },
+        tx,
+      );
+    });
     return this.get(owner, id);
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import type { Transaction } from '../database/unit-of-work';
 import { AuditEvent } from './audit-event.entity';
 
 /** Every query on audit_events; TypeORM's entity metadata maps the rows. */
@@ -8,8 +9,9 @@ import { AuditEvent } from './audit-event.entity';
 export class AuditRepository {
   constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {}
 
-  async insert(event: AuditEvent): Promise<void> {
-    await this.events.insert(event);
+  /** Inside `tx` when given: the entry is stored with the change it records, or not at all. */
+  async insert(event: AuditEvent, tx?: Transaction): Promise<void> {
+    await (tx?.getRepository(AuditEvent) ?? this.events).insert(event);
   }
 
   /** Newest first (occurred_at, then id); every organization's when `organizationId` is null. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { isClientAddress } from '../common/client-address';
+import type { Transaction } from '../database/unit-of-work';
 import { AuditAction, AuditEvent } from './audit-event.entity';
 import { AuditRepository } from './audit.repository';
 
@@ -22,9 +23,13 @@ export interface AuditEntry {
 export class AuditService {
   constructor(private readonly events: AuditRepository) {}
 
-  async record(entry: AuditEntry): Promise<void> {
+  /**
+   * Stores the entry; inside `tx` when the change it records is written in that transaction, so that
+   * both are stored or neither is (docs/operations.md#audit-trail).
+   */
+  async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
     const ip = entry.request?.ip;
-    await this.events.insert({
+    const event: AuditEvent = {
       id: randomUUID(),
       occurredAt: new Date(),
       action: entry.action,
@@ -37,7 +42,8 @@ export class AuditService {
       // Only an IP address is kept: never text a client put in X-Forwarded-For (docs/operations.md).
       clientIp: isClientAddress(ip) ? ip : null,
       requestId: entry.request?.id ?? null,
-    });
+    };
+    await this.events.insert(event, tx);
   }
 
   /** Newest first, for the admin CLI and tests. */

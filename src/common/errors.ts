@@ -44,6 +44,7 @@ export const Messages = {
   apiKeySchemeRequired: 'authorization header must use ApiKey scheme',
   insufficientPermissions: 'insufficient permissions',
   apiKeyNotFound: 'api key not found',
+  apiKeyLimitReached: 'api key limit reached',
   routeNotFound: 'route not found',
   mintFailed: 'failed to mint access token',
   internal: 'internal error',

@@ -55,7 +55,12 @@ describe('loadConfiguration', () => {
     });
 
     it('has the API key and token defaults of docs/api.md', () => {
-      expect(config.apiKeys).toEqual({ environment: 'dev', pepper: undefined, lastUsedFlushMs: 1000 });
+      expect(config.apiKeys).toEqual({
+        environment: 'dev',
+        pepper: undefined,
+        lastUsedFlushMs: 1000,
+        maxActivePerUser: 100,
+      });
       expect(config.jwt).toEqual({
         privateKeyPem: undefined,
         previousPublicKeyPems: [],
@@ -115,6 +120,14 @@ describe('loadConfiguration', () => {
       expect(config.jwt.issuer).toBe('https://id.example');
     });
 
+    it.each([
+      ['1', 1],
+      ['250', 250],
+      ['10000', 10000],
+    ])('reads API_KEY_MAX_ACTIVE_PER_USER=%s', (raw, expected) => {
+      expect(loadConfiguration({ API_KEY_MAX_ACTIVE_PER_USER: raw }).apiKeys.maxActivePerUser).toBe(expected);
+    });
+
     it('accepts a PEM given on one line with literal \\n sequences', () => {
       const pem = ecPem();
       const config = loadConfiguration({ JWT_PRIVATE_KEY: pem.replace(/\n/g, '\\n') });
@@ -151,6 +164,17 @@ describe('loadConfiguration', () => {
       ['PORT', '-1', 'PORT must be an integer from 0 to 65535 (got "-1")'],
       ['BODY_LIMIT_BYTES', '100', 'BODY_LIMIT_BYTES must be an integer from 256 to 10485760 (got "100")'],
       ['API_KEY_LAST_USED_FLUSH_MS', '5', 'API_KEY_LAST_USED_FLUSH_MS must be an integer from 10 to 60000 (got "5")'],
+      ['API_KEY_MAX_ACTIVE_PER_USER', '0', 'API_KEY_MAX_ACTIVE_PER_USER must be an integer from 1 to 10000 (got "0")'],
+      [
+        'API_KEY_MAX_ACTIVE_PER_USER',
+        '10001',
+        'API_KEY_MAX_ACTIVE_PER_USER must be an integer from 1 to 10000 (got "10001")',
+      ],
+      [
+        'API_KEY_MAX_ACTIVE_PER_USER',
+        '1e3',
+        'API_KEY_MAX_ACTIVE_PER_USER must be an integer from 1 to 10000 (got "1e3")',
+      ],
       ['LOG_LEVEL', 'loud', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
       ['API_KEY_ENV', 'Prod', 'API_KEY_ENV must be 1-16 lower-case letters or digits'],
       ['API_KEY_ENV', 'a.b', 'API_KEY_ENV must be 1-16 lower-case letters or digits'],

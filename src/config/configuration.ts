@@ -35,6 +35,8 @@ export interface AppConfiguration {
     /** Raw pepper for the secret HMAC; undefined outside production means "generate and keep one". */
     pepper: string | undefined;
     lastUsedFlushMs: number;
+    /** ACTIVE keys one user may hold in one organization (docs/api.md#post-v1user-api-keys). */
+    maxActivePerUser: number;
   };
   jwt: {
     /** PEM of the ES256 (P-256) signing key; undefined outside production means "generate and keep one". */
@@ -351,6 +353,8 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       environment: apiKeyEnv,
       pepper,
       lastUsedFlushMs: r.int('API_KEY_LAST_USED_FLUSH_MS', 1000, 10, 60000),
+      // At most the list window (common/pagination.ts), so that every active key can be listed.
+      maxActivePerUser: r.int('API_KEY_MAX_ACTIVE_PER_USER', 100, 1, 10000),
     },
     jwt: {
       privateKeyPem,

@@ -14,6 +14,7 @@ import { AuditEvents1763900000000 } from './migrations/1763900000000-audit-event
 import { NotificationIntegrations1764000000000 } from './migrations/1764000000000-notification-integrations';
 import { ApiKeysOwnerStatus1764100000000 } from './migrations/1764100000000-api-keys-owner-status';
 import { MemberAccessView1764200000000 } from './migrations/1764200000000-member-access-view';
+import { ApiKeysOwnerActive1764300000000 } from './migrations/1764300000000-api-keys-owner-active';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   NotificationIntegrations1764000000000,
   ApiKeysOwnerStatus1764100000000,
   MemberAccessView1764200000000,
+  ApiKeysOwnerActive1764300000000,
 ];
 
 /**

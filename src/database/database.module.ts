@@ -5,6 +5,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfiguration, DatabaseConfig } from '../config/configuration';
 import { dataSourceOptions } from './data-source-options';
+import { UnitOfWork } from './unit-of-work';
 
 /**
  * A configured PostgreSQL schema is created before the migrations run in it. `IF NOT EXISTS` does not
@@ -79,6 +80,10 @@ export class DatabaseModule {
   static forRoot(): DynamicModule {
     return {
       module: DatabaseModule,
+      // UnitOfWork is one per data source: on SQLite it queues every transaction of the process.
+      global: true,
+      providers: [UnitOfWork],
+      exports: [UnitOfWork],
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [APP_CONFIG],

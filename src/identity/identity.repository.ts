@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { placeholders, RowReader, rowReader } from '../database/sql';
+import { UnitOfWork } from '../database/unit-of-work';
 import { MEMBER_ACCESS_VIEW, MemberAccessColumns, MembershipAccess, toMembershipAccess } from './member-access';
 import { Membership } from './membership.entity';
 import { Organization } from './organization.entity';
@@ -25,6 +26,7 @@ export class IdentityRepository {
     @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
+    private readonly unitOfWork: UnitOfWork,
   ) {
     const p = placeholders(dataSource);
     this.read = rowReader(dataSource);
@@ -90,9 +92,12 @@ export class IdentityRepository {
       .execute();
   }
 
-  /** Adds the membership with this role, or changes the role of the existing one, in one transaction. */
+  /**
+   * Adds the membership with this role, or changes the role of the existing one, in one transaction
+   * (through UnitOfWork, like every transaction: on SQLite they must not overlap).
+   */
   async upsertMembershipRole(organizationId: string, userId: string, role: Role, now: Date): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.unitOfWork.run(async (manager) => {
       const existing = await manager.findOneBy(Membership, { organizationId, userId });
       if (existing === null) {
         await manager.insert(Membership, { organizationId, userId, role, createdAt: now, updatedAt: now });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import type { Transaction } from '../database/unit-of-work';
 import { NotificationIntegration } from './integration.entity';
 
 /** The columns an update may change (the id, the organization and the creation are fixed). */
@@ -18,7 +19,8 @@ export type IntegrationChanges = Pick<
 
 /**
  * Every query on notification_integrations, each scoped by the organization that owns the row;
- * TypeORM's entity metadata maps the rows.
+ * TypeORM's entity metadata maps the rows. The writes run inside the caller's transaction when given
+ * one (the service stores each change with its audit entry).
  */
 @Injectable()
 export class IntegrationsRepository {
@@ -26,8 +28,8 @@ export class IntegrationsRepository {
     @InjectRepository(NotificationIntegration) private readonly integrations: Repository<NotificationIntegration>,
   ) {}
 
-  async insert(integration: NotificationIntegration): Promise<void> {
-    await this.integrations.insert(integration);
+  async insert(integration: NotificationIntegration, tx?: Transaction): Promise<void> {
+    await this.on(tx).insert(integration);
   }
 
   /** One page of the organization's integrations, newest first, and how many it has. */
@@ -47,14 +49,18 @@ export class IntegrationsRepository {
   }
 
   /** False when the row is gone (deleted meanwhile). */
-  async update(organizationId: string, id: string, changes: IntegrationChanges): Promise<boolean> {
-    const result = await this.integrations.update({ id, organizationId }, changes);
+  async update(organizationId: string, id: string, changes: IntegrationChanges, tx?: Transaction): Promise<boolean> {
+    const result = await this.on(tx).update({ id, organizationId }, changes);
     return (result.affected ?? 0) > 0;
   }
 
   /** False when there was no such row. */
-  async delete(organizationId: string, id: string): Promise<boolean> {
-    const result = await this.integrations.delete({ id, organizationId });
+  async delete(organizationId: string, id: string, tx?: Transaction): Promise<boolean> {
+    const result = await this.on(tx).delete({ id, organizationId });
     return (result.affected ?? 0) > 0;
+  }
+
+  private on(tx: Transaction | undefined): Repository<NotificationIntegration> {
+    return tx?.getRepository(NotificationIntegration) ?? this.integrations;
   }
 }

@@ -4,6 +4,7 @@ import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { Messages, notFound } from '../common/errors';
 import { Page } from '../common/pagination';
+import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { CredentialCipher } from './credential-cipher';
 import { CredentialsValidator } from './credentials-validator';
 import { MonitoringCredentialsDto } from './dto/monitoring-credentials.dto';
@@ -33,6 +34,7 @@ export class IntegrationsService {
     private readonly validator: CredentialsValidator,
     private readonly cipher: CredentialCipher,
     private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
   ) {}
 
   /** POST .../monitoring/validate: nothing is stored (docs/api.md#post-v1notification-integrationsmonitoringvalidate). */
@@ -40,7 +42,11 @@ export class IntegrationsService {
     return this.validator.validate(actor.organizationId, toCredentials(config));
   }
 
-  /** Validated first; a blocked save throws before anything is written (docs/api.md#post-v1notification-integrations). */
+  /**
+   * Validated first; a blocked save throws before anything is written (docs/api.md#post-v1notification-integrations).
+   * The integration and its audit entry are stored together or not at all, as are the update's and
+   * the deletion's below.
+   */
   async create(
     actor: IntegrationActor,
     body: CreateIntegrationDto,
@@ -60,8 +66,10 @@ export class IntegrationsService {
       updatedAt: now,
     });
     this.seal(integration, credentials);
-    await this.integrations.insert(integration);
-    await this.record('integration.created', actor, integration.id, request);
+    await this.unitOfWork.run(async (tx) => {
+      await this.integrations.insert(integration, tx);
+      await this.record('integration.created', actor, integration.id, request, tx);
+    });
     return integration;
   }
 
@@ -107,26 +115,38 @@ export class IntegrationsService {
       updatedAt: new Date(),
     });
     this.seal(changed, merged);
-    const updated = await this.integrations.update(actor.organizationId, id, {
-      name: changed.name,
-      site: changed.site,
-      apiKeyLast4: changed.apiKeyLast4,
-      applicationKeyLast4: changed.applicationKeyLast4,
-      apiKeyEncrypted: changed.apiKeyEncrypted,
-      applicationKeyEncrypted: changed.applicationKeyEncrypted,
-      validation: changed.validation,
-      updatedAt: changed.updatedAt,
+    const updated = await this.unitOfWork.run(async (tx) => {
+      const found = await this.integrations.update(
+        actor.organizationId,
+        id,
+        {
+          name: changed.name,
+          site: changed.site,
+          apiKeyLast4: changed.apiKeyLast4,
+          applicationKeyLast4: changed.applicationKeyLast4,
+          apiKeyEncrypted: changed.apiKeyEncrypted,
+          applicationKeyEncrypted: changed.applicationKeyEncrypted,
+          validation: changed.validation,
+          updatedAt: changed.updatedAt,
+        },
+        tx,
+      );
+      if (found) await this.record('integration.updated', actor, id, request, tx);
+      return found;
     });
     // Deleted while we were asking the provider.
     if (!updated) throw notFound(Messages.integrationNotFound);
-    await this.record('integration.updated', actor, id, request);
     return changed;
   }
 
   async remove(actor: IntegrationActor, id: string, request?: RequestContext): Promise<NotificationIntegration> {
     const integration = await this.get(actor, id);
-    if (!(await this.integrations.delete(actor.organizationId, id))) throw notFound(Messages.integrationNotFound);
-    await this.record('integration.deleted', actor, id, request);
+    const deleted = await this.unitOfWork.run(async (tx) => {
+      const found = await this.integrations.delete(actor.organizationId, id, tx);
+      if (found) await this.record('integration.deleted', actor, id, request, tx);
+      return found;
+    });
+    if (!deleted) throw notFound(Messages.integrationNotFound);
     return integration;
   }
 
@@ -135,16 +155,20 @@ export class IntegrationsService {
     actor: IntegrationActor,
     id: string,
     request: RequestContext | undefined,
+    tx: Transaction,
   ): Promise<void> {
-    return this.audit.record({
-      action,
-      organizationId: actor.organizationId,
-      actorUserId: actor.userId,
-      actorApiKeyId: actor.apiKeyId,
-      targetType: 'notification_integration',
-      targetId: id,
-      request,
-    });
+    return this.audit.record(
+      {
+        action,
+        organizationId: actor.organizationId,
+        actorUserId: actor.userId,
+        actorApiKeyId: actor.apiKeyId,
+        targetType: 'notification_integration',
+        targetId: id,
+        request,
+      },
+      tx,
+    );
   }
 
   private seal(integration: NotificationIntegration, credentials: MonitoringCredentials): void {
