@@ -115,6 +115,24 @@ describe('TokenAttemptLimiter', () => {
     return { check, settle, runs: () => runs };
   }
 
+  it('queues good attempts beyond the limit instead of refusing them, and still refuses a burst of failures', async () => {
+    // Limit 2: 10 different good key values from one address, all in flight at once.
+    const good = Array.from({ length: 10 }, () => deferredCheck(false));
+    const attempts = good.map(({ check }, i) => outcome(limiter.attempt('203.0.113.7', `good-${i}`, check)));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const { settle } of good) settle();
+    expect(await Promise.all(attempts)).toEqual(Array(10).fill('ok'));
+    // The address still has both failures left.
+    const bad = Array.from({ length: 10 }, () => deferredCheck(true));
+    const refused = bad.map(({ check }, i) => outcome(limiter.attempt('203.0.113.7', `bad-${i}`, check)));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const { settle } of bad) settle();
+    const statuses = await Promise.all(refused);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(8);
+    expect(bad.reduce((sum, { runs }) => sum + runs(), 0)).toBe(2);
+  });
+
   it('refuses an attempt before its check once the address has no failure left (429)', async () => {
     const check = jest.fn(() => Promise.reject(refusal()));
     expect(await outcome(limiter.attempt('10.0.0.1', 'k1', check))).toBe(401);

@@ -23,6 +23,8 @@ export class TokenAttemptLimiter {
   private readonly windowMs: number;
   /** The attempts being checked, by client network and key value: the check of an identical attempt is shared. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  /** Per client network, the checks running on this instance (each holding a slot until it ends). */
+  private readonly checking = new Map<string, Set<Promise<void>>>();
 
   constructor(
     @InjectConfig() config: AppConfiguration,
@@ -53,18 +55,45 @@ export class TokenAttemptLimiter {
     return started;
   }
 
+  /**
+   * Takes a slot, then checks. When every slot is taken but some are held by this instance's attempts still
+   * being checked (not by failures), it waits for one of them to end and asks again: a success gives its slot
+   * back, so a burst of good exchanges larger than the limit queues instead of being refused; a failure keeps
+   * its slot, so a burst of failures still ends in 429 once the limit is used up.
+   */
   private async run<T>(network: string, check: () => Promise<T>): Promise<T> {
-    const slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
-    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
-    let failed = false;
-    try {
-      return await check();
-    } catch (error) {
-      failed = error instanceof ExchangeRefused;
-      throw error;
-    } finally {
-      if (!failed) slot.release();
+    let slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
+    while (!slot.granted) {
+      const checking = this.checking.get(network);
+      if (checking === undefined || checking.size === 0) throw tooManyRequests(slot.resetsInMs);
+      await Promise.race(checking);
+      slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     }
+    const held = slot;
+    const done = (async () => {
+      let failed = false;
+      try {
+        return await check();
+      } catch (error) {
+        failed = error instanceof ExchangeRefused;
+        throw error;
+      } finally {
+        if (!failed) held.release();
+      }
+    })();
+    // Settles (never rejects) once the check is over and its slot given back or kept.
+    const ended = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    const checking = this.checking.get(network) ?? new Set<Promise<void>>();
+    this.checking.set(network, checking);
+    checking.add(ended);
+    void ended.then(() => {
+      checking.delete(ended);
+      if (checking.size === 0 && this.checking.get(network) === checking) this.checking.delete(network);
+    });
+    return done;
   }
 
   /** An identical attempt is being checked: its outcome is this one's; a refusal here is one more failure. */
