@@ -197,10 +197,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
 
   const auth = () => ({ Authorization: `Bearer ${user.token}` });
 
-  it('on SIGTERM: turns not-ready, finishes the in-flight request, flushes last_used_at, exits 0', async () => {
-    // A long flush interval: only the flush at shutdown can write last_used_at.
-    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { API_KEY_LAST_USED_FLUSH_MS: '60000' });
-    const port = server.port;
+  /** POST /v1/user-api-keys on the server process, asserting 201. */
+  async function createKey(port: number): Promise<HttpResult> {
     const created = await send(
       port,
       'POST',
@@ -209,6 +207,14 @@ describe('graceful shutdown (the built server as a child process)', () => {
       '{}',
     );
     expect(created.status).toBe(201);
+    return created;
+  }
+
+  it('on SIGTERM: turns not-ready, finishes the in-flight request, flushes last_used_at, exits 0', async () => {
+    // A long flush interval: only the flush at shutdown can write last_used_at.
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { API_KEY_LAST_USED_FLUSH_MS: '60000' });
+    const port = server.port;
+    const created = await createKey(port);
     const exchanged = await send(port, 'POST', '/v1/token', { Authorization: `ApiKey ${created.body.opaque_key}` });
     expect(exchanged.status).toBe(200);
     expect((await send(port, 'GET', '/readyz')).status).toBe(200);
@@ -418,14 +424,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const drainMs = 2000;
     server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_DRAIN_MS: String(drainMs) });
     const port = server.port;
-    const created = await send(
-      port,
-      'POST',
-      '/v1/user-api-keys',
-      { ...auth(), 'Content-Type': 'application/json' },
-      '{}',
-    );
-    expect(created.status).toBe(201);
+    const created = await createKey(port);
     const apiKey = { Authorization: `ApiKey ${created.body.opaque_key}` };
 
     type Outcome = 'answered' | 'unavailable' | 'refused' | 'reset';
