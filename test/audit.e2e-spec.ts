@@ -53,6 +53,7 @@ describe('audit trail', () => {
       expect(new Date(event.occurred_at as string).getTime()).not.toBeNaN();
     }
     expect(events[1].request_id).toBe(revoke.headers['x-request-id']);
+    expect(events.map((e) => e.reason)).toEqual([null, 'user']);
 
     const everything = JSON.stringify(await rows());
     expect(everything).not.toContain(key.value);

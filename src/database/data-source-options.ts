@@ -15,6 +15,7 @@ import { NotificationIntegrations1764000000000 } from './migrations/176400000000
 import { ApiKeysOwnerStatus1764100000000 } from './migrations/1764100000000-api-keys-owner-status';
 import { MemberAccessView1764200000000 } from './migrations/1764200000000-member-access-view';
 import { ApiKeysOwnerActive1764300000000 } from './migrations/1764300000000-api-keys-owner-active';
+import { OrganizationKeyPolicy1764400000000 } from './migrations/1764400000000-organization-key-policy';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   ApiKeysOwnerStatus1764100000000,
   MemberAccessView1764200000000,
   ApiKeysOwnerActive1764300000000,
+  OrganizationKeyPolicy1764400000000,
 ];
 
 /**

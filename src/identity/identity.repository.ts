@@ -46,6 +46,10 @@ export class IdentityRepository {
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
   }
 
+  findOrganizationById(id: string): Promise<Organization | null> {
+    return this.organizations.findOneBy({ id });
+  }
+
   findOrganizationByName(name: string): Promise<Organization | null> {
     return this.organizations.findOneBy({ name });
   }

@@ -80,6 +80,13 @@ export class IdentityService {
     await this.identity.updateAccessTokenLifetime(organizationId, seconds, new Date());
   }
 
+  /** The organization with its settings (token lifetime, key policy). */
+  async organizationById(id: string): Promise<Organization> {
+    const organization = await this.identity.findOrganizationById(id);
+    if (organization === null) throw new IdentityError('organization not found');
+    return organization;
+  }
+
   async organizationByName(name: string): Promise<Organization> {
     const organization = await this.identity.findOrganizationByName(name);
     if (organization === null) throw new IdentityError(`organization not found: ${name}`);

@@ -4,6 +4,9 @@ import { TimestampColumn } from '../database/columns';
 export const DEFAULT_ACCESS_TOKEN_LIFETIME = 1800;
 export const MIN_ACCESS_TOKEN_LIFETIME = 60;
 export const MAX_ACCESS_TOKEN_LIFETIME = 86400;
+/** Bounds of the organization's key policy, max_key_lifetime_days (docs/api.md#organization-settings). */
+export const MIN_KEY_LIFETIME_DAYS = 1;
+export const MAX_KEY_LIFETIME_DAYS = 3650;
 
 @Entity({ name: 'organizations' })
 export class Organization {
@@ -15,6 +18,10 @@ export class Organization {
 
   @Column({ name: 'access_token_lifetime', type: 'integer' })
   accessTokenLifetime: number;
+
+  /** The longest lifetime of a key created in the organization, in days; null: no limit. */
+  @Column({ name: 'max_key_lifetime_days', type: 'integer', nullable: true })
+  maxKeyLifetimeDays: number | null;
 
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
