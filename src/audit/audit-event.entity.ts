@@ -4,10 +4,12 @@ import { TimestampColumn } from '../database/columns';
 export const AUDIT_ACTIONS = [
   'api_key.created',
   'api_key.revoked',
+  'api_key.rotated',
   'token.exchange_failed',
   'integration.created',
   'integration.updated',
   'integration.deleted',
+  'organization.updated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -44,7 +46,11 @@ export class AuditEvent {
   @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })
   targetId: string | null;
 
-  /** Why an attempt failed (token.exchange_failed), e.g. `revoked`. */
+  /** api_key.rotated: the key the new one replaces (the target is the new key). */
+  @Column({ name: 'previous_api_key_id', type: 'varchar', length: 36, nullable: true })
+  previousApiKeyId: string | null;
+
+  /** Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`, `exposed`). */
   @Column({ type: 'varchar', length: 64, nullable: true })
   reason: string | null;
 

@@ -14,6 +14,7 @@ export interface AuditEntry {
   targetType?: AuditEvent['targetType'];
   targetId?: string | null;
   reason?: string | null;
+  previousApiKeyId?: string | null;
   /** The request it happened in: its id and client address are kept. */
   request?: Pick<Request, 'id' | 'ip'>;
 }
@@ -39,6 +40,7 @@ export class AuditService {
       targetType: entry.targetType ?? null,
       targetId: entry.targetId ?? null,
       reason: entry.reason ?? null,
+      previousApiKeyId: entry.previousApiKeyId ?? null,
       // Only an IP address is kept: never text a client put in X-Forwarded-For (docs/operations.md).
       clientIp: isClientAddress(ip) ? ip : null,
       requestId: entry.request?.id ?? null,

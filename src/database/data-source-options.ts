@@ -16,6 +16,7 @@ import { ApiKeysOwnerStatus1764100000000 } from './migrations/1764100000000-api-
 import { MemberAccessView1764200000000 } from './migrations/1764200000000-member-access-view';
 import { ApiKeysOwnerActive1764300000000 } from './migrations/1764300000000-api-keys-owner-active';
 import { OrganizationKeyPolicy1764400000000 } from './migrations/1764400000000-organization-key-policy';
+import { AuditPreviousKey1764450000000 } from './migrations/1764450000000-audit-previous-key';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   MemberAccessView1764200000000,
   ApiKeysOwnerActive1764300000000,
   OrganizationKeyPolicy1764400000000,
+  AuditPreviousKey1764450000000,
 ];
 
 /**
