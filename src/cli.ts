@@ -9,8 +9,14 @@ import { TokenService } from './auth/token.service';
 import { AppError } from './common/errors';
 import type { Environment } from './config/configuration';
 import { IdentityService } from './identity/identity.service';
-import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from './identity/organization.entity';
+import {
+  MAX_ACCESS_TOKEN_LIFETIME,
+  MAX_KEY_LIFETIME_DAYS,
+  MIN_ACCESS_TOKEN_LIFETIME,
+  MIN_KEY_LIFETIME_DAYS,
+} from './identity/organization.entity';
 import { isRole, Role } from './identity/roles';
+import { OrganizationSettingsService } from './organization-settings/organization-settings.service';
 
 /**
  * Admin command line (docs/operations.md#admin-cli). Prints exactly one JSON object on stdout; errors go to
@@ -23,6 +29,7 @@ const USAGE = `usage: gatehouse-cli <command> [options]
   session --email EMAIL [--org NAME] [--ttl SECONDS]
   set-role --org NAME --email EMAIL --role ROLE
   remove-member --org NAME --email EMAIL
+  set-key-policy --org NAME --max-key-lifetime-days N|none
   set-token-lifetime --org NAME --seconds N`;
 
 const DEFAULT_SESSION_TTL = 3600;
@@ -61,6 +68,19 @@ function integer(options: Options, name: string, fallback: number | undefined, m
   return Number(raw);
 }
 
+/** `--max-key-lifetime-days`: days (1..3650), or `none` for no policy. */
+function keyLifetimeDays(options: Options): number | null {
+  const raw = options['max-key-lifetime-days'];
+  if (raw === undefined) throw new UsageError('--max-key-lifetime-days is required');
+  if (raw === 'none') return null;
+  if (!/^\d+$/.test(raw) || Number(raw) < MIN_KEY_LIFETIME_DAYS || Number(raw) > MAX_KEY_LIFETIME_DAYS) {
+    throw new UsageError(
+      `--max-key-lifetime-days must be an integer from ${MIN_KEY_LIFETIME_DAYS} to ${MAX_KEY_LIFETIME_DAYS}, or none`,
+    );
+  }
+  return Number(raw);
+}
+
 function organizationName(options: Options): string {
   const name = required(options, 'org');
   if ([...name].length > 255) throw new UsageError('--org must be at most 255 characters');
@@ -70,6 +90,7 @@ function organizationName(options: Options): string {
 async function execute(app: INestApplicationContext, command: string, options: Options): Promise<object> {
   const identity = app.get(IdentityService);
   const tokens = app.get(TokenService);
+  const settings = app.get(OrganizationSettingsService);
   switch (command) {
     case 'bootstrap': {
       // Every option is checked before anything is written: a typo must not leave an organization behind.
@@ -137,11 +158,18 @@ async function execute(app: INestApplicationContext, command: string, options: O
       }
       return { removed: true };
     }
+    // Settings changes are recorded like the API's (organization.updated), with no actor.
+    case 'set-key-policy': {
+      const days = keyLifetimeDays(options);
+      const organization = await identity.organizationByName(organizationName(options));
+      const updated = await settings.update(organization.id, { maxKeyLifetimeDays: days }, null);
+      return { organization_id: updated.id, max_key_lifetime_days: updated.maxKeyLifetimeDays };
+    }
     case 'set-token-lifetime': {
       const seconds = integer(options, 'seconds', undefined, MIN_ACCESS_TOKEN_LIFETIME, MAX_ACCESS_TOKEN_LIFETIME);
       const organization = await identity.organizationByName(organizationName(options));
-      await identity.setAccessTokenLifetime(organization.id, seconds);
-      return { organization_id: organization.id, access_token_lifetime: seconds };
+      const updated = await settings.update(organization.id, { accessTokenLifetime: seconds }, null);
+      return { organization_id: updated.id, access_token_lifetime: updated.accessTokenLifetime };
     }
     default:
       throw new UsageError(`unknown command: ${command}`);
@@ -169,6 +197,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         role: { type: 'string' },
         ttl: { type: 'string' },
         seconds: { type: 'string' },
+        'max-key-lifetime-days': { type: 'string' },
       },
     });
     if (parsed.positionals.length !== 1) throw new UsageError('exactly one command is expected');

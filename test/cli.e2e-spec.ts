@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../src/cli';
 import type { Environment } from '../src/config/configuration';
 import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from './support/http-assertions';
@@ -218,6 +219,87 @@ describe('admin CLI', () => {
 
     it('refuses a missing --seconds with exit 2', async () => {
       await fails(['set-token-lifetime', '--org', 'x'], /--seconds is required/);
+    });
+  });
+
+  describe('set-key-policy', () => {
+    it.each([
+      ['1', 1],
+      ['3650', 3650],
+      ['90', 90],
+      ['none', null],
+    ])('--max-key-lifetime-days %s sets %p, which the API shows', async (days, expected) => {
+      const org = unique('org');
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      const out = await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', days);
+      expect(out).toStrictEqual({ organization_id: boot.organization_id, max_key_lifetime_days: expected });
+      const read = await t
+        .http()
+        .get('/v1/organization')
+        .set(bearer(boot.session_token as string))
+        .expect(200);
+      expect(read.body.organization).toMatchObject({ max_key_lifetime_days: expected, access_token_lifetime: 1800 });
+    });
+
+    it('none removes a policy that was set', async () => {
+      const org = unique('org');
+      await ok('bootstrap', '--org', org, '--email', email());
+      await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '30');
+      const out = await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', 'none');
+      expect(out.max_key_lifetime_days).toBeNull();
+    });
+
+    it.each([['0'], ['3651'], ['1.5'], ['-1'], ['abc'], [''], ['None'], ['null']])(
+      'refuses --max-key-lifetime-days %j with exit 2 and changes nothing',
+      async (days) => {
+        const org = unique('org');
+        const boot = await ok('bootstrap', '--org', org, '--email', email());
+        await fails(
+          ['set-key-policy', '--org', org, `--max-key-lifetime-days=${days}`],
+          /--max-key-lifetime-days must be an integer from 1 to 3650, or none/,
+        );
+        const read = await t
+          .http()
+          .get('/v1/organization')
+          .set(bearer(boot.session_token as string))
+          .expect(200);
+        expect(read.body.organization.max_key_lifetime_days).toBeNull();
+      },
+    );
+
+    it.each([
+      [['set-key-policy', '--org', 'x'], /--max-key-lifetime-days is required/],
+      [['set-key-policy', '--max-key-lifetime-days', '30'], /--org is required/],
+      [['set-key-policy', '--org', 'no-such-org-cli', '--max-key-lifetime-days', '30'], /organization not found/],
+    ])('refuses %j with exit 2', async (argv, message) => {
+      await fails(argv, message);
+    });
+  });
+
+  describe('settings changes are audited like the API', () => {
+    it('set-key-policy and set-token-lifetime each record organization.updated with no actor', async () => {
+      const org = unique('org');
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '14');
+      await ok('set-token-lifetime', '--org', org, '--seconds', '600');
+      // A refused command records nothing.
+      await fails(['set-token-lifetime', '--org', org, '--seconds', '59'], /--seconds/);
+
+      const events: Array<Record<string, unknown>> = await t.get(DataSource).query(
+        `SELECT action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id, client_ip, request_id
+           FROM audit_events WHERE organization_id = '${boot.organization_id as string}' ORDER BY occurred_at, id`,
+      );
+      const expected = {
+        action: 'organization.updated',
+        organization_id: boot.organization_id,
+        actor_user_id: null,
+        actor_api_key_id: null,
+        target_type: 'organization',
+        target_id: boot.organization_id,
+        client_ip: null,
+        request_id: null,
+      };
+      expect(events).toEqual([expected, expected]);
     });
   });
 
