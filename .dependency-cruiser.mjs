@@ -11,6 +11,9 @@ const MAY_USE = {
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
   auth: ['api-keys', 'identity', 'audit'],
+  // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
+  // the services of the modules it administers; no module uses it.
+  cli: ['identity', 'auth', 'organization-settings'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };
