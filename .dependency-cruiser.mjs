@@ -6,9 +6,11 @@
 const MAY_USE = {
   identity: [],
   audit: [],
+  // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
+  metrics: [],
   'api-keys': ['identity', 'audit'],
-  integrations: ['identity', 'audit'],
-  auth: ['api-keys', 'identity', 'audit'],
+  integrations: ['identity', 'audit', 'metrics'],
+  auth: ['api-keys', 'identity', 'audit', 'metrics'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };
@@ -40,7 +42,7 @@ export default {
     ...FEATURES.map((name) => ({
       name: `arrows-from-${name}`,
       severity: 'error',
-      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations -> identity; api-keys, auth and integrations -> audit): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
+      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations -> identity; api-keys, auth and integrations -> audit; auth and integrations -> metrics): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
       from: { path: `^src/${name}/` },
       to: { path: anyOf(FEATURES.filter((other) => other !== name && !MAY_USE[name].includes(other))) },
     })),

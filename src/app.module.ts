@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
+import { MetricsModule } from './metrics/metrics.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
@@ -31,6 +32,7 @@ export class AppModule {
         AppConfigModule.forRoot(options.env),
         LoggingModule.forRoot({ destination: options.logDestination, level: options.logLevel }),
         DatabaseModule.forRoot(),
+        MetricsModule,
         HealthModule,
         IdentityModule,
         ApiKeysModule,
