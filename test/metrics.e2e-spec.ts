@@ -311,6 +311,26 @@ describe('metrics (e2e)', () => {
       // Three tries of the failing probe are one call.
       expect(fake.callsTo('/api/v1/monitor')).toHaveLength(3);
     });
+
+    it('observes a request the client gave up on with status_code "aborted"', async () => {
+      const admin = await t.user({ org: 'metrics-aborted', role: 'admin' });
+      fake.delay('/api/v1/validate', 300);
+      const route = '/v1/notification-integrations/monitoring/validate';
+      const grown = await growth(
+        t,
+        [
+          [REQUESTS, { method: 'POST', route, status_code: 'aborted' }],
+          [REQUESTS, { method: 'POST', route, status_code: '200' }],
+        ],
+        async () => {
+          const gaveUp = t.http().post(route).set(bearer(admin.token)).send(config).timeout(100);
+          await expect(gaveUp).rejects.toThrow(/Timeout/);
+          // The validation goes on without its client; let it end before the next test.
+          await sleep(500);
+        },
+      );
+      expect(grown).toEqual([1, 0]);
+    });
   });
 
   describe('lifecycle', () => {
