@@ -214,6 +214,8 @@ async function main(): Promise<void> {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
+    // The metrics listener stays on, as in production, on a free port (nothing here scrapes it).
+    METRICS_PORT: '0',
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,

@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 
 export interface AppModuleOptions {
@@ -32,6 +33,7 @@ export class AppModule {
         AppConfigModule.forRoot(options.env),
         LoggingModule.forRoot({ destination: options.logDestination, level: options.logLevel }),
         DatabaseModule.forRoot(),
+        MetricsModule,
         HealthModule,
         IdentityModule,
         ApiKeysModule,

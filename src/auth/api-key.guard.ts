@@ -5,6 +5,8 @@ import { AuditService } from '../audit/audit.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { clientAddress } from '../common/client-address';
 import { Messages } from '../common/errors';
+import { Metrics } from '../metrics/metrics';
+import { refusalOutcome } from './exchange-outcome';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 
 declare module 'express-serve-static-core' {
@@ -30,6 +32,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly apiKeys: ApiKeysService,
     private readonly limiter: TokenAttemptLimiter,
     private readonly audit: AuditService,
+    private readonly metrics: Metrics,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -39,6 +42,7 @@ export class ApiKeyGuard implements CanActivate {
       request.apiKeyExchange = await this.exchange(request.headers.authorization, address);
       return true;
     } catch (error) {
+      this.metrics.tokenExchange(refusalOutcome(error));
       // 429s are neither recorded nor logged here (the access log has them), so that a client hammering
       // a closed door costs no write at all.
       if (error instanceof ExchangeRefused) await this.recordRefusal(error, request.id, address);

@@ -2,6 +2,7 @@ import { ExchangeRefused } from '../api-keys/api-keys.service';
 import type { AppError } from '../common/errors';
 import { MemoryFailureCounter } from '../common/failure-counter';
 import type { AppConfiguration } from '../config/configuration';
+import { Metrics } from '../metrics/metrics';
 import { clientNetwork, TokenAttemptLimiter, tooManyRequests } from './token-attempt-limiter';
 
 describe('clientNetwork', () => {
@@ -91,7 +92,7 @@ describe('TokenAttemptLimiter', () => {
   let limiter: TokenAttemptLimiter;
   beforeEach(() => {
     counter = new MemoryFailureCounter();
-    limiter = new TokenAttemptLimiter(config, counter);
+    limiter = new TokenAttemptLimiter(config, counter, new Metrics());
   });
   afterEach(() => counter.close());
 

@@ -1,10 +1,11 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { ExchangeRefused } from '../api-keys/api-keys.service';
-import { tooManyRequests } from '../common/errors';
+import { AppError, tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
+import { Metrics } from '../metrics/metrics';
 
 /**
  * Failure limit of POST /v1/token (docs/operations.md#abuse-limits-on-post-v1token): 429 RESOURCE_EXHAUSTED with
@@ -29,6 +30,7 @@ export class TokenAttemptLimiter {
   constructor(
     @InjectConfig() config: AppConfiguration,
     @Inject(FAILURE_COUNTER) private readonly counter: FailureCounter,
+    private readonly metrics: Metrics,
   ) {
     this.limit = config.rateLimit.tokenFailuresPerMinute;
     this.windowMs = config.rateLimit.tokenFailureWindowSeconds * 1000;
@@ -37,7 +39,7 @@ export class TokenAttemptLimiter {
   /** A refusal known without any database work (no key named): counts it, or throws 429 when no failure is left. */
   async countFailure(address: string | undefined): Promise<void> {
     const slot = await this.counter.reserve(bucketOf(clientNetwork(address)), this.limit, this.windowMs);
-    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+    if (!slot.granted) throw this.refusal(slot.resetsInMs);
   }
 
   /**
@@ -65,7 +67,7 @@ export class TokenAttemptLimiter {
     let slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     while (!slot.granted) {
       const checking = this.checking.get(network);
-      if (checking === undefined || checking.size === 0) throw tooManyRequests(slot.resetsInMs);
+      if (checking === undefined || checking.size === 0) throw this.refusal(slot.resetsInMs);
       await Promise.race(checking);
       slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     }
@@ -94,6 +96,12 @@ export class TokenAttemptLimiter {
       if (checking.size === 0 && this.checking.get(network) === checking) this.checking.delete(network);
     });
     return done;
+  }
+
+  /** The 429, counted in gatehouse_rate_limit_refusals_total (docs/operations.md#metrics). */
+  private refusal(resetsInMs: number): AppError {
+    this.metrics.rateLimited('token_failures');
+    return tooManyRequests(resetsInMs);
   }
 
   /** An identical attempt is being checked: its outcome is this one's; a refusal here is one more failure. */

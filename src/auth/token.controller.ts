@@ -6,6 +6,7 @@ import { AppError, ErrorCode, Messages } from '../common/errors';
 import { API_KEY_SCHEME, ApiErrors } from '../common/openapi';
 import { ApiKeyGuard } from './api-key.guard';
 import { Public } from '../identity/access.decorators';
+import { Metrics } from '../metrics/metrics';
 import { EmptyBodyPipe } from './dto/empty-body.dto';
 import { AccessTokenResponse } from './dto/access-token.response';
 import { TokenService } from './token.service';
@@ -18,6 +19,7 @@ export class TokenController {
   constructor(
     private readonly tokens: TokenService,
     private readonly apiKeys: ApiKeysService,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Exchanges an API key (Authorization: ApiKey ...) for a short-lived access token. */
@@ -38,9 +40,11 @@ export class TokenController {
       accessToken = await this.tokens.mint({ ...exchange, tokenUse: 'access' });
     } catch (error) {
       this.logger.error({ err: error }, 'signing an access token failed');
+      this.metrics.tokenExchange('mint_failed');
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
     }
     this.apiKeys.recordUse(exchange.apiKeyId);
+    this.metrics.tokenExchange('success');
     return { access_token: accessToken, token_type: 'Bearer', expires_in: exchange.lifetimeSeconds };
   }
 }

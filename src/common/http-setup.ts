@@ -5,7 +5,7 @@ import type { AppConfiguration } from '../config/configuration';
 import { AllExceptionsFilter } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
-import { requestLogger } from './request-logger';
+import { REQUEST_OBSERVER, RequestObserver, requestLogger } from './request-logger';
 import { ShutdownState } from './shutdown.state';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -29,8 +29,9 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
   expressApp.set('trust proxy', config.trustProxy);
-  // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id) and its log line.
-  expressApp.use(requestLogger(app.get(ROOT_LOGGER)));
+  // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id), its log line and
+  // its place in the request-duration metric (docs/operations.md#metrics).
+  expressApp.use(requestLogger(app.get(ROOT_LOGGER), app.get<RequestObserver | null>(REQUEST_OBSERVER)));
   // Then, before any body is read: while draining for shutdown, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);

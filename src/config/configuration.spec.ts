@@ -424,6 +424,43 @@ describe('loadConfiguration', () => {
     });
   });
 
+  describe('metrics listener (docs/operations.md#metrics)', () => {
+    it('listens on 127.0.0.1:9464 by default: loopback, never the public port', () => {
+      expect(loadConfiguration({}).metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    });
+
+    it.each([
+      [{ METRICS_PORT: '0' }, { enabled: true, host: '127.0.0.1', port: 0 }],
+      [
+        { METRICS_PORT: ' 9100 ', METRICS_HOST: '0.0.0.0' },
+        { enabled: true, host: '0.0.0.0', port: 9100 },
+      ],
+      [{ METRICS_HOST: '::' }, { enabled: true, host: '::', port: 9464 }],
+      [{ METRICS_HOST: 'localhost' }, { enabled: true, host: 'localhost', port: 9464 }],
+      [{ METRICS_PORT: 'off' }, { enabled: false, host: '127.0.0.1', port: 0 }],
+      [
+        { PORT: '0', METRICS_PORT: '0' },
+        { enabled: true, host: '127.0.0.1', port: 0 },
+      ],
+    ])('reads %j', (env, expected) => {
+      expect(loadConfiguration(env).metrics).toEqual(expected);
+    });
+
+    it.each([
+      [{ METRICS_PORT: 'abc' }, 'METRICS_PORT must be a port from 0 to 65535, or off (got "abc")'],
+      [{ METRICS_PORT: '65536' }, 'METRICS_PORT must be a port from 0 to 65535, or off (got "65536")'],
+      [{ METRICS_PORT: 'OFF' }, 'METRICS_PORT must be a port from 0 to 65535, or off (got "OFF")'],
+      [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT: metrics are never served on the public port'],
+      [{ PORT: '9464' }, 'METRICS_PORT must differ from PORT: metrics are never served on the public port'],
+      [
+        { METRICS_HOST: 'metrics.example.com' },
+        'METRICS_HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::) or localhost',
+      ],
+    ])('refuses %j', (env, message) => {
+      expect(problems(env)).toEqual([message]);
+    });
+  });
+
   describe('shutdown (docs/operations.md#graceful-shutdown)', () => {
     it('drains for 0 ms and gives the whole shutdown 8000 ms by default', () => {
       expect(loadConfiguration({})).toMatchObject({ shutdownDrainMs: 0, shutdownTimeoutMs: 8000 });

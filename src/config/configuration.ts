@@ -76,6 +76,8 @@ export interface AppConfiguration {
     /** Length of that window (60 s by default, hence the name of the limit). */
     tokenFailureWindowSeconds: number;
   };
+  /** The Prometheus listener (docs/operations.md#metrics), never the public port; `enabled` false: METRICS_PORT=off. */
+  metrics: { enabled: boolean; host: string; port: number };
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
@@ -267,6 +269,26 @@ function parseTrustProxy(r: Reader, raw: string | undefined): boolean | number |
   return raw;
 }
 
+/**
+ * METRICS_PORT (a port, 0 for any free one, or `off`) and METRICS_HOST (an IP address or localhost; loopback by
+ * default, so that metrics are private unless an operator opens them), docs/operations.md#metrics.
+ */
+function parseMetrics(r: Reader, publicPort: number): AppConfiguration['metrics'] {
+  const host = r.string('METRICS_HOST', '127.0.0.1')!;
+  if (host !== 'localhost' && isIP(host) === 0) {
+    r.problem('METRICS_HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::) or localhost');
+  }
+  const raw = r.string('METRICS_PORT');
+  if (raw === 'off') return { enabled: false, host, port: 0 };
+  const port = raw === undefined ? 9464 : Number(raw);
+  if (raw !== undefined && (!/^\d{1,5}$/.test(raw) || port > 65535)) {
+    r.problem(`METRICS_PORT must be a port from 0 to 65535, or off (got "${raw}")`);
+  } else if (port !== 0 && port === publicPort) {
+    r.problem('METRICS_PORT must differ from PORT: metrics are never served on the public port');
+  }
+  return { enabled: true, host, port };
+}
+
 export function loadConfiguration(env: Environment): AppConfiguration {
   const r = new Reader(env);
   // Exactly one of three values: a typo such as `prod` must not quietly run with the local defaults
@@ -340,10 +362,11 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       'TRUST_PROXY=true is refused when NODE_ENV=production: it trusts any X-Forwarded-For a client sends; set the number of proxy hops in front of the service (e.g. 1) or their addresses or subnets',
     );
   }
+  const port = r.int('PORT', 3000, 0, 65535);
   const config: AppConfiguration = {
     production,
     host: r.string('HOST', '0.0.0.0')!,
-    port: r.int('PORT', 3000, 0, 65535),
+    port,
     dataDir,
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
@@ -382,6 +405,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
       tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
     },
+    metrics: parseMetrics(r, port),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),
   };

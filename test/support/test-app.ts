@@ -146,9 +146,12 @@ export class TestApp {
   }
 }
 
-/** The environment a test app (or the CLI under test) runs with on `database`. */
+/**
+ * The environment a test app (or the CLI under test) runs with on `database`. The metrics listener is on, on a free
+ * loopback port (METRICS_PORT=0): the suites run in parallel, and several apps share a process.
+ */
 export function testEnvironment(database: TestDatabase, extra: Environment = {}): Environment {
-  return { LOG_LEVEL: 'silent', ...testSecrets, ...database.env, ...extra };
+  return { LOG_LEVEL: 'silent', METRICS_PORT: '0', ...testSecrets, ...database.env, ...extra };
 }
 
 /** Boots the real AppModule through Nest's testing module with the server's HTTP set-up. */
