@@ -21,6 +21,8 @@ const DECLARED: Record<string, string> = {
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
+  // Reports of exposed keys: anyone may send one, at most EXPOSED_REPORTS_PER_HOUR per client address (docs/api.md#post-v1api-keysexposed)
+  'POST /v1/api-keys/exposed': 'public, guarded by ExposedReportLimitGuard',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',
