@@ -8,7 +8,7 @@ const MAY_USE = {
   audit: [],
   // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
   metrics: [],
-  'api-keys': ['identity', 'audit'],
+  'api-keys': ['identity', 'audit', 'metrics'],
   integrations: ['identity', 'audit', 'metrics'],
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
@@ -47,7 +47,7 @@ export default {
     ...FEATURES.map((name) => ({
       name: `arrows-from-${name}`,
       severity: 'error',
-      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit; auth and integrations -> metrics): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
+      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit; api-keys, auth and integrations -> metrics): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
       from: { path: `^src/${name}/` },
       to: { path: anyOf(FEATURES.filter((other) => other !== name && !MAY_USE[name].includes(other))) },
     })),

@@ -83,7 +83,14 @@ describe('metrics (e2e)', () => {
   describe('the listener', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await createTestApp({ env: { TRUST_PROXY: 'loopback', TOKEN_FAILURE_LIMIT_PER_MINUTE: '2' } });
+      t = await createTestApp({
+        env: {
+          TRUST_PROXY: 'loopback',
+          TOKEN_FAILURE_LIMIT_PER_MINUTE: '2',
+          EXPOSED_REPORTS_PER_HOUR: '1',
+          EXPOSED_REPORT_MIN_RESPONSE_MS: '0',
+        },
+      });
     });
     afterAll(() => t.close());
 
@@ -112,7 +119,12 @@ describe('metrics (e2e)', () => {
       expect([...names].filter((name) => !name.startsWith('gatehouse_'))).toEqual([]);
       expect(valueOf(samples, REQUESTS, { method: 'GET', route: '/healthz', status_code: '200' })).toBeGreaterThan(0);
       // Every limiter is there from the start, at 0, so that rate() sees its first refusal.
-      for (const limiter of ['token_failures', 'validations_per_organization', 'validations_concurrent']) {
+      for (const limiter of [
+        'token_failures',
+        'validations_per_organization',
+        'validations_concurrent',
+        'exposed_reports',
+      ]) {
         expect(samples).toContainEqual({ name: REFUSALS, labels: { limiter }, value: 0 });
       }
     });
@@ -182,6 +194,28 @@ describe('metrics (e2e)', () => {
         },
       );
       expect(grown).toEqual([2, 2, 2, 2]);
+    });
+
+    it('counts a refused report of exposed keys under its own limiter', async () => {
+      const address = nextAddress();
+      const report = () =>
+        t
+          .http()
+          .post('/v1/api-keys/exposed')
+          .set('X-Forwarded-For', address)
+          .send({ keys: ['not a key'] });
+      const grown = await growth(
+        t,
+        [
+          [REFUSALS, { limiter: 'exposed_reports' }],
+          [REQUESTS, { method: 'POST', route: '/v1/api-keys/exposed', status_code: '429' }],
+        ],
+        async () => {
+          await report().expect(202);
+          await report().expect(429);
+        },
+      );
+      expect(grown).toEqual([1, 1]);
     });
 
     it('labels requests with the route template, never the raw path; a request no route answers is "unmatched"', async () => {

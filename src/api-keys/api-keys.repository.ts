@@ -267,4 +267,77 @@ export class ApiKeysRepository {
   private rows<Row>(sql: string, parameters: unknown[]): Promise<Row[]> {
     return this.read<Row>(sql, parameters);
   }
+
+  /**
+   * The keys with these ids, whoever owns them, with what a report of exposed keys compares
+   * (docs/api.md#post-v1api-keysexposed): one query for the whole report, on the primary key.
+   */
+  async findSecretsByIds(ids: readonly string[]): Promise<ExposableKey[]> {
+    if (ids.length === 0) return [];
+    const { findSql, bindIds } = this.exposedSql();
+    const rows = await this.rows<Pick<ApiKeyRow, 'id' | 'organization_id' | 'secret_hash' | 'status'>>(findSql, [
+      bindIds(ids),
+    ]);
+    return rows.map((row) => ({
+      id: row.id,
+      organizationId: row.organization_id,
+      secretHash: row.secret_hash,
+      status: row.status,
+    }));
+  }
+
+  /**
+   * Marks those of these keys that are still ACTIVE REVOKED, in one statement inside `tx`, and
+   * returns the ones it changed: a key revoked meanwhile (by its owner, or by a concurrent report)
+   * is not among them, so that each revocation is recorded once.
+   */
+  async revokeExposed(
+    ids: readonly string[],
+    at: Date,
+    tx: Transaction,
+  ): Promise<Array<Pick<ExposableKey, 'id' | 'organizationId'>>> {
+    const { revokeSql, bindIds } = this.exposedSql();
+    const when = at.toISOString();
+    const rows = await tx.query<Array<Pick<ApiKeyRow, 'id' | 'organization_id'>>>(revokeSql, [
+      when,
+      when,
+      bindIds(ids),
+    ]);
+    return rows.map((row) => ({ id: row.id, organizationId: row.organization_id }));
+  }
+
+  private exposedStatements?: ExposedKeyStatements;
+
+  /** The two statements of a report of exposed keys, written once (on first use). */
+  private exposedSql(): ExposedKeyStatements {
+    if (this.exposedStatements !== undefined) return this.exposedStatements;
+    const p = placeholders(this.dataSource);
+    const findIds = idListCondition(this.dataSource, 'id', 1);
+    const revokeIds = idListCondition(this.dataSource, 'id', 3);
+    // PostgreSQL answers an UPDATE ... RETURNING through TypeORM as [rows, count]; as a CTE it is a
+    // SELECT, answered with its rows, as SQLite answers its UPDATE ... RETURNING.
+    const update = `UPDATE api_keys SET status = 'REVOKED', revoked_at = ${p(1)}, updated_at = ${p(2)}
+      WHERE ${revokeIds.sql} AND status = 'ACTIVE' RETURNING id, organization_id`;
+    this.exposedStatements = {
+      findSql: `SELECT id, organization_id, secret_hash, status FROM api_keys WHERE ${findIds.sql}`,
+      revokeSql: this.postgres ? `WITH revoked AS (${update}) SELECT id, organization_id FROM revoked` : update,
+      // The same list parameter either way (a uuid[] or a JSON array).
+      bindIds: (ids) => findIds.bind(ids),
+    };
+    return this.exposedStatements;
+  }
+}
+
+interface ExposedKeyStatements {
+  findSql: string;
+  revokeSql: string;
+  bindIds(ids: readonly string[]): unknown;
+}
+
+/** What a report of exposed keys reads of a key: never its label or owner's details. */
+export interface ExposableKey {
+  id: string;
+  organizationId: string;
+  secretHash: string;
+  status: ApiKeyStatus;
 }

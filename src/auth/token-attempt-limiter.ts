@@ -1,10 +1,10 @@
-import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { ExchangeRefused } from '../api-keys/api-keys.service';
 import { AppError, tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
+import { clientNetwork } from '../common/client-address';
 import { Metrics } from '../metrics/metrics';
 
 /**
@@ -119,25 +119,4 @@ export { tooManyRequests };
 
 function bucketOf(network: string): string {
   return `token-failures:addr:${network}`;
-}
-
-/**
- * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is
- * usually handed a whole /64, so counting single IPv6 addresses would not limit anyone).
- * Anything that is not an address is "unknown" (clientAddress never passes one on).
- */
-export function clientNetwork(address: string | undefined): string {
-  if (address === undefined) return 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped !== null && isIPv4(mapped[1])) return mapped[1];
-  if (isIPv4(address)) return address;
-  if (!isIPv6(address)) return 'unknown';
-  const [head, tail = ''] = address.toLowerCase().split('%')[0].split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = address.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];
-  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
 }

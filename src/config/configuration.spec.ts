@@ -77,6 +77,11 @@ describe('loadConfiguration', () => {
       });
     });
 
+    it('limits reports of exposed keys and answers them at a floor (docs/api.md#post-v1api-keysexposed)', () => {
+      expect(config.rateLimit.exposedReportsPerHour).toBe(60);
+      expect(config.exposedReportMinResponseMs).toBe(500);
+    });
+
     it('leaves secrets unset (they are generated locally, see resolveSecrets)', () => {
       expect(config.integrations.encryptionKey).toBeUndefined();
       expect(config.redisUrl).toBeUndefined();
@@ -126,6 +131,12 @@ describe('loadConfiguration', () => {
       ['10000', 10000],
     ])('reads API_KEY_MAX_ACTIVE_PER_USER=%s', (raw, expected) => {
       expect(loadConfiguration({ API_KEY_MAX_ACTIVE_PER_USER: raw }).apiKeys.maxActivePerUser).toBe(expected);
+    });
+
+    it('reads EXPOSED_REPORTS_PER_HOUR and EXPOSED_REPORT_MIN_RESPONSE_MS', () => {
+      const config = loadConfiguration({ EXPOSED_REPORTS_PER_HOUR: '5', EXPOSED_REPORT_MIN_RESPONSE_MS: '0' });
+      expect(config.rateLimit.exposedReportsPerHour).toBe(5);
+      expect(config.exposedReportMinResponseMs).toBe(0);
     });
 
     it('accepts a PEM given on one line with literal \\n sequences', () => {
@@ -241,6 +252,13 @@ describe('loadConfiguration', () => {
         'MONITORING_MAX_CONCURRENT_VALIDATIONS',
         'many',
         'MONITORING_MAX_CONCURRENT_VALIDATIONS must be an integer from 1 to 1000 (got "many")',
+      ],
+      ['EXPOSED_REPORTS_PER_HOUR', '0', 'EXPOSED_REPORTS_PER_HOUR must be an integer from 1 to 100000 (got "0")'],
+      ['EXPOSED_REPORTS_PER_HOUR', '1.5', 'EXPOSED_REPORTS_PER_HOUR must be an integer from 1 to 100000 (got "1.5")'],
+      [
+        'EXPOSED_REPORT_MIN_RESPONSE_MS',
+        '10001',
+        'EXPOSED_REPORT_MIN_RESPONSE_MS must be an integer from 0 to 10000 (got "10001")',
       ],
     ])('%s=%j', (name, value, message) => {
       expect(problems({ [name]: value })).toEqual([message]);

@@ -75,9 +75,16 @@ export interface AppConfiguration {
     tokenFailuresPerMinute: number;
     /** Length of that window (60 s by default, hence the name of the limit). */
     tokenFailureWindowSeconds: number;
+    /** POST /v1/api-keys/exposed requests allowed per client address per hour (docs/api.md#post-v1api-keysexposed). */
+    exposedReportsPerHour: number;
   };
   /** The Prometheus listener (docs/operations.md#metrics), never the public port; `enabled` false: METRICS_PORT=off. */
   metrics: { enabled: boolean; host: string; port: number };
+  /**
+   * The least time between a report of exposed keys reaching its handler and its answer, so that
+   * the answer's time does not show whether a key was revoked (docs/adr/0020-exposed-key-reports-answer-at-a-floor.md).
+   */
+  exposedReportMinResponseMs: number;
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
@@ -404,8 +411,10 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     rateLimit: {
       tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
       tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
+      exposedReportsPerHour: r.int('EXPOSED_REPORTS_PER_HOUR', 60, 1, 100000),
     },
     metrics: parseMetrics(r, port),
+    exposedReportMinResponseMs: r.int('EXPOSED_REPORT_MIN_RESPONSE_MS', 500, 0, 10000),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),
   };

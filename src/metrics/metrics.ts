@@ -8,12 +8,15 @@ export type RateLimiter =
   /** Validations one organization may start per minute (docs/integrations.md#limits). */
   | 'validations_per_organization'
   /** Validations running at once on this instance (docs/integrations.md#limits). */
-  | 'validations_concurrent';
+  | 'validations_concurrent'
+  /** POST /v1/api-keys/exposed: reports per client network per hour (docs/api.md#post-v1api-keysexposed). */
+  | 'exposed_reports';
 
 const RATE_LIMITERS: readonly RateLimiter[] = [
   'token_failures',
   'validations_per_organization',
   'validations_concurrent',
+  'exposed_reports',
 ];
 
 /** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */
