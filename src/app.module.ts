@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { LoggingModule, LogLevel } from './common/logging.module';
@@ -36,6 +37,7 @@ export class AppModule {
         ApiKeysModule,
         AuthModule,
         IntegrationsModule,
+        AuditModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

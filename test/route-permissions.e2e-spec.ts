@@ -21,6 +21,8 @@ const DECLARED: Record<string, string> = {
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
+  // Audit log (docs/api.md#audit-events)
+  'GET /v1/audit-events': 'bearer + audit:read',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',

@@ -76,6 +76,10 @@ export interface AppConfiguration {
     /** Length of that window (60 s by default, hence the name of the limit). */
     tokenFailureWindowSeconds: number;
   };
+  audit: {
+    /** Days an audit event is kept; older ones are pruned by the service (docs/operations.md#retention). */
+    retentionDays: number;
+  };
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
@@ -381,6 +385,10 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     rateLimit: {
       tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
       tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
+    },
+    audit: {
+      // Up to a hundred years: there is no "keep for ever", and a mistyped 0 must not empty the trail.
+      retentionDays: r.int('AUDIT_RETENTION_DAYS', 400, 1, 36500),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),
