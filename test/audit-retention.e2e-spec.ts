@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
-import { AuditRetention, RETENTION_BATCH_SIZE } from '../src/audit/audit-retention';
+import { AuditRetention, RETENTION_BATCH_SIZE, RETENTION_FIRST_BATCH_SIZE } from '../src/audit/audit-retention';
 import { AuditRepository } from '../src/audit/audit.repository';
 import { auditEvent, auditPage, seedAuditEvents } from './support/audit-events';
 import { bearer, sleep } from './support/http-assertions';
@@ -64,16 +64,22 @@ describe(`audit retention on ${DATABASE_KIND}`, () => {
     await t.get(DataSource).query(`DELETE FROM audit_events WHERE organization_id = '${admin.organizationId}'`);
   });
 
-  it(`deletes in statements of at most ${RETENTION_BATCH_SIZE} events`, async () => {
+  it(`deletes in statements of ${RETENTION_FIRST_BATCH_SIZE} events first, then sized to their time, at most ${RETENTION_BATCH_SIZE}`, async () => {
     const admin = await freshAdmin();
     await seedAuditEvents(t, aged(admin.organizationId, 2500, 31));
     const batches = jest.spyOn(t.get(AuditRepository), 'deleteOlderThan');
     try {
       expect(await t.get(AuditRetention).prune({ pauseMs: 0 })).toBe(2500);
-      expect(await Promise.all(batches.mock.results.map((result) => result.value as Promise<number>))).toEqual([
-        1000, 1000, 500,
-      ]);
-      expect(batches.mock.calls.every(([, limit]) => limit === RETENTION_BATCH_SIZE)).toBe(true);
+      const limits = batches.mock.calls.map(([, limit]) => limit);
+      const counts = await Promise.all(batches.mock.results.map((result) => result.value as Promise<number>));
+      expect(limits[0]).toBe(RETENTION_FIRST_BATCH_SIZE);
+      for (const [index, limit] of limits.entries()) {
+        expect(limit).toBeLessThanOrEqual(index === 0 ? RETENTION_FIRST_BATCH_SIZE : 2 * limits[index - 1]);
+        expect(limit).toBeLessThanOrEqual(RETENTION_BATCH_SIZE);
+      }
+      // Every statement but the last deleted as many as it could; the last found fewer: the end.
+      expect(counts.slice(0, -1)).toEqual(limits.slice(0, -1));
+      expect(counts.at(-1)).toBeLessThan(limits.at(-1)!);
     } finally {
       batches.mockRestore();
     }
@@ -84,7 +90,7 @@ describe(`audit retention on ${DATABASE_KIND}`, () => {
     const admin = await freshAdmin();
     await seedAuditEvents(t, aged(admin.organizationId, 6000, 60));
     const retention = t.get(AuditRetention);
-    const run = retention.prune({ batchSize: 500, pauseMs: 50 });
+    const run = retention.prune({ maxBatchSize: 500, pauseMs: 50 });
     const answered: number[] = [];
     let keys = 0;
     while (retention.isRunning) {
@@ -124,7 +130,7 @@ describe(`audit retention on ${DATABASE_KIND}`, () => {
       while (app.get(AuditRetention).isRunning) await sleep(20);
       const admin = await freshAdmin(app);
       await seedAuditEvents(app, aged(admin.organizationId, 3000, 31));
-      const run = app.get(AuditRetention).prune({ batchSize: 100, pauseMs: 200 });
+      const run = app.get(AuditRetention).prune({ maxBatchSize: 100, pauseMs: 200 });
       await sleep(300);
       const started = performance.now();
       await app.close();
@@ -155,7 +161,7 @@ describe(`audit retention on ${DATABASE_KIND}`, () => {
       const admin = await freshAdmin();
       await seedAuditEvents(t, aged(admin.organizationId, 3000, 31));
       const deleted = await Promise.all(
-        [t, ...others].map((app) => app.get(AuditRetention).prune({ batchSize: 200, pauseMs: 5 })),
+        [t, ...others].map((app) => app.get(AuditRetention).prune({ maxBatchSize: 200, pauseMs: 5 })),
       );
       // Each event deleted once, by one of them; no run failed (a failure resolves early and logs).
       expect(deleted.reduce((sum, n) => sum + n, 0)).toBe(3000);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectConfig } from '../config/config.module';
@@ -6,7 +7,16 @@ import { AuditRepository } from './audit.repository';
 
 /** Events one DELETE statement removes at most. */
 export const RETENTION_BATCH_SIZE = 1000;
-/** Pause between two batches: other writers (and, on SQLite, the event loop) get their turn. */
+/** The first statement's size, and the least any statement deletes. */
+export const RETENTION_FIRST_BATCH_SIZE = 100;
+const RETENTION_MIN_BATCH_SIZE = 10;
+/**
+ * What one statement should take: the batch grows (at most doubling) or shrinks towards it. On
+ * SQLite a statement runs on the event loop and holds the one write lock, so this is how long a
+ * request or a writer may wait for it; on PostgreSQL it is how long the deleted rows stay locked.
+ */
+export const RETENTION_STATEMENT_TARGET_MS = 20;
+/** Least pause between two statements; at least four times the last statement's time. */
 export const RETENTION_PAUSE_MS = 100;
 /** How often a run starts (besides one at start). */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
@@ -16,17 +26,21 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export interface PruneOptions {
   /** The clock (tests); default now. */
   now?: Date;
-  batchSize?: number;
+  /** Upper bound of a statement's size (default RETENTION_BATCH_SIZE). */
+  maxBatchSize?: number;
+  /** Least pause between statements (default RETENTION_PAUSE_MS). */
   pauseMs?: number;
 }
 
 /**
  * Keeps the audit trail to AUDIT_RETENTION_DAYS (docs/operations.md#retention): at start and every
- * hour, deletes the events older than that, oldest first, RETENTION_BATCH_SIZE per statement with
- * RETENTION_PAUSE_MS between statements, until none is left. No statement holds a lock for long: on
- * PostgreSQL writers never wait (new events are other rows) and several instances pruning at once
- * delete different rows (SKIP LOCKED); on SQLite each statement is one short write transaction.
- * A run in progress stops after its current statement when the application closes.
+ * hour, deletes the events older than that, oldest first, in statements of at most
+ * RETENTION_BATCH_SIZE events, each sized to take about RETENTION_STATEMENT_TARGET_MS and followed
+ * by a pause of at least RETENTION_PAUSE_MS and four times its own time, until none is left: the
+ * pruning takes at most a fifth of the database's (and, on SQLite, of the event loop's) time, and
+ * nothing waits for it longer than one short statement. On PostgreSQL writers never wait anyway (new
+ * events are other rows), and several instances pruning at once delete different rows (SKIP
+ * LOCKED). A run in progress stops after its current statement when the application closes.
  */
 @Injectable()
 export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
@@ -74,18 +88,25 @@ export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async run({
     now = new Date(),
-    batchSize = RETENTION_BATCH_SIZE,
+    maxBatchSize = RETENTION_BATCH_SIZE,
     pauseMs = RETENTION_PAUSE_MS,
   }: PruneOptions): Promise<number> {
     const cutoff = new Date(now.getTime() - this.config.audit.retentionDays * DAY_MS);
     const signal = this.stopping.signal;
+    let size = Math.min(RETENTION_FIRST_BATCH_SIZE, maxBatchSize);
     let deleted = 0;
+    let statements = 0;
     try {
       while (!signal.aborted) {
-        const count = await this.events.deleteOlderThan(cutoff, batchSize);
+        const started = performance.now();
+        const count = await this.events.deleteOlderThan(cutoff, size);
+        const tookMs = performance.now() - started;
         deleted += count;
-        if (count < batchSize) break;
-        await sleep(pauseMs, undefined, { signal }).catch(() => undefined);
+        statements += 1;
+        if (count < size) break;
+        const fitting = Math.round((size * RETENTION_STATEMENT_TARGET_MS) / Math.max(tookMs, 1));
+        size = Math.max(RETENTION_MIN_BATCH_SIZE, Math.min(maxBatchSize, size * 2, fitting));
+        await sleep(Math.max(pauseMs, tookMs * 4), undefined, { signal }).catch(() => undefined);
       }
     } catch (error) {
       this.logger.warn({ err: error, deleted, cutoff }, 'audit retention: pruning failed; the next run tries again');
@@ -93,7 +114,7 @@ export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (deleted > 0) {
       this.logger.log(
-        { deleted, cutoff, retentionDays: this.config.audit.retentionDays, stopped: signal.aborted },
+        { deleted, statements, cutoff, retentionDays: this.config.audit.retentionDays, stopped: signal.aborted },
         'audit retention: old events deleted',
       );
     }
