@@ -5,7 +5,8 @@
 /** Feature modules (folders under src/) and the feature modules each may import. */
 const MAY_USE = {
   identity: [],
-  audit: [],
+  // The audit log API's controller uses identity's access vocabulary (docs/adr/0018-audit-event-pages.md).
+  audit: ['identity'],
   // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
   metrics: [],
   'api-keys': ['identity', 'audit', 'metrics'],
@@ -47,7 +48,7 @@ export default {
     ...FEATURES.map((name) => ({
       name: `arrows-from-${name}`,
       severity: 'error',
-      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit; api-keys, auth and integrations -> metrics): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
+      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit -> identity; api-keys, auth and integrations -> metrics): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
       from: { path: `^src/${name}/` },
       to: { path: anyOf(FEATURES.filter((other) => other !== name && !MAY_USE[name].includes(other))) },
     })),

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { LoggingModule, LogLevel } from './common/logging.module';
@@ -40,6 +41,7 @@ export class AppModule {
         AuthModule,
         IntegrationsModule,
         OrganizationSettingsModule,
+        AuditModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

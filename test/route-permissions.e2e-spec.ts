@@ -31,6 +31,8 @@ const DECLARED: Record<string, string> = {
   'PATCH /v1/organization': 'bearer + organization:write',
   // Reports of exposed keys: anyone may send one, at most EXPOSED_REPORTS_PER_HOUR per client address (docs/api.md#post-v1api-keysexposed)
   'POST /v1/api-keys/exposed': 'public, guarded by ExposedReportLimitGuard',
+  // Audit log (docs/api.md#audit-events)
+  'GET /v1/audit-events': 'bearer + audit:read',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',

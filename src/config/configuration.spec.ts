@@ -82,6 +82,10 @@ describe('loadConfiguration', () => {
       expect(config.exposedReportMinResponseMs).toBe(500);
     });
 
+    it('keeps audit events 400 days (docs/operations.md#retention)', () => {
+      expect(config.audit).toEqual({ retentionDays: 400 });
+    });
+
     it('leaves secrets unset (they are generated locally, see resolveSecrets)', () => {
       expect(config.integrations.encryptionKey).toBeUndefined();
       expect(config.redisUrl).toBeUndefined();
@@ -89,6 +93,10 @@ describe('loadConfiguration', () => {
   });
 
   describe('values', () => {
+    it('reads AUDIT_RETENTION_DAYS', () => {
+      expect(loadConfiguration({ AUDIT_RETENTION_DAYS: '30' }).audit.retentionDays).toBe(30);
+    });
+
     it('reads a PostgreSQL URL with its schema and pool settings', () => {
       const config = loadConfiguration({
         DATABASE_URL: 'postgres://u@db:5432/gatehouse',
@@ -186,6 +194,9 @@ describe('loadConfiguration', () => {
         '1e3',
         'API_KEY_MAX_ACTIVE_PER_USER must be an integer from 1 to 10000 (got "1e3")',
       ],
+      ['AUDIT_RETENTION_DAYS', '0', 'AUDIT_RETENTION_DAYS must be an integer from 1 to 36500 (got "0")'],
+      ['AUDIT_RETENTION_DAYS', '36501', 'AUDIT_RETENTION_DAYS must be an integer from 1 to 36500 (got "36501")'],
+      ['AUDIT_RETENTION_DAYS', '30d', 'AUDIT_RETENTION_DAYS must be an integer from 1 to 36500 (got "30d")'],
       ['LOG_LEVEL', 'loud', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
       ['API_KEY_ENV', 'Prod', 'API_KEY_ENV must be 1-16 lower-case letters or digits'],
       ['API_KEY_ENV', 'a.b', 'API_KEY_ENV must be 1-16 lower-case letters or digits'],

@@ -85,6 +85,10 @@ export interface AppConfiguration {
    * the answer's time does not show whether a key was revoked (docs/adr/0020-exposed-key-reports-answer-at-a-floor.md).
    */
   exposedReportMinResponseMs: number;
+  audit: {
+    /** Days an audit event is kept; older ones are pruned by the service (docs/operations.md#retention). */
+    retentionDays: number;
+  };
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
@@ -415,6 +419,10 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     },
     metrics: parseMetrics(r, port),
     exposedReportMinResponseMs: r.int('EXPOSED_REPORT_MIN_RESPONSE_MS', 500, 0, 10000),
+    audit: {
+      // Up to a hundred years: there is no "keep for ever", and a mistyped 0 must not empty the trail.
+      retentionDays: r.int('AUDIT_RETENTION_DAYS', 400, 1, 36500),
+    },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),
   };
