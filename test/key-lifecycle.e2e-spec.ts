@@ -716,16 +716,26 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const admin = await user();
       const old = await t.createKey(admin);
       const before = await t.exchange(old.value);
-      const exchanges = Array.from({ length: 40 }, () => exchangeWith(old.value).then((response) => response));
-      const rotation = rotate(admin.token, old.id);
-      const more = Array.from({ length: 40 }, () => exchangeWith(old.value).then((response) => response));
-      const [rotated, ...answers] = await Promise.all([rotation, ...exchanges, ...more]);
+      // A burst of exchanges sent with the rotation, more started one after another while it runs, and a few
+      // after it answered.
+      const exchanges = Array.from({ length: 20 }, () => exchangeWith(old.value).then((response) => response));
+      const rotation = rotate(admin.token, old.id).then((response) => response);
+      let rotating = true;
+      void rotation.finally(() => (rotating = false));
+      while (rotating) {
+        exchanges.push(exchangeWith(old.value).then((response) => response));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      for (let i = 0; i < 5; i += 1) exchanges.push(exchangeWith(old.value).then((response) => response));
+      const [rotated, ...answers] = await Promise.all([rotation, ...exchanges]);
       expect(rotated.status).toBe(201);
       const tokens = [before];
       for (const answer of answers) {
         if (answer.status === 200) tokens.push(answer.body.access_token);
         else expectApiKeyRejected(answer, 'api key revoked');
       }
+      // Those started after the rotation answered were all refused.
+      expect(answers.slice(-5).map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401]);
       for (const token of tokens) expectBearerRejected(await getKey(token, old.id));
       expectApiKeyRejected(await exchangeWith(old.value), 'api key revoked');
       await exchangeWith(rotated.body.opaque_key).expect(200);
