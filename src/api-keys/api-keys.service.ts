@@ -50,7 +50,7 @@ export interface NewKeyInput {
 export interface RotationInput {
   /** 0: the old key is revoked at once. */
   gracePeriodSeconds: number;
-  /** Absent: the old key's lifetime from now (docs/api.md#rotation); null: none (within the policy). */
+  /** Absent: the old key's lifetime from now (docs/api.md#post-v1user-api-keysidrotate); null: none (within the policy). */
   expiresAt?: string | null;
 }
 
