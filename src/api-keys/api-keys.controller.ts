@@ -7,7 +7,8 @@ import { ApiErrors } from '../common/openapi';
 import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { ApiKeysService } from './api-keys.service';
-import { CreateApiKeyDto, RotateApiKeyDto } from './dto/create-api-key.dto';
+import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { RotateApiKeyDto } from './dto/rotate-api-key.dto';
 import { ListApiKeysQuery } from './dto/list-api-keys.query';
 import {
   ApiKeyListResponse,

@@ -2,10 +2,7 @@ import {
   ArrayUnique,
   IsArray,
   IsIn,
-  IsInt,
   IsString,
-  Max,
-  Min,
   Validate,
   ValidateIf,
   ValidatorConstraint,
@@ -47,7 +44,7 @@ const EXPIRES_AT_DESCRIPTION =
   "for none. Absent or null under an organization key policy: creation + the policy's maximum; a later one is refused.";
 
 /** `expires_at` as the creation and the rotation take it: absent, null, or a zoned timestamp. */
-function ExpiresAt(description: string): PropertyDecorator {
+export function ExpiresAt(description: string): PropertyDecorator {
   return applyDecorators(
     ApiPropertyOptional({
       type: String,
@@ -89,29 +86,5 @@ export class CreateApiKeyDto {
   scopes?: Permission[];
 
   @ExpiresAt(EXPIRES_AT_DESCRIPTION)
-  expires_at?: string | null;
-}
-
-export const MAX_GRACE_PERIOD_SECONDS = 604_800;
-
-export class RotateApiKeyDto {
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 0,
-    maximum: MAX_GRACE_PERIOD_SECONDS,
-    default: 0,
-    description:
-      'How long the old key keeps working: 0 revokes it at once; N sets its expires_at to min(its expires_at, now + N s)',
-  })
-  @ValidateIf((_dto: RotateApiKeyDto, value: unknown) => value !== undefined)
-  @IsInt()
-  @Min(0)
-  @Max(MAX_GRACE_PERIOD_SECONDS)
-  grace_period_seconds?: number;
-
-  @ExpiresAt(
-    "The new key's expiry, as at creation. Absent: the old key's lifetime counted from now when it had one, " +
-      "else none; within the organization's key policy either way.",
-  )
   expires_at?: string | null;
 }
