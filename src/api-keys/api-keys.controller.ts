@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Header, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
@@ -55,6 +55,7 @@ export class ApiKeysController {
       'The old key is revoked at once (grace_period_seconds 0, the default) or keeps working until min(its ' +
       'expires_at, now + grace). 400 FAILED_PRECONDITION "api key is not active" for a revoked or expired key.',
   })
+  @ApiBody({ type: RotateApiKeyDto, required: false })
   @ApiCreatedResponse({ type: RotateApiKeyResponse })
   @ApiErrors(400, 404, 413)
   @Header('Cache-Control', 'no-store')
