@@ -9,6 +9,8 @@ const MAY_USE = {
   'api-keys': ['identity', 'audit'],
   integrations: ['identity', 'audit'],
   auth: ['api-keys', 'identity', 'audit'],
+  // The console's sign-in links mint session tokens (auth) for members (identity).
+  'console-sign-in': ['auth', 'identity'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };

@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
+import { ConsoleSignInModule } from './console-sign-in/console-sign-in.module';
 import { LoggingModule, LogLevel } from './common/logging.module';
 import { StrictValidationPipe } from './common/validation.pipe';
 import { AppConfigModule } from './config/config.module';
@@ -36,6 +37,7 @@ export class AppModule {
         ApiKeysModule,
         AuthModule,
         IntegrationsModule,
+        ConsoleSignInModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { AppError } from './common/errors';
+import { consoleLinkCommand } from './console-sign-in/console-link.command';
 import type { Environment } from './config/configuration';
 import { IdentityService } from './identity/identity.service';
 import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from './identity/organization.entity';
@@ -23,7 +24,8 @@ const USAGE = `usage: gatehouse-cli <command> [options]
   session --email EMAIL [--org NAME] [--ttl SECONDS]
   set-role --org NAME --email EMAIL --role ROLE
   remove-member --org NAME --email EMAIL
-  set-token-lifetime --org NAME --seconds N`;
+  set-token-lifetime --org NAME --seconds N
+  console-link --org NAME --email EMAIL`;
 
 const DEFAULT_SESSION_TTL = 3600;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -143,6 +145,8 @@ async function execute(app: INestApplicationContext, command: string, options: O
       await identity.setAccessTokenLifetime(organization.id, seconds);
       return { organization_id: organization.id, access_token_lifetime: seconds };
     }
+    case 'console-link':
+      return consoleLinkCommand(app, { org: organizationName(options), email: email(options) });
     default:
       throw new UsageError(`unknown command: ${command}`);
   }

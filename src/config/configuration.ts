@@ -76,6 +76,14 @@ export interface AppConfiguration {
     /** Length of that window (60 s by default, hence the name of the limit). */
     tokenFailureWindowSeconds: number;
   };
+  console: {
+    /** Where the web console's built files are (docs/operations.md#web-console); served at /console when it holds index.html. */
+    assetsDir: string;
+    /** The service's address as a browser reaches it: sign-in links start with it. */
+    publicBaseUrl: string;
+    /** Failed sign-ins (POST /v1/console/sessions) allowed per client address (IPv6 per /64) per minute. */
+    signInFailuresPerMinute: number;
+  };
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
@@ -267,6 +275,37 @@ function parseTrustProxy(r: Reader, raw: string | undefined): boolean | number |
   return raw;
 }
 
+/**
+ * PUBLIC_BASE_URL: an http(s) origin, optionally with a path prefix (a reverse proxy serving the
+ * service under one), without a query or fragment; stored without the trailing slash.
+ */
+function parsePublicBaseUrl(r: Reader, port: number): string {
+  const raw = r.string('PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    raw.includes('?') ||
+    raw.includes('#')
+  ) {
+    r.problem(
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
+    );
+    return `http://localhost:${port}`;
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
 export function loadConfiguration(env: Environment): AppConfiguration {
   const r = new Reader(env);
   // Exactly one of three values: a typo such as `prod` must not quietly run with the local defaults
@@ -340,10 +379,11 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       'TRUST_PROXY=true is refused when NODE_ENV=production: it trusts any X-Forwarded-For a client sends; set the number of proxy hops in front of the service (e.g. 1) or their addresses or subnets',
     );
   }
+  const port = r.int('PORT', 3000, 0, 65535);
   const config: AppConfiguration = {
     production,
     host: r.string('HOST', '0.0.0.0')!,
-    port: r.int('PORT', 3000, 0, 65535),
+    port,
     dataDir,
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
@@ -381,6 +421,12 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     rateLimit: {
       tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
       tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
+    },
+    console: {
+      // Beside the compiled server: dist/console next to dist/config (npm run build writes both).
+      assetsDir: resolve(r.string('CONSOLE_ASSETS_DIR', resolve(__dirname, '..', 'console'))!),
+      publicBaseUrl: parsePublicBaseUrl(r, port),
+      signInFailuresPerMinute: r.int('CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE', 10, 1, 100000),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),

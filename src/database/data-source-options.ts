@@ -17,6 +17,7 @@ import { MemberAccessView1764200000000 } from './migrations/1764200000000-member
 import { ApiKeysOwnerActive1764300000000 } from './migrations/1764300000000-api-keys-owner-active';
 import { OrganizationKeyPolicy1764400000000 } from './migrations/1764400000000-organization-key-policy';
 import { AuditPreviousKey1764450000000 } from './migrations/1764450000000-audit-previous-key';
+import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-console-sign-in-links';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   ApiKeysOwnerActive1764300000000,
   OrganizationKeyPolicy1764400000000,
   AuditPreviousKey1764450000000,
+  ConsoleSignInLinks1764700000000,
 ];
 
 /**
