@@ -9,11 +9,12 @@ const MARKS: Record<string, { symbol: string; className: string }> = {
   Unknown: { symbol: '?', className: 'mark-unknown' },
 };
 
-function Mark({ status }: { status: string }) {
+/** A status as a symbol and a word (the word is what a screen reader says; colour is never the only cue). */
+function Mark({ status, label = status }: { status: string; label?: string }) {
   const mark = MARKS[status] ?? MARKS.Unknown;
   return (
     <span className={`mark ${mark.className}`}>
-      <span aria-hidden="true">{mark.symbol}</span> {status}
+      <span aria-hidden="true">{mark.symbol}</span> {label}
     </span>
   );
 }
@@ -25,8 +26,8 @@ export function ValidationTable({ validation, caption }: { validation: Outcome; 
     <section className="validation" aria-label={caption}>
       <ul className="summary">
         <li>
-          Keys: <Mark status={validation.keys_status === 'Working' ? 'Granted' : 'Missing'} />{' '}
-          <span className="muted">({validation.keys_status})</span>
+          Keys:{' '}
+          <Mark status={validation.keys_status === 'Working' ? 'Granted' : 'Missing'} label={validation.keys_status} />
         </li>
         <li>
           Required permissions: <Mark status={validation.required_permissions_status} />

@@ -33,9 +33,21 @@ function trade(code: string): Promise<void> {
 
 export function SignInPage() {
   useTitle('Sign in');
-  const [code] = useState(() => codeFromFragment() ?? trading?.code);
+  const [code, setCode] = useState(() => codeFromFragment() ?? trading?.code);
   const [error, setError] = useState<unknown>();
   const [notice] = useState(takeNotice);
+
+  // Another link opened in this tab while the page is shown changes only the fragment.
+  useEffect(() => {
+    const follow = () => {
+      const next = codeFromFragment();
+      if (next === undefined) return;
+      setError(undefined);
+      setCode(next);
+    };
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
 
   useEffect(() => {
     if (code === undefined) return;
