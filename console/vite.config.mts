@@ -8,7 +8,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
  * which serves it at /console. No inline script or style ends up in index.html, so the console's
  * Content-Security-Policy needs no 'unsafe-inline' (src/common/console-assets.ts). Vite compiles
  * TSX itself (oxc, React's automatic JSX runtime); the React plugin would only add Fast Refresh to
- * the dev server (docs/adr/0021-console-react-and-vite.md).
+ * the dev server (docs/adr/0021-console-react-vite.md).
  */
 export default defineConfig({
   root: here,

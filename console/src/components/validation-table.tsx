@@ -19,7 +19,7 @@ function Mark({ status, label = status }: { status: string; label?: string }) {
   );
 }
 
-/** The fourteen checks (docs/integrations.md#permission-catalogue), required ones flagged. */
+/** The fourteen checks (docs/integrations.md#the-fourteen-permission-checks), required ones flagged. */
 export function ValidationTable({ validation, caption }: { validation: Outcome; caption: string }) {
   const missingRequired = validation.permissions.filter((p) => p.required && p.status === 'Missing');
   return (
