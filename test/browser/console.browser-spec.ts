@@ -435,6 +435,244 @@ describe('web console in Chromium', () => {
     await page.waitForURL('**/console/sign-in');
   });
 
+  /**
+   * The pages of the key-lifecycle contract against its answers (docs/api.md), stubbed in the
+   * browser: what the console sends and shows, whether or not this server serves the routes yet.
+   */
+  describe('against the answers of the key-lifecycle contract (stubbed in the browser)', () => {
+    let stubbed: { context: BrowserContext; page: Page };
+    const sent: Array<{ method: string; path: string; query: string; body: unknown }> = [];
+    const now = Date.now();
+    const iso = (offsetMs: number) => new Date(now + offsetMs).toISOString();
+    const key = (id: string, label: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      organization_id: '0c1d0000-0000-4000-8000-000000000001',
+      user_id: admin.userId,
+      label,
+      status: 'ACTIVE',
+      scopes: ['api_keys:read', 'integrations:read'],
+      created_at: iso(-86400_000),
+      updated_at: iso(-86400_000),
+      expires_at: iso(29 * 86400_000),
+      last_used_at: iso(-3600_000),
+      last_used_ip: '203.0.113.7',
+      last_used_user_agent: 'deploy-bot/2.1 (linux)',
+      ...extra,
+    });
+    const KEY_A = 'aaaaaaaa-0000-4000-8000-00000000000a';
+    const KEY_B = 'bbbbbbbb-0000-4000-8000-00000000000b';
+    const MEMBER_ID = 'cccccccc-0000-4000-8000-00000000000c';
+    const organization = {
+      id: 'org',
+      name: 'acme',
+      access_token_lifetime: 1800,
+      max_key_lifetime_days: 90 as number | null,
+    };
+
+    beforeAll(async () => {
+      stubbed = await newPage();
+      const json = (status: number, body: unknown) => ({
+        status,
+        contentType: 'application/json',
+        body: JSON.stringify(body),
+      });
+      await stubbed.context.route(
+        (url) => url.pathname.startsWith('/v1/') && url.pathname !== '/v1/console/sessions',
+        async (route) => {
+          const request = route.request();
+          const url = new URL(request.url());
+          const body = request.postData() === null ? undefined : JSON.parse(request.postData()!);
+          sent.push({ method: request.method(), path: url.pathname, query: url.search, body });
+          const call = `${request.method()} ${url.pathname}`;
+          if (call === 'GET /v1/user-api-keys') {
+            const keys = [
+              key(KEY_A, 'reporting'),
+              key(KEY_B, 'old laptop', { status: 'EXPIRED', expires_at: iso(-3600_000) }),
+            ];
+            return route.fulfill(json(200, { api_keys: keys, page: 1, limit: 20, total_count: 2 }));
+          }
+          if (call === 'POST /v1/user-api-keys') {
+            const created = key('dddddddd-0000-4000-8000-00000000000d', body.label, {
+              scopes: body.scopes,
+              expires_at: body.expires_at,
+              last_used_at: null,
+              last_used_ip: null,
+              last_used_user_agent: null,
+            });
+            const value = `dev.${'d'.repeat(32)}.${'S'.repeat(43)}.0badc0de`;
+            return route.fulfill(json(201, { api_key: { ...created, value }, opaque_key: value }));
+          }
+          if (call === `POST /v1/user-api-keys/${KEY_A}/rotate`) {
+            const value = `dev.${'e'.repeat(32)}.${'R'.repeat(43)}.0badc0de`;
+            return route.fulfill(
+              json(201, {
+                api_key: { ...key('eeeeeeee-0000-4000-8000-00000000000e', 'reporting'), value },
+                opaque_key: value,
+                previous_api_key: key(KEY_A, 'reporting', { expires_at: iso(3600_000) }),
+              }),
+            );
+          }
+          if (call === 'GET /v1/organization') return route.fulfill(json(200, { organization }));
+          if (call === 'PATCH /v1/organization') {
+            Object.assign(organization, body);
+            return route.fulfill(json(200, { organization }));
+          }
+          if (call === 'GET /v1/organization/api-keys') {
+            const keys = [key(KEY_A, 'reporting'), key(KEY_B, 'member laptop', { user_id: MEMBER_ID })];
+            const filtered = url.searchParams.get('user_id') === MEMBER_ID ? keys.slice(1) : keys;
+            return route.fulfill(json(200, { api_keys: filtered, page: 1, limit: 20, total_count: filtered.length }));
+          }
+          if (call === `DELETE /v1/organization/api-keys/${KEY_B}`) {
+            return route.fulfill(
+              json(200, { api_key: key(KEY_B, 'member laptop', { user_id: MEMBER_ID, status: 'REVOKED' }) }),
+            );
+          }
+          if (call === 'GET /v1/audit-events') {
+            const event = (id: string, action: string, extra: Record<string, unknown> = {}) => ({
+              id,
+              action,
+              reason: null,
+              occurred_at: iso(-60_000),
+              actor_user_id: admin.userId,
+              actor_api_key_id: null,
+              target_type: 'api_key',
+              target_id: KEY_A,
+              previous_api_key_id: null,
+              client_ip: '127.0.0.1',
+              request_id: 'req-1',
+              ...extra,
+            });
+            if (url.searchParams.get('cursor') === 'page-2') {
+              return route.fulfill(json(200, { audit_events: [event('e3', 'api_key.created')], next_cursor: null }));
+            }
+            if (url.searchParams.get('action') === 'api_key.revoked') {
+              return route.fulfill(
+                json(200, { audit_events: [event('e4', 'api_key.revoked', { reason: 'admin' })], next_cursor: null }),
+              );
+            }
+            return route.fulfill(
+              json(200, {
+                audit_events: [
+                  event('e1', 'api_key.rotated', { previous_api_key_id: KEY_B }),
+                  event('e2', 'organization.updated', { target_type: 'organization', target_id: 'org' }),
+                ],
+                next_cursor: 'page-2',
+              }),
+            );
+          }
+          return route.fulfill(json(404, { code: 'NOT_FOUND', message: 'route not found' }));
+        },
+      );
+      await signIn(stubbed.page, ADMIN);
+    });
+    afterAll(() => stubbed.context.close());
+
+    const lastSent = (method: string, path: string) =>
+      [...sent].reverse().find((call) => call.method === method && call.path === path);
+
+    it('lists keys with scopes, expiry and last use (when, address, user agent), and an expired one', async () => {
+      const page = stubbed.page;
+      await page.goto('/console/keys');
+      const row = page.getByRole('row', { name: /reporting/ });
+      await containsText(row, 'api_keys:read');
+      await containsText(row, 'integrations:read');
+      await containsText(row, 'from 203.0.113.7');
+      await containsText(row, 'deploy-bot/2.1 (linux)');
+      await containsText(row, '(in 29 days)');
+      const expired = page.getByRole('row', { name: /old laptop/ });
+      await containsText(expired, 'EXPIRED');
+      await countOf(expired.getByRole('button'), 0);
+      await screenshot(page, 'contract-my-keys');
+      await expectAccessible(page);
+    });
+
+    it('creates a key with chosen scopes and an expiry within the policy, sending them in catalogue order', async () => {
+      const page = stubbed.page;
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await containsText(page.getByLabel('Expires'), 'Longest allowed (90 days)');
+      await containsText(page.getByText('Your organization limits keys to 90 days.'), '90 days');
+      await page.getByLabel('Label').fill('scoped');
+      await page.getByLabel('Expires').selectOption('30');
+      await page.getByRole('checkbox', { name: /integrations:write/ }).uncheck();
+      await page.getByRole('checkbox', { name: /api_keys:manage/ }).check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await visible(page.getByTestId('new-secret'));
+      const create = lastSent('POST', '/v1/user-api-keys')!;
+      expect(create.body).toMatchObject({
+        label: 'scoped',
+        scopes: ['api_keys:read', 'api_keys:manage', 'audit:read', 'integrations:read'],
+      });
+      const days = (Date.parse((create.body as { expires_at: string }).expires_at) - Date.now()) / 86400_000;
+      expect(days).toBeGreaterThan(29.9);
+      expect(days).toBeLessThanOrEqual(30);
+      await page.getByRole('button', { name: 'Done, I have stored it' }).click();
+    });
+
+    it('rotates with the chosen grace period and shows the new secret once', async () => {
+      const page = stubbed.page;
+      await page.getByRole('button', { name: 'Rotate reporting' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Rotate “reporting”' });
+      await dialog.getByLabel('Grace period for the old key').selectOption('3600');
+      await dialog.getByRole('button', { name: 'Rotate key' }).click();
+      await containsText(page.getByTestId('new-secret'), `dev.${'e'.repeat(32)}`);
+      await visible(page.getByText(/The old key keeps working for 1 hour, until/));
+      expect(lastSent('POST', `/v1/user-api-keys/${KEY_A}/rotate`)!.body).toEqual({ grace_period_seconds: 3600 });
+      await screenshot(page, 'contract-rotated');
+      await page.getByRole('button', { name: 'Done, I have stored it' }).click();
+    });
+
+    it("filters the organization's keys by member and revokes a member's key", async () => {
+      const page = stubbed.page;
+      await page.getByRole('link', { name: 'Organization keys' }).click();
+      await page.getByLabel('Member (user id)').fill('not-a-uuid');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await visible(page.getByText(/A member is named by their user id/));
+      await page.getByLabel('Member (user id)').fill(MEMBER_ID);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await countOf(page.getByRole('row', { name: /reporting/ }), 0);
+      expect(lastSent('GET', '/v1/organization/api-keys')!.query).toContain(`user_id=${MEMBER_ID}`);
+      await page.getByRole('button', { name: 'Revoke member laptop' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+      await visible(page.getByText(`Key “member laptop” of member ${MEMBER_ID} revoked.`));
+      expect(lastSent('DELETE', `/v1/organization/api-keys/${KEY_B}`)).toBeDefined();
+      await screenshot(page, 'contract-organization-keys');
+      await expectAccessible(page);
+    });
+
+    it('shows the audit log page after page, and filters it', async () => {
+      const page = stubbed.page;
+      await page.getByRole('link', { name: 'Audit log' }).click();
+      await visible(page.getByRole('row', { name: /api_key\.rotated/ }));
+      await containsText(page.getByRole('row', { name: /api_key\.rotated/ }), `replaces ${KEY_B}`);
+      await page.getByRole('button', { name: 'Show older events' }).click();
+      await visible(page.getByRole('row', { name: /api_key\.created/ }));
+      await countOf(page.getByRole('button', { name: 'Show older events' }), 0);
+      await screenshot(page, 'contract-audit-log');
+      await expectAccessible(page);
+      await page.getByLabel('Action').selectOption('api_key.revoked');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await containsText(page.getByRole('row', { name: /api_key\.revoked/ }), 'admin');
+      await countOf(page.getByRole('row', { name: /api_key\.rotated/ }), 0);
+      expect(lastSent('GET', '/v1/audit-events')!.query).toContain('action=api_key.revoked');
+    });
+
+    it('changes the organization settings, the key policy off', async () => {
+      const page = stubbed.page;
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByLabel('Access token lifetime (seconds)').fill('900');
+      await page.getByLabel('Limit how long a new key may live').uncheck();
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await visible(page.getByText('Settings saved.'));
+      expect(lastSent('PATCH', '/v1/organization')!.body).toEqual({
+        access_token_lifetime: 900,
+        max_key_lifetime_days: null,
+      });
+      await visible(page.getByText(/access tokens live 15 minutes; keys may live for ever/));
+      await screenshot(page, 'contract-settings');
+      await expectAccessible(page);
+    });
+  });
+
   it('wrote no key secret and no sign-in code to the server log', () => {
     expect(server.output).toContain('"path":"/console/keys"');
     for (const secret of created.secrets.filter(Boolean)) expect(server.output).not.toContain(secret.split('.')[2]);
