@@ -39,8 +39,8 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
  * The web console's static files (built by `npm run build` into dist/console) under /console:
  * hashed files under /console/assets/ cached for good, every other GET a page of the single-page
  * app (index.html, never cached, so that a new release is picked up at once). A missing asset and
- * any other method fall through to the JSON 404. Returns false when `assetsDir` holds no built
- * console (a checkout that ran `tsc` only): /console is then not served at all.
+ * any other method fall through to the JSON 404. Undefined when `assetsDir` holds no built console
+ * (a checkout that ran `tsc` only): /console is then not served at all.
  */
 export function consoleRouter(assetsDir: string): Router | undefined {
   const indexFile = join(assetsDir, 'index.html');

@@ -1,9 +1,11 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import type { Environment } from '../../src/config/configuration';
 import { createTestDatabase, TestDatabase } from '../support/test-app';
 
@@ -94,6 +96,30 @@ export class ConsoleServer {
 
   async signInLink(org: string, email: string): Promise<string> {
     return (await this.cli('console-link', '--org', org, '--email', email)).url as string;
+  }
+
+  /** Moves a link's expiry into the past, as if its 10 minutes were over. */
+  async expireLink(code: string): Promise<void> {
+    const hash = createHash('sha256').update(code).digest('hex');
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const url = this.database.env.DATABASE_URL!;
+    if (url.startsWith('sqlite:')) {
+      const db = new Database(url.slice('sqlite:'.length));
+      try {
+        db.prepare('UPDATE console_sign_in_links SET expires_at = ? WHERE code_hash = ?').run(past, hash);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO "${this.database.env.DATABASE_SCHEMA}"`);
+      await client.query('UPDATE console_sign_in_links SET expires_at = $1 WHERE code_hash = $2', [past, hash]);
+    } finally {
+      await client.end();
+    }
   }
 
   async stop(): Promise<void> {

@@ -143,6 +143,14 @@ describe('web console in Chromium', () => {
     expect(other.page.url()).toBe(`${server.baseUrl}/console/sign-in`);
     await screenshot(other.page, 'sign-in-used-link');
     await expectAccessible(other.page);
+    const late = await server.signInLink(ORG, ADMIN);
+    await server.expireLink(new URL(late).hash.slice('#code='.length));
+    await other.page.goto(late);
+    await textOf(
+      other.page.getByRole('alert'),
+      'This sign-in link has expired: links are valid for 10 minutes. Ask an administrator for a new one.',
+    );
+    await screenshot(other.page, 'sign-in-expired-link');
     await other.page.goto('/console/sign-in#code=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
     await containsText(other.page.getByRole('alert'), 'This sign-in link is not valid.');
     // Without a session every page leads to the sign-in page.
