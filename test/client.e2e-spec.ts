@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { apiKeyTokenSource, createGatehouseClient, exchangeApiKey, GatehouseError, unwrap } from '../client';
 import { KEY_VALUE } from './support/http-assertions';
 import { createTestApp, TestApp, TestUser } from './support/test-app';
@@ -21,6 +23,12 @@ describe('typed client against a running server', () => {
     user = await t.user({ org: 'client-org' });
   });
   afterAll(() => t.close());
+
+  it('was generated from the document this server serves (npm run client:generate builds it without a database)', async () => {
+    const served = await (await fetch(`${baseUrl}/openapi.json`)).json();
+    const committed = JSON.parse(readFileSync(join(__dirname, '..', 'client', 'openapi.json'), 'utf8'));
+    expect(committed).toEqual(served);
+  });
 
   it('creates a key, exchanges it, lists with the access token, revokes it', async () => {
     const asUser = createGatehouseClient({ baseUrl, bearer: user.token });
