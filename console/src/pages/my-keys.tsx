@@ -45,6 +45,7 @@ export function MyKeysPage({ session }: { session: Session }) {
   );
   const organization = useLoad(organizationSettings, 'organization');
   const mayCreate = can(session, 'api_keys:create');
+  const mayRevoke = can(session, 'api_keys:revoke');
 
   const created = (answer: CreatedApiKey) => {
     setCreating(false);
@@ -134,13 +135,15 @@ export function MyKeysPage({ session }: { session: Session }) {
                         Rotate<span className="visually-hidden"> {key.label || key.id}</span>
                       </button>
                     )}
-                    <button
-                      type="button"
-                      className="button button-small button-danger"
-                      onClick={() => setRevoking(key)}
-                    >
-                      Revoke<span className="visually-hidden"> {key.label || key.id}</span>
-                    </button>
+                    {mayRevoke && (
+                      <button
+                        type="button"
+                        className="button button-small button-danger"
+                        onClick={() => setRevoking(key)}
+                      >
+                        Revoke<span className="visually-hidden"> {key.label || key.id}</span>
+                      </button>
+                    )}
                   </>
                 ) : null
               }
