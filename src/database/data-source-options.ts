@@ -20,6 +20,7 @@ import { AuditPreviousKey1764450000000 } from './migrations/1764450000000-audit-
 import { ApiKeyScopesAndExpiry1764500000000 } from './migrations/1764500000000-api-key-scopes-and-expiry';
 import { ApiKeysOwnerUsable1764510000000 } from './migrations/1764510000000-api-keys-owner-usable';
 import { AuditEventPages1764600000000 } from './migrations/1764600000000-audit-event-pages';
+import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-console-sign-in-links';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   ApiKeyScopesAndExpiry1764500000000,
   ApiKeysOwnerUsable1764510000000,
   AuditEventPages1764600000000,
+  ConsoleSignInLinks1764700000000,
 ];
 
 /**
