@@ -48,8 +48,31 @@ export interface paths {
     /** List the caller's keys, newest first */
     get: operations['ApiKeysController_list'];
     put?: never;
-    /** Create a personal API key; the secret is returned once */
+    /**
+     * Create a personal API key; the secret is returned once
+     * @description Optional scopes (each one the request itself must have, else 403) and expires_at (at least 60 s ahead, within the organization's key policy). 400 FAILED_PRECONDITION past API_KEY_MAX_ACTIVE_PER_USER usable keys.
+     */
     post: operations['ApiKeysController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/user-api-keys/{id}/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace one of your keys by a new one with the same label and scopes; the new secret is returned once
+     * @description The old key is revoked at once (grace_period_seconds 0, the default) or keeps working until min(its expires_at, now + grace). 400 FAILED_PRECONDITION "api key is not active" for a revoked or expired key.
+     */
+    post: operations['ApiKeysController_rotate'];
     delete?: never;
     options?: never;
     head?: never;
@@ -69,6 +92,26 @@ export interface paths {
     post?: never;
     /** Revoke a key at once and for good (idempotent) */
     delete: operations['ApiKeysController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/api-keys/exposed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report exposed API keys (public, for secret scanners): each real, active one is revoked at once
+     * @description The answer is 202 `{}` for every well-formed body, whatever the keys were, and comes at the same time either way. At most EXPOSED_REPORTS_PER_HOUR (60) requests per client address per hour.
+     */
+    post: operations['ExposedKeysController_report'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -165,6 +208,44 @@ export interface paths {
     patch: operations['IntegrationsController_update'];
     trace?: never;
   };
+  '/v1/organization': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read the caller's organization and its settings (any member) */
+    get: operations['OrganizationSettingsController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Change the caller's organization settings; absent fields stay as they are
+     * @description Audited as organization.updated. An empty body changes and records nothing.
+     */
+    patch: operations['OrganizationSettingsController_update'];
+    trace?: never;
+  };
+  '/v1/audit-events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's organization's audit events, newest first, a page at a time */
+    get: operations['AuditEventsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/console/sessions': {
     parameters: {
       query?: never;
@@ -212,6 +293,28 @@ export interface components {
        * @example ci deploys
        */
       label?: string;
+      /**
+       * @description Distinct permission names the key may use (its requests also need them in the owner role). Absent: those of api_keys:read, audit:read, integrations:read, integrations:write the creating request has. [] is allowed.
+       * @example [
+       *       "integrations:read"
+       *     ]
+       */
+      scopes?: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * Format: date-time
+       * @description When the key stops working: an ISO 8601 timestamp with a zone designator, at least 60 s ahead, or null for none. Absent or null under an organization key policy: creation + the policy's maximum; a later one is refused.
+       * @example 2027-01-31T00:00:00Z
+       */
+      expires_at?: string | null;
     };
     CreatedApiKeyView: {
       /** Format: uuid */
@@ -222,8 +325,33 @@ export interface components {
       user_id: string;
       /** @description "" when none was given */
       label: string;
-      /** @enum {string} */
-      status: 'ACTIVE' | 'REVOKED';
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions the key may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: the key does not expire
+       */
+      expires_at: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -238,6 +366,19 @@ export interface components {
       /** @description The secret key value again (same as api_key.value) */
       opaque_key: string;
     };
+    RotateApiKeyDto: {
+      /**
+       * @description How long the old key keeps working: 0 revokes it at once; N sets its expires_at to min(its expires_at, now + N s)
+       * @default 0
+       */
+      grace_period_seconds: number;
+      /**
+       * Format: date-time
+       * @description The new key's expiry, as at creation. Absent: the old key's lifetime counted from now when it had one, else none; within the organization's key policy either way.
+       * @example 2027-01-31T00:00:00Z
+       */
+      expires_at?: string | null;
+    };
     ApiKeyView: {
       /** Format: uuid */
       id: string;
@@ -247,14 +388,46 @@ export interface components {
       user_id: string;
       /** @description "" when none was given */
       label: string;
-      /** @enum {string} */
-      status: 'ACTIVE' | 'REVOKED';
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions the key may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: the key does not expire
+       */
+      expires_at: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       /** Format: date-time */
       last_used_at: string | null;
+    };
+    RotateApiKeyResponse: {
+      api_key: components['schemas']['CreatedApiKeyView'];
+      /** @description The secret key value again (same as api_key.value) */
+      opaque_key: string;
+      /** @description The key replaced, as the rotation left it */
+      previous_api_key: components['schemas']['ApiKeyView'];
     };
     ApiKeyListResponse: {
       page: number;
@@ -265,13 +438,36 @@ export interface components {
     ApiKeyResponse: {
       api_key: components['schemas']['ApiKeyView'];
     };
+    ReportExposedKeysDto: {
+      /**
+       * @description Values found where they should not be: API keys of this deployment or anything else. Every one that is an ACTIVE key, with its right secret, is revoked at once.
+       * @example [
+       *       "dev.65b2632078a54cf9bbfb3853c300d04e.L3SLelSQ4Gxric4Ttve03Ea0w6SNt0keMMDtIiAVmk4.6257b7da"
+       *     ]
+       */
+      keys: string[];
+    };
+    TokenRequestDto: {
+      /**
+       * @description Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. Absent: all the key's scopes.
+       * @example api_keys:read integrations:read
+       */
+      scope?: string;
+      /** @description The token's lifetime in seconds, at most the organization's access-token lifetime and the time left before the key expires */
+      expires_in?: number;
+    };
     AccessTokenResponse: {
-      /** @description JWT (ES256) to send as `Authorization: Bearer <token>` */
+      /** @description JWT (ES256, `typ: at+jwt`) to send as `Authorization: Bearer <token>` */
       access_token: string;
       /** @enum {string} */
       token_type: 'Bearer';
-      /** @description Lifetime in seconds (organization setting, default 1800) */
+      /** @description Lifetime in seconds: the organization's access-token lifetime (default 1800), or the requested expires_in if shorter, cut to the time left before the key's expires_at */
       expires_in: number;
+      /**
+       * @description The granted permissions, space-separated, in catalogue order (also the token's `scope` claim); "" for none
+       * @example api_keys:read integrations:read
+       */
+      scope: string;
     };
     MonitoringCredentialsDto: {
       /** @description Provider API key */
@@ -386,6 +582,70 @@ export interface components {
       name?: string;
       /** @description Merged with the stored values */
       config?: components['schemas']['MonitoringCredentialsPatchDto'];
+    };
+    OrganizationView: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      /** @description Seconds an access token from POST /v1/token lives (at most) */
+      access_token_lifetime: number;
+      /** @description The longest lifetime of a key created from now on, in days; null: no limit */
+      max_key_lifetime_days: number | null;
+    };
+    OrganizationResponse: {
+      organization: components['schemas']['OrganizationView'];
+    };
+    UpdateOrganizationDto: {
+      access_token_lifetime?: number;
+      /** @description null removes the policy; applies to keys created after the change */
+      max_key_lifetime_days?: number | null;
+    };
+    AuditEventView: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      action:
+        | 'api_key.created'
+        | 'api_key.revoked'
+        | 'api_key.rotated'
+        | 'token.exchange_failed'
+        | 'integration.created'
+        | 'integration.updated'
+        | 'integration.deleted'
+        | 'organization.updated';
+      /** @description api_key.revoked: user, admin, member_removed or exposed; token.exchange_failed: why it was refused; else null */
+      reason: string | null;
+      /** Format: date-time */
+      occurred_at: string;
+      /**
+       * Format: uuid
+       * @description The acting user; null when none
+       */
+      actor_user_id: string | null;
+      /**
+       * Format: uuid
+       * @description The API key behind the access token (or the exchange) the actor used
+       */
+      actor_api_key_id: string | null;
+      /** @enum {string|null} */
+      target_type: 'api_key' | 'notification_integration' | null;
+      /** Format: uuid */
+      target_id: string | null;
+      /**
+       * Format: uuid
+       * @description api_key.rotated: the key the new one (target_id) replaces
+       */
+      previous_api_key_id: string | null;
+      /** @description The client address the request came from */
+      client_ip: string | null;
+      /** @description X-Request-Id of the request */
+      request_id: string | null;
+    };
+    AuditEventListResponse: {
+      /** @description Newest first */
+      audit_events: components['schemas']['AuditEventView'][];
+      /** @description Pass as cursor, with the same filters, for the next page; null on the last page */
+      next_cursor: string | null;
     };
     CreateConsoleSessionDto: {
       /**
@@ -610,6 +870,85 @@ export interface operations {
       };
     };
   };
+  ApiKeysController_rotate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RotateApiKeyDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotateApiKeyResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   ApiKeysController_get: {
     parameters: {
       query?: never;
@@ -742,6 +1081,75 @@ export interface operations {
       };
     };
   };
+  ExposedKeysController_report: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ReportExposedKeysDto'];
+      };
+    };
+    responses: {
+      /** @description Accepted: every reported value that was an ACTIVE key with its right secret is now REVOKED */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   TokenController_exchange: {
     parameters: {
       query?: never;
@@ -749,7 +1157,11 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['TokenRequestDto'];
+      };
+    };
     responses: {
       200: {
         headers: {
@@ -1255,6 +1667,188 @@ export interface operations {
       };
       /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationSettingsController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationSettingsController_update: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateOrganizationDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  AuditEventsController_list: {
+    parameters: {
+      query?: {
+        /** @description Only events of this action */
+        action?:
+          | 'api_key.created'
+          | 'api_key.revoked'
+          | 'api_key.rotated'
+          | 'token.exchange_failed'
+          | 'integration.created'
+          | 'integration.updated'
+          | 'integration.deleted'
+          | 'organization.updated';
+        /** @description Only events this user did */
+        actor_user_id?: string;
+        /** @description Only events on this object (an API key, an integration) */
+        target_id?: string;
+        /** @description Events at or after this instant. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
+        since?: string;
+        /** @description Events before this instant (not at it); not earlier than since. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
+        until?: string;
+        limit?: number;
+        /** @description next_cursor of the previous page, with the same filters (opaque; another value is 400) */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuditEventListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
         headers: {
           [name: string]: unknown;
         };
