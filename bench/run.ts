@@ -119,6 +119,9 @@ function run(name: string, options: autocannon.Options): Promise<Measurement> {
   });
 }
 
+/** A member's default key scopes as stored (api_keys:read 2 | integrations:read 32, docs/adr/0017-key-scopes-as-a-permission-bit-mask.md). */
+const MEMBER_SCOPES = 34;
+
 /** Keys owned by a separate bulk user, inserted straight into the database (no HTTP). */
 async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, count: number): Promise<void> {
   const userId = randomUUID();
@@ -133,8 +136,8 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
     );
     db.prepare('INSERT INTO memberships VALUES (?, ?, ?, ?, ?)').run(organizationId, userId, 'member', now, now);
     const insert = db.prepare(
-      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
-       VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ?, ?)`,
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
+       VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ${MEMBER_SCOPES}, ?, ?)`,
     );
     const batch = db.transaction((n: number) => {
       for (let i = 0; i < n; i += 1)
@@ -153,8 +156,9 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
     ]);
     await client.query(`INSERT INTO memberships VALUES ($1, $2, 'member', now(), now())`, [organizationId, userId]);
     await client.query(
-      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
-       SELECT gen_random_uuid(), $1, $2, 'bulk', md5(random()::text) || md5(random()::text), 'ACTIVE', now(), now()
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, 'bulk', md5(random()::text) || md5(random()::text), 'ACTIVE', ${MEMBER_SCOPES},
+         now(), now()
        FROM generate_series(1, $3)`,
       [organizationId, userId, count],
     );

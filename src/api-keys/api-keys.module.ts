@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
+import { IdentityModule } from '../identity/identity.module';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKey } from './api-key.entity';
@@ -13,7 +14,7 @@ import { ExposedReportLimitGuard } from './exposed-report-limit.guard';
 import { LastUsedRecorder } from './last-used.recorder';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, RateLimitStorageModule, MetricsModule],
+  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
   controllers: [ApiKeysController, ExposedKeysController],
   providers: [ApiKeysRepository, ApiKeysService, LastUsedRecorder, ExposedKeysService, ExposedReportLimitGuard],
   exports: [ApiKeysService],
