@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { Logger } from 'nestjs-pino';
 import { pino } from 'pino';
+import { OrganizationKeysService } from './api-keys/organization-keys.service';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
@@ -55,6 +56,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         identity: app.get(IdentityService),
         tokens: app.get(TokenService),
         settings: app.get(OrganizationSettingsService),
+        organizationKeys: app.get(OrganizationKeysService),
       };
       stdout += `${JSON.stringify(await command(services))}\n`;
     },

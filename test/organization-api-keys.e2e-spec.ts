@@ -3,7 +3,14 @@ import { DataSource } from 'typeorm';
 import { ApiKey } from '../src/api-keys/api-key.entity';
 import { runCli } from '../src/cli';
 import { IdentityService } from '../src/identity/identity.service';
-import { apiKeyAuth, bearer, expectApiKeyRejected, expectError, expectInvalidArgument, ISO_MS } from './support/http-assertions';
+import {
+  apiKeyAuth,
+  bearer,
+  expectApiKeyRejected,
+  expectError,
+  expectInvalidArgument,
+  ISO_MS,
+} from './support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from './support/test-app';
 
 /** Every field of a key record (docs/api.md#api-key-object): never `value`, never a hash. */
@@ -45,7 +52,9 @@ interface Organization {
 /** Newest first: created_at, then id, both descending (docs/api.md#get-v1user-api-keys). */
 function newestFirst<T extends Pick<KeyBody, 'id' | 'created_at'>>(keys: T[]): string[] {
   return [...keys]
-    .sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at)))
+    .sort((a, b) =>
+      a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at),
+    )
     .map((key) => key.id);
 }
 
@@ -70,10 +79,11 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
   const revoke = (user: Pick<TestUser, 'token'>, id: string) =>
     t.http().delete(`/v1/organization/api-keys/${id}`).set(bearer(user.token));
   const ownKey = (user: TestUser, id: string) => t.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token));
+  /** The key's entries in the audit trail (its changes; not the refused exchanges). */
   const auditOf = (id: string): Promise<Array<Record<string, unknown>>> =>
     dataSource.query(
       `SELECT action, reason, organization_id, actor_user_id, actor_api_key_id, target_type, target_id
-       FROM audit_events WHERE target_id = '${id}' ORDER BY occurred_at, id`,
+       FROM audit_events WHERE target_id = '${id}' AND action LIKE 'api_key.%' ORDER BY occurred_at, id`,
     );
 
   /** A new organization: an admin with two keys, a member with two, a viewer with one (made while a member). */
@@ -190,7 +200,11 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
     it('shows keys of users no longer members (revoked by their removal) with include_revoked', async () => {
       const org = await organization();
       const removed = await runCli(['remove-member', '--org', org.name, '--email', org.member.email], t.env);
-      expect(removed).toEqual({ exitCode: 0, stdout: `${JSON.stringify({ removed: true, revoked_keys: 2 })}\n`, stderr: '' });
+      expect(removed).toEqual({
+        exitCode: 0,
+        stdout: `${JSON.stringify({ removed: true, revoked_keys: 2 })}\n`,
+        stderr: '',
+      });
       const listed = await list(org.admin, `?user_id=${org.member.userId}&include_revoked=true`).expect(200);
       expect(listed.body.api_keys.map((key: KeyBody) => key.status)).toEqual(['REVOKED', 'REVOKED']);
     });
@@ -285,7 +299,12 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       const caller = org[role];
       const target = org.keys.find((made) => made.user_id === org.admin.userId)!;
       expectError(await list(caller), 403, 'PERMISSION_DENIED', 'insufficient permissions');
-      expectError(await list(caller, `?user_id=${caller.userId}`), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await list(caller, `?user_id=${caller.userId}`),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+      );
       expectError(await revoke(caller, target.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
       // Even its own key, through this route.
       const own = org.keys.find((made) => made.user_id === caller.userId)!;
