@@ -18,6 +18,7 @@ const PLAIN = /^[\x20-\x7e]*$/;
 /** Bytes above ASCII (Node hands header values over as Latin-1: one character per byte). */
 const NON_ASCII = /[\x80-\xff]/;
 /** Control characters (Unicode category Cc: C0, DEL and C1), which a stored value never holds. */
+// eslint-disable-next-line no-control-regex -- finding control characters is this expression's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/gu;
 
 /**
