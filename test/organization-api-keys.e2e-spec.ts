@@ -240,6 +240,16 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
           target_id: key.id,
         },
       ]);
+      // And the organization's audit log API shows it so.
+      const events = await t
+        .http()
+        .get('/v1/audit-events')
+        .query({ action: 'api_key.revoked', target_id: key.id })
+        .set(bearer(org.admin.token))
+        .expect(200);
+      expect(events.body.audit_events).toEqual([
+        expect.objectContaining({ reason: 'admin', actor_user_id: org.admin.userId, target_id: key.id }),
+      ]);
     });
 
     it('is idempotent: a revoked key answers 200 unchanged and is audited once', async () => {

@@ -79,9 +79,9 @@ const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scope
 const LAST_USED_CHUNK = 500;
 
 /**
- * First half of the PostgreSQL advisory-lock key that serialises key creations per owner (any
- * constant other than the migration lock's); the second half is the owner's ids, hashed. Owners
- * whose hashes collide merely wait for each other.
+ * First half of the PostgreSQL advisory-lock key that serialises key creations, rotations and the
+ * owner's removal from the organization per owner (any constant other than the migration lock's);
+ * the second half is the owner's ids, hashed. Owners whose hashes collide merely wait for each other.
  */
 const OWNER_LOCK_CLASS = 0x61706b79;
 
@@ -285,8 +285,9 @@ export class ApiKeysRepository {
   }
 
   /**
-   * On PostgreSQL, the owner's advisory lock for the rest of `tx`: the owner's key creations and
-   * rotations run one after another (it may be taken again in the same transaction).
+   * On PostgreSQL, the owner's advisory lock for the rest of `tx`: the owner's key creations,
+   * rotations and removal from the organization run one after another (it may be taken again in the
+   * same transaction).
    */
   async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
     if (this.postgres) await tx.query(this.ownerLockSql, [owner.userId, owner.organizationId]);
