@@ -5,6 +5,7 @@ import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
+import { ConsoleSignInModule } from './console-sign-in/console-sign-in.module';
 import { LoggingModule, LogLevel } from './common/logging.module';
 import { StrictValidationPipe } from './common/validation.pipe';
 import { AppConfigModule } from './config/config.module';
@@ -42,6 +43,7 @@ export class AppModule {
         IntegrationsModule,
         OrganizationSettingsModule,
         AuditModule,
+        ConsoleSignInModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -9,6 +9,7 @@ import { OrganizationKeysService } from './api-keys/organization-keys.service';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
+import { ConsoleSignInService } from './console-sign-in/console-sign-in.service';
 import { buildProgram } from './cli/program';
 import type { Environment } from './config/configuration';
 import { IdentityService } from './identity/identity.service';
@@ -57,6 +58,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         tokens: app.get(TokenService),
         settings: app.get(OrganizationSettingsService),
         organizationKeys: app.get(OrganizationKeysService),
+        consoleSignIn: app.get(ConsoleSignInService),
       };
       stdout += `${JSON.stringify(await command(services))}\n`;
     },

@@ -52,7 +52,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
   describe('events', () => {
     it("lists what happened in the caller's organization, newest first, with exactly the documented fields", async () => {
       const admin = await freshAdmin();
-      const key = await t.createKey(admin, 'audited');
+      const key = await t.createKey(admin, 'audited', { scopes: ['api_keys:read', 'api_keys:revoke'] });
       const token = await t.exchange(key.value);
       const revoke = await t
         .http()

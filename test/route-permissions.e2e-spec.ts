@@ -23,6 +23,8 @@ const DECLARED: Record<string, string> = {
   'GET /.well-known/jwks.json': 'public',
   // Token exchange: outside the Bearer guard, behind its own ApiKey guard (docs/api.md#post-v1token)
   'POST /v1/token': 'public, guarded by ApiKeyGuard',
+  // Console sign-in: the one-time link's code is the credential (docs/api.md#post-v1consolesessions)
+  'POST /v1/console/sessions': 'public',
   // User API keys (docs/api.md)
   'POST /v1/user-api-keys': 'bearer + api_keys:create',
   'GET /v1/user-api-keys': 'bearer + api_keys:read',

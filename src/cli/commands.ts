@@ -1,4 +1,5 @@
 import type { OrganizationKeysService } from '../api-keys/organization-keys.service';
+import type { ConsoleSignInService } from '../console-sign-in/console-sign-in.service';
 import type { TokenService } from '../auth/token.service';
 import type { IdentityService } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
@@ -19,6 +20,7 @@ export interface CliServices {
   tokens: TokenService;
   settings: OrganizationSettingsService;
   organizationKeys: OrganizationKeysService;
+  consoleSignIn: ConsoleSignInService;
 }
 
 export const DEFAULT_SESSION_TTL = 3600;

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
+import { CONSOLE_PATH, consoleRouter } from './console-assets';
 import { AllExceptionsFilter } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
@@ -49,6 +50,9 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
     } as never),
   );
+  // The web console's static files, with their security headers (docs/operations.md#web-console).
+  const consoleAssets = consoleRouter(config.console.assetsDir);
+  if (consoleAssets !== undefined) expressApp.use(CONSOLE_PATH, consoleAssets);
   setupOpenApi(app);
   // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it drains
   // for SHUTDOWN_DRAIN_MS, resets no connection and exits 0 within SHUTDOWN_TIMEOUT_MS; tests close their apps

@@ -670,3 +670,46 @@ describe('resolveSecrets', () => {
     expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(theirs);
   });
 });
+
+describe('web console settings (docs/operations.md#web-console)', () => {
+  it('defaults: links on http://localhost:<PORT>, the built console beside the compiled server, 10 failed sign-ins', () => {
+    const config = loadConfiguration({ PORT: '8080' });
+    expect(config.console).toEqual({
+      assetsDir: resolve(__dirname, '..', 'console'),
+      publicBaseUrl: 'http://localhost:8080',
+      signInFailuresPerMinute: 10,
+    });
+  });
+
+  it.each([
+    ['https://gatehouse.example.com', 'https://gatehouse.example.com'],
+    ['https://gatehouse.example.com/', 'https://gatehouse.example.com'],
+    ['https://example.com/gatehouse/', 'https://example.com/gatehouse'],
+    ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
+  ])('PUBLIC_BASE_URL %j is used as %j', (raw, expected) => {
+    expect(loadConfiguration({ PUBLIC_BASE_URL: raw }).console.publicBaseUrl).toBe(expected);
+  });
+
+  it.each([
+    'gatehouse.example.com',
+    'ftp://example.com',
+    'https://user:pw@example.com',
+    'https://example.com/?a=1',
+    'https://example.com/#x',
+  ])('refuses PUBLIC_BASE_URL %j', (raw) => {
+    expect(problems({ PUBLIC_BASE_URL: raw })).toEqual([
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
+    ]);
+  });
+
+  it('reads CONSOLE_ASSETS_DIR and the sign-in failure limit', () => {
+    const config = loadConfiguration({
+      CONSOLE_ASSETS_DIR: '/srv/console',
+      CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '3',
+    });
+    expect(config.console).toMatchObject({ assetsDir: '/srv/console', signInFailuresPerMinute: 3 });
+    expect(problems({ CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '0' })).toEqual([
+      'CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE must be an integer from 1 to 100000 (got "0")',
+    ]);
+  });
+});

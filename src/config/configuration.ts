@@ -89,6 +89,14 @@ export interface AppConfiguration {
     /** Days an audit event is kept; older ones are pruned by the service (docs/operations.md#retention). */
     retentionDays: number;
   };
+  console: {
+    /** Where the web console's built files are (docs/operations.md#web-console); served at /console when it holds index.html. */
+    assetsDir: string;
+    /** The service's address as a browser reaches it: sign-in links start with it. */
+    publicBaseUrl: string;
+    /** Failed sign-ins (POST /v1/console/sessions) allowed per client address (IPv6 per /64) per minute. */
+    signInFailuresPerMinute: number;
+  };
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
@@ -300,6 +308,37 @@ function parseMetrics(r: Reader, publicPort: number): AppConfiguration['metrics'
   return { enabled: true, host, port };
 }
 
+/**
+ * PUBLIC_BASE_URL: an http(s) origin, optionally with a path prefix (a reverse proxy serving the
+ * service under one), without a query or fragment; stored without the trailing slash.
+ */
+function parsePublicBaseUrl(r: Reader, port: number): string {
+  const raw = r.string('PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    raw.includes('?') ||
+    raw.includes('#')
+  ) {
+    r.problem(
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
+    );
+    return `http://localhost:${port}`;
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
 export function loadConfiguration(env: Environment): AppConfiguration {
   const r = new Reader(env);
   // Exactly one of three values: a typo such as `prod` must not quietly run with the local defaults
@@ -422,6 +461,12 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     audit: {
       // Up to a hundred years: there is no "keep for ever", and a mistyped 0 must not empty the trail.
       retentionDays: r.int('AUDIT_RETENTION_DAYS', 400, 1, 36500),
+    },
+    console: {
+      // Beside the compiled server: dist/console next to dist/config (npm run build writes both).
+      assetsDir: resolve(r.string('CONSOLE_ASSETS_DIR', resolve(__dirname, '..', 'console'))!),
+      publicBaseUrl: parsePublicBaseUrl(r, port),
+      signInFailuresPerMinute: r.int('CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE', 10, 1, 100000),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),
