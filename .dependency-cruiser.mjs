@@ -8,7 +8,12 @@ const MAY_USE = {
   audit: [],
   'api-keys': ['identity', 'audit'],
   integrations: ['identity', 'audit'],
+  // The settings API and CLI change identity's organizations row and record it in the audit trail.
+  'organization-settings': ['identity', 'audit'],
   auth: ['api-keys', 'identity', 'audit'],
+  // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
+  // the services of the modules it administers; no module uses it.
+  cli: ['identity', 'auth', 'organization-settings'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };
@@ -40,7 +45,7 @@ export default {
     ...FEATURES.map((name) => ({
       name: `arrows-from-${name}`,
       severity: 'error',
-      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations -> identity; api-keys, auth and integrations -> audit): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
+      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
       from: { path: `^src/${name}/` },
       to: { path: anyOf(FEATURES.filter((other) => other !== name && !MAY_USE[name].includes(other))) },
     })),

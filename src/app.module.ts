@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
+import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
@@ -36,6 +37,7 @@ export class AppModule {
         ApiKeysModule,
         AuthModule,
         IntegrationsModule,
+        OrganizationSettingsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,152 +1,25 @@
+#!/usr/bin/env node
 import 'reflect-metadata';
-import { parseArgs } from 'node:util';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { CommanderError } from 'commander';
 import { Logger } from 'nestjs-pino';
 import { pino } from 'pino';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
-import { AppError } from './common/errors';
+import { CliServices } from './cli/commands';
+import { buildProgram } from './cli/program';
 import type { Environment } from './config/configuration';
 import { IdentityService } from './identity/identity.service';
-import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from './identity/organization.entity';
-import { isRole, Role } from './identity/roles';
+import { OrganizationSettingsService } from './organization-settings/organization-settings.service';
 
 /**
- * Admin command line (docs/operations.md#admin-cli). Prints exactly one JSON object on stdout; errors go to
- * stderr with exit code 2. Same configuration (and database) as the server.
+ * Admin command line (docs/operations.md#admin-cli), installed as the package's `gatehouse` bin.
+ * Prints exactly one JSON object on stdout; help goes to stdout with exit code 0; errors go to
+ * stderr with exit code 2. Same configuration (and database) as the server. The arguments are
+ * parsed by cli/program.ts, the commands are cli/commands.ts; this file boots the application
+ * context for the command and turns the outcome into output and an exit code.
  */
-export class UsageError extends Error {}
-
-const USAGE = `usage: gatehouse-cli <command> [options]
-  bootstrap --org NAME --email EMAIL [--role admin|member|viewer]
-  session --email EMAIL [--org NAME] [--ttl SECONDS]
-  set-role --org NAME --email EMAIL --role ROLE
-  remove-member --org NAME --email EMAIL
-  set-token-lifetime --org NAME --seconds N`;
-
-const DEFAULT_SESSION_TTL = 3600;
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
-
-type Options = Record<string, string | undefined>;
-
-function required(options: Options, name: string): string {
-  const value = options[name];
-  if (value === undefined || value.trim() === '') throw new UsageError(`--${name} is required`);
-  return value.trim();
-}
-
-function email(options: Options): string {
-  const value = required(options, 'email');
-  if (!EMAIL.test(value) || value.length > 320) throw new UsageError('--email must be an email address');
-  return value;
-}
-
-function role(options: Options, fallback?: Role): Role {
-  const value = options.role ?? fallback;
-  if (value === undefined) throw new UsageError('--role is required');
-  if (!isRole(value)) throw new UsageError('--role must be admin, member or viewer');
-  return value;
-}
-
-function integer(options: Options, name: string, fallback: number | undefined, min: number, max: number): number {
-  const raw = options[name];
-  if (raw === undefined) {
-    if (fallback === undefined) throw new UsageError(`--${name} is required`);
-    return fallback;
-  }
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
-  }
-  return Number(raw);
-}
-
-function organizationName(options: Options): string {
-  const name = required(options, 'org');
-  if ([...name].length > 255) throw new UsageError('--org must be at most 255 characters');
-  return name;
-}
-
-async function execute(app: INestApplicationContext, command: string, options: Options): Promise<object> {
-  const identity = app.get(IdentityService);
-  const tokens = app.get(TokenService);
-  switch (command) {
-    case 'bootstrap': {
-      // Every option is checked before anything is written: a typo must not leave an organization behind.
-      const name = organizationName(options);
-      const address = email(options);
-      const wanted = role(options, 'admin');
-      const organization = await identity.ensureOrganization(name);
-      const user = await identity.ensureUser(address);
-      // An explicit --role sets it; without one an existing membership keeps its role.
-      const granted =
-        options.role === undefined
-          ? await identity.ensureMembership(organization.id, user.id, wanted)
-          : (await identity.setRole(organization.id, user.id, wanted), wanted);
-      const lifetime = DEFAULT_SESSION_TTL;
-      return {
-        organization_id: organization.id,
-        user_id: user.id,
-        role: granted,
-        session_token: await tokens.mint({
-          userId: user.id,
-          organizationId: organization.id,
-          lifetimeSeconds: lifetime,
-          tokenUse: 'session',
-        }),
-        expires_in: lifetime,
-      };
-    }
-    case 'session': {
-      const ttl = integer(options, 'ttl', DEFAULT_SESSION_TTL, 1, MAX_ACCESS_TOKEN_LIFETIME);
-      const user = await identity.userByEmail(email(options));
-      let organizationId: string;
-      if (options.org !== undefined) {
-        organizationId = (await identity.organizationByName(organizationName(options))).id;
-        if ((await identity.access(organizationId, user.id)) === null) {
-          throw new UsageError(`${user.email} is not a member of ${options.org}`);
-        }
-      } else {
-        const memberships = await identity.membershipsOf(user.id);
-        if (memberships.length === 0) throw new UsageError(`${user.email} is not a member of any organization`);
-        if (memberships.length > 1) throw new UsageError(`${user.email} belongs to several organizations: pass --org`);
-        organizationId = memberships[0].organizationId;
-      }
-      return {
-        session_token: await tokens.mint({
-          userId: user.id,
-          organizationId,
-          lifetimeSeconds: ttl,
-          tokenUse: 'session',
-        }),
-        expires_in: ttl,
-      };
-    }
-    case 'set-role': {
-      const wanted = role(options);
-      const organization = await identity.organizationByName(organizationName(options));
-      const user = await identity.userByEmail(email(options));
-      await identity.setRole(organization.id, user.id, wanted);
-      return { organization_id: organization.id, user_id: user.id, role: wanted };
-    }
-    case 'remove-member': {
-      const organization = await identity.organizationByName(organizationName(options));
-      const user = await identity.userByEmail(email(options));
-      if (!(await identity.removeMember(organization.id, user.id))) {
-        throw new UsageError(`${user.email} is not a member of ${organization.name}`);
-      }
-      return { removed: true };
-    }
-    case 'set-token-lifetime': {
-      const seconds = integer(options, 'seconds', undefined, MIN_ACCESS_TOKEN_LIFETIME, MAX_ACCESS_TOKEN_LIFETIME);
-      const organization = await identity.organizationByName(organizationName(options));
-      await identity.setAccessTokenLifetime(organization.id, seconds);
-      return { organization_id: organization.id, access_token_lifetime: seconds };
-    }
-    default:
-      throw new UsageError(`unknown command: ${command}`);
-  }
-}
 
 export interface CliResult {
   exitCode: number;
@@ -154,55 +27,65 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Exit code of every error: a refused argument, an unknown command, a failed command. */
+const ERROR_EXIT_CODE = 2;
+
+async function createContext(env: Environment | undefined): Promise<INestApplicationContext> {
+  // Logs are JSON lines on stderr (stdout carries the one result); warnings and errors only,
+  // unless LOG_LEVEL asks for more.
+  const logLevel = (env ?? process.env).LOG_LEVEL === undefined ? 'warn' : undefined;
+  const app = await NestFactory.createApplicationContext(
+    AppModule.forRoot({ env, logDestination: pino.destination({ fd: 2, sync: true }), logLevel }),
+    { bufferLogs: true, abortOnError: false },
+  );
+  app.useLogger(app.get(Logger));
+  return app;
+}
+
 /** Runs one command; `env` given -> exactly that environment (tests), else process.env and .env. */
 export async function runCli(argv: string[], env?: Environment): Promise<CliResult> {
-  let command: string | undefined;
-  let options: Options;
-  try {
-    const parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        org: { type: 'string' },
-        email: { type: 'string' },
-        role: { type: 'string' },
-        ttl: { type: 'string' },
-        seconds: { type: 'string' },
-      },
-    });
-    if (parsed.positionals.length !== 1) throw new UsageError('exactly one command is expected');
-    command = parsed.positionals[0];
-    options = parsed.values;
-  } catch (error) {
-    return { exitCode: 2, stdout: '', stderr: `error: ${(error as Error).message}\n${USAGE}\n` };
-  }
-
+  let stdout = '';
+  let stderr = '';
   let app: INestApplicationContext | undefined;
+  const program = buildProgram(
+    async (command) => {
+      // Booted only once the arguments are good: --help and a typo never touch the database.
+      app = await createContext(env);
+      const services: CliServices = {
+        identity: app.get(IdentityService),
+        tokens: app.get(TokenService),
+        settings: app.get(OrganizationSettingsService),
+      };
+      stdout += `${JSON.stringify(await command(services))}\n`;
+    },
+    { writeOut: (text) => (stdout += text), writeErr: (text) => (stderr += text) },
+  );
   try {
-    // Logs are JSON lines on stderr (stdout carries the one result); warnings and errors only,
-    // unless LOG_LEVEL asks for more.
-    const logLevel = (env ?? process.env).LOG_LEVEL === undefined ? 'warn' : undefined;
-    app = await NestFactory.createApplicationContext(
-      AppModule.forRoot({ env, logDestination: pino.destination({ fd: 2, sync: true }), logLevel }),
-      { bufferLogs: true, abortOnError: false },
-    );
-    app.useLogger(app.get(Logger));
-    const result = await execute(app, command, options);
-    return { exitCode: 0, stdout: `${JSON.stringify(result)}\n`, stderr: '' };
+    await program.parseAsync(argv, { from: 'user' });
+    return { exitCode: 0, stdout, stderr };
   } catch (error) {
-    const message =
-      error instanceof UsageError || error instanceof AppError
-        ? error.message
-        : String((error as Error)?.message ?? error);
-    return { exitCode: 2, stdout: '', stderr: `error: ${message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}` };
+    if (error instanceof CommanderError) {
+      // --help (and `help`): exit 0 with the help on stdout. Commander has written any error to
+      // stderr already.
+      if (error.exitCode === 0) return { exitCode: 0, stdout, stderr };
+      // No command (or `help` with an unknown one): commander printed the help alone, say why first.
+      const why =
+        error.code === 'commander.help'
+          ? `error: ${argv.length === 0 ? 'no command given' : `unknown command '${argv[argv.length - 1]}'`}\n`
+          : '';
+      return { exitCode: ERROR_EXIT_CODE, stdout: '', stderr: why + stderr };
+    }
+    // From the command itself: a CommandError, an AppError (organization not found, ...), or the
+    // application failing to start (a bad setting, an unreachable database).
+    const message = error instanceof Error ? error.message : String(error);
+    return { exitCode: ERROR_EXIT_CODE, stdout: '', stderr: `${stderr}error: ${message}\n` };
   } finally {
     await app?.close();
   }
 }
 
 if (require.main === module) {
-  // Nest's own logger writes to stdout; stdout belongs to the one JSON result.
+  // Nest's own logger writes to stdout; stdout belongs to the one JSON result (or the help).
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = process.stderr.write.bind(process.stderr);
   void runCli(process.argv.slice(2)).then((result) => {

@@ -1,5 +1,10 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../src/cli';
+import { TEST_BUILD_DIR_VARIABLE } from '../src/common/batching-thread';
 import type { Environment } from '../src/config/configuration';
 import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from './support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from './support/test-app';
@@ -97,11 +102,13 @@ describe('admin CLI', () => {
     });
 
     it.each([
-      [['bootstrap', '--email', 'a@example.com'], /--org is required/],
-      [['bootstrap', '--org', 'x'], /--email is required/],
+      [['bootstrap', '--email', 'a@example.com'], /required option '--org <name>' not specified/],
+      [['bootstrap', '--org', 'x'], /required option '--email <email>' not specified/],
       [['bootstrap', '--org', 'x', '--email', 'not-an-email'], /--email must be an email address/],
       [['bootstrap', '--org', 'x', '--email', 'a@example.com', '--role', 'owner'], /--role must be/],
-      [['bootstrap', '--org', 'x', '--email'], /argument missing|--email/],
+      [['bootstrap', '--org', 'x', '--email'], /option '--email <email>' argument missing/],
+      [['bootstrap', '--org', '  ', '--email', 'a@example.com'], /--org must be 1 to 255 characters/],
+      [['bootstrap', '--org', 'é'.repeat(256), '--email', 'a@example.com'], /--org must be 1 to 255 characters/],
     ])('refuses %j with exit 2', async (argv, message) => {
       await fails(argv, message);
     });
@@ -166,7 +173,7 @@ describe('admin CLI', () => {
     });
 
     it.each([
-      [['set-role', '--org', 'x', '--email', 'a@example.com'], /--role is required/],
+      [['set-role', '--org', 'x', '--email', 'a@example.com'], /required option '--role <role>' not specified/],
       [
         ['set-role', '--org', 'no-such-org-cli', '--email', 'a@example.com', '--role', 'viewer'],
         /organization not found/,
@@ -217,19 +224,211 @@ describe('admin CLI', () => {
     });
 
     it('refuses a missing --seconds with exit 2', async () => {
-      await fails(['set-token-lifetime', '--org', 'x'], /--seconds is required/);
+      await fails(['set-token-lifetime', '--org', 'x'], /required option '--seconds <seconds>' not specified/);
+    });
+  });
+
+  describe('set-key-policy', () => {
+    it.each([
+      ['1', 1],
+      ['3650', 3650],
+      ['90', 90],
+      ['none', null],
+    ])('--max-key-lifetime-days %s sets %p, which the API shows', async (days, expected) => {
+      const org = unique('org');
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      const out = await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', days);
+      expect(out).toStrictEqual({ organization_id: boot.organization_id, max_key_lifetime_days: expected });
+      const read = await t
+        .http()
+        .get('/v1/organization')
+        .set(bearer(boot.session_token as string))
+        .expect(200);
+      expect(read.body.organization).toMatchObject({ max_key_lifetime_days: expected, access_token_lifetime: 1800 });
+    });
+
+    it('none removes a policy that was set', async () => {
+      const org = unique('org');
+      await ok('bootstrap', '--org', org, '--email', email());
+      await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '30');
+      const out = await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', 'none');
+      expect(out.max_key_lifetime_days).toBeNull();
+    });
+
+    it.each([['0'], ['3651'], ['1.5'], ['-1'], ['abc'], [''], ['None'], ['null']])(
+      'refuses --max-key-lifetime-days %j with exit 2 and changes nothing',
+      async (days) => {
+        const org = unique('org');
+        const boot = await ok('bootstrap', '--org', org, '--email', email());
+        await fails(
+          ['set-key-policy', '--org', org, `--max-key-lifetime-days=${days}`],
+          /--max-key-lifetime-days must be an integer from 1 to 3650, or none/,
+        );
+        const read = await t
+          .http()
+          .get('/v1/organization')
+          .set(bearer(boot.session_token as string))
+          .expect(200);
+        expect(read.body.organization.max_key_lifetime_days).toBeNull();
+      },
+    );
+
+    it.each([
+      [['set-key-policy', '--org', 'x'], /required option '--max-key-lifetime-days <days>' not specified/],
+      [['set-key-policy', '--max-key-lifetime-days', '30'], /required option '--org <name>' not specified/],
+      [['set-key-policy', '--org', 'no-such-org-cli', '--max-key-lifetime-days', '30'], /organization not found/],
+    ])('refuses %j with exit 2', async (argv, message) => {
+      await fails(argv, message);
+    });
+  });
+
+  describe('settings changes are audited like the API', () => {
+    it('set-key-policy and set-token-lifetime each record organization.updated with no actor', async () => {
+      const org = unique('org');
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '14');
+      await ok('set-token-lifetime', '--org', org, '--seconds', '600');
+      // A refused command records nothing.
+      await fails(['set-token-lifetime', '--org', org, '--seconds', '59'], /--seconds/);
+
+      const events: Array<Record<string, unknown>> = await t.get(DataSource).query(
+        `SELECT action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id, client_ip, request_id
+           FROM audit_events WHERE organization_id = '${boot.organization_id as string}' ORDER BY occurred_at, id`,
+      );
+      const expected = {
+        action: 'organization.updated',
+        organization_id: boot.organization_id,
+        actor_user_id: null,
+        actor_api_key_id: null,
+        target_type: 'organization',
+        target_id: boot.organization_id,
+        client_ip: null,
+        request_id: null,
+      };
+      expect(events).toEqual([expected, expected]);
     });
   });
 
   describe('usage errors', () => {
     it.each([
-      [['frobnicate'], /unknown command: frobnicate/],
-      [[], /exactly one command/],
-      [['bootstrap', 'session', '--org', 'x', '--email', 'a@example.com'], /exactly one command/],
-      [['bootstrap', '--org', 'x', '--email', 'a@example.com', '--colour', 'red'], /colour/],
-    ])('%j -> exit 2 with usage on stderr and empty stdout', async (argv, message) => {
+      [['frobnicate'], /^error: unknown command 'frobnicate'\n\(run 'gatehouse --help' for the commands\)\n$/],
+      [
+        ['bootstrap', 'session', '--org', 'x', '--email', 'a@example.com'],
+        /^error: too many arguments for 'bootstrap'\. Expected 0 arguments but got 1\.\n\(run 'gatehouse bootstrap --help' for its options\)\n$/,
+      ],
+      [
+        ['bootstrap', '--org', 'x', '--email', 'a@example.com', '--colour', 'red'],
+        /^error: unknown option '--colour'\n\(run 'gatehouse bootstrap --help' for its options\)\n$/,
+      ],
+      [['--colour'], /^error: unknown option '--colour'\n/],
+      [
+        ['set-token-lifetime', '--seconds', '60'],
+        /^error: required option '--org <name>' not specified\n\(run 'gatehouse set-token-lifetime --help' for its options\)\n$/,
+      ],
+      [['session', '--email'], /^error: option '--email <email>' argument missing\n/],
+      // Each command takes its own options only.
+      [['session', '--email', 'a@example.com', '--seconds', '60'], /^error: unknown option '--seconds'\n/],
+    ])('%j -> exit 2, the error and where to find the usage on stderr, nothing on stdout', async (argv, message) => {
       await fails(argv, message);
-      expect((await cli(...argv)).stderr).toContain('usage:');
     });
+
+    it.each([
+      [[] as string[], 'no command given'],
+      [['help', 'frobnicate'], "unknown command 'frobnicate'"],
+    ])('%j -> exit 2, the reason and the list of commands on stderr', async (argv, reason) => {
+      await fails(argv, new RegExp(`^error: ${reason}\nUsage: gatehouse \\[options\\] \\[command\\]\n`));
+      expect((await cli(...argv)).stderr).toContain('set-token-lifetime [options]');
+    });
+
+    it('an argument is refused before anything is written', async () => {
+      const org = unique('org');
+      await fails(['bootstrap', '--org', org, '--email', email(), '--colour', 'red'], /unknown option/);
+      await fails(['set-key-policy', '--org', org, '--max-key-lifetime-days', '30'], /organization not found/);
+    });
+  });
+
+  describe('help', () => {
+    const COMMANDS = ['bootstrap', 'session', 'set-role', 'remove-member', 'set-key-policy', 'set-token-lifetime'];
+
+    /** Exit 0, the help on stdout, nothing on stderr. */
+    const help = async (...argv: string[]): Promise<string> => {
+      const result = await cli(...argv);
+      expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 0, stderr: '' });
+      return result.stdout;
+    };
+
+    it.each([[['--help']], [['-h']], [['help']]])('%j lists every command on stdout with exit 0', async (argv) => {
+      const out = await help(...argv);
+      expect(out).toMatch(/^Usage: gatehouse \[options\] \[command\]\n/);
+      for (const command of COMMANDS) expect(out).toMatch(new RegExp(`^  ${command} \\[options\\] `, 'm'));
+      expect(out).toContain('exit code 2');
+    });
+
+    it.each([
+      ['bootstrap', ['--org <name>', '--email <email>', '--role <role>']],
+      ['session', ['--email <email>', '--org <name>', '--ttl <seconds>', '(default: 3600)']],
+      ['set-role', ['--org <name>', '--email <email>', '--role <role>']],
+      ['remove-member', ['--org <name>', '--email <email>']],
+      ['set-key-policy', ['--org <name>', '--max-key-lifetime-days <days>', 'none']],
+      ['set-token-lifetime', ['--org <name>', '--seconds <seconds>', '60..86400']],
+    ])('%s --help (and help %s) shows its options on stdout with exit 0', async (command, options) => {
+      for (const out of [await help(command, '--help'), await help('help', command)]) {
+        expect(out).toMatch(new RegExp(`^Usage: gatehouse ${command} \\[options\\]\n`));
+        for (const option of options) expect(out).toContain(option);
+      }
+    });
+
+    it('--help wins over the other arguments and runs nothing', async () => {
+      const org = unique('org');
+      await help('bootstrap', '--org', org, '--email', email(), '--help');
+      await fails(['set-token-lifetime', '--org', org, '--seconds', '60'], /organization not found/);
+    });
+  });
+
+  describe('the built bin (package.json "bin": gatehouse -> dist/cli.js)', () => {
+    const built = () => join(process.env[TEST_BUILD_DIR_VARIABLE]!, 'cli.js');
+    /** Runs the compiled CLI as its own process, as `npx gatehouse` does. */
+    const run = (...argv: string[]) =>
+      new Promise<CliResult>((resolve, reject) => {
+        execFile(
+          process.execPath,
+          [built(), ...argv],
+          { env: { PATH: process.env.PATH, ...env } },
+          (error, stdout, stderr) => {
+            if (error === null) resolve({ exitCode: 0, stdout, stderr });
+            else if (typeof error.code === 'number') resolve({ exitCode: error.code, stdout, stderr });
+            else reject(new Error('the CLI process did not exit', { cause: error }));
+          },
+        );
+      });
+
+    it('is declared as the package bin, and its compiled file starts with a node shebang', () => {
+      const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+      expect(manifest.bin).toEqual({ gatehouse: 'dist/cli.js' });
+      expect(manifest.scripts.build).toContain('chmod +x dist/cli.js');
+      expect(readFileSync(built(), 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+    });
+
+    it('prints help with exit 0, a result as one JSON line with exit 0, and errors with exit 2', async () => {
+      const help = await run('--help');
+      expect(help).toMatchObject({ exitCode: 0, stderr: '' });
+      expect(help.stdout).toMatch(/^Usage: gatehouse \[options\] \[command\]\n/);
+
+      const org = unique('org');
+      const boot = await run('bootstrap', '--org', org, '--email', email());
+      expect({ exitCode: boot.exitCode, stderr: boot.stderr }).toEqual({ exitCode: 0, stderr: '' });
+      expect(boot.stdout).toMatch(/^\{.*\}\n$/);
+      const policy = await run('set-key-policy', '--org', org, '--max-key-lifetime-days', 'none');
+      expect(JSON.parse(policy.stdout)).toEqual({
+        organization_id: JSON.parse(boot.stdout).organization_id,
+        max_key_lifetime_days: null,
+      });
+
+      for (const argv of [['frobnicate'], ['set-token-lifetime', '--org', org, '--seconds', '59']]) {
+        const failed = await run(...argv);
+        expect({ exitCode: failed.exitCode, stdout: failed.stdout }).toEqual({ exitCode: 2, stdout: '' });
+        expect(failed.stderr).toMatch(/^error: /);
+      }
+    }, 60_000);
   });
 });

@@ -1,4 +1,7 @@
-import { expressRoutes, nestRouteDeclarations } from './support/routes';
+import { Get } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AnyMember, RequirePermissions } from '../src/identity/access.decorators';
+import { describeAccess, expressRoutes, nestRouteDeclarations } from './support/routes';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -7,7 +10,9 @@ import { createTestApp, TestApp } from './support/test-app';
  * @RequirePermissions / @UseGuards, fails here until this table says so.
  *
  * "bearer + P" = the global Bearer guard and permission P (docs/api.md, "Roles and
- * permissions"); "public" = @Public(), outside the Bearer guard.
+ * permissions"); "bearer, any member" = @AnyMember(): the Bearer guard and no permission, any role
+ * of the organization; "public" = @Public(), outside the Bearer guard. A route with none of these
+ * reads "bearer, undeclared" and fails the second test.
  */
 const DECLARED: Record<string, string> = {
   // Operations (docs/operations.md)
@@ -21,6 +26,9 @@ const DECLARED: Record<string, string> = {
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
+  // Organization settings (docs/api.md#organization-settings): every member reads them, admins change them
+  'GET /v1/organization': 'bearer, any member',
+  'PATCH /v1/organization': 'bearer + organization:write',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',
@@ -52,11 +60,33 @@ describe('route permission declarations', () => {
     );
   });
 
-  it('no controller route is left without a permission or an explicit @Public()', () => {
+  it('no controller route is left without a permission, an explicit @AnyMember() or @Public()', () => {
     const undeclared = Object.entries(nestRouteDeclarations(t.app)).filter(([, access]) =>
-      access.includes('any member'),
+      access.includes('undeclared'),
     );
     expect(undeclared).toEqual([]);
+  });
+
+  it('tells a route that declares nothing from an @AnyMember() one', () => {
+    class Probe {
+      @Get('nothing')
+      nothing(): void {}
+
+      @Get('members')
+      @AnyMember()
+      members(): void {}
+
+      @Get('admins')
+      @RequirePermissions('organization:write')
+      admins(): void {}
+    }
+    const reflector = new Reflector();
+    const access = (name: 'nothing' | 'members' | 'admins') => describeAccess(reflector, Probe.prototype[name], Probe);
+    expect([access('nothing'), access('members'), access('admins')]).toEqual([
+      'bearer, undeclared',
+      'bearer, any member',
+      'bearer + organization:write',
+    ]);
   });
 
   it('the server answers no route besides the declared ones and the API documentation', () => {

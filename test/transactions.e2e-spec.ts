@@ -6,8 +6,8 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from './support/test-
 
 /**
  * A change and its audit entry are stored together or not at all (docs/operations.md#transactions):
- * when the audit insert fails, the key creation, the revocation and the integration's create, update
- * and delete leave nothing behind, and the caller gets the filter's 500. The audit store is made to
+ * when the audit insert fails, the key creation, the revocation, the integration's create, update
+ * and delete and an organization settings change leave nothing behind, and the caller gets the filter's 500. The audit store is made to
  * fail by a trigger in the database, so the failure happens where a real one would: inside the
  * transaction, after the change itself was written.
  */
@@ -140,6 +140,24 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const read = await t.http().get(`${integrations}/${id}`).set(bearer(admin.token)).expect(200);
       expect(read.body.notification_integration).toStrictEqual(body.notification_integration);
       expect(await auditRows(id)).toEqual([{ action: 'integration.created' }]);
+    });
+  });
+
+  describe('organization settings', () => {
+    it('a change whose audit entry fails leaves the settings as they were (500)', async () => {
+      const read = () => t.http().get('/v1/organization').set(bearer(admin.token)).expect(200);
+      const before = (await read()).body;
+      const change = { access_token_lifetime: 60, max_key_lifetime_days: 5 };
+      const response = await whileAuditFails('organization.updated', () =>
+        t.http().patch('/v1/organization').set(bearer(admin.token)).send(change),
+      );
+      expectError(response, 500, 'INTERNAL', 'internal error');
+      expect((await read()).body).toStrictEqual(before);
+      expect(await auditRows(admin.organizationId)).toEqual([]);
+
+      await t.http().patch('/v1/organization').set(bearer(admin.token)).send(change).expect(200);
+      expect((await read()).body.organization).toMatchObject(change);
+      expect(await auditRows(admin.organizationId)).toEqual([{ action: 'organization.updated' }]);
     });
   });
 });

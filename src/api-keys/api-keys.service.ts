@@ -149,7 +149,14 @@ export class ApiKeysService {
     await this.unitOfWork.run(async (tx) => {
       if (!(await this.keys.revoke(owner, id, at, tx))) return;
       await this.audit.record(
-        { action: 'api_key.revoked', reason: 'user', ...this.actor(owner), targetType: 'api_key', targetId: id, request },
+        {
+          action: 'api_key.revoked',
+          reason: 'user',
+          ...this.actor(owner),
+          targetType: 'api_key',
+          targetId: id,
+          request,
+        },
         tx,
       );
     });

@@ -41,7 +41,7 @@ export class AuditEvent {
   actorApiKeyId: string | null;
 
   @Column({ name: 'target_type', type: 'varchar', length: 32, nullable: true })
-  targetType: 'api_key' | 'notification_integration' | null;
+  targetType: 'api_key' | 'notification_integration' | 'organization' | null;
 
   @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })
   targetId: string | null;

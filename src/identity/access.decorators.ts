@@ -13,6 +13,7 @@ import type { Principal } from './principal';
 
 export const IS_PUBLIC = 'gatehouse:public';
 export const REQUIRED_PERMISSIONS = 'gatehouse:permissions';
+export const ANY_MEMBER = 'gatehouse:any-member';
 
 /** Opts a route out of the global Bearer guard (JWKS, health, /v1/token with its own guard). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
@@ -27,6 +28,14 @@ export const RequirePermissions = (...permissions: Permission[]): MethodDecorato
     ApiBearerAuth(BEARER_SCHEME),
     ApiErrors(401, 403, 503),
   );
+
+/**
+ * A Bearer-authenticated route open to every member of the caller's organization, whatever the role
+ * (and an access token whatever its key's scopes): the explicit declaration that the route needs no
+ * permission, so that a route that names none by mistake stands out in the route table test.
+ */
+export const AnyMember = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(ANY_MEMBER, true), ApiBearerAuth(BEARER_SCHEME), ApiErrors(401, 503));
 
 /** The authenticated caller of this request. */
 export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {

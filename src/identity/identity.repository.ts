@@ -3,10 +3,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { placeholders, RowReader, rowReader } from '../database/sql';
-import { UnitOfWork } from '../database/unit-of-work';
+import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { MEMBER_ACCESS_VIEW, MemberAccessColumns, MembershipAccess, toMembershipAccess } from './member-access';
 import { Membership } from './membership.entity';
-import { Organization } from './organization.entity';
+import { Organization, OrganizationSettings } from './organization.entity';
 import type { Role } from './roles';
 import { User } from './user.entity';
 
@@ -64,8 +64,22 @@ export class IdentityRepository {
       .execute();
   }
 
-  async updateAccessTokenLifetime(organizationId: string, seconds: number, now: Date): Promise<void> {
-    await this.organizations.update({ id: organizationId }, { accessTokenLifetime: seconds, updatedAt: now });
+  /**
+   * Sets the given settings (and only those: a concurrent change of another setting is kept) and
+   * reads the row back in the same transaction when there is one, so the caller sees the row as its
+   * own change left it (on PostgreSQL the update holds the row lock until commit). Null when there
+   * is no such organization.
+   */
+  async updateSettings(
+    organizationId: string,
+    settings: OrganizationSettings,
+    now: Date,
+    tx?: Transaction,
+  ): Promise<Organization | null> {
+    const organizations = tx?.getRepository(Organization) ?? this.organizations;
+    const result = await organizations.update({ id: organizationId }, { ...settings, updatedAt: now });
+    if ((result.affected ?? 0) === 0) return null;
+    return organizations.findOneBy({ id: organizationId });
   }
 
   findUserByEmail(email: string): Promise<User | null> {

@@ -1,13 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/errors';
+import type { Transaction } from '../database/unit-of-work';
 import { IdentityRepository } from './identity.repository';
 import type { MembershipAccess } from './member-access';
 import { Membership } from './membership.entity';
 import {
   DEFAULT_ACCESS_TOKEN_LIFETIME,
   MAX_ACCESS_TOKEN_LIFETIME,
+  MAX_KEY_LIFETIME_DAYS,
   MIN_ACCESS_TOKEN_LIFETIME,
+  MIN_KEY_LIFETIME_DAYS,
   Organization,
+  OrganizationSettings,
 } from './organization.entity';
 import type { Role } from './roles';
 import { User } from './user.entity';
@@ -70,14 +74,27 @@ export class IdentityService {
     return this.identity.deleteMembership(organizationId, userId);
   }
 
+  /**
+   * Changes the organization's settings (the absent ones stay as they are) inside `tx` when given, and
+   * returns the organization as the change left it. Bounds: docs/api.md#organization-settings.
+   */
+  async updateSettings(
+    organizationId: string,
+    settings: OrganizationSettings,
+    tx?: Transaction,
+  ): Promise<Organization> {
+    assertSettings(settings);
+    const organization = await this.identity.updateSettings(organizationId, settings, new Date(), tx);
+    if (organization === null) throw new IdentityError('organization not found');
+    return organization;
+  }
+
+  /**
+   * Sets the access-token lifetime without an audit entry: a test fixture. The admin paths (the API
+   * and the CLI) change settings through OrganizationSettingsService, which records them.
+   */
   async setAccessTokenLifetime(organizationId: string, seconds: number): Promise<void> {
-    if (!Number.isInteger(seconds) || seconds < MIN_ACCESS_TOKEN_LIFETIME || seconds > MAX_ACCESS_TOKEN_LIFETIME) {
-      throw new AppError(
-        ErrorCode.INVALID_ARGUMENT,
-        `access token lifetime must be ${MIN_ACCESS_TOKEN_LIFETIME}..${MAX_ACCESS_TOKEN_LIFETIME} seconds`,
-      );
-    }
-    await this.identity.updateAccessTokenLifetime(organizationId, seconds, new Date());
+    await this.updateSettings(organizationId, { accessTokenLifetime: seconds });
   }
 
   /** The organization with its settings (token lifetime, key policy). */
@@ -102,6 +119,33 @@ export class IdentityService {
   /** The user's memberships, oldest first. */
   membershipsOf(userId: string): Promise<Membership[]> {
     return this.identity.findMembershipsOf(userId);
+  }
+}
+
+const within = (value: number, min: number, max: number): boolean =>
+  Number.isInteger(value) && value >= min && value <= max;
+
+/** The service's own check of the bounds: its callers (the API's DTO, the CLI) check them first. */
+function assertSettings(settings: OrganizationSettings): void {
+  const { accessTokenLifetime, maxKeyLifetimeDays } = settings;
+  if (
+    accessTokenLifetime !== undefined &&
+    !within(accessTokenLifetime, MIN_ACCESS_TOKEN_LIFETIME, MAX_ACCESS_TOKEN_LIFETIME)
+  ) {
+    throw new AppError(
+      ErrorCode.INVALID_ARGUMENT,
+      `access token lifetime must be ${MIN_ACCESS_TOKEN_LIFETIME}..${MAX_ACCESS_TOKEN_LIFETIME} seconds`,
+    );
+  }
+  if (
+    maxKeyLifetimeDays !== undefined &&
+    maxKeyLifetimeDays !== null &&
+    !within(maxKeyLifetimeDays, MIN_KEY_LIFETIME_DAYS, MAX_KEY_LIFETIME_DAYS)
+  ) {
+    throw new AppError(
+      ErrorCode.INVALID_ARGUMENT,
+      `max key lifetime must be ${MIN_KEY_LIFETIME_DAYS}..${MAX_KEY_LIFETIME_DAYS} days or none`,
+    );
   }
 }
 

@@ -29,3 +29,6 @@ export class Organization {
   @TimestampColumn({ name: 'updated_at' })
   updatedAt: Date;
 }
+
+/** The settings an organization's admins may change (docs/api.md#organization-settings); absent: unchanged. */
+export type OrganizationSettings = Partial<Pick<Organization, 'accessTokenLifetime' | 'maxKeyLifetimeDays'>>;

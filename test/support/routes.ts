@@ -2,7 +2,7 @@ import { METHODS } from 'node:http';
 import { INestApplication, RequestMethod, Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../../src/identity/access.decorators';
+import { ANY_MEMBER, IS_PUBLIC, REQUIRED_PERMISSIONS } from '../../src/identity/access.decorators';
 import { TestApp } from './test-app';
 
 /** `METHOD /path` -> how the route is protected, as declared on the controller. */
@@ -26,7 +26,8 @@ function firstPath(value: unknown): string | undefined {
   return Array.isArray(value) ? String(value[0]) : (value as string | undefined);
 }
 
-function describeAccess(reflector: Reflector, handler: object, controller: Type): string {
+/** How a controller method is protected, as its decorators (and its controller's) declare it. */
+export function describeAccess(reflector: Reflector, handler: object, controller: Type): string {
   const targets = [handler as () => void, controller];
   const guards = (
     Reflect.getMetadata(GUARDS_METADATA, handler) ??
@@ -39,7 +40,11 @@ function describeAccess(reflector: Reflector, handler: object, controller: Type)
   if (reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) parts.push('public');
   else {
     const permissions = reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];
-    parts.push(permissions.length === 0 ? 'bearer (any member)' : `bearer + ${permissions.join(' + ')}`);
+    const anyMember = reflector.getAllAndOverride<boolean>(ANY_MEMBER, targets) === true;
+    if (anyMember) parts.push('bearer, any member');
+    // Neither a permission nor @AnyMember(): the guard lets every member through, but nobody said so.
+    else if (permissions.length === 0) parts.push('bearer, undeclared');
+    if (permissions.length > 0) parts.push(`bearer + ${permissions.join(' + ')}`);
   }
   if (guards !== '') parts.push(`guarded by ${guards}`);
   return parts.join(', ');

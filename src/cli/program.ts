@@ -1,0 +1,174 @@
+import { Command, InvalidArgumentError } from 'commander';
+import {
+  MAX_ACCESS_TOKEN_LIFETIME,
+  MAX_KEY_LIFETIME_DAYS,
+  MIN_ACCESS_TOKEN_LIFETIME,
+  MIN_KEY_LIFETIME_DAYS,
+} from '../identity/organization.entity';
+import { isRole, Role } from '../identity/roles';
+import * as commands from './commands';
+import type { CliServices } from './commands';
+
+/**
+ * The admin command line's arguments (docs/operations.md#admin-cli), parsed with commander: every
+ * option is checked and converted here, before any command runs (so a typo writes nothing), and
+ * each command receives typed options.
+ */
+
+/** Runs a command with the application's services, and prints what it returns. */
+export type CommandRunner = (command: (services: CliServices) => Promise<object>) => Promise<void>;
+
+/** Where the program writes help and parse errors. */
+export interface ProgramOutput {
+  writeOut(text: string): void;
+  writeErr(text: string): void;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const MAX_EMAIL_LENGTH = 320;
+const MAX_ORGANIZATION_NAME_LENGTH = 255;
+
+function organizationName(value: string): string {
+  const name = value.trim();
+  if (name === '' || [...name].length > MAX_ORGANIZATION_NAME_LENGTH) {
+    throw new InvalidArgumentError(`--org must be 1 to ${MAX_ORGANIZATION_NAME_LENGTH} characters`);
+  }
+  return name;
+}
+
+function email(value: string): string {
+  const address = value.trim();
+  if (!EMAIL.test(address) || address.length > MAX_EMAIL_LENGTH) {
+    throw new InvalidArgumentError('--email must be an email address');
+  }
+  return address;
+}
+
+function role(value: string): Role {
+  if (!isRole(value)) throw new InvalidArgumentError('--role must be admin, member or viewer');
+  return value;
+}
+
+/** A plain decimal integer within bounds (no sign, no exponent, no fraction). */
+function integer(flag: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`${flag} must be an integer from ${min} to ${max}`);
+    }
+    return Number(value);
+  };
+}
+
+/** Days, or 'none' (a parser cannot return null: commander would store '' instead). */
+function keyLifetimeDays(value: string): number | 'none' {
+  if (value === 'none') return value;
+  if (!/^\d+$/.test(value) || Number(value) < MIN_KEY_LIFETIME_DAYS || Number(value) > MAX_KEY_LIFETIME_DAYS) {
+    throw new InvalidArgumentError(
+      `--max-key-lifetime-days must be an integer from ${MIN_KEY_LIFETIME_DAYS} to ${MAX_KEY_LIFETIME_DAYS}, or none`,
+    );
+  }
+  return Number(value);
+}
+
+const ORG = ['--org <name>', 'organization name (1-255 characters)'] as const;
+const EMAIL_OPTION = ['--email <email>', "the user's e-mail address (stored in lower case)"] as const;
+const ROLE_DESCRIPTION = 'admin, member or viewer';
+
+/**
+ * A new program for one run (commander keeps parsed values on the command objects). Errors make
+ * `parseAsync` throw a CommanderError (exitOverride) instead of exiting the process.
+ */
+export function buildProgram(run: CommandRunner, output: ProgramOutput): Command {
+  const program = new Command('gatehouse')
+    .description('Gatehouse admin command line: organizations, users, roles, session tokens and organization settings.')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Uses the same configuration (environment, .env) and database as the server.',
+        'Prints exactly one JSON object on stdout; errors go to stderr with exit code 2.',
+        "Details: docs/operations.md, section 'Admin CLI'.",
+      ].join('\n'),
+    )
+    // Set before the commands are added: each command copies them.
+    .configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr })
+    .exitOverride()
+    .showHelpAfterError("(run 'gatehouse --help' for the commands)")
+    .allowExcessArguments(false);
+
+  program
+    .command('bootstrap')
+    .description('create the organization, the user and the membership if missing; print a 1-hour session token')
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(...EMAIL_OPTION, email)
+    .option(
+      '--role <role>',
+      `${ROLE_DESCRIPTION}; sets the role (default: an existing membership keeps its role, a new one is admin)`,
+      role,
+    )
+    .action((options: commands.BootstrapOptions) => run((services) => commands.bootstrap(services, options)));
+
+  program
+    .command('session')
+    .description('mint a session token for an existing member')
+    .requiredOption(...EMAIL_OPTION, email)
+    .option('--org <name>', 'needed only when the user belongs to several organizations', organizationName)
+    .option(
+      '--ttl <seconds>',
+      `token lifetime, 1..${MAX_ACCESS_TOKEN_LIFETIME}`,
+      integer('--ttl', 1, MAX_ACCESS_TOKEN_LIFETIME),
+      commands.DEFAULT_SESSION_TTL,
+    )
+    .action((options: commands.SessionOptions) => run((services) => commands.session(services, options)));
+
+  program
+    .command('set-role')
+    .description("set the user's role in the organization (adds the membership if missing)")
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(...EMAIL_OPTION, email)
+    .requiredOption('--role <role>', ROLE_DESCRIPTION, role)
+    .action((options: commands.SetRoleOptions) => run((services) => commands.setRole(services, options)));
+
+  program
+    .command('remove-member')
+    .description("remove the user from the organization: the user's tokens and keys there stop working")
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(...EMAIL_OPTION, email)
+    .action((options: commands.RemoveMemberOptions) => run((services) => commands.removeMember(services, options)));
+
+  program
+    .command('set-key-policy')
+    .description('set the longest lifetime of keys created in the organization from now on')
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(
+      '--max-key-lifetime-days <days>',
+      `${MIN_KEY_LIFETIME_DAYS}..${MAX_KEY_LIFETIME_DAYS}, or none for no limit`,
+      keyLifetimeDays,
+    )
+    .action(({ org, maxKeyLifetimeDays }: { org: string; maxKeyLifetimeDays: number | 'none' }) =>
+      run((services) =>
+        commands.setKeyPolicy(services, {
+          org,
+          maxKeyLifetimeDays: maxKeyLifetimeDays === 'none' ? null : maxKeyLifetimeDays,
+        }),
+      ),
+    );
+
+  program
+    .command('set-token-lifetime')
+    .description('set the lifetime of the access tokens POST /v1/token issues from now on')
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(
+      '--seconds <seconds>',
+      `${MIN_ACCESS_TOKEN_LIFETIME}..${MAX_ACCESS_TOKEN_LIFETIME}`,
+      integer('--seconds', MIN_ACCESS_TOKEN_LIFETIME, MAX_ACCESS_TOKEN_LIFETIME),
+    )
+    .action((options: commands.SetTokenLifetimeOptions) =>
+      run((services) => commands.setTokenLifetime(services, options)),
+    );
+
+  for (const command of program.commands) {
+    command.showHelpAfterError(`(run 'gatehouse ${command.name()} --help' for its options)`);
+  }
+  return program;
+}

@@ -1,0 +1,46 @@
+import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentRequestContext, RequestContext } from '../audit/request-context';
+import { ApiErrors } from '../common/openapi';
+import { AnyMember, CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
+import { OrganizationResponse, OrganizationView } from './dto/organization.view';
+import { UpdateOrganizationDto } from './dto/update-organization.dto';
+import { OrganizationSettingsService } from './organization-settings.service';
+
+/** The caller's own organization, the one of its token (docs/api.md#organization-settings). */
+@ApiTags('Organization')
+@Controller('v1/organization')
+export class OrganizationSettingsController {
+  constructor(private readonly settings: OrganizationSettingsService) {}
+
+  @Get()
+  @AnyMember()
+  @ApiOperation({ summary: "Read the caller's organization and its settings (any member)" })
+  @ApiOkResponse({ type: OrganizationResponse })
+  async get(@CurrentPrincipal() principal: Principal): Promise<OrganizationResponse> {
+    return { organization: OrganizationView.from(await this.settings.get(principal.organizationId)) };
+  }
+
+  @Patch()
+  @RequirePermissions('organization:write')
+  @ApiOperation({
+    summary: "Change the caller's organization settings; absent fields stay as they are",
+    description: 'Audited as organization.updated. An empty body changes and records nothing.',
+  })
+  @ApiOkResponse({ type: OrganizationResponse })
+  @ApiErrors(400, 413)
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: UpdateOrganizationDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<OrganizationResponse> {
+    const organization = await this.settings.update(
+      principal.organizationId,
+      { accessTokenLifetime: body.access_token_lifetime, maxKeyLifetimeDays: body.max_key_lifetime_days },
+      { userId: principal.userId, apiKeyId: principal.apiKeyId },
+      request,
+    );
+    return { organization: OrganizationView.from(organization) };
+  }
+}
