@@ -18,6 +18,7 @@ import { ApiKeysOwnerActive1764300000000 } from './migrations/1764300000000-api-
 import { OrganizationKeyPolicy1764400000000 } from './migrations/1764400000000-organization-key-policy';
 import { AuditPreviousKey1764450000000 } from './migrations/1764450000000-audit-previous-key';
 import { TimeoutSafePgClient } from './pg-client';
+import { loadBetterSqlite3 } from './sqlite-driver';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
 export const MIGRATIONS = [
@@ -54,6 +55,7 @@ export function dataSourceOptions(
     return {
       ...common,
       type: 'better-sqlite3',
+      driver: loadBetterSqlite3(),
       database: database.path,
       enableWAL: true,
       timeout: 5000,
