@@ -5,15 +5,20 @@
 /** Feature modules (folders under src/) and the feature modules each may import. */
 const MAY_USE = {
   identity: [],
-  audit: [],
-  'api-keys': ['identity', 'audit'],
-  integrations: ['identity', 'audit'],
+  // The audit log API's controller uses identity's access vocabulary (docs/adr/0018-audit-event-pages.md).
+  audit: ['identity'],
+  // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
+  metrics: [],
+  'api-keys': ['identity', 'audit', 'metrics'],
+  integrations: ['identity', 'audit', 'metrics'],
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
-  auth: ['api-keys', 'identity', 'audit'],
+  auth: ['api-keys', 'identity', 'audit', 'metrics'],
   // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
   // the services of the modules it administers; no module uses it.
-  cli: ['identity', 'auth', 'organization-settings'],
+  cli: ['identity', 'auth', 'organization-settings', 'console-sign-in'],
+  // The console's sign-in links mint session tokens (auth) for members (identity).
+  'console-sign-in': ['auth', 'identity'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };
@@ -45,7 +50,7 @@ export default {
     ...FEATURES.map((name) => ({
       name: `arrows-from-${name}`,
       severity: 'error',
-      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
+      comment: `Dependencies point one way (auth -> api-keys -> identity; integrations, organization-settings -> identity; api-keys, auth, integrations and organization-settings -> audit -> identity; api-keys, auth and integrations -> metrics): ${name}/ may import ${MAY_USE[name].join(', ') || 'no other feature module'}.`,
       from: { path: `^src/${name}/` },
       to: { path: anyOf(FEATURES.filter((other) => other !== name && !MAY_USE[name].includes(other))) },
     })),

@@ -119,6 +119,9 @@ function run(name: string, options: autocannon.Options): Promise<Measurement> {
   });
 }
 
+/** A member's default key scopes as stored (api_keys:read 2 | integrations:read 32, docs/adr/0017-key-scopes-as-a-permission-bit-mask.md). */
+const MEMBER_SCOPES = 34;
+
 /** Keys owned by a separate bulk user, inserted straight into the database (no HTTP). */
 async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, count: number): Promise<void> {
   const userId = randomUUID();
@@ -134,8 +137,8 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
     );
     db.prepare('INSERT INTO memberships VALUES (?, ?, ?, ?, ?)').run(organizationId, userId, 'member', now, now);
     const insert = db.prepare(
-      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
-       VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ?, ?)`,
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
+       VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ${MEMBER_SCOPES}, ?, ?)`,
     );
     const batch = db.transaction((n: number) => {
       for (let i = 0; i < n; i += 1)
@@ -154,8 +157,9 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
     ]);
     await client.query(`INSERT INTO memberships VALUES ($1, $2, 'member', now(), now())`, [organizationId, userId]);
     await client.query(
-      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
-       SELECT gen_random_uuid(), $1, $2, 'bulk', md5(random()::text) || md5(random()::text), 'ACTIVE', now(), now()
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, 'bulk', md5(random()::text) || md5(random()::text), 'ACTIVE', ${MEMBER_SCOPES},
+         now(), now()
        FROM generate_series(1, $3)`,
       [organizationId, userId, count],
     );
@@ -215,6 +219,8 @@ async function main(): Promise<void> {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
+    // The metrics listener stays on, as in production, on a free port (nothing here scrapes it).
+    METRICS_PORT: '0',
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,

@@ -2,8 +2,10 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
+import { ConsoleSignInModule } from './console-sign-in/console-sign-in.module';
 import { LoggingModule, LogLevel } from './common/logging.module';
 import { StrictValidationPipe } from './common/validation.pipe';
 import { AppConfigModule } from './config/config.module';
@@ -12,6 +14,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 
 export interface AppModuleOptions {
@@ -32,12 +35,15 @@ export class AppModule {
         AppConfigModule.forRoot(options.env),
         LoggingModule.forRoot({ destination: options.logDestination, level: options.logLevel }),
         DatabaseModule.forRoot(),
+        MetricsModule,
         HealthModule,
         IdentityModule,
         ApiKeysModule,
         AuthModule,
         IntegrationsModule,
         OrganizationSettingsModule,
+        AuditModule,
+        ConsoleSignInModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
+import { ConsoleSignInService } from './console-sign-in/console-sign-in.service';
 import { buildProgram } from './cli/program';
 import type { Environment } from './config/configuration';
 import { IdentityService } from './identity/identity.service';
@@ -55,6 +56,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         identity: app.get(IdentityService),
         tokens: app.get(TokenService),
         settings: app.get(OrganizationSettingsService),
+        consoleSignIn: app.get(ConsoleSignInService),
       };
       stdout += `${JSON.stringify(await command(services))}\n`;
     },

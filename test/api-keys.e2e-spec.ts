@@ -34,6 +34,9 @@ describe('/v1/user-api-keys', () => {
           user_id: user.userId,
           label: 'ci deploy',
           status: 'ACTIVE',
+          // An admin's defaults (docs/api.md#scopes), in catalogue order; no expiry unless asked for.
+          scopes: ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write'],
+          expires_at: null,
           created_at: expect.stringMatching(ISO_MS),
           updated_at: key.created_at,
           last_used_at: null,
@@ -305,7 +308,18 @@ describe('/v1/user-api-keys', () => {
       expect(response.text).not.toContain(value.split('.')[2]);
       for (const key of response.body.api_keys) {
         expect(Object.keys(key).sort()).toEqual(
-          ['created_at', 'id', 'label', 'last_used_at', 'organization_id', 'status', 'updated_at', 'user_id'].sort(),
+          [
+            'created_at',
+            'expires_at',
+            'id',
+            'label',
+            'last_used_at',
+            'organization_id',
+            'scopes',
+            'status',
+            'updated_at',
+            'user_id',
+          ].sort(),
         );
       }
     });

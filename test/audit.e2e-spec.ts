@@ -63,7 +63,7 @@ describe('audit trail', () => {
 
   it('records the key an access token came from as the actor key', async () => {
     const user = await t.user({ org: 'audit-org' });
-    const key = await t.createKey(user);
+    const key = await t.createKey(user, 'creator', { scopes: ['api_keys:create'] });
     const token = await t.exchange(key.value);
     const created = await t
       .http()

@@ -159,7 +159,7 @@ describe('Bearer authentication', () => {
   describe('access tokens', () => {
     it('work on Bearer routes and stop working the moment their key is revoked', async () => {
       const user = await t.user();
-      const { id, value } = await t.createKey(user);
+      const { id, value } = await t.createKey(user, 'revoker', { scopes: ['api_keys:read', 'api_keys:revoke'] });
       const other = await t.createKey(user);
       const accessToken = await t.exchange(value);
       const otherToken = await t.exchange(other.value);
@@ -172,9 +172,20 @@ describe('Bearer authentication', () => {
       await listWith(bearer(user.token)).expect(200);
     });
 
-    it('can create keys with the role of the key owner', async () => {
+    it('can create keys when the key was given api_keys:create (management permissions only when asked for)', async () => {
       const user = await t.user({ role: 'member' });
-      const { value } = await t.createKey(user);
+      const plain = await t.createKey(user);
+      expectError(
+        await t
+          .http()
+          .post('/v1/user-api-keys')
+          .set(bearer(await t.exchange(plain.value)))
+          .send({}),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+      );
+      const { value } = await t.createKey(user, 'creator', { scopes: ['api_keys:create'] });
       const accessToken = await t.exchange(value);
       const created = await t.http().post('/v1/user-api-keys').set(bearer(accessToken)).send({ label: 'via access' });
       expect(created.status).toBe(201);

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { ApiKey } from '../src/api-keys/api-key.entity';
 import { ApiKeysRepository } from '../src/api-keys/api-keys.repository';
 import { IdentityService } from '../src/identity/identity.service';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from './support/test-app';
@@ -42,9 +43,21 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
         userId: admin.userId,
         secretHash: expect.stringMatching(/^[0-9a-f]{64}$/),
         status: 'ACTIVE',
+        // An admin's default scopes: api_keys:read 2, audit:read 16, integrations:read 32, integrations:write 64.
+        scopes: 2 | 16 | 32 | 64,
+        expiresAtMs: null,
       },
       ownerAccess: { role: 'admin', accessTokenLifetime: 1800 },
     });
+  });
+
+  it('reads the expiry as epoch milliseconds, exactly, and the scopes as their mask', async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000 + 123).toISOString();
+    const { id } = await t.createKey(admin, 'expiring', { scopes: ['integrations:read'], expires_at: expiresAt });
+    const found = await keys.findCredential(id);
+    expect(found?.key.expiresAtMs).toBe(Date.parse(expiresAt));
+    expect(typeof found?.key.expiresAtMs).toBe('number');
+    expect(found?.key.scopes).toBe(32);
   });
 
   it('sees a role change, a lifetime change, a removal and a revocation at the next lookup', async () => {
@@ -105,16 +118,20 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
   });
 
   it.each([
-    ['active keys', false, 'api_keys_owner_active'],
-    ['all keys', true, 'api_keys_owner_newest'],
+    // The count of the active keys may read either partial index of them (both hold the owner's
+    // ACTIVE keys, api_keys_owner_usable by expiry): it stops at the window either way.
+    ['active keys', false, 'api_keys_owner_active', '(api_keys_owner_active|api_keys_owner_usable)'],
+    ['all keys', true, 'api_keys_owner_newest', 'api_keys_owner_newest'],
   ])(
     'lists and counts %s (include_revoked=%s) from %s, in order, without a scan',
-    async (_name, includeRevoked, index) => {
+    async (_name, includeRevoked, index, countIndex) => {
       const owner = { userId: admin.userId, organizationId: admin.organizationId };
       const text = await planOf(() => keys.findPageByOwner(owner, { limit: 20, offset: 40, includeRevoked }));
       expect(text).not.toMatch(/SCAN api_keys\b|Seq Scan|Bitmap/);
-      // Both the count and the page read the index.
-      expect(text.match(new RegExp(`INDEX ${index} |Index (Only )?Scan using ${index} `, 'g'))).toHaveLength(2);
+      // Both the count and the page read an index, the page the one in list order.
+      const reads = (name: string) => text.match(new RegExp(`INDEX ${name} |Index (Only )?Scan using ${name} `, 'g'));
+      expect(reads(countIndex)).toHaveLength(2);
+      expect(reads(index)?.length).toBeGreaterThanOrEqual(1);
       // The page reads it in list order: nothing sorts the owner's keys before the LIMIT. The one sort is
       // the outer ORDER BY of the page's at most `limit` rows (SQLite: the last line of the plan).
       if (DATABASE_KIND === 'sqlite') {
@@ -127,4 +144,61 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
       }
     },
   );
+
+  it("counts an owner's usable keys for the cap from api_keys_owner_usable only: no expired key is read", async () => {
+    const owner = await t.user({ org: 'data-access-cap' });
+    await t.createKey(owner);
+    const template = await keys.findById((await t.createKey(owner)).id);
+    // An owner with many expired keys left unrevoked, and statistics that know it.
+    const values = Array.from({ length: 500 }, (_, i) => {
+      const id = `aaaaaaaa-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      return `('${id}', '${owner.organizationId}', '${owner.userId}', 'old', '${'0'.repeat(64)}', 'ACTIVE', 0,
+        '2020-01-02T00:00:00.000Z', '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`;
+    });
+    await dataSource.query(`INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes,
+      expires_at, created_at, updated_at) VALUES ${values.join(', ')}`);
+    await dataSource.query(DATABASE_KIND === 'sqlite' ? 'ANALYZE' : 'VACUUM ANALYZE api_keys');
+    const statements: Array<[string, unknown[]]> = [];
+    await dataSource
+      .transaction(async (manager) => {
+        const query = manager.query.bind(manager);
+        jest.spyOn(manager, 'query').mockImplementation((sql: string, parameters?: unknown) => {
+          statements.push([sql, (parameters as unknown[] | undefined) ?? []]);
+          return query(sql, parameters as unknown[] | undefined);
+        });
+        const key = Object.assign(new ApiKey(), template, {
+          id: '00000000-0000-4000-8000-0000000000cc',
+          createdAt: new Date(),
+          updatedAt: new Date(),
+        });
+        await keys.insertWithinActiveCap(key, 100, manager);
+        throw new Error('roll back');
+      })
+      .catch((error: Error) => expect(error.message).toBe('roll back'));
+    const [sql, parameters] = statements.find(([text]) => text.trimStart().startsWith('INSERT'))!;
+    if (DATABASE_KIND === 'sqlite') {
+      const plan = await dataSource.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${sql}`, parameters);
+      const text = plan.map((row) => row.detail).join('\n');
+      expect(text).not.toMatch(/SCAN api_keys\b/);
+      // The two ranges (no expiry; expiring after now), each bounded on the index by its expiry condition.
+      expect(text.match(/INDEX api_keys_owner_usable /g)).toHaveLength(2);
+      expect(text).toMatch(/api_keys_owner_usable \(user_id=\? AND organization_id=\? AND expires_at=\?\)/);
+      expect(text).toMatch(/api_keys_owner_usable \(user_id=\? AND organization_id=\? AND expires_at>\?\)/);
+    } else {
+      // What the statement really reads, run and rolled back: no scan of the table, and none of the 500
+      // expired keys visited (a scan that read and dropped them would say "Rows Removed by Filter: 500").
+      const text = await dataSource
+        .transaction(async (manager) => {
+          // As on a table too large to read whole (as above).
+          await manager.query('SET LOCAL enable_seqscan = off');
+          const rows = await manager.query<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN ANALYZE ${sql}`, parameters);
+          throw Object.assign(new Error('roll back'), { plan: rows.map((row) => row['QUERY PLAN']).join('\n') });
+        })
+        .catch((error: Error & { plan?: string }) => error.plan ?? '');
+      expect(text).toMatch(/Index (Only )?Scan using api_keys_owner_usable /);
+      expect(text).not.toMatch(/Seq Scan/);
+      const removed = [...text.matchAll(/Rows Removed by Filter: (\d+)/g)].map((match) => Number(match[1]));
+      expect({ removed, plan: text }).toEqual({ removed: removed.filter((n) => n < 10), plan: text });
+    }
+  });
 });

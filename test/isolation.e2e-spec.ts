@@ -47,8 +47,16 @@ describe('isolation between users and organizations', () => {
       await expectOwnerKeyUntouched();
     });
 
-    it('with an access token of their own key: GET and DELETE -> 404', async () => {
-      const own = await t.createKey(intruder());
+    it('POST /v1/user-api-keys/:id/rotate -> 404 and the key stays active', async () => {
+      const response = await t.http().post(`/v1/user-api-keys/${ownerKey.id}/rotate`).set(bearer(intruder().token));
+      expectError(response, 404, 'NOT_FOUND', 'api key not found');
+      await expectOwnerKeyUntouched();
+    });
+
+    it('with an access token of their own key: GET, DELETE and rotate -> 404', async () => {
+      const own = await t.createKey(intruder(), 'every key permission', {
+        scopes: ['api_keys:create', 'api_keys:read', 'api_keys:revoke'],
+      });
       const accessToken = await t.exchange(own.value);
       expectError(
         await t.http().get(`/v1/user-api-keys/${ownerKey.id}`).set(bearer(accessToken)),
@@ -58,6 +66,12 @@ describe('isolation between users and organizations', () => {
       );
       expectError(
         await t.http().delete(`/v1/user-api-keys/${ownerKey.id}`).set(bearer(accessToken)),
+        404,
+        'NOT_FOUND',
+        'api key not found',
+      );
+      expectError(
+        await t.http().post(`/v1/user-api-keys/${ownerKey.id}/rotate`).set(bearer(accessToken)),
         404,
         'NOT_FOUND',
         'api key not found',
@@ -105,7 +119,7 @@ describe('isolation between users and organizations', () => {
       const email = `both-${randomBytes(4).toString('hex')}@example.com`;
       inA = await t.user({ org: 'iso-a', email });
       inB = await t.user({ org: 'iso-b', email });
-      keyA = await t.createKey(inA, 'in a');
+      keyA = await t.createKey(inA, 'in a', { scopes: ['api_keys:create', 'api_keys:read'] });
       keyB = await t.createKey(inB, 'in b');
     });
 

@@ -148,8 +148,8 @@ async function seedRevoked(t: TestApp, owner: TestUser, count: number): Promise<
   if (DATABASE_KIND === 'sqlite') {
     await t.get(DataSource).query(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, revoked_at)
-       SELECT printf('00000000-0000-4000-8000-%012x', i), ?, ?, 'bulk', ?, 'REVOKED', t, t, t
+       INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at, revoked_at)
+       SELECT printf('00000000-0000-4000-8000-%012x', i), ?, ?, 'bulk', ?, 'REVOKED', 0, t, t, t
        FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%fZ', '2030-01-01', '+' || i || ' seconds') AS t FROM n)`,
       [count, owner.organizationId, owner.userId, hash],
     );
@@ -162,8 +162,8 @@ async function seedRevoked(t: TestApp, owner: TestUser, count: number): Promise<
   await client.connect();
   try {
     await client.query(
-      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, revoked_at)
-       SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, $1, $2, 'bulk', $3, 'REVOKED', t, t, t
+      `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at, revoked_at)
+       SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, $1, $2, 'bulk', $3, 'REVOKED', 0, t, t, t
        FROM (SELECT i, timestamptz '2030-01-01T00:00:00Z' + i * interval '1 second' AS t
              FROM generate_series(1, $4::int) AS i) s`,
       [owner.organizationId, owner.userId, hash, count],

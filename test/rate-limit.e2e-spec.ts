@@ -52,10 +52,10 @@ async function withSlowLookups<T>(t: TestApp, run: () => Promise<T>): Promise<{ 
   const service = t.get(ApiKeysService);
   const authenticate = service.authenticate.bind(service);
   let lookups = 0;
-  const spy = jest.spyOn(service, 'authenticate').mockImplementation(async (parsed) => {
+  const spy = jest.spyOn(service, 'authenticate').mockImplementation(async (parsed, nowMs) => {
     lookups += 1;
     await new Promise((resolve) => setTimeout(resolve, SLOW_LOOKUP_MS));
-    return authenticate(parsed);
+    return authenticate(parsed, nowMs);
   });
   try {
     return { result: await run(), lookups };

@@ -1,8 +1,10 @@
 import { Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AnyMember, RequirePermissions } from '../src/identity/access.decorators';
+import { PERMISSIONS } from '../src/identity/roles';
+import { bearer, expectError } from './support/http-assertions';
 import { describeAccess, expressRoutes, nestRouteDeclarations } from './support/routes';
-import { createTestApp, TestApp } from './support/test-app';
+import { createTestApp, TestApp, TestUser } from './support/test-app';
 
 /**
  * Every route's access declaration, reviewed as a permission change (docs/architecture.md#code-conventions, after
@@ -21,14 +23,21 @@ const DECLARED: Record<string, string> = {
   'GET /.well-known/jwks.json': 'public',
   // Token exchange: outside the Bearer guard, behind its own ApiKey guard (docs/api.md#post-v1token)
   'POST /v1/token': 'public, guarded by ApiKeyGuard',
+  // Console sign-in: the one-time link's code is the credential (docs/api.md#post-v1consolesessions)
+  'POST /v1/console/sessions': 'public',
   // User API keys (docs/api.md)
   'POST /v1/user-api-keys': 'bearer + api_keys:create',
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
+  'POST /v1/user-api-keys/{id}/rotate': 'bearer + api_keys:create',
   // Organization settings (docs/api.md#organization-settings): every member reads them, admins change them
   'GET /v1/organization': 'bearer, any member',
   'PATCH /v1/organization': 'bearer + organization:write',
+  // Reports of exposed keys: anyone may send one, at most EXPOSED_REPORTS_PER_HOUR per client address (docs/api.md#post-v1api-keysexposed)
+  'POST /v1/api-keys/exposed': 'public, guarded by ExposedReportLimitGuard',
+  // Audit log (docs/api.md#audit-events)
+  'GET /v1/audit-events': 'bearer + audit:read',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',
@@ -97,5 +106,53 @@ describe('route permission declarations', () => {
     expect(unexpected).toEqual([]);
     // And every declared route is really served.
     expect(Object.keys(DECLARED).filter((route) => !expressRoutes(t.app).includes(route))).toEqual([]);
+  });
+
+  /**
+   * An access token has its owner's role AND its key's and its own scopes (docs/api.md#scopes), checked
+   * by the Bearer guard on every route: for every Bearer route of the table, an admin's token scoped
+   * without the route's permission gets 403, and one scoped to exactly the route's permissions passes
+   * the guard (whatever the route then answers for an unknown id or an empty body, it is not 401/403).
+   */
+  describe('scoped access tokens on every Bearer route', () => {
+    let admin: TestUser;
+    /** An admin's access token whose key has every permission but one. */
+    const without = new Map<string, string>();
+    beforeAll(async () => {
+      admin = await t.user({ org: 'route-scopes', role: 'admin' });
+      for (const permission of PERMISSIONS) {
+        const scopes = PERMISSIONS.filter((other) => other !== permission);
+        without.set(
+          permission,
+          await t.exchange((await t.createKey(admin, `without ${permission}`, { scopes })).value),
+        );
+      }
+    });
+
+    const bearerRoutes = Object.entries(DECLARED).filter(([, access]) => access.startsWith('bearer'));
+    const call = (route: string, token: string) => {
+      const [method, path] = route.split(' ');
+      const url = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-00000000beef');
+      const request = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](url).set(bearer(token));
+      return method === 'GET' ? request : request.send({});
+    };
+
+    it.each(bearerRoutes)('%s (%s)', async (route, access) => {
+      const required = access.startsWith('bearer + ') ? access.slice('bearer + '.length).split(' + ') : [];
+      for (const permission of required) {
+        expectError(await call(route, without.get(permission)!), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      }
+      const only = await t.exchange((await t.createKey(admin, `only for ${route}`, { scopes: required })).value);
+      const allowed = await call(route, only);
+      expect({ route, status: allowed.status }).not.toEqual({ route, status: 403 });
+      expect({ route, status: allowed.status }).not.toEqual({ route, status: 401 });
+      // The same permissions on the key, the token narrowed at the exchange to another one: 403 again.
+      if (required.length > 0) {
+        const other = PERMISSIONS.find((permission) => !required.includes(permission))!;
+        const wide = await t.createKey(admin, `narrowed for ${route}`, { scopes: [...required, other] });
+        const narrowed = await t.exchange(wide.value, { scope: other });
+        expectError(await call(route, narrowed), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      }
+    });
   });
 });

@@ -131,6 +131,8 @@ class ServerProcess {
         ...database.env,
         HOST: '127.0.0.1',
         PORT: String(port),
+        // A free port: the default 9464 may be taken by another suite's server or a run beside this one.
+        METRICS_PORT: '0',
         LOG_LEVEL: 'info',
         ...env,
       },

@@ -152,7 +152,7 @@ describe('POST /v1/token', () => {
   });
 
   describe('success', () => {
-    it('answers 200 {access_token, token_type: Bearer, expires_in: 1800} with Cache-Control: no-store', async () => {
+    it('answers 200 {access_token, token_type: Bearer, expires_in: 1800, scope} with Cache-Control: no-store', async () => {
       const user = await t.user();
       const { value } = await t.createKey(user);
       const response = await exchange(`ApiKey ${value}`);
@@ -163,6 +163,8 @@ describe('POST /v1/token', () => {
         access_token: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
         token_type: 'Bearer',
         expires_in: 1800,
+        // An admin's key with the default scopes: all of them, in catalogue order.
+        scope: 'api_keys:read audit:read integrations:read integrations:write',
       });
     });
 
@@ -175,7 +177,8 @@ describe('POST /v1/token', () => {
       const { header, payload } = decodeJwt(body.access_token);
 
       const jwks = await t.http().get('/.well-known/jwks.json').expect(200);
-      expect(header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: expect.any(String) });
+      // RFC 9068: an access token is typed at+jwt (session tokens are plain JWTs).
+      expect(header).toStrictEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) });
       expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(header.kid);
 
       expect(payload).toStrictEqual({
@@ -188,6 +191,7 @@ describe('POST /v1/token', () => {
         exp: expect.any(Number),
         token_use: 'access',
         akid: id,
+        scope: body.scope,
       });
       const iat = payload.iat as number;
       expect(iat).toBeGreaterThanOrEqual(before);
@@ -433,7 +437,7 @@ describe('POST /v1/token: an unknown key id costs what a wrong secret costs', ()
       const [kind, value] = i % 2 === 0 ? (['unknown', unknownId()] as const) : (['wrong', wrongSecret()] as const);
       const parsed = codec.parse(value)!;
       const started = process.hrtime.bigint();
-      await expect(service.authenticate(parsed)).rejects.toMatchObject({ status: 401 });
+      await expect(service.authenticate(parsed, Date.now())).rejects.toMatchObject({ status: 401 });
       if (i >= 400) calls[kind].push(micros(started));
     }
 

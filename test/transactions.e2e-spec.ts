@@ -87,6 +87,32 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       expect(await auditRows(created.id)).toEqual([{ action: 'api_key.created' }]);
     });
 
+    it.each([
+      ['without a grace period', {}],
+      ['with a grace period', { grace_period_seconds: 3600 }],
+    ])(
+      'a rotation (%s) whose audit entry fails stores no new key and leaves the old one as it was (500)',
+      async (_name, body) => {
+        const user = await t.user({ org: 'atomic' });
+        const key = await t.createKey(user);
+        const response = await whileAuditFails('api_key.rotated', () =>
+          t.http().post(`/v1/user-api-keys/${key.id}/rotate`).set(bearer(user.token)).send(body),
+        );
+        expectError(response, 500, 'INTERNAL', 'internal error');
+        expect(await keyRows(user)).toEqual([{ id: key.id, status: 'ACTIVE' }]);
+        const read = await t.http().get(`/v1/user-api-keys/${key.id}`).set(bearer(user.token)).expect(200);
+        expect(read.body.api_key).toMatchObject({ status: 'ACTIVE', expires_at: null });
+        await t.http().post('/v1/token').set(apiKeyAuth(key.value)).expect(200);
+        expect(await auditRows(key.id)).toEqual([{ action: 'api_key.created' }]);
+
+        // With the audit store back, the same request stores the three together.
+        const rotated = await t.http().post(`/v1/user-api-keys/${key.id}/rotate`).set(bearer(user.token)).send(body);
+        expect(rotated.status).toBe(201);
+        expect(await auditRows(rotated.body.api_key.id)).toEqual([{ action: 'api_key.rotated' }]);
+        expect(await keyRows(user)).toHaveLength(2);
+      },
+    );
+
     it('a revocation whose audit entry fails leaves the key ACTIVE and usable (500)', async () => {
       const user = await t.user({ org: 'atomic' });
       const key = await t.createKey(user);

@@ -1,7 +1,11 @@
 import { Entity, PrimaryColumn, Column } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
+import type { PermissionMask } from '../identity/roles';
 
+/** What is stored: a key is revoked or not. */
 export type ApiKeyStatus = 'ACTIVE' | 'REVOKED';
+/** What the API shows: EXPIRED is computed when the key is read (docs/api.md#api-key-object). */
+export type ApiKeyDisplayStatus = ApiKeyStatus | 'EXPIRED';
 
 @Entity({ name: 'api_keys' })
 export class ApiKey {
@@ -24,6 +28,14 @@ export class ApiKey {
   @Column({ type: 'varchar', length: 16 })
   status: ApiKeyStatus;
 
+  /** The key's scopes as a permission bit mask (docs/adr/0017-key-scopes-as-a-permission-bit-mask.md). */
+  @Column({ type: 'integer' })
+  scopes: PermissionMask;
+
+  /** When the key stops working; null: never. */
+  @TimestampColumn({ name: 'expires_at', nullable: true })
+  expiresAt: Date | null;
+
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
 
@@ -35,4 +47,15 @@ export class ApiKey {
 
   @TimestampColumn({ name: 'revoked_at', nullable: true })
   revokedAt: Date | null;
+}
+
+/** A key that is not revoked is usable until its expires_at (exclusive): from that instant on it is EXPIRED. */
+export function isExpired(expiresAtMs: number | null, nowMs: number): boolean {
+  return expiresAtMs !== null && expiresAtMs <= nowMs;
+}
+
+/** The status the API shows at `nowMs`: REVOKED wins over EXPIRED. */
+export function displayStatus(key: Pick<ApiKey, 'status' | 'expiresAt'>, nowMs: number): ApiKeyDisplayStatus {
+  if (key.status === 'REVOKED') return 'REVOKED';
+  return key.expiresAt !== null && isExpired(key.expiresAt.getTime(), nowMs) ? 'EXPIRED' : 'ACTIVE';
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Header, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
@@ -8,8 +8,15 @@ import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { RotateApiKeyDto } from './dto/rotate-api-key.dto';
 import { ListApiKeysQuery } from './dto/list-api-keys.query';
-import { ApiKeyListResponse, ApiKeyResponse, ApiKeyView, CreateApiKeyResponse } from './dto/api-key.view';
+import {
+  ApiKeyListResponse,
+  ApiKeyResponse,
+  ApiKeyView,
+  CreateApiKeyResponse,
+  RotateApiKeyResponse,
+} from './dto/api-key.view';
 
 @ApiTags('API keys')
 @Controller('v1/user-api-keys')
@@ -18,7 +25,12 @@ export class ApiKeysController {
 
   @Post()
   @RequirePermissions('api_keys:create')
-  @ApiOperation({ summary: 'Create a personal API key; the secret is returned once' })
+  @ApiOperation({
+    summary: 'Create a personal API key; the secret is returned once',
+    description:
+      'Optional scopes (each one the request itself must have, else 403) and expires_at (at least 60 s ahead, ' +
+      "within the organization's key policy). 400 FAILED_PRECONDITION past API_KEY_MAX_ACTIVE_PER_USER usable keys.",
+  })
   @ApiCreatedResponse({ type: CreateApiKeyResponse })
   @ApiErrors(400, 413)
   @Header('Cache-Control', 'no-store')
@@ -27,8 +39,43 @@ export class ApiKeysController {
     @Body() body: CreateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<CreateApiKeyResponse> {
-    const { key, value } = await this.apiKeys.create(principal, body.label ?? '', request);
+    const { key, value } = await this.apiKeys.create(
+      principal,
+      { label: body.label ?? '', scopes: body.scopes, expiresAt: body.expires_at },
+      request,
+    );
     return { api_key: { ...ApiKeyView.from(key), value }, opaque_key: value };
+  }
+
+  @Post(':id/rotate')
+  @RequirePermissions('api_keys:create')
+  @ApiOperation({
+    summary: 'Replace one of your keys by a new one with the same label and scopes; the new secret is returned once',
+    description:
+      'The old key is revoked at once (grace_period_seconds 0, the default) or keeps working until min(its ' +
+      'expires_at, now + grace). 400 FAILED_PRECONDITION "api key is not active" for a revoked or expired key.',
+  })
+  @ApiBody({ type: RotateApiKeyDto, required: false })
+  @ApiCreatedResponse({ type: RotateApiKeyResponse })
+  @ApiErrors(400, 404, 413)
+  @Header('Cache-Control', 'no-store')
+  async rotate(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: RotateApiKeyDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<RotateApiKeyResponse> {
+    const { key, value, previous } = await this.apiKeys.rotate(
+      principal,
+      id,
+      { gracePeriodSeconds: body.grace_period_seconds ?? 0, expiresAt: body.expires_at },
+      request,
+    );
+    return {
+      api_key: { ...ApiKeyView.from(key), value },
+      opaque_key: value,
+      previous_api_key: ApiKeyView.from(previous),
+    };
   }
 
   @Get()

@@ -1,16 +1,22 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
+import { IdentityModule } from '../identity/identity.module';
+import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
+import { ExposedKeysController } from './exposed-keys.controller';
+import { ExposedKeysService } from './exposed-keys.service';
+import { ExposedReportLimitGuard } from './exposed-report-limit.guard';
 import { LastUsedRecorder } from './last-used.recorder';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule],
-  controllers: [ApiKeysController],
-  providers: [ApiKeysRepository, ApiKeysService, LastUsedRecorder],
+  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
+  controllers: [ApiKeysController, ExposedKeysController],
+  providers: [ApiKeysRepository, ApiKeysService, LastUsedRecorder, ExposedKeysService, ExposedReportLimitGuard],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

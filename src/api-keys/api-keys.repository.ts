@@ -22,11 +22,15 @@ export interface OwnerIds {
 
 /**
  * What the hot paths (the exchange, every access-token request) read of a key, with its owner's
- * membership in the key's organization (null when no longer a member): no label and no timestamps
- * (PostgreSQL parses each timestamp into a Date).
+ * membership in the key's organization (null when no longer a member): no label and no Date (on
+ * PostgreSQL every timestamp column would be parsed into one). The expiry comes as epoch
+ * milliseconds, computed by the database, and the scopes as their bit mask.
  */
 export interface KeyCredential {
-  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId' | 'secretHash' | 'status'>;
+  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId' | 'secretHash' | 'status' | 'scopes'> & {
+    /** expires_at in milliseconds since the epoch; null: never. */
+    expiresAtMs: number | null;
+  };
   ownerAccess: MembershipAccess | null;
 }
 
@@ -50,20 +54,23 @@ interface ApiKeyRow {
   label: string;
   secret_hash: string;
   status: ApiKeyStatus;
+  scopes: number | string;
+  expires_at: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
   last_used_at: Date | string | null;
   revoked_at: Date | string | null;
 }
 
-type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'secret_hash' | 'status'> &
-  MemberAccessColumns;
+type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'secret_hash' | 'status' | 'scopes'> & {
+  expires_at_ms: number | null;
+} & MemberAccessColumns;
 
 /** A row of a list page: a key and the owner's count, or only the count when the page is empty. */
 type ListRow = (ApiKeyRow | { [column in keyof ApiKeyRow]: null }) & { total_count: number | string };
 
 const COLUMNS =
-  'id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, last_used_at, revoked_at';
+  'id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at, last_used_at, revoked_at';
 
 /** Keys one last_used_at UPDATE writes at most. */
 const LAST_USED_CHUNK = 500;
@@ -84,6 +91,8 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     label: row.label,
     secretHash: row.secret_hash,
     status: row.status,
+    scopes: Number(row.scopes),
+    expiresAt: row.expires_at === null ? null : toDate(row.expires_at),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
     lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
@@ -99,6 +108,8 @@ function toCredential(row: CredentialRow): KeyCredential {
       userId: row.user_id,
       secretHash: row.secret_hash,
       status: row.status,
+      scopes: Number(row.scopes),
+      expiresAtMs: row.expires_at_ms,
     },
     ownerAccess: toMembershipAccess(row),
   };
@@ -128,8 +139,14 @@ export class ApiKeysRepository {
     const p = placeholders(dataSource);
 
     // The key and its owner's membership in one query: on PostgreSQL every query is a round trip.
+    // The expiry as a number of milliseconds, so that no Date is made per lookup (exact: timestamps
+    // are stored with millisecond precision).
     const credentialIds = idListCondition(dataSource, 'k.id', 1);
-    const credentialSql = `SELECT k.id, k.organization_id, k.user_id, k.secret_hash, k.status, a.role, a.access_token_lifetime
+    const expiresAtMs = this.postgres
+      ? 'round(extract(epoch FROM k.expires_at) * 1000)::float8'
+      : "CAST(round(unixepoch(k.expires_at, 'subsec') * 1000) AS INTEGER)";
+    const credentialSql = `SELECT k.id, k.organization_id, k.user_id, k.secret_hash, k.status, k.scopes,
+        ${expiresAtMs} AS expires_at_ms, a.role, a.access_token_lifetime
       FROM api_keys k LEFT JOIN ${MEMBER_ACCESS_VIEW} a ON a.organization_id = k.organization_id AND a.user_id = k.user_id
       WHERE ${credentialIds.sql}`;
     this.credentialById = batchedById((ids) => this.rows<CredentialRow>(credentialSql, [credentialIds.bind(ids)]));
@@ -157,17 +174,25 @@ export class ApiKeysRepository {
     };
     this.listSql = { active: list("AND status = 'ACTIVE'"), all: list('') };
 
-    // A new key, only while the owner has fewer ACTIVE keys than the cap: the count and the insert
-    // are one statement, counted on api_keys_owner_active and stopping at the cap. On PostgreSQL the
-    // caller's transaction first takes the owner's advisory lock (ownerLockSql), so that of two
-    // concurrent creations the second counts after the first has committed (READ COMMITTED: each
-    // statement sees what was committed before it started). SQLite runs one writer at a time.
+    // A new key, only while the owner has fewer usable keys (ACTIVE and not expired) than the cap,
+    // not counting the key a rotation replaces: the count and the insert are one statement. The
+    // count reads api_keys_owner_usable in two ranges, the keys without an expiry and those expiring
+    // after now, each stopping at the cap: expired keys the owner has not revoked are never read, so
+    // the count costs at most twice the cap however many there are. On PostgreSQL the caller's
+    // transaction first takes the owner's advisory lock (ownerLockSql), so that of two concurrent
+    // creations the second counts after the first has committed (READ COMMITTED: each statement
+    // sees what was committed before it started). SQLite runs one writer at a time.
     const typed = (n: number, type: string): string => (this.postgres ? `${p(n)}::${type}` : p(n));
-    this.insertWithinCapSql = `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
+    // Placeholders are numbered in the order they appear (SQLite's are positional).
+    const usable = (first: number, expiry: (n: number) => string, next: number): string =>
+      `SELECT COUNT(*) FROM (SELECT 1 FROM api_keys WHERE user_id = ${p(first)} AND organization_id = ${p(first + 1)}
+          AND status = 'ACTIVE' AND ${expiry(first + 2)} AND id <> ${p(next)} LIMIT ${p(next + 1)}) u`;
+    this.insertWithinCapSql = `INSERT INTO api_keys
+        (id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at)
       SELECT ${typed(1, 'uuid')}, ${typed(2, 'uuid')}, ${typed(3, 'uuid')}, ${typed(4, 'varchar')}, ${typed(5, 'varchar')},
-        'ACTIVE', ${typed(6, 'timestamptz')}, ${typed(7, 'timestamptz')}
-      WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM api_keys
-          WHERE user_id = ${p(8)} AND organization_id = ${p(9)} AND status = 'ACTIVE' LIMIT ${p(10)}) a) < ${p(11)}
+        'ACTIVE', ${typed(6, 'integer')}, ${typed(7, 'timestamptz')}, ${typed(8, 'timestamptz')}, ${typed(9, 'timestamptz')}
+      WHERE (${usable(10, () => 'expires_at IS NULL', 12)})
+        + (${usable(14, (n) => `expires_at > ${p(n)}`, 17)}) < ${p(19)}
       RETURNING id`;
     this.ownerLockSql = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(${p(1)}::text || '/' || ${p(2)}::text))`;
 
@@ -184,26 +209,71 @@ export class ApiKeysRepository {
   }
 
   /**
-   * Stores the new ACTIVE key unless its owner already has `cap` ACTIVE keys; false when refused.
+   * Stores the new ACTIVE key unless its owner already has `cap` usable keys (ACTIVE and not expired
+   * at the key's creation) besides `replacing` (the key a rotation replaces); false when refused.
    * Inside `tx` (which it locks for the owner on PostgreSQL), so that the caller's other writes
    * commit with it.
    */
-  async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction): Promise<boolean> {
-    if (this.postgres) await tx.query(this.ownerLockSql, [key.userId, key.organizationId]);
+  async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction, replacing?: string): Promise<boolean> {
+    await this.lockOwner(key, tx);
+    const now = key.createdAt.toISOString();
+    // The new key's own id stands for "no key replaced": it is not stored yet, so it excludes nothing.
+    const excluded = replacing ?? key.id;
     const rows = await tx.query<Array<{ id: string }>>(this.insertWithinCapSql, [
       key.id,
       key.organizationId,
       key.userId,
       key.label,
       key.secretHash,
-      key.createdAt.toISOString(),
+      key.scopes,
+      key.expiresAt === null ? null : key.expiresAt.toISOString(),
+      now,
       key.updatedAt.toISOString(),
       key.userId,
       key.organizationId,
+      excluded,
+      cap,
+      key.userId,
+      key.organizationId,
+      now,
+      excluded,
       cap,
       cap,
     ]);
     return rows.length === 1;
+  }
+
+  /**
+   * On PostgreSQL, the owner's advisory lock for the rest of `tx`: the owner's key creations and
+   * rotations run one after another (it may be taken again in the same transaction).
+   */
+  async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
+    if (this.postgres) await tx.query(this.ownerLockSql, [owner.userId, owner.organizationId]);
+  }
+
+  /**
+   * The old key of a rotation, if it is still usable at `at` (ACTIVE, not expired): revoked at once
+   * (`graceEndsAt` null), or left to expire at min(its expires_at, graceEndsAt). False when the key
+   * is not the owner's or no longer usable: then nothing was changed.
+   */
+  async retire(owner: OwnerIds, id: string, at: Date, graceEndsAt: Date | null, tx: Transaction): Promise<boolean> {
+    const update = tx.getRepository(ApiKey).createQueryBuilder().update(ApiKey);
+    const changed =
+      graceEndsAt === null
+        ? update.set({ status: 'REVOKED', revokedAt: at, updatedAt: at })
+        : update.set({
+            expiresAt: () =>
+              'CASE WHEN expires_at IS NOT NULL AND expires_at < :graceEndsAt THEN expires_at ELSE :graceEndsAt END',
+            updatedAt: at,
+          });
+    const result = await changed
+      .where(
+        "id = :id AND user_id = :userId AND organization_id = :organizationId AND status = 'ACTIVE' AND (expires_at IS NULL OR expires_at > :at)",
+        { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() },
+      )
+      .setParameter('graceEndsAt', graceEndsAt?.toISOString() ?? null)
+      .execute();
+    return (result.affected ?? 0) > 0;
   }
 
   /** The key with this id and its owner's membership (batched; undefined for an unknown id). */
@@ -267,4 +337,77 @@ export class ApiKeysRepository {
   private rows<Row>(sql: string, parameters: unknown[]): Promise<Row[]> {
     return this.read<Row>(sql, parameters);
   }
+
+  /**
+   * The keys with these ids, whoever owns them, with what a report of exposed keys compares
+   * (docs/api.md#post-v1api-keysexposed): one query for the whole report, on the primary key.
+   */
+  async findSecretsByIds(ids: readonly string[]): Promise<ExposableKey[]> {
+    if (ids.length === 0) return [];
+    const { findSql, bindIds } = this.exposedSql();
+    const rows = await this.rows<Pick<ApiKeyRow, 'id' | 'organization_id' | 'secret_hash' | 'status'>>(findSql, [
+      bindIds(ids),
+    ]);
+    return rows.map((row) => ({
+      id: row.id,
+      organizationId: row.organization_id,
+      secretHash: row.secret_hash,
+      status: row.status,
+    }));
+  }
+
+  /**
+   * Marks those of these keys that are still ACTIVE REVOKED, in one statement inside `tx`, and
+   * returns the ones it changed: a key revoked meanwhile (by its owner, or by a concurrent report)
+   * is not among them, so that each revocation is recorded once.
+   */
+  async revokeExposed(
+    ids: readonly string[],
+    at: Date,
+    tx: Transaction,
+  ): Promise<Array<Pick<ExposableKey, 'id' | 'organizationId'>>> {
+    const { revokeSql, bindIds } = this.exposedSql();
+    const when = at.toISOString();
+    const rows = await tx.query<Array<Pick<ApiKeyRow, 'id' | 'organization_id'>>>(revokeSql, [
+      when,
+      when,
+      bindIds(ids),
+    ]);
+    return rows.map((row) => ({ id: row.id, organizationId: row.organization_id }));
+  }
+
+  private exposedStatements?: ExposedKeyStatements;
+
+  /** The two statements of a report of exposed keys, written once (on first use). */
+  private exposedSql(): ExposedKeyStatements {
+    if (this.exposedStatements !== undefined) return this.exposedStatements;
+    const p = placeholders(this.dataSource);
+    const findIds = idListCondition(this.dataSource, 'id', 1);
+    const revokeIds = idListCondition(this.dataSource, 'id', 3);
+    // PostgreSQL answers an UPDATE ... RETURNING through TypeORM as [rows, count]; as a CTE it is a
+    // SELECT, answered with its rows, as SQLite answers its UPDATE ... RETURNING.
+    const update = `UPDATE api_keys SET status = 'REVOKED', revoked_at = ${p(1)}, updated_at = ${p(2)}
+      WHERE ${revokeIds.sql} AND status = 'ACTIVE' RETURNING id, organization_id`;
+    this.exposedStatements = {
+      findSql: `SELECT id, organization_id, secret_hash, status FROM api_keys WHERE ${findIds.sql}`,
+      revokeSql: this.postgres ? `WITH revoked AS (${update}) SELECT id, organization_id FROM revoked` : update,
+      // The same list parameter either way (a uuid[] or a JSON array).
+      bindIds: (ids) => findIds.bind(ids),
+    };
+    return this.exposedStatements;
+  }
+}
+
+interface ExposedKeyStatements {
+  findSql: string;
+  revokeSql: string;
+  bindIds(ids: readonly string[]): unknown;
+}
+
+/** What a report of exposed keys reads of a key: never its label or owner's details. */
+export interface ExposableKey {
+  id: string;
+  organizationId: string;
+  secretHash: string;
+  status: ApiKeyStatus;
 }

@@ -2,17 +2,27 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages, notFound } from '../common/errors';
+import {
+  API_KEY_CHALLENGE,
+  AppError,
+  ErrorCode,
+  invalidArgument,
+  Messages,
+  notFound,
+  permissionDenied,
+} from '../common/errors';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { parseZonedTimestamp } from '../common/timestamp';
 import { UnitOfWork } from '../database/unit-of-work';
+import { IdentityService } from '../identity/identity.service';
 import type { MembershipAccess } from '../identity/member-access';
-import type { Role } from '../identity/roles';
+import { DEFAULT_KEY_SCOPES, Permission, PermissionMask, permissionMask } from '../identity/roles';
 import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
-import { ApiKey } from './api-key.entity';
-import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKey, displayStatus, isExpired } from './api-key.entity';
+import { ApiKeysRepository, KeyCredential } from './api-keys.repository';
 import { LastUsedRecorder } from './last-used.recorder';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
@@ -23,9 +33,33 @@ export interface KeyOwner {
   apiKeyId?: string;
 }
 
+/** The caller of a creation or rotation: whose keys, and what the request may do (Principal.permissions). */
+export interface KeyCreator extends KeyOwner {
+  permissions: PermissionMask;
+}
+
+/** A creation's optional fields, as the body gave them (validated syntax). */
+export interface NewKeyInput {
+  label: string;
+  /** Absent: the defaults the creating request has (docs/api.md#scopes). */
+  scopes?: Permission[];
+  /** Absent or null: none, or the organization's maximum under a key policy. */
+  expiresAt?: string | null;
+}
+
+export interface RotationInput {
+  /** 0: the old key is revoked at once. */
+  gracePeriodSeconds: number;
+  /** Absent: the old key's lifetime from now (docs/api.md#post-v1user-api-keysidrotate); null: none (within the policy). */
+  expiresAt?: string | null;
+}
+
+/** The shortest time ahead an `expires_at` may be (docs/api.md#expiry-and-key-policy). */
+export const MIN_KEY_LIFETIME_MS = 60_000;
+const DAY_MS = 86_400_000;
 /** Why an exchange was refused, as the audit trail records it. */
 export type ExchangeFailureReason =
-  'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'not_a_member';
+  'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'expired' | 'not_a_member';
 
 /** A refused POST /v1/token: the exact 401 of docs/api.md#errors, plus what the audit trail keeps. */
 export class ExchangeRefused extends AppError {
@@ -41,11 +75,14 @@ export class ExchangeRefused extends AppError {
   }
 }
 
-/** An ACTIVE key whose secret matched, with its owner's membership (null when no longer a member). */
-export interface AuthenticatedKey {
-  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>;
-  access: MembershipAccess | null;
-}
+/**
+ * A usable key whose secret matched, with its owner's membership (null when no longer a member):
+ * the credential as read (KeyCredential), nothing copied.
+ */
+export type AuthenticatedKey = KeyCredential;
+
+/** A credential whose key is usable and whose owner is a member: what an access-token request runs with. */
+export type UsableKey = KeyCredential & { ownerAccess: MembershipAccess };
 
 export interface ListKeysQuery {
   page: number;
@@ -66,6 +103,7 @@ export class ApiKeysService {
     private readonly lastUsed: LastUsedRecorder,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
+    private readonly identity: IdentityService,
     @InjectConfig() config: AppConfiguration,
     @InjectSecrets() secrets: Secrets,
   ) {
@@ -77,40 +115,98 @@ export class ApiKeysService {
 
   /**
    * Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller.
+   * Its scopes: those asked for, each of which the request must have (else 403), or the defaults the
+   * request has. Its expiry: the one asked for (at least MIN_KEY_LIFETIME_MS ahead, within the
+   * organization's key policy), else the policy's maximum, else none (docs/api.md#post-v1user-api-keys).
    * Refused with 400 FAILED_PRECONDITION when the owner already has API_KEY_MAX_ACTIVE_PER_USER
-   * active keys in the organization. The key and its audit entry are stored together or not at all.
+   * usable keys in the organization. The key and its audit entry are stored together or not at all.
    */
-  async create(owner: KeyOwner, label: string, request?: RequestContext): Promise<{ key: ApiKey; value: string }> {
-    const id = randomUUID();
-    const secret = ApiKeyCodec.newSecret();
+  async create(
+    creator: KeyCreator,
+    input: NewKeyInput,
+    request?: RequestContext,
+  ): Promise<{ key: ApiKey; value: string }> {
     const now = new Date();
-    const key = Object.assign(new ApiKey(), {
-      id,
-      organizationId: owner.organizationId,
-      userId: owner.userId,
-      label,
-      secretHash: this.hasher.hash(secret),
-      status: 'ACTIVE' as const,
-      createdAt: now,
-      updatedAt: now,
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    const scopes = input.scopes === undefined ? creator.permissions & DEFAULT_KEY_SCOPES : permissionMask(input.scopes);
+    if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
+    const expiresAt = this.expiryOf(input.expiresAt ?? null, now, await this.policyDays(creator));
+    const { key, secret } = this.newKey(creator, input.label, scopes, expiresAt, now);
     const created = await this.unitOfWork.run(
       async (tx) => {
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx))) return false;
         await this.audit.record(
-          { action: 'api_key.created', ...this.actor(owner), targetType: 'api_key', targetId: id, request },
+          { action: 'api_key.created', ...this.actor(creator), targetType: 'api_key', targetId: key.id, request },
           tx,
         );
         return true;
       },
       // One creation per owner at a time on this instance: a burst waits here, not on the owner's
       // database lock with a pooled connection each (docs/operations.md#transactions).
-      { queueKey: `api-key-owner:${owner.organizationId}:${owner.userId}` },
+      { queueKey: ownerQueue(creator) },
     );
     if (!created) throw new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
-    return { key, value: this.codec.format(id, secret) };
+    return { key, value: this.codec.format(key.id, secret) };
+  }
+
+  /**
+   * Replaces one of the caller's usable keys by a new one with the same label and scopes
+   * (docs/api.md#post-v1user-api-keysidrotate). The old key is revoked at once (grace 0) or left to
+   * expire at min(its expires_at, now + grace). Refused: another's or an unknown key 404; a key
+   * whose scopes the request does not all have 403 (as a creation with those scopes would be); a
+   * revoked or expired key 400 FAILED_PRECONDITION; a new key past the cap 400 (the old key does not
+   * count: a rotation succeeds whenever a creation would once the old key were gone). The old key's
+   * change, the new key and the api_key.rotated entry are stored together or not at all.
+   */
+  async rotate(
+    creator: KeyCreator,
+    id: string,
+    input: RotationInput,
+    request?: RequestContext,
+  ): Promise<{ key: ApiKey; value: string; previous: ApiKey }> {
+    const old = await this.keys.findById(id);
+    if (old === undefined || !ownedBy(old, creator)) throw notFound(Messages.apiKeyNotFound);
+    const now = new Date();
+    if ((old.scopes & ~creator.permissions) !== 0) throw permissionDenied();
+    if (displayStatus(old, now.getTime()) !== 'ACTIVE') throw keyNotActive();
+    const policyDays = await this.policyDays(creator);
+    let expiresAt: Date | null;
+    if (input.expiresAt !== undefined) {
+      expiresAt = this.expiryOf(input.expiresAt, now, policyDays);
+    } else if (old.expiresAt !== null) {
+      // The old key's lifetime again, from now (never under the minimum a creation may ask for),
+      // cut to the policy's maximum.
+      const lifetime = Math.max(old.expiresAt.getTime() - old.createdAt.getTime(), MIN_KEY_LIFETIME_MS);
+      expiresAt = withinPolicy(new Date(now.getTime() + lifetime), now, policyDays);
+    } else {
+      expiresAt = policyDays === null ? null : policyEnd(now, policyDays);
+    }
+    const { key, secret } = this.newKey(creator, old.label, old.scopes, expiresAt, now);
+    const graceEndsAt =
+      input.gracePeriodSeconds === 0 ? null : new Date(now.getTime() + input.gracePeriodSeconds * 1000);
+    await this.unitOfWork.run(
+      async (tx) => {
+        // The owner's lock first, then the old key's row: concurrent rotations of one key follow each other.
+        await this.keys.lockOwner(creator, tx);
+        // Throwing rolls the unit of work back: nothing of the rotation is stored.
+        if (!(await this.keys.retire(creator, id, now, graceEndsAt, tx))) throw keyNotActive();
+        if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx, id))) {
+          throw new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
+        }
+        await this.audit.record(
+          {
+            action: 'api_key.rotated',
+            ...this.actor(creator),
+            targetType: 'api_key',
+            targetId: key.id,
+            previousApiKeyId: id,
+            request,
+          },
+          tx,
+        );
+      },
+      { queueKey: ownerQueue(creator) },
+    );
+    return { key, value: this.codec.format(key.id, secret), previous: await this.get(creator, id) };
   }
 
   /**
@@ -170,27 +266,34 @@ export class ApiKeysService {
    * whether a key id exists. The owner's membership comes back from the same query, for step 6 (the
    * caller's to judge).
    */
-  async authenticate(parsed: ParsedApiKey): Promise<AuthenticatedKey> {
+  async authenticate(parsed: ParsedApiKey, nowMs: number): Promise<AuthenticatedKey> {
     const found = await this.keys.findCredential(parsed.keyId);
     const matches = this.hasher.matches(parsed.secret, found?.key.secretHash ?? this.unknownKeyHash);
     if (found === undefined || !matches) {
       throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
-    const { id, organizationId, userId, status } = found.key;
-    const key = { id, organizationId, userId };
-    if (status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, key);
-    return { key, access: found.ownerAccess };
+    const { key } = found;
+    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, keyIds(key));
+    // Step 5b. Tokens count whole seconds and never outlive their key: a key in its last second
+    // (no whole second left after `nowMs`'s) can mint none, and is refused as expired too.
+    if (key.expiresAtMs !== null && key.expiresAtMs < (Math.floor(nowMs / 1000) + 1) * 1000) {
+      throw new ExchangeRefused('expired', Messages.apiKeyExpired, keyIds(key));
+    }
+    return found;
   }
 
   /**
    * For a request with an access token minted from this key (every one of them, so that a
-   * revocation or a role change applies at once): the owner's current role while the key is ACTIVE
-   * and the owner still a member of its organization, else null. One query.
+   * revocation, an expiry or a role change applies at once): the key with its owner's current role
+   * while it is ACTIVE, not expired and its owner still a member of its organization, else null.
+   * One query.
    */
-  async roleThroughActiveKey(id: string, owner: KeyOwner): Promise<Role | null> {
+  async usableKey(id: string, owner: KeyOwner): Promise<UsableKey | null> {
     const found = await this.keys.findCredential(id);
-    if (found === undefined || !ownedBy(found.key, owner) || found.key.status !== 'ACTIVE') return null;
-    return found.ownerAccess?.role ?? null;
+    if (found === undefined || found.ownerAccess === null || !ownedBy(found.key, owner)) return null;
+    const { key } = found;
+    if (key.status !== 'ACTIVE' || isExpired(key.expiresAtMs, Date.now())) return null;
+    return found as UsableKey;
   }
 
   recordUse(id: string): void {
@@ -201,11 +304,78 @@ export class ApiKeysService {
     return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
   }
 
+  /** The organization's key policy: the longest key lifetime in days, or null. */
+  private async policyDays(owner: KeyOwner): Promise<number | null> {
+    return (await this.identity.organizationById(owner.organizationId)).maxKeyLifetimeDays;
+  }
+
+  /**
+   * An expiry asked for (a zoned timestamp the DTO has checked, or null for none) against the rules
+   * of docs/api.md#expiry-and-key-policy: at least MIN_KEY_LIFETIME_MS after `now`, not after
+   * `now` + the policy's maximum (400 otherwise); none asked for under a policy is its maximum.
+   */
+  private expiryOf(requested: string | null, now: Date, policyDays: number | null): Date | null {
+    if (requested === null) return policyDays === null ? null : policyEnd(now, policyDays);
+    const at = parseZonedTimestamp(requested);
+    if (at === null || at - now.getTime() < MIN_KEY_LIFETIME_MS) throw invalidArgument();
+    if (policyDays !== null && at > policyEnd(now, policyDays).getTime()) throw invalidArgument();
+    return new Date(at);
+  }
+
+  private newKey(
+    owner: KeyOwner,
+    label: string,
+    scopes: PermissionMask,
+    expiresAt: Date | null,
+    now: Date,
+  ): { key: ApiKey; secret: string } {
+    const secret = ApiKeyCodec.newSecret();
+    const key = Object.assign(new ApiKey(), {
+      id: randomUUID(),
+      organizationId: owner.organizationId,
+      userId: owner.userId,
+      label,
+      secretHash: this.hasher.hash(secret),
+      status: 'ACTIVE' as const,
+      scopes,
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    return { key, secret };
+  }
+
   private withPendingUse(key: ApiKey): ApiKey {
     const pending = this.lastUsed.pendingFor(key.id);
     if (pending !== undefined && (key.lastUsedAt === null || key.lastUsedAt < pending)) key.lastUsedAt = pending;
     return key;
   }
+}
+
+/** What a refusal keeps of a key for the audit trail (never its hash). */
+function keyIds(
+  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>,
+): Pick<ApiKey, 'id' | 'organizationId' | 'userId'> {
+  return { id: key.id, organizationId: key.organizationId, userId: key.userId };
+}
+
+function ownerQueue(owner: KeyOwner): string {
+  return `api-key-owner:${owner.organizationId}:${owner.userId}`;
+}
+
+const keyNotActive = (): AppError => new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyNotActive);
+
+function policyEnd(now: Date, policyDays: number): Date {
+  return new Date(now.getTime() + policyDays * DAY_MS);
+}
+
+/** `at`, or the policy's maximum from `now` when `at` is later. */
+function withinPolicy(at: Date, now: Date, policyDays: number | null): Date {
+  if (policyDays === null) return at;
+  const end = policyEnd(now, policyDays);
+  return at > end ? end : at;
 }
 
 function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {

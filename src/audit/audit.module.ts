@@ -1,12 +1,28 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SECRETS } from '../config/config.module';
+import type { Secrets } from '../config/local-secrets';
+import { AuditCursorCodec } from './audit-cursor';
 import { AuditEvent } from './audit-event.entity';
+import { AuditEventsController } from './audit-events.controller';
+import { AuditRetention } from './audit-retention';
 import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
-  providers: [AuditRepository, AuditService],
+  controllers: [AuditEventsController],
+  providers: [
+    AuditRepository,
+    AuditService,
+    AuditRetention,
+    // Cursors are keyed from the pepper: every instance of a deployment shares it (docs/adr/0018-audit-event-pages.md).
+    {
+      provide: AuditCursorCodec,
+      useFactory: (secrets: Secrets) => new AuditCursorCodec(secrets.apiKeyPepper),
+      inject: [SECRETS],
+    },
+  ],
   exports: [AuditService],
 })
 export class AuditModule {}

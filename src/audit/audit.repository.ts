@@ -1,13 +1,101 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { toDate } from '../database/columns';
+import { placeholders } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
-import { AuditEvent } from './audit-event.entity';
+import { AuditAction, AuditEvent } from './audit-event.entity';
+import type { AuditPosition } from './audit-cursor';
+import { isoMicros, isoMillisCeil, Micros } from './instants';
 
-/** Every query on audit_events; TypeORM's entity metadata maps the rows. */
+/** What a page of one organization's events is narrowed to (every field optional, all must hold). */
+export interface AuditEventFilters {
+  action?: AuditAction;
+  actorUserId?: string;
+  targetId?: string;
+  /** occurred_at >= since */
+  since?: Micros;
+  /** occurred_at < until */
+  until?: Micros;
+}
+
+/** An event with its exact position in list order (occurred_at to the microsecond, then id). */
+export interface PositionedAuditEvent {
+  event: AuditEvent;
+  position: AuditPosition;
+}
+
+/** A row of audit_events as a raw query returns it (occurred_us on PostgreSQL only). */
+interface AuditEventRow {
+  id: string;
+  occurred_at: Date | string;
+  occurred_us?: string | number;
+  action: AuditAction;
+  organization_id: string | null;
+  actor_user_id: string | null;
+  actor_api_key_id: string | null;
+  target_type: AuditEvent['targetType'];
+  target_id: string | null;
+  previous_api_key_id: string | null;
+  reason: string | null;
+  client_ip: string | null;
+  request_id: string | null;
+}
+
+const COLUMNS = `id, occurred_at, action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id,
+  previous_api_key_id, reason, client_ip, request_id`;
+
+/**
+ * The indexes a page reads (migration 1764600000000, docs/adr/0018-audit-event-pages.md), each in
+ * list order after its equality columns. SQLite has no statistics here (no ANALYZE), so it is told
+ * which one (`INDEXED BY`): the most selective filter given, target (one object's history), then
+ * actor, then action. PostgreSQL chooses from its statistics.
+ */
+const INDEX = {
+  newest: 'audit_events_org_newest',
+  action: 'audit_events_org_action',
+  actor: 'audit_events_org_actor',
+  target: 'audit_events_org_target',
+} as const;
+
+function toAuditEvent(row: AuditEventRow): AuditEvent {
+  return Object.assign(new AuditEvent(), {
+    id: row.id,
+    occurredAt: toDate(row.occurred_at),
+    action: row.action,
+    organizationId: row.organization_id,
+    actorUserId: row.actor_user_id,
+    actorApiKeyId: row.actor_api_key_id,
+    targetType: row.target_type,
+    targetId: row.target_id,
+    previousApiKeyId: row.previous_api_key_id,
+    reason: row.reason,
+    clientIp: row.client_ip,
+    requestId: row.request_id,
+  });
+}
+
+/** Every query on audit_events. */
 @Injectable()
 export class AuditRepository {
-  constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {}
+  private readonly dataSource: DataSource;
+  private readonly postgres: boolean;
+  private readonly pruneSql: string;
+
+  constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {
+    this.dataSource = events.manager.connection;
+    this.postgres = this.dataSource.options.type === 'postgres';
+    const p = placeholders(this.dataSource);
+    // The oldest events first, through audit_events_occurred; at most `limit` per statement. On
+    // PostgreSQL, SKIP LOCKED: instances pruning at the same time delete different rows instead of
+    // waiting for each other's (docs/operations.md#retention).
+    this.pruneSql = this.postgres
+      ? `DELETE FROM audit_events WHERE id IN (
+           SELECT id FROM audit_events WHERE occurred_at < ${p(1)} ORDER BY occurred_at LIMIT ${p(2)}
+           FOR UPDATE SKIP LOCKED)`
+      : `DELETE FROM audit_events WHERE id IN (
+           SELECT id FROM audit_events WHERE occurred_at < ${p(1)} ORDER BY occurred_at LIMIT ${p(2)})`;
+  }
 
   /** Inside `tx` when given: the entry is stored with the change it records, or not at all. */
   async insert(event: AuditEvent, tx?: Transaction): Promise<void> {
@@ -23,5 +111,81 @@ export class AuditRepository {
       .take(limit);
     if (organizationId !== null) query.where('e.organization_id = :organizationId', { organizationId });
     return query.getMany();
+  }
+
+  /**
+   * Up to `limit` of the organization's events matching `filters`, newest first (occurred_at, then
+   * id, both descending), strictly after `after` in that order: a keyset page, which reads `limit`
+   * index entries however deep it is and never skips or repeats an event because others were
+   * written or deleted meanwhile (docs/api.md#audit-events).
+   */
+  async findPage(
+    organizationId: string,
+    filters: AuditEventFilters,
+    after: AuditPosition | undefined,
+    limit: number,
+  ): Promise<PositionedAuditEvent[]> {
+    const p = placeholders(this.dataSource);
+    const parameters: unknown[] = [organizationId];
+    const next = (value: unknown): string => {
+      parameters.push(value);
+      return p(parameters.length);
+    };
+    // SQLite stores toISOString text (ordered as time); a bound rounded up to the millisecond
+    // selects the same rows as the exact instant. PostgreSQL gets the exact microsecond.
+    const instant = (micros: Micros): string => (this.postgres ? isoMicros(micros) : isoMillisCeil(micros));
+    const conditions = [`organization_id = ${p(1)}`];
+    if (filters.action !== undefined) conditions.push(`action = ${next(filters.action)}`);
+    if (filters.actorUserId !== undefined) conditions.push(`actor_user_id = ${next(filters.actorUserId)}`);
+    if (filters.targetId !== undefined) conditions.push(`target_id = ${next(filters.targetId)}`);
+    if (filters.since !== undefined) conditions.push(`occurred_at >= ${next(instant(filters.since))}`);
+    if (after === undefined) {
+      if (filters.until !== undefined) conditions.push(`occurred_at < ${next(instant(filters.until))}`);
+    } else {
+      // A row-value comparison: both databases start the index range at the position itself. The
+      // position is an event of this very list (the cursor is bound to the filters), so it is before
+      // `until` already; with both, a database could start the range at `until` and filter up to the
+      // position, reading every event between them.
+      conditions.push(
+        this.postgres
+          ? `(occurred_at, id) < (${next(isoMicros(after.occurredAt))}::timestamptz, ${next(after.id)}::uuid)`
+          : `(occurred_at, id) < (${next(new Date(after.occurredAt / 1000).toISOString())}, ${next(after.id)})`,
+      );
+    }
+    const index =
+      filters.targetId !== undefined
+        ? INDEX.target
+        : filters.actorUserId !== undefined
+          ? INDEX.actor
+          : filters.action !== undefined
+            ? INDEX.action
+            : INDEX.newest;
+    const from = this.postgres ? 'audit_events' : `audit_events INDEXED BY ${index}`;
+    const micros = this.postgres ? ', (extract(epoch FROM occurred_at) * 1000000)::int8 AS occurred_us' : '';
+    const sql = `SELECT ${COLUMNS}${micros} FROM ${from}
+      WHERE ${conditions.join(' AND ')}
+      ORDER BY occurred_at DESC, id DESC LIMIT ${next(limit)}`;
+    const rows = await this.dataSource.query<AuditEventRow[]>(sql, parameters);
+    return rows.map((row) => {
+      const event = toAuditEvent(row);
+      // PostgreSQL keeps microseconds, which the driver's Date drops; SQLite keeps what the service wrote (ms).
+      const occurredAt = row.occurred_us === undefined ? event.occurredAt.getTime() * 1000 : Number(row.occurred_us);
+      return { event, position: { occurredAt, id: row.id } };
+    });
+  }
+
+  /**
+   * Deletes up to `limit` of the oldest events that occurred before `cutoff`, in one statement;
+   * returns how many it deleted (fewer than `limit`: nothing older is left, or another instance is
+   * deleting the rest).
+   */
+  async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = await runner.query(this.pruneSql, [cutoff.toISOString(), limit], true);
+      return result.affected ?? 0;
+    } finally {
+      await runner.release();
+    }
   }
 }

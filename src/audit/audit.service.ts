@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { isClientAddress } from '../common/client-address';
+import { invalidArgument } from '../common/errors';
 import type { Transaction } from '../database/unit-of-work';
+import { AuditCursorCodec } from './audit-cursor';
 import { AuditAction, AuditEvent } from './audit-event.entity';
-import { AuditRepository } from './audit.repository';
+import { AuditEventFilters, AuditRepository } from './audit.repository';
 
 export interface AuditEntry {
   action: AuditAction;
@@ -19,14 +21,25 @@ export interface AuditEntry {
   request?: Pick<Request, 'id' | 'ip'>;
 }
 
-/** Appends to the audit trail. The caller awaits it: an entry is stored before the answer goes out. */
+/** One page of GET /v1/audit-events. */
+export interface AuditEventPage {
+  events: AuditEvent[];
+  /** Where the next page starts; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Appends to the audit trail and reads it back. */
 @Injectable()
 export class AuditService {
-  constructor(private readonly events: AuditRepository) {}
+  constructor(
+    private readonly events: AuditRepository,
+    private readonly cursors: AuditCursorCodec,
+  ) {}
 
   /**
    * Stores the entry; inside `tx` when the change it records is written in that transaction, so that
-   * both are stored or neither is (docs/operations.md#audit-trail).
+   * both are stored or neither is (docs/operations.md#audit-trail). The caller awaits it: an entry
+   * is stored before the answer goes out.
    */
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
     const ip = entry.request?.ip;
@@ -52,4 +65,39 @@ export class AuditService {
   list(organizationId: string | null, limit = 100): Promise<AuditEvent[]> {
     return this.events.findNewest(organizationId, limit);
   }
+
+  /**
+   * One page of the organization's events, newest first (docs/api.md#audit-events). `cursor` is a
+   * `nextCursor` of this list: issued to the same organization with the same filters, else 400.
+   */
+  async page(
+    organizationId: string,
+    filters: AuditEventFilters,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<AuditEventPage> {
+    const scope = cursorScope(organizationId, filters);
+    const after = cursor === undefined ? undefined : this.cursors.decode(scope, cursor);
+    if (after === null) throw invalidArgument();
+    // One more than the page: whether there is a next page is known without a request that finds nothing.
+    const found = await this.events.findPage(organizationId, filters, after, limit + 1);
+    const page = found.slice(0, limit);
+    const nextCursor = found.length > limit ? this.cursors.encode(scope, page[page.length - 1].position) : null;
+    return { events: page.map(({ event }) => event), nextCursor };
+  }
+}
+
+/**
+ * What a cursor is bound to: the organization and every filter, in one fixed order, instants as
+ * numbers (so `...T10:00:00Z` and `...T11:00:00+01:00` are the same filter).
+ */
+function cursorScope(organizationId: string, filters: AuditEventFilters): string {
+  return JSON.stringify([
+    organizationId,
+    filters.action ?? null,
+    filters.actorUserId ?? null,
+    filters.targetId ?? null,
+    filters.since ?? null,
+    filters.until ?? null,
+  ]);
 }

@@ -5,12 +5,15 @@ import { AuditService } from '../audit/audit.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { clientAddress } from '../common/client-address';
 import { Messages } from '../common/errors';
+import { Metrics } from '../metrics/metrics';
+import { refusalOutcome } from './exchange-outcome';
+import type { ApiKeyExchange } from './token.service';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Set by ApiKeyGuard: the exchanging key's owner, key and the organization's token lifetime. */
-    apiKeyExchange?: { userId: string; organizationId: string; apiKeyId: string; lifetimeSeconds: number };
+    /** Set by ApiKeyGuard: the authenticated exchange (the key, its owner, scopes and expiry). */
+    apiKeyExchange?: ApiKeyExchange;
   }
 }
 
@@ -18,7 +21,8 @@ type Exchange = NonNullable<Request['apiKeyExchange']>;
 
 /**
  * POST /v1/token authentication, in the order docs/api.md fixes: header missing -> scheme -> format
- * (no database) -> id and secret -> revoked -> membership. The failure limit (TokenAttemptLimiter)
+ * (no database) -> id and secret -> revoked -> expired -> membership. The body comes after (a pipe):
+ * whatever it holds, a failed authentication is the 401. The failure limit (TokenAttemptLimiter)
  * comes before any database work and sees every 401: a refusal known from the header alone takes
  * its failure as it is answered; a key goes to the database only with a slot taken.
  */
@@ -30,6 +34,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly apiKeys: ApiKeysService,
     private readonly limiter: TokenAttemptLimiter,
     private readonly audit: AuditService,
+    private readonly metrics: Metrics,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -39,6 +44,7 @@ export class ApiKeyGuard implements CanActivate {
       request.apiKeyExchange = await this.exchange(request.headers.authorization, address);
       return true;
     } catch (error) {
+      this.metrics.tokenExchange(refusalOutcome(error));
       // 429s are neither recorded nor logged here (the access log has them), so that a client hammering
       // a closed door costs no write at all.
       if (error instanceof ExchangeRefused) await this.recordRefusal(error, request.id, address);
@@ -72,13 +78,20 @@ export class ApiKeyGuard implements CanActivate {
   /** Steps 4-6. */
   private async authenticate(parsed: ParsedApiKey): Promise<Exchange> {
     try {
-      const { key, access } = await this.apiKeys.authenticate(parsed);
-      if (access === null) throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, key);
+      const checkedAtMs = Date.now();
+      const { key, ownerAccess } = await this.apiKeys.authenticate(parsed, checkedAtMs);
+      if (ownerAccess === null) {
+        const { id, organizationId, userId } = key;
+        throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, { id, organizationId, userId });
+      }
       return {
         userId: key.userId,
         organizationId: key.organizationId,
         apiKeyId: key.id,
-        lifetimeSeconds: access.accessTokenLifetime,
+        lifetimeSeconds: ownerAccess.accessTokenLifetime,
+        scopes: key.scopes,
+        expiresAtMs: key.expiresAtMs,
+        checkedAtMs,
       };
     } catch (error) {
       if (error instanceof ExchangeRefused) error.attemptedKeyId = parsed.keyId;

@@ -4,6 +4,7 @@ import { JwtModule } from '@nestjs/jwt';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { JwksController } from './jwks.controller';
@@ -15,7 +16,7 @@ import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 
 @Module({
-  imports: [JwtModule.register({}), ApiKeysModule, IdentityModule, AuditModule, RateLimitStorageModule],
+  imports: [JwtModule.register({}), ApiKeysModule, IdentityModule, AuditModule, RateLimitStorageModule, MetricsModule],
   controllers: [TokenController, JwksController],
   providers: [
     TokenService,

@@ -5,6 +5,7 @@ import { AppError, ErrorCode } from '../common/errors';
 import { Public, RequirePermissions } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { BearerAuthGuard } from './bearer-auth.guard';
+import { roleMask } from '../identity/roles';
 import type { PrincipalService } from './principal.service';
 
 class Routes {
@@ -19,7 +20,13 @@ class Routes {
 }
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
-const viewer: Principal = { userId: 'u', organizationId: 'o', role: 'viewer', tokenUse: 'session' };
+const viewer: Principal = {
+  userId: 'u',
+  organizationId: 'o',
+  role: 'viewer',
+  permissions: roleMask('viewer'),
+  tokenUse: 'session',
+};
 
 function context(handler: keyof Routes, request: Partial<Request>, type = 'http'): ExecutionContext {
   return {
@@ -71,6 +78,22 @@ describe('BearerAuthGuard', () => {
 
   it("refuses a caller whose role lacks the route's permission with 403", async () => {
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('write', request))).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+      message: 'insufficient permissions',
+    });
+  });
+
+  it("refuses an admin's access token whose permissions (role AND scopes) lack the route's with 403", async () => {
+    fromBearerToken.mockResolvedValue({
+      ...viewer,
+      role: 'admin',
+      tokenUse: 'access',
+      apiKeyId: 'k',
+      permissions: roleMask('admin') & roleMask('viewer'),
+    });
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('read', request))).resolves.toBe(true);
     await expect(guard.canActivate(context('write', request))).rejects.toMatchObject({
       code: ErrorCode.PERMISSION_DENIED,
       message: 'insufficient permissions',

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../identity/access.decorators';
-import { Permission, roleGrants } from '../identity/roles';
+import { maskGrants, Permission } from '../identity/roles';
 import { PrincipalService } from './principal.service';
 
 /**
@@ -27,8 +27,9 @@ function sendsTokenTwice(request: Request): boolean {
 
 /**
  * The global guard (APP_GUARD): every route needs a valid Bearer token unless it is @Public(), and
- * the permissions its @RequirePermissions() names. It reads the header itself, as nest's JWT sample
- * does, rather than through Passport (docs/adr/0012-bearer-guard-without-passport.md). Refusals
+ * the permissions its @RequirePermissions() names (the role's, and for an access token its scopes'
+ * too). It reads the header itself, as nest's JWT sample does, rather than through Passport
+ * (docs/adr/0012-bearer-guard-without-passport.md). Refusals
  * throw the exact 401 with WWW-Authenticate or the 403; any other error from PrincipalService (a
  * database that cannot answer) goes on to the exception filter, which makes it a 503, not a 401.
  */
@@ -52,8 +53,12 @@ export class BearerAuthGuard implements CanActivate {
     const principal = await this.principals.fromBearerToken(header.slice(SCHEME_LENGTH));
     request.principal = principal;
 
-    const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];
-    if (!required.every((permission) => roleGrants(principal.role, permission))) throw permissionDenied();
+    // The route's permissions against the request's: the role's, narrowed by an access token's key
+    // and token scopes (docs/api.md#scopes).
+    const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets);
+    if (required !== undefined) {
+      for (const permission of required) if (!maskGrants(principal.permissions, permission)) throw permissionDenied();
+    }
     return true;
   }
 }

@@ -22,6 +22,15 @@ describe('JwtSigner', () => {
     expect(verified.payload).toEqual(payload);
   });
 
+  it('puts the given typ in the header (at+jwt for access tokens, RFC 9068), which jsonwebtoken accepts', async () => {
+    for (const typ of ['at+jwt', 'JWT'] as const) {
+      const token = await signer.sign(payload, privateKey, 'kid-1', typ);
+      const verified = jwt.verify(token, publicKey, { algorithms: ['ES256'], complete: true });
+      expect(verified.header).toEqual({ alg: 'ES256', typ, kid: 'kid-1' });
+      expect(verified.payload).toEqual(payload);
+    }
+  });
+
   it('signs with a 64-byte raw (r || s) signature, as JOSE requires, not DER', async () => {
     const signature = Buffer.from((await signer.sign(payload, privateKey, 'k')).split('.')[2], 'base64url');
     expect(signature).toHaveLength(64);

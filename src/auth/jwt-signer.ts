@@ -4,6 +4,8 @@ import { BatchingThread, workerFile } from '../common/batching-thread';
 import type { SigningItem, SigningKey } from './signing.worker';
 import { JWT_ALGORITHM } from './signing-keys';
 
+export type JoseType = 'JWT' | 'at+jwt';
+
 const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
@@ -23,8 +25,8 @@ const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toS
  */
 @Injectable()
 export class JwtSigner implements OnApplicationShutdown {
-  /** The encoded protected header, per kid: the same for every token signed with one key. */
-  private readonly headers = new Map<string, string>();
+  /** The encoded protected header, per `typ` and kid: the same for every token of one kind signed with one key. */
+  private readonly headers = { JWT: new Map<string, string>(), 'at+jwt': new Map<string, string>() };
   private readonly keyIds = new Map<KeyObject, number>();
   private readonly thread = new BatchingThread<SigningItem, string, SigningKey>(
     'signing',
@@ -36,11 +38,13 @@ export class JwtSigner implements OnApplicationShutdown {
     },
   );
 
-  async sign(payload: object, key: KeyObject, kid: string): Promise<string> {
-    let header = this.headers.get(kid);
+  /** `typ`: the JOSE header's media type, `at+jwt` for access tokens (RFC 9068), `JWT` otherwise. */
+  async sign(payload: object, key: KeyObject, kid: string, typ: JoseType = 'JWT'): Promise<string> {
+    const headers = this.headers[typ];
+    let header = headers.get(kid);
     if (header === undefined) {
-      header = encode({ alg: JWT_ALGORITHM, typ: 'JWT', kid });
-      this.headers.set(kid, header);
+      header = encode({ alg: JWT_ALGORITHM, typ, kid });
+      headers.set(kid, header);
     }
     const input = `${header}.${encode(payload)}`;
     const signature = await this.thread.run({ keyId: this.keyIdOf(key), input });

@@ -3,12 +3,15 @@ import { ApiKeysService } from '../api-keys/api-keys.service';
 import { unauthenticatedBearer } from '../common/errors';
 import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
+import { roleMask } from '../identity/roles';
 import { TokenService } from './token.service';
 
 /**
  * Turns a Bearer token into a principal. Besides the signature, every request re-reads the
- * membership (a role change or removal applies at once) and, for access tokens, the status of the
- * API key they were minted from (a revocation kills its tokens at once, on every instance).
+ * membership (a role change or removal applies at once) and, for access tokens, the status, expiry
+ * and scopes of the API key they were minted from (a revocation or an expiry ends its tokens at
+ * once, on every instance). An access token's permissions are its owner's role AND its key's scopes
+ * AND its own `scope` (docs/api.md#scopes).
  */
 @Injectable()
 export class PrincipalService {
@@ -19,15 +22,25 @@ export class PrincipalService {
   ) {}
 
   async fromBearerToken(token: string): Promise<Principal> {
-    const claims = this.tokens.verify(token);
-    if (claims === null) throw unauthenticatedBearer();
+    const verified = this.tokens.authenticate(token);
+    if (verified === null) throw unauthenticatedBearer();
+    const { claims } = verified;
     const owner = { userId: claims.sub, organizationId: claims.org };
-    // One query either way: an access token's key status comes with the membership.
-    const role =
-      claims.akid === undefined
-        ? await this.identity.role(claims.org, claims.sub)
-        : await this.apiKeys.roleThroughActiveKey(claims.akid, owner);
-    if (role === null) throw unauthenticatedBearer();
-    return { ...owner, role, tokenUse: claims.token_use, apiKeyId: claims.akid };
+    if (claims.akid === undefined) {
+      const role = await this.identity.role(claims.org, claims.sub);
+      if (role === null) throw unauthenticatedBearer();
+      return { ...owner, role, permissions: roleMask(role), tokenUse: claims.token_use };
+    }
+    // One query: the key's status, expiry and scopes come with the owner's membership.
+    const found = await this.apiKeys.usableKey(claims.akid, owner);
+    if (found === null) throw unauthenticatedBearer();
+    const { role } = found.ownerAccess;
+    return {
+      ...owner,
+      role,
+      permissions: roleMask(role) & found.key.scopes & verified.permissions,
+      tokenUse: claims.token_use,
+      apiKeyId: claims.akid,
+    };
   }
 }

@@ -1,10 +1,11 @@
-import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { ExchangeRefused } from '../api-keys/api-keys.service';
-import { tooManyRequests } from '../common/errors';
+import { AppError, tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
+import { clientNetwork } from '../common/client-address';
+import { Metrics } from '../metrics/metrics';
 
 /**
  * Failure limit of POST /v1/token (docs/operations.md#abuse-limits-on-post-v1token): 429 RESOURCE_EXHAUSTED with
@@ -29,6 +30,7 @@ export class TokenAttemptLimiter {
   constructor(
     @InjectConfig() config: AppConfiguration,
     @Inject(FAILURE_COUNTER) private readonly counter: FailureCounter,
+    private readonly metrics: Metrics,
   ) {
     this.limit = config.rateLimit.tokenFailuresPerMinute;
     this.windowMs = config.rateLimit.tokenFailureWindowSeconds * 1000;
@@ -37,7 +39,7 @@ export class TokenAttemptLimiter {
   /** A refusal known without any database work (no key named): counts it, or throws 429 when no failure is left. */
   async countFailure(address: string | undefined): Promise<void> {
     const slot = await this.counter.reserve(bucketOf(clientNetwork(address)), this.limit, this.windowMs);
-    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+    if (!slot.granted) throw this.refusal(slot.resetsInMs);
   }
 
   /**
@@ -65,7 +67,7 @@ export class TokenAttemptLimiter {
     let slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     while (!slot.granted) {
       const checking = this.checking.get(network);
-      if (checking === undefined || checking.size === 0) throw tooManyRequests(slot.resetsInMs);
+      if (checking === undefined || checking.size === 0) throw this.refusal(slot.resetsInMs);
       await Promise.race(checking);
       slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     }
@@ -96,6 +98,12 @@ export class TokenAttemptLimiter {
     return done;
   }
 
+  /** The 429, counted in gatehouse_rate_limit_refusals_total (docs/operations.md#metrics). */
+  private refusal(resetsInMs: number): AppError {
+    this.metrics.rateLimited('token_failures');
+    return tooManyRequests(resetsInMs);
+  }
+
   /** An identical attempt is being checked: its outcome is this one's; a refusal here is one more failure. */
   private async join<T>(running: Promise<T>, address: string | undefined): Promise<T> {
     try {
@@ -111,25 +119,4 @@ export { tooManyRequests };
 
 function bucketOf(network: string): string {
   return `token-failures:addr:${network}`;
-}
-
-/**
- * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is
- * usually handed a whole /64, so counting single IPv6 addresses would not limit anyone).
- * Anything that is not an address is "unknown" (clientAddress never passes one on).
- */
-export function clientNetwork(address: string | undefined): string {
-  if (address === undefined) return 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped !== null && isIPv4(mapped[1])) return mapped[1];
-  if (isIPv4(address)) return address;
-  if (!isIPv6(address)) return 'unknown';
-  const [head, tail = ''] = address.toLowerCase().split('%')[0].split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = address.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];
-  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
 }

@@ -57,7 +57,13 @@ describe('TokenService', () => {
     lifetimeSeconds: 600,
     tokenUse: 'session',
   };
-  const access: MintRequest = { ...session, tokenUse: 'access', apiKeyId: randomUUID(), lifetimeSeconds: 1800 };
+  const access: MintRequest = {
+    ...session,
+    tokenUse: 'access',
+    apiKeyId: randomUUID(),
+    lifetimeSeconds: 1800,
+    scope: 'api_keys:read integrations:read',
+  };
 
   afterEach(() => jest.restoreAllMocks());
 
@@ -75,8 +81,27 @@ describe('TokenService', () => {
         exp: expect.any(Number),
         token_use: 'access',
         akid: access.apiKeyId,
+        scope: 'api_keys:read integrations:read',
       });
       expect(claims!.exp - claims!.iat).toBe(1800);
+      expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'at+jwt', kid: tokens.keys.signingKid });
+      expect(tokens.authenticate(token)?.permissions).toBe(2 | 32);
+    });
+
+    it('types session tokens JWT, and remembers every permission for them (their role decides)', async () => {
+      const token = await tokens.mint(session);
+      expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: tokens.keys.signingKid });
+      expect(tokens.authenticate(token)?.permissions).toBe(255);
+    });
+
+    it('gives an access token without a scope claim (minted before scopes) every permission: its key decides', async () => {
+      const { scope: _none, ...unscoped } = access;
+      expect(tokens.authenticate(await tokens.mint(unscoped))?.permissions).toBe(255);
+      // Names this version does not know grant nothing; an empty scope grants nothing.
+      expect(
+        tokens.authenticate(await tokens.mint({ ...access, scope: 'integrations:read future:perm' }))?.permissions,
+      ).toBe(32);
+      expect(tokens.authenticate(await tokens.mint({ ...access, scope: '' }))?.permissions).toBe(0);
     });
 
     it('round-trips a session token, which has no akid', async () => {
@@ -217,6 +242,8 @@ describe('TokenService', () => {
       ['a session token with an akid', { akid: randomUUID() }],
       ['an access token without an akid', { token_use: 'access' }],
       ['an access token with a non-UUID akid', { token_use: 'access', akid: 'k1' }],
+      ['an access token with a scope that is not a string', { token_use: 'access', akid: randomUUID(), scope: 7 }],
+      ['a session token with a scope', { scope: 'api_keys:read' }],
       ['no jti', { jti: undefined }],
     ])('well-signed claims with %s', async (_name, change) => {
       const { payload } = parts(await tokens.mint(session));

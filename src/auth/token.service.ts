@@ -4,6 +4,8 @@ import { JwtService } from '@nestjs/jwt';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { invalidArgument } from '../common/errors';
+import { ALL_PERMISSIONS, PermissionMask, scopeClaimMask, scopeString } from '../identity/roles';
 import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
 
@@ -20,6 +22,19 @@ export interface TokenClaims {
   exp: number;
   token_use: TokenUse;
   akid?: string;
+  /** Access tokens: the granted permissions, space-separated, in catalogue order (docs/api.md#scopes). */
+  scope?: string;
+}
+
+/** A token that verified, as the Bearer guard uses it; made once per token and remembered with it. */
+export interface VerifiedToken {
+  claims: TokenClaims;
+  /**
+   * What the token itself allows: an access token's `scope` as a mask (every permission for one
+   * minted before tokens had a scope: its key's scopes still apply); every permission for a session
+   * token (its role decides).
+   */
+  permissions: PermissionMask;
 }
 
 export interface MintRequest {
@@ -28,6 +43,37 @@ export interface MintRequest {
   lifetimeSeconds: number;
   tokenUse: TokenUse;
   apiKeyId?: string;
+  /** Access tokens: the `scope` claim. */
+  scope?: string;
+  /** The issue time in milliseconds (default: now); access tokens use the instant the key was checked at. */
+  issuedAtMs?: number;
+}
+
+/** An authenticated POST /v1/token (ApiKeyGuard): the key, its owner and what a token of it may get. */
+export interface ApiKeyExchange {
+  userId: string;
+  organizationId: string;
+  apiKeyId: string;
+  /** The organization's access-token lifetime, in seconds. */
+  lifetimeSeconds: number;
+  /** The key's scopes. */
+  scopes: PermissionMask;
+  /** The key's expires_at in milliseconds; null: never. */
+  expiresAtMs: number | null;
+  /** When the key was checked: the token is issued at this instant. */
+  checkedAtMs: number;
+}
+
+/** The optional narrowing of POST /v1/token's body (names and range already validated). */
+export interface TokenNarrowing {
+  scope?: string;
+  expiresIn?: number;
+}
+
+/** What an access token gets: its `scope` and lifetime. */
+export interface AccessGrant {
+  scope: string;
+  lifetimeSeconds: number;
 }
 
 /** Verified tokens kept in memory (about 1 KB each). */
@@ -46,15 +92,25 @@ function isClaims(payload: unknown): payload is TokenClaims {
     typeof p.jti === 'string' &&
     typeof p.exp === 'number';
   if (!common) return false;
-  if (p.token_use === 'session') return p.akid === undefined;
-  return p.token_use === 'access' && typeof p.akid === 'string' && UUID.test(p.akid);
+  if (p.token_use === 'session') return p.akid === undefined && p.scope === undefined;
+  return (
+    p.token_use === 'access' &&
+    typeof p.akid === 'string' &&
+    UUID.test(p.akid) &&
+    (p.scope === undefined || typeof p.scope === 'string')
+  );
 }
 
-/** Signs and verifies access and session tokens (ES256, `kid` in the header). */
+/** RFC 9068 section 2.1: access tokens are typed `at+jwt`; session tokens are plain JWTs. */
+function joseType(tokenUse: TokenUse): 'at+jwt' | 'JWT' {
+  return tokenUse === 'access' ? 'at+jwt' : 'JWT';
+}
+
+/** Signs and verifies access and session tokens (ES256, `kid` and `typ` in the header). */
 @Injectable()
 export class TokenService {
   readonly keys: SigningKeys;
-  private readonly verified = new Map<string, TokenClaims>();
+  private readonly verified = new Map<string, VerifiedToken>();
   private readonly issuer: string;
   private readonly audience: string;
 
@@ -69,9 +125,29 @@ export class TokenService {
     this.audience = config.jwt.audience;
   }
 
+  /**
+   * What the access token of an exchange gets (docs/api.md#post-v1token): the asked-for scope, each
+   * name among the key's scopes (else 400), or all of them; a lifetime of min(asked-for, the
+   * organization's, the whole seconds left before the key expires), so that `exp` never passes the
+   * key's expires_at (ApiKeysService.authenticate refuses a key with no whole second left).
+   */
+  accessGrant(exchange: ApiKeyExchange, narrowing: TokenNarrowing): AccessGrant {
+    let scopes = exchange.scopes;
+    if (narrowing.scope !== undefined) {
+      scopes = scopeClaimMask(narrowing.scope);
+      if ((scopes & ~exchange.scopes) !== 0) throw invalidArgument();
+    }
+    let lifetimeSeconds = Math.min(narrowing.expiresIn ?? exchange.lifetimeSeconds, exchange.lifetimeSeconds);
+    if (exchange.expiresAtMs !== null) {
+      const left = Math.floor(exchange.expiresAtMs / 1000) - Math.floor(exchange.checkedAtMs / 1000);
+      lifetimeSeconds = Math.min(lifetimeSeconds, left);
+    }
+    return { scope: scopeString(scopes), lifetimeSeconds };
+  }
+
   /** A new signed token; the signature is computed off the event loop (JwtSigner). */
   mint(request: MintRequest): Promise<string> {
-    const iat = Math.floor(Date.now() / 1000);
+    const iat = Math.floor((request.issuedAtMs ?? Date.now()) / 1000);
     const claims: TokenClaims = {
       iss: this.issuer,
       aud: this.audience,
@@ -83,7 +159,8 @@ export class TokenService {
       token_use: request.tokenUse,
     };
     if (request.apiKeyId !== undefined) claims.akid = request.apiKeyId;
-    return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid);
+    if (request.scope !== undefined) claims.scope = request.scope;
+    return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid, joseType(request.tokenUse));
   }
 
   /**
@@ -92,20 +169,29 @@ export class TokenService {
    * verified are remembered until they expire (at most VERIFIED_CACHE_SIZE, oldest dropped first)
    * and the ECDSA verification, the costliest step of a Bearer request, runs once per token.
    * Only the signature check is skipped: membership and key status are still read every time.
+   * The `scope` claim is turned into a mask here, once per token.
    */
-  verify(token: string): TokenClaims | null {
+  authenticate(token: string): VerifiedToken | null {
     const known = this.verified.get(token);
     if (known !== undefined) {
-      if (Math.floor(Date.now() / 1000) < known.exp) return known;
+      if (Math.floor(Date.now() / 1000) < known.claims.exp) return known;
       this.verified.delete(token);
       return null;
     }
     const claims = this.verifySignatureAndClaims(token);
-    if (claims !== null) {
-      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
-      this.verified.set(token, claims);
-    }
-    return claims;
+    if (claims === null) return null;
+    const verified: VerifiedToken = {
+      claims,
+      permissions: claims.scope === undefined ? ALL_PERMISSIONS : scopeClaimMask(claims.scope),
+    };
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, verified);
+    return verified;
+  }
+
+  /** The claims of a valid token of ours, or null (see authenticate). */
+  verify(token: string): TokenClaims | null {
+    return this.authenticate(token)?.claims ?? null;
   }
 
   private verifySignatureAndClaims(token: string): TokenClaims | null {

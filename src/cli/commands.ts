@@ -1,3 +1,4 @@
+import type { ConsoleSignInService } from '../console-sign-in/console-sign-in.service';
 import type { TokenService } from '../auth/token.service';
 import type { IdentityService } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
@@ -17,6 +18,7 @@ export interface CliServices {
   identity: IdentityService;
   tokens: TokenService;
   settings: OrganizationSettingsService;
+  consoleSignIn: ConsoleSignInService;
 }
 
 export const DEFAULT_SESSION_TTL = 3600;

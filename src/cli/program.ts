@@ -6,6 +6,7 @@ import {
   MIN_KEY_LIFETIME_DAYS,
 } from '../identity/organization.entity';
 import { isRole, Role } from '../identity/roles';
+import { consoleLinkCommand } from '../console-sign-in/console-link.command';
 import * as commands from './commands';
 import type { CliServices } from './commands';
 
@@ -165,6 +166,15 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     )
     .action((options: commands.SetTokenLifetimeOptions) =>
       run((services) => commands.setTokenLifetime(services, options)),
+    );
+
+  program
+    .command('console-link')
+    .description('print a one-time sign-in link to the web console for a member (valid 10 minutes, usable once)')
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(...EMAIL_OPTION, email)
+    .action((options: { org: string; email: string }) =>
+      run((services) => consoleLinkCommand(services.consoleSignIn, options)),
     );
 
   for (const command of program.commands) {

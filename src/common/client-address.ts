@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
 import type { Request } from 'express';
 
 /** The longest textual IP address: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`. */
@@ -21,4 +21,26 @@ export function clientAddress(req: Pick<Request, 'ip' | 'socket'>): string | und
   if (isClientAddress(ip)) return ip;
   const peer = req.socket?.remoteAddress;
   return isClientAddress(peer) ? peer : undefined;
+}
+
+/**
+ * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is
+ * usually handed a whole /64, so counting single IPv6 addresses would not limit anyone).
+ * Anything that is not an address is "unknown" (clientAddress never passes one on). The key of the
+ * per-address limits (POST /v1/token's failures, POST /v1/api-keys/exposed's reports).
+ */
+export function clientNetwork(address: string | undefined): string {
+  if (address === undefined) return 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped !== null && isIPv4(mapped[1])) return mapped[1];
+  if (isIPv4(address)) return address;
+  if (!isIPv6(address)) return 'unknown';
+  const [head, tail = ''] = address.toLowerCase().split('%')[0].split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = address.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];
+  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -39,6 +39,8 @@ export const Messages = {
   userNotAuthenticated: 'user not authenticated',
   invalidApiKeyCredentials: 'invalid api key credentials',
   apiKeyRevoked: 'api key revoked',
+  apiKeyExpired: 'api key expired',
+  apiKeyNotActive: 'api key is not active',
   apiKeyInvalid: 'api key invalid',
   authorizationHeaderRequired: 'authorization header required',
   apiKeySchemeRequired: 'authorization header must use ApiKey scheme',

@@ -2,10 +2,11 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
+import { CONSOLE_PATH, consoleRouter } from './console-assets';
 import { AllExceptionsFilter } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
-import { requestLogger } from './request-logger';
+import { REQUEST_OBSERVER, RequestObserver, requestLogger } from './request-logger';
 import { ShutdownState } from './shutdown.state';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -29,8 +30,9 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
   expressApp.set('trust proxy', config.trustProxy);
-  // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id) and its log line.
-  expressApp.use(requestLogger(app.get(ROOT_LOGGER)));
+  // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id), its log line and
+  // its place in the request-duration metric (docs/operations.md#metrics).
+  expressApp.use(requestLogger(app.get(ROOT_LOGGER), app.get<RequestObserver | null>(REQUEST_OBSERVER)));
   // Then, before any body is read: while draining for shutdown, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
@@ -48,6 +50,9 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
     } as never),
   );
+  // The web console's static files, with their security headers (docs/operations.md#web-console).
+  const consoleAssets = consoleRouter(config.console.assetsDir);
+  if (consoleAssets !== undefined) expressApp.use(CONSOLE_PATH, consoleAssets);
   setupOpenApi(app);
   // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it drains
   // for SHUTDOWN_DRAIN_MS, resets no connection and exits 0 within SHUTDOWN_TIMEOUT_MS; tests close their apps

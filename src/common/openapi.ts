@@ -1,5 +1,5 @@
 import { applyDecorators, INestApplication } from '@nestjs/common';
-import { ApiProperty, ApiResponse, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ApiProperty, ApiResponse, DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorCode, wireCode } from './errors';
 
 /** `{ code, message }` (docs/api.md#errors). */
@@ -32,8 +32,11 @@ export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorat
 export const BEARER_SCHEME = 'bearer';
 export const API_KEY_SCHEME = 'apiKey';
 
-/** Builds the OpenAPI document from the routes and DTOs; serves it at /openapi.json and the UI at /docs. */
-export function setupOpenApi(app: INestApplication): void {
+/**
+ * The OpenAPI document of the routes and DTOs: what GET /openapi.json serves, and what
+ * `npm run client:generate` builds the typed client from (docs/client.md).
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Gatehouse')
     .setDescription('Personal API keys, API-key-to-JWT exchange and validated monitoring integrations.')
@@ -47,6 +50,11 @@ export function setupOpenApi(app: INestApplication): void {
       API_KEY_SCHEME,
     )
     .build();
-  const document = SwaggerModule.createDocument(app, config);
+  return SwaggerModule.createDocument(app, config);
+}
+
+/** Serves the document at /openapi.json and the UI at /docs. */
+export function setupOpenApi(app: INestApplication): void {
+  const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }

@@ -77,6 +77,15 @@ describe('loadConfiguration', () => {
       });
     });
 
+    it('limits reports of exposed keys and answers them at a floor (docs/api.md#post-v1api-keysexposed)', () => {
+      expect(config.rateLimit.exposedReportsPerHour).toBe(60);
+      expect(config.exposedReportMinResponseMs).toBe(500);
+    });
+
+    it('keeps audit events 400 days (docs/operations.md#retention)', () => {
+      expect(config.audit).toEqual({ retentionDays: 400 });
+    });
+
     it('leaves secrets unset (they are generated locally, see resolveSecrets)', () => {
       expect(config.integrations.encryptionKey).toBeUndefined();
       expect(config.redisUrl).toBeUndefined();
@@ -84,6 +93,10 @@ describe('loadConfiguration', () => {
   });
 
   describe('values', () => {
+    it('reads AUDIT_RETENTION_DAYS', () => {
+      expect(loadConfiguration({ AUDIT_RETENTION_DAYS: '30' }).audit.retentionDays).toBe(30);
+    });
+
     it('reads a PostgreSQL URL with its schema and pool settings', () => {
       const config = loadConfiguration({
         DATABASE_URL: 'postgres://u@db:5432/gatehouse',
@@ -126,6 +139,12 @@ describe('loadConfiguration', () => {
       ['10000', 10000],
     ])('reads API_KEY_MAX_ACTIVE_PER_USER=%s', (raw, expected) => {
       expect(loadConfiguration({ API_KEY_MAX_ACTIVE_PER_USER: raw }).apiKeys.maxActivePerUser).toBe(expected);
+    });
+
+    it('reads EXPOSED_REPORTS_PER_HOUR and EXPOSED_REPORT_MIN_RESPONSE_MS', () => {
+      const config = loadConfiguration({ EXPOSED_REPORTS_PER_HOUR: '5', EXPOSED_REPORT_MIN_RESPONSE_MS: '0' });
+      expect(config.rateLimit.exposedReportsPerHour).toBe(5);
+      expect(config.exposedReportMinResponseMs).toBe(0);
     });
 
     it('accepts a PEM given on one line with literal \\n sequences', () => {
@@ -175,6 +194,9 @@ describe('loadConfiguration', () => {
         '1e3',
         'API_KEY_MAX_ACTIVE_PER_USER must be an integer from 1 to 10000 (got "1e3")',
       ],
+      ['AUDIT_RETENTION_DAYS', '0', 'AUDIT_RETENTION_DAYS must be an integer from 1 to 36500 (got "0")'],
+      ['AUDIT_RETENTION_DAYS', '36501', 'AUDIT_RETENTION_DAYS must be an integer from 1 to 36500 (got "36501")'],
+      ['AUDIT_RETENTION_DAYS', '30d', 'AUDIT_RETENTION_DAYS must be an integer from 1 to 36500 (got "30d")'],
       ['LOG_LEVEL', 'loud', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
       ['API_KEY_ENV', 'Prod', 'API_KEY_ENV must be 1-16 lower-case letters or digits'],
       ['API_KEY_ENV', 'a.b', 'API_KEY_ENV must be 1-16 lower-case letters or digits'],
@@ -241,6 +263,13 @@ describe('loadConfiguration', () => {
         'MONITORING_MAX_CONCURRENT_VALIDATIONS',
         'many',
         'MONITORING_MAX_CONCURRENT_VALIDATIONS must be an integer from 1 to 1000 (got "many")',
+      ],
+      ['EXPOSED_REPORTS_PER_HOUR', '0', 'EXPOSED_REPORTS_PER_HOUR must be an integer from 1 to 100000 (got "0")'],
+      ['EXPOSED_REPORTS_PER_HOUR', '1.5', 'EXPOSED_REPORTS_PER_HOUR must be an integer from 1 to 100000 (got "1.5")'],
+      [
+        'EXPOSED_REPORT_MIN_RESPONSE_MS',
+        '10001',
+        'EXPOSED_REPORT_MIN_RESPONSE_MS must be an integer from 0 to 10000 (got "10001")',
       ],
     ])('%s=%j', (name, value, message) => {
       expect(problems({ [name]: value })).toEqual([message]);
@@ -424,6 +453,43 @@ describe('loadConfiguration', () => {
     });
   });
 
+  describe('metrics listener (docs/operations.md#metrics)', () => {
+    it('listens on 127.0.0.1:9464 by default: loopback, never the public port', () => {
+      expect(loadConfiguration({}).metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    });
+
+    it.each([
+      [{ METRICS_PORT: '0' }, { enabled: true, host: '127.0.0.1', port: 0 }],
+      [
+        { METRICS_PORT: ' 9100 ', METRICS_HOST: '0.0.0.0' },
+        { enabled: true, host: '0.0.0.0', port: 9100 },
+      ],
+      [{ METRICS_HOST: '::' }, { enabled: true, host: '::', port: 9464 }],
+      [{ METRICS_HOST: 'localhost' }, { enabled: true, host: 'localhost', port: 9464 }],
+      [{ METRICS_PORT: 'off' }, { enabled: false, host: '127.0.0.1', port: 0 }],
+      [
+        { PORT: '0', METRICS_PORT: '0' },
+        { enabled: true, host: '127.0.0.1', port: 0 },
+      ],
+    ])('reads %j', (env, expected) => {
+      expect(loadConfiguration(env).metrics).toEqual(expected);
+    });
+
+    it.each([
+      [{ METRICS_PORT: 'abc' }, 'METRICS_PORT must be a port from 0 to 65535, or off (got "abc")'],
+      [{ METRICS_PORT: '65536' }, 'METRICS_PORT must be a port from 0 to 65535, or off (got "65536")'],
+      [{ METRICS_PORT: 'OFF' }, 'METRICS_PORT must be a port from 0 to 65535, or off (got "OFF")'],
+      [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT: metrics are never served on the public port'],
+      [{ PORT: '9464' }, 'METRICS_PORT must differ from PORT: metrics are never served on the public port'],
+      [
+        { METRICS_HOST: 'metrics.example.com' },
+        'METRICS_HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::) or localhost',
+      ],
+    ])('refuses %j', (env, message) => {
+      expect(problems(env)).toEqual([message]);
+    });
+  });
+
   describe('shutdown (docs/operations.md#graceful-shutdown)', () => {
     it('drains for 0 ms and gives the whole shutdown 8000 ms by default', () => {
       expect(loadConfiguration({})).toMatchObject({ shutdownDrainMs: 0, shutdownTimeoutMs: 8000 });
@@ -602,5 +668,48 @@ describe('resolveSecrets', () => {
     resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
     writeFileSync(join(dataDir, LOCAL_SECRETS_FILE), JSON.stringify(theirs));
     expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(theirs);
+  });
+});
+
+describe('web console settings (docs/operations.md#web-console)', () => {
+  it('defaults: links on http://localhost:<PORT>, the built console beside the compiled server, 10 failed sign-ins', () => {
+    const config = loadConfiguration({ PORT: '8080' });
+    expect(config.console).toEqual({
+      assetsDir: resolve(__dirname, '..', 'console'),
+      publicBaseUrl: 'http://localhost:8080',
+      signInFailuresPerMinute: 10,
+    });
+  });
+
+  it.each([
+    ['https://gatehouse.example.com', 'https://gatehouse.example.com'],
+    ['https://gatehouse.example.com/', 'https://gatehouse.example.com'],
+    ['https://example.com/gatehouse/', 'https://example.com/gatehouse'],
+    ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
+  ])('PUBLIC_BASE_URL %j is used as %j', (raw, expected) => {
+    expect(loadConfiguration({ PUBLIC_BASE_URL: raw }).console.publicBaseUrl).toBe(expected);
+  });
+
+  it.each([
+    'gatehouse.example.com',
+    'ftp://example.com',
+    'https://user:pw@example.com',
+    'https://example.com/?a=1',
+    'https://example.com/#x',
+  ])('refuses PUBLIC_BASE_URL %j', (raw) => {
+    expect(problems({ PUBLIC_BASE_URL: raw })).toEqual([
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
+    ]);
+  });
+
+  it('reads CONSOLE_ASSETS_DIR and the sign-in failure limit', () => {
+    const config = loadConfiguration({
+      CONSOLE_ASSETS_DIR: '/srv/console',
+      CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '3',
+    });
+    expect(config.console).toMatchObject({ assetsDir: '/srv/console', signInFailuresPerMinute: 3 });
+    expect(problems({ CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '0' })).toEqual([
+      'CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE must be an integer from 1 to 100000 (got "0")',
+    ]);
   });
 });

@@ -75,6 +75,27 @@ export interface AppConfiguration {
     tokenFailuresPerMinute: number;
     /** Length of that window (60 s by default, hence the name of the limit). */
     tokenFailureWindowSeconds: number;
+    /** POST /v1/api-keys/exposed requests allowed per client address per hour (docs/api.md#post-v1api-keysexposed). */
+    exposedReportsPerHour: number;
+  };
+  /** The Prometheus listener (docs/operations.md#metrics), never the public port; `enabled` false: METRICS_PORT=off. */
+  metrics: { enabled: boolean; host: string; port: number };
+  /**
+   * The least time between a report of exposed keys reaching its handler and its answer, so that
+   * the answer's time does not show whether a key was revoked (docs/adr/0020-exposed-key-reports-answer-at-a-floor.md).
+   */
+  exposedReportMinResponseMs: number;
+  audit: {
+    /** Days an audit event is kept; older ones are pruned by the service (docs/operations.md#retention). */
+    retentionDays: number;
+  };
+  console: {
+    /** Where the web console's built files are (docs/operations.md#web-console); served at /console when it holds index.html. */
+    assetsDir: string;
+    /** The service's address as a browser reaches it: sign-in links start with it. */
+    publicBaseUrl: string;
+    /** Failed sign-ins (POST /v1/console/sessions) allowed per client address (IPv6 per /64) per minute. */
+    signInFailuresPerMinute: number;
   };
   shutdownTimeoutMs: number;
   /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
@@ -267,6 +288,57 @@ function parseTrustProxy(r: Reader, raw: string | undefined): boolean | number |
   return raw;
 }
 
+/**
+ * METRICS_PORT (a port, 0 for any free one, or `off`) and METRICS_HOST (an IP address or localhost; loopback by
+ * default, so that metrics are private unless an operator opens them), docs/operations.md#metrics.
+ */
+function parseMetrics(r: Reader, publicPort: number): AppConfiguration['metrics'] {
+  const host = r.string('METRICS_HOST', '127.0.0.1')!;
+  if (host !== 'localhost' && isIP(host) === 0) {
+    r.problem('METRICS_HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::) or localhost');
+  }
+  const raw = r.string('METRICS_PORT');
+  if (raw === 'off') return { enabled: false, host, port: 0 };
+  const port = raw === undefined ? 9464 : Number(raw);
+  if (raw !== undefined && (!/^\d{1,5}$/.test(raw) || port > 65535)) {
+    r.problem(`METRICS_PORT must be a port from 0 to 65535, or off (got "${raw}")`);
+  } else if (port !== 0 && port === publicPort) {
+    r.problem('METRICS_PORT must differ from PORT: metrics are never served on the public port');
+  }
+  return { enabled: true, host, port };
+}
+
+/**
+ * PUBLIC_BASE_URL: an http(s) origin, optionally with a path prefix (a reverse proxy serving the
+ * service under one), without a query or fragment; stored without the trailing slash.
+ */
+function parsePublicBaseUrl(r: Reader, port: number): string {
+  const raw = r.string('PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    raw.includes('?') ||
+    raw.includes('#')
+  ) {
+    r.problem(
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
+    );
+    return `http://localhost:${port}`;
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
 export function loadConfiguration(env: Environment): AppConfiguration {
   const r = new Reader(env);
   // Exactly one of three values: a typo such as `prod` must not quietly run with the local defaults
@@ -340,10 +412,11 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       'TRUST_PROXY=true is refused when NODE_ENV=production: it trusts any X-Forwarded-For a client sends; set the number of proxy hops in front of the service (e.g. 1) or their addresses or subnets',
     );
   }
+  const port = r.int('PORT', 3000, 0, 65535);
   const config: AppConfiguration = {
     production,
     host: r.string('HOST', '0.0.0.0')!,
-    port: r.int('PORT', 3000, 0, 65535),
+    port,
     dataDir,
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
@@ -381,6 +454,19 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     rateLimit: {
       tokenFailuresPerMinute: r.int('TOKEN_FAILURE_LIMIT_PER_MINUTE', 20, 1, 100000),
       tokenFailureWindowSeconds: r.int('TOKEN_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
+      exposedReportsPerHour: r.int('EXPOSED_REPORTS_PER_HOUR', 60, 1, 100000),
+    },
+    metrics: parseMetrics(r, port),
+    exposedReportMinResponseMs: r.int('EXPOSED_REPORT_MIN_RESPONSE_MS', 500, 0, 10000),
+    audit: {
+      // Up to a hundred years: there is no "keep for ever", and a mistyped 0 must not empty the trail.
+      retentionDays: r.int('AUDIT_RETENTION_DAYS', 400, 1, 36500),
+    },
+    console: {
+      // Beside the compiled server: dist/console next to dist/config (npm run build writes both).
+      assetsDir: resolve(r.string('CONSOLE_ASSETS_DIR', resolve(__dirname, '..', 'console'))!),
+      publicBaseUrl: parsePublicBaseUrl(r, port),
+      signInFailuresPerMinute: r.int('CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE', 10, 1, 100000),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),
     shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', 0, 0, 60000),

@@ -17,6 +17,10 @@ import { MemberAccessView1764200000000 } from './migrations/1764200000000-member
 import { ApiKeysOwnerActive1764300000000 } from './migrations/1764300000000-api-keys-owner-active';
 import { OrganizationKeyPolicy1764400000000 } from './migrations/1764400000000-organization-key-policy';
 import { AuditPreviousKey1764450000000 } from './migrations/1764450000000-audit-previous-key';
+import { ApiKeyScopesAndExpiry1764500000000 } from './migrations/1764500000000-api-key-scopes-and-expiry';
+import { ApiKeysOwnerUsable1764510000000 } from './migrations/1764510000000-api-keys-owner-usable';
+import { AuditEventPages1764600000000 } from './migrations/1764600000000-audit-event-pages';
+import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-console-sign-in-links';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -30,6 +34,10 @@ export const MIGRATIONS = [
   ApiKeysOwnerActive1764300000000,
   OrganizationKeyPolicy1764400000000,
   AuditPreviousKey1764450000000,
+  ApiKeyScopesAndExpiry1764500000000,
+  ApiKeysOwnerUsable1764510000000,
+  AuditEventPages1764600000000,
+  ConsoleSignInLinks1764700000000,
 ];
 
 /**

@@ -1,4 +1,4 @@
-import type { Role } from './roles';
+import type { PermissionMask, Role } from './roles';
 
 /**
  * Who is calling, as established by the Bearer guard for this request. It lives in identity (which
@@ -8,6 +8,12 @@ export interface Principal {
   userId: string;
   organizationId: string;
   role: Role;
+  /**
+   * What this request may do: the role's permissions, and for an access token only those of them
+   * that its key's scopes and its own `scope` also grant (docs/api.md#scopes). Read when the request
+   * is served, so a role change applies at once.
+   */
+  permissions: PermissionMask;
   tokenUse: 'access' | 'session';
   /** The API key an access token was minted from. */
   apiKeyId?: string;

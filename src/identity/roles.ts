@@ -40,3 +40,87 @@ export function roleGrants(role: Role, permission: Permission): boolean {
 export function rolePermissions(role: Role): Permission[] {
   return PERMISSIONS.filter((permission) => ROLE_PERMISSIONS[role].has(permission));
 }
+
+/**
+ * A set of permissions as a bit mask: what a request may do (Principal.permissions), a key's
+ * `scopes` (stored as this integer, docs/adr/0017-key-scopes-as-a-permission-bit-mask.md), a
+ * token's `scope`. A check is one AND, with nothing to parse or allocate on the hot path.
+ */
+export type PermissionMask = number;
+
+/**
+ * Each permission's bit. Stored in api_keys.scopes, so a bit never changes meaning: a new permission
+ * takes the next free bit, a removed one leaves its bit unused. The catalogue order (PERMISSIONS)
+ * is what the API shows and is independent of the bits.
+ */
+export const PERMISSION_BITS: Readonly<Record<Permission, number>> = {
+  'api_keys:create': 1 << 0,
+  'api_keys:read': 1 << 1,
+  'api_keys:revoke': 1 << 2,
+  'api_keys:manage': 1 << 3,
+  'audit:read': 1 << 4,
+  'integrations:read': 1 << 5,
+  'integrations:write': 1 << 6,
+  'organization:write': 1 << 7,
+};
+
+/** Every permission of the catalogue. */
+export const ALL_PERMISSIONS: PermissionMask = permissionMask(PERMISSIONS);
+
+/**
+ * The permissions a new key gets when its creator names none, as far as the creating request has
+ * them (docs/api.md#scopes): reading keys and the audit trail, and the integrations. The management
+ * permissions (creating, revoking and managing keys, governing the organization) only when asked for.
+ */
+export const DEFAULT_KEY_SCOPES: PermissionMask = permissionMask([
+  'api_keys:read',
+  'audit:read',
+  'integrations:read',
+  'integrations:write',
+]);
+
+const ROLE_MASKS: Readonly<Record<Role, PermissionMask>> = {
+  admin: permissionMask(ROLE_PERMISSIONS.admin),
+  member: permissionMask(ROLE_PERMISSIONS.member),
+  viewer: permissionMask(ROLE_PERMISSIONS.viewer),
+};
+
+export function permissionMask(permissions: Iterable<Permission>): PermissionMask {
+  let mask = 0;
+  for (const permission of permissions) mask |= PERMISSION_BITS[permission];
+  return mask;
+}
+
+/** The role's permissions as a mask (a constant per role). */
+export function roleMask(role: Role): PermissionMask {
+  return ROLE_MASKS[role];
+}
+
+export function maskGrants(mask: PermissionMask, permission: Permission): boolean {
+  return (mask & PERMISSION_BITS[permission]) !== 0;
+}
+
+/** The mask's permissions, in catalogue order; bits of no known permission are left out. */
+export function maskPermissions(mask: PermissionMask): Permission[] {
+  return PERMISSIONS.filter((permission) => (mask & PERMISSION_BITS[permission]) !== 0);
+}
+
+/** Every mask's scope string, made once (2^8 short strings): the exchange builds none per token. */
+const SCOPE_STRINGS: readonly string[] = Array.from({ length: ALL_PERMISSIONS + 1 }, (_, mask) =>
+  maskPermissions(mask).join(' '),
+);
+
+/** The mask's permissions as an OAuth `scope` string: names in catalogue order, one space apart. */
+export function scopeString(mask: PermissionMask): string {
+  return SCOPE_STRINGS[mask & ALL_PERMISSIONS];
+}
+
+/**
+ * A token's `scope` claim as a mask. Names this version does not know (a newer instance's, during a
+ * rolling deployment) grant nothing here.
+ */
+export function scopeClaimMask(scope: string): PermissionMask {
+  let mask = 0;
+  for (const name of scope.split(' ')) if (isPermission(name)) mask |= PERMISSION_BITS[name];
+  return mask;
+}

@@ -1,5 +1,6 @@
 import { FakeDatadog } from '../../test/fakes/fake-datadog';
 import { DatadogAdapter, mapWithConcurrency } from './datadog.adapter';
+import { Deadline, DeadlineExceededError } from './deadline';
 import { MonitoringCredentials, ProviderUnavailableError } from './monitoring-provider.port';
 import { PERMISSION_NAMES } from './permission-catalogue';
 import { ProviderHttpClient } from './provider-http-client';
@@ -193,6 +194,73 @@ describe('DatadogAdapter', () => {
       'https://api.us3.datadoghq.com/api/v1/validate',
       'https://api.us3.datadoghq.com/api/v2/validate_keys',
     ]);
+  });
+});
+
+describe('DatadogAdapter onCall (gatehouse_provider_calls_total)', () => {
+  const answer = (status: number, body = ''): Promise<Response> => Promise.resolve(new Response(body, { status }));
+
+  it('reports each call once, retries included, by check and outcome', async () => {
+    const reported: string[] = [];
+    const fetchStub = ((url: URL) => {
+      switch (url.pathname) {
+        case '/api/v1/validate':
+          return answer(200, '{"valid":true}');
+        case '/api/v1/monitor':
+          return answer(503);
+        case '/api/v1/slo':
+          return answer(403);
+        case '/api/v1/dashboard':
+          return answer(404);
+        case '/api/v1/notebooks':
+          return Promise.reject(Object.assign(new Error('timed out'), { name: 'TimeoutError' }));
+        case '/api/v1/metrics':
+          return Promise.reject(new TypeError('fetch failed'));
+        default:
+          return answer(200, '{}');
+      }
+    }) as unknown as typeof fetch;
+    const adapter = new DatadogAdapter(
+      new ProviderHttpClient({ timeoutMs: 100, maxRetries: 1, maxRetryWaitMs: 0, fetch: fetchStub }),
+      { concurrency: 2, onCall: (check, outcome) => reported.push(`${check} ${outcome}`) },
+    );
+    await adapter.checkKeys(credentials);
+    await adapter.checkPermissions(credentials);
+    expect(reported.sort()).toEqual([
+      'audit_logs_read ok',
+      'dashboards_read unexpected',
+      'logs_read_archives ok',
+      'logs_read_config ok',
+      'logs_read_data ok',
+      'metrics_read network_error',
+      'monitors_read unavailable',
+      'notebooks_read timeout',
+      'owner_permissions ok',
+      'slos_read denied',
+      'timeseries_query ok',
+      'usage_read ok',
+      'validate_api_key ok',
+      'validate_keys ok',
+    ]);
+  });
+
+  it('reports a call the validation deadline aborted as deadline_exceeded', async () => {
+    const reported: string[] = [];
+    const hang = ((_url: URL, init: RequestInit) =>
+      new Promise((_resolve, reject) =>
+        init.signal!.addEventListener('abort', () => reject(init.signal!.reason as Error)),
+      )) as unknown as typeof fetch;
+    const adapter = new DatadogAdapter(
+      new ProviderHttpClient({ timeoutMs: 5000, maxRetries: 0, maxRetryWaitMs: 0, fetch: hang }),
+      { concurrency: 1, onCall: (check, outcome) => reported.push(`${check} ${outcome}`) },
+    );
+    const deadline = new Deadline(20);
+    try {
+      await expect(adapter.checkKeys(credentials, deadline)).rejects.toBeInstanceOf(DeadlineExceededError);
+    } finally {
+      deadline.clear();
+    }
+    expect(reported).toEqual(['validate_api_key deadline_exceeded']);
   });
 });
 

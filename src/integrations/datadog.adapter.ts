@@ -2,7 +2,7 @@ import type { Deadline } from './deadline';
 import { PERMISSION_CATALOGUE } from './permission-catalogue';
 import { MonitoringCredentials, MonitoringProvider, ProviderUnavailableError } from './monitoring-provider.port';
 import { siteBaseUrl } from './monitoring-sites';
-import { ProviderHttpClient, ProviderResponse } from './provider-http-client';
+import { isRetryableStatus, ProviderHttpClient, ProviderResponse } from './provider-http-client';
 import type { KeysStatus, PermissionStatus } from './validation-outcome';
 
 export interface DatadogAdapterOptions {
@@ -13,6 +13,29 @@ export interface DatadogAdapterOptions {
   now?: () => Date;
   /** Where surprising answers are reported; never given keys or headers. */
   log?: (message: string, context: Record<string, unknown>) => void;
+  /** Told how each call ended (gatehouse_provider_calls_total, docs/operations.md#metrics). */
+  onCall?: (check: string, outcome: ProviderCallOutcome) => void;
+}
+
+/**
+ * How one provider call ended, retries included: `ok` (2xx), `denied` (401, 403), `unavailable` (429 or 5xx once
+ * the retries are spent), `unexpected` (any other status: a 3xx, a 400 that would be a bug of ours, a 404),
+ * `timeout`, `network_error`, or `deadline_exceeded` (the validation's deadline passed and aborted it).
+ */
+export type ProviderCallOutcome =
+  'ok' | 'denied' | 'unavailable' | 'unexpected' | 'timeout' | 'network_error' | 'deadline_exceeded';
+
+/** What each call asks, for the `check` label: the two key checks, each endpoint probe's permission, the owner's permissions. */
+const API_KEY_CHECK = 'validate_api_key';
+const KEYS_CHECK = 'validate_keys';
+const OWNER_CHECK = 'owner_permissions';
+
+function callOutcome(response: ProviderResponse): ProviderCallOutcome {
+  if (response.kind !== 'answered') return response.kind;
+  const { status } = response;
+  if (status >= 200 && status < 300) return 'ok';
+  if (status === 401 || status === 403) return 'denied';
+  return isRetryableStatus(status) ? 'unavailable' : 'unexpected';
 }
 
 const CURRENT_USER = '/api/v2/current_user';
@@ -67,14 +90,14 @@ export class DatadogAdapter implements MonitoringProvider {
   async checkKeys(credentials: MonitoringCredentials, deadline?: Deadline): Promise<KeysStatus> {
     if (!SENDABLE_KEY.test(credentials.apiKey) || !SENDABLE_KEY.test(credentials.applicationKey)) return 'Invalid';
     // Step 1: the API key alone. 200 {"valid": true} is the only "yes".
-    const apiKey = await this.call(credentials, '/api/v1/validate', {}, true, deadline);
+    const apiKey = await this.call(API_KEY_CHECK, credentials, '/api/v1/validate', {}, true, deadline);
     const first = this.keyAnswer(apiKey, '/api/v1/validate');
     if (first === 'Invalid') return 'Invalid';
     const valid = apiKey.kind === 'answered' ? (apiKey.body as { valid?: unknown } | undefined)?.valid : undefined;
     if (valid === false) return 'Invalid';
     if (valid !== true) throw new ProviderUnavailableError('unexpected answer to /api/v1/validate');
     // Step 2: both keys.
-    const both = await this.call(credentials, '/api/v2/validate_keys', {}, false, deadline);
+    const both = await this.call(KEYS_CHECK, credentials, '/api/v2/validate_keys', {}, false, deadline);
     return this.keyAnswer(both, '/api/v2/validate_keys');
   }
 
@@ -91,7 +114,7 @@ export class DatadogAdapter implements MonitoringProvider {
         ? [
             async () => {
               const probe = check.probe as Extract<typeof check.probe, { kind: 'endpoint' }>;
-              const response = await this.call(credentials, probe.path, probe.query(now), false, deadline);
+              const response = await this.call(check.name, credentials, probe.path, probe.query(now), false, deadline);
               statuses.set(check.name, this.probeStatus(response, check.name, probe.path));
             },
           ]
@@ -114,7 +137,7 @@ export class DatadogAdapter implements MonitoringProvider {
     names: string[],
     deadline: Deadline | undefined,
   ): Promise<Array<[string, PermissionStatus]>> {
-    const response = await this.call(credentials, CURRENT_USER, {}, true, deadline);
+    const response = await this.call(OWNER_CHECK, credentials, CURRENT_USER, {}, true, deadline);
     const granted = response.kind === 'answered' && response.status === 200 ? includedPermissions(response.body) : null;
     if (granted === null) {
       this.report(response, 'owner permissions unknown', { path: CURRENT_USER });
@@ -139,7 +162,8 @@ export class DatadogAdapter implements MonitoringProvider {
     throw new ProviderUnavailableError(`${path} ${describe(response)}`);
   }
 
-  private call(
+  private async call(
+    check: string,
     credentials: MonitoringCredentials,
     path: string,
     query: Record<string, string>,
@@ -148,16 +172,25 @@ export class DatadogAdapter implements MonitoringProvider {
   ): Promise<ProviderResponse> {
     const url = new URL(path, siteBaseUrl(credentials.site, this.options.baseUrlOverride));
     for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    return this.http.get({
-      url,
-      readBody,
-      deadline,
-      headers: {
-        Accept: 'application/json',
-        'DD-API-KEY': credentials.apiKey,
-        'DD-APPLICATION-KEY': credentials.applicationKey,
-      },
-    });
+    let response: ProviderResponse;
+    try {
+      response = await this.http.get({
+        url,
+        readBody,
+        deadline,
+        headers: {
+          Accept: 'application/json',
+          'DD-API-KEY': credentials.apiKey,
+          'DD-APPLICATION-KEY': credentials.applicationKey,
+        },
+      });
+    } catch (error) {
+      // ProviderHttpClient rejects only once the validation's deadline has passed.
+      this.options.onCall?.(check, 'deadline_exceeded');
+      throw error;
+    }
+    this.options.onCall?.(check, callOutcome(response));
+    return response;
   }
 
   private report(response: ProviderResponse, message: string, context: Record<string, unknown>): void {

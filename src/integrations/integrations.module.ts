@@ -5,6 +5,8 @@ import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { APP_CONFIG, SECRETS } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
+import { Metrics } from '../metrics/metrics';
+import { MetricsModule } from '../metrics/metrics.module';
 import { CredentialCipher } from './credential-cipher';
 import { CredentialsValidator } from './credentials-validator';
 import { DatadogAdapter } from './datadog.adapter';
@@ -19,7 +21,7 @@ import { ValidationLimits } from './validation-limits';
 const logger = new Logger('MonitoringProvider');
 
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule, RateLimitStorageModule],
+  imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule, RateLimitStorageModule, MetricsModule],
   controllers: [IntegrationsController],
   providers: [
     IntegrationsRepository,
@@ -37,8 +39,8 @@ const logger = new Logger('MonitoringProvider');
     },
     {
       provide: MONITORING_PROVIDER,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfiguration) =>
+      inject: [APP_CONFIG, Metrics],
+      useFactory: (config: AppConfiguration, metrics: Metrics) =>
         new DatadogAdapter(
           new ProviderHttpClient({
             timeoutMs: config.integrations.monitoringTimeoutMs,
@@ -49,6 +51,7 @@ const logger = new Logger('MonitoringProvider');
             baseUrlOverride: config.integrations.monitoringApiBaseUrl,
             concurrency: config.integrations.monitoringProbeConcurrency,
             log: (message, context) => logger.warn(context, message),
+            onCall: (check, outcome) => metrics.providerCall(check, outcome),
           },
         ),
     },

@@ -3,6 +3,7 @@ import { tooManyRequests } from '../common/errors';
 import { FAILURE_COUNTER, FailureCounter, FailureSlot } from '../common/failure-counter';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
+import { Metrics } from '../metrics/metrics';
 
 const MINUTE_MS = 60_000;
 
@@ -11,7 +12,8 @@ const MINUTE_MS = 60_000;
  * (docs/integrations.md#limits): at most MONITORING_MAX_CONCURRENT_VALIDATIONS at once on this
  * instance, and MONITORING_VALIDATIONS_PER_MINUTE started per organization in a fixed window of a
  * minute, counted in the rate-limit counters (shared through Redis with REDIS_URL). Both refusals
- * are 429 `too many requests` with Retry-After, before any provider call.
+ * are 429 `too many requests` with Retry-After, before any provider call, each counted in
+ * gatehouse_rate_limit_refusals_total (docs/operations.md#metrics).
  */
 @Injectable()
 export class ValidationLimits {
@@ -22,6 +24,7 @@ export class ValidationLimits {
   constructor(
     @InjectConfig() config: AppConfiguration,
     @Inject(FAILURE_COUNTER) private readonly counter: FailureCounter,
+    private readonly metrics: Metrics,
   ) {
     this.perMinute = config.integrations.validationsPerMinute;
     this.maxConcurrent = config.integrations.maxConcurrentValidations;
@@ -34,7 +37,10 @@ export class ValidationLimits {
    * pass on the same count. Call the returned function when the validation ends.
    */
   async admit(organizationId: string): Promise<() => void> {
-    if (this.running >= this.maxConcurrent) throw tooManyRequests(1000);
+    if (this.running >= this.maxConcurrent) {
+      this.metrics.rateLimited('validations_concurrent');
+      throw tooManyRequests(1000);
+    }
     this.running += 1;
     let released = false;
     const release = (): void => {
@@ -44,7 +50,10 @@ export class ValidationLimits {
     };
     try {
       const slot = await this.takeSlot(`monitoring-validations:org:${organizationId}`);
-      if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+      if (!slot.granted) {
+        this.metrics.rateLimited('validations_per_organization');
+        throw tooManyRequests(slot.resetsInMs);
+      }
     } catch (error) {
       release();
       throw error;

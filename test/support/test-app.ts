@@ -124,19 +124,27 @@ export class TestApp {
     return { organizationId: organization.id, userId: user.id, email: user.email, role, token };
   }
 
-  /** POST /v1/user-api-keys as `user`; returns the response body (asserting 201). */
-  async createKey(user: TestUser, label?: string): Promise<{ id: string; value: string; body: CreateApiKeyResponse }> {
+  /**
+   * POST /v1/user-api-keys as `user` (its session token, or `token`); returns the response body
+   * (asserting 201). `fields` adds body fields (`scopes`, `expires_at`).
+   */
+  async createKey(
+    user: Pick<TestUser, 'token'>,
+    label?: string,
+    fields: Record<string, unknown> = {},
+  ): Promise<{ id: string; value: string; body: CreateApiKeyResponse }> {
     const response = await this.http()
       .post('/v1/user-api-keys')
       .set('Authorization', `Bearer ${user.token}`)
-      .send(label === undefined ? {} : { label })
+      .send(label === undefined ? fields : { label, ...fields })
       .expect(201);
     return { id: response.body.api_key.id, value: response.body.opaque_key, body: response.body };
   }
 
-  /** POST /v1/token with an API key; returns the access token (asserting 200). */
-  async exchange(value: string): Promise<string> {
-    const response = await this.http().post('/v1/token').set('Authorization', `ApiKey ${value}`).expect(200);
+  /** POST /v1/token with an API key (and a narrowing body); returns the access token (asserting 200). */
+  async exchange(value: string, body?: Record<string, unknown>): Promise<string> {
+    const request = this.http().post('/v1/token').set('Authorization', `ApiKey ${value}`);
+    const response = await (body === undefined ? request : request.send(body)).expect(200);
     return response.body.access_token;
   }
 
@@ -146,9 +154,12 @@ export class TestApp {
   }
 }
 
-/** The environment a test app (or the CLI under test) runs with on `database`. */
+/**
+ * The environment a test app (or the CLI under test) runs with on `database`. The metrics listener is on, on a free
+ * loopback port (METRICS_PORT=0): the suites run in parallel, and several apps share a process.
+ */
 export function testEnvironment(database: TestDatabase, extra: Environment = {}): Environment {
-  return { LOG_LEVEL: 'silent', ...testSecrets, ...database.env, ...extra };
+  return { LOG_LEVEL: 'silent', METRICS_PORT: '0', ...testSecrets, ...database.env, ...extra };
 }
 
 /** Boots the real AppModule through Nest's testing module with the server's HTTP set-up. */

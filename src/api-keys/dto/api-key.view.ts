@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { PageMetaView } from '../../common/pagination';
-import type { ApiKey, ApiKeyStatus } from '../api-key.entity';
+import { maskPermissions, Permission, PERMISSIONS } from '../../identity/roles';
+import { ApiKey, ApiKeyDisplayStatus, displayStatus } from '../api-key.entity';
 
 /** docs/api.md#api-key-object, without the secret. */
 export class ApiKeyView {
@@ -12,8 +13,20 @@ export class ApiKeyView {
   user_id: string;
   @ApiProperty({ description: '"" when none was given' })
   label: string;
-  @ApiProperty({ enum: ['ACTIVE', 'REVOKED'] })
-  status: ApiKeyStatus;
+  @ApiProperty({
+    enum: ['ACTIVE', 'REVOKED', 'EXPIRED'],
+    description: 'EXPIRED once expires_at has passed (REVOKED wins)',
+  })
+  status: ApiKeyDisplayStatus;
+  @ApiProperty({
+    type: [String],
+    enum: PERMISSIONS,
+    description: 'The permissions the key may use, in catalogue order',
+    example: ['api_keys:read', 'integrations:read'],
+  })
+  scopes: Permission[];
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'null: the key does not expire' })
+  expires_at: string | null;
   @ApiProperty({ format: 'date-time' })
   created_at: string;
   @ApiProperty({ format: 'date-time' })
@@ -27,7 +40,9 @@ export class ApiKeyView {
       organization_id: key.organizationId,
       user_id: key.userId,
       label: key.label,
-      status: key.status,
+      status: displayStatus(key, Date.now()),
+      scopes: maskPermissions(key.scopes),
+      expires_at: key.expiresAt === null ? null : key.expiresAt.toISOString(),
       created_at: key.createdAt.toISOString(),
       updated_at: key.updatedAt.toISOString(),
       last_used_at: key.lastUsedAt === null ? null : key.lastUsedAt.toISOString(),
@@ -46,6 +61,11 @@ export class CreateApiKeyResponse {
   api_key: CreatedApiKeyView;
   @ApiProperty({ description: 'The secret key value again (same as api_key.value)' })
   opaque_key: string;
+}
+
+export class RotateApiKeyResponse extends CreateApiKeyResponse {
+  @ApiProperty({ type: () => ApiKeyView, description: 'The key replaced, as the rotation left it' })
+  previous_api_key: ApiKeyView;
 }
 
 export class ApiKeyResponse {

@@ -1,5 +1,17 @@
-import { IsString, Validate, ValidateIf, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import {
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsString,
+  Validate,
+  ValidateIf,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import { parseZonedTimestamp } from '../../common/timestamp';
+import { Permission, PERMISSIONS } from '../../identity/roles';
 
 export const MAX_LABEL_LENGTH = 255;
 
@@ -19,6 +31,33 @@ export class LabelConstraint implements ValidatorConstraintInterface {
   }
 }
 
+/** An ISO 8601 timestamp with a zone designator (src/common/timestamp.ts); how far ahead is the service's rule. */
+@ValidatorConstraint({ name: 'zonedTimestamp' })
+export class ZonedTimestampConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'string' && parseZonedTimestamp(value) !== null;
+  }
+}
+
+const EXPIRES_AT_DESCRIPTION =
+  'When the key stops working: an ISO 8601 timestamp with a zone designator, at least 60 s ahead, or null ' +
+  "for none. Absent or null under an organization key policy: creation + the policy's maximum; a later one is refused.";
+
+/** `expires_at` as the creation and the rotation take it: absent, null, or a zoned timestamp. */
+export function ExpiresAt(description: string): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: String,
+      format: 'date-time',
+      nullable: true,
+      description,
+      example: '2027-01-31T00:00:00Z',
+    }),
+    ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null),
+    Validate(ZonedTimestampConstraint),
+  );
+}
+
 export class CreateApiKeyDto {
   @ApiPropertyOptional({
     maxLength: 255,
@@ -30,4 +69,22 @@ export class CreateApiKeyDto {
   @IsString()
   @Validate(LabelConstraint)
   label?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    enum: PERMISSIONS,
+    uniqueItems: true,
+    description:
+      'Distinct permission names the key may use (its requests also need them in the owner role). Absent: those of ' +
+      'api_keys:read, audit:read, integrations:read, integrations:write the creating request has. [] is allowed.',
+    example: ['integrations:read'],
+  })
+  @ValidateIf((_dto: CreateApiKeyDto, value: unknown) => value !== undefined)
+  @IsArray()
+  @ArrayUnique()
+  @IsIn(PERMISSIONS, { each: true })
+  scopes?: Permission[];
+
+  @ExpiresAt(EXPIRES_AT_DESCRIPTION)
+  expires_at?: string | null;
 }

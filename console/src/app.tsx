@@ -1,0 +1,114 @@
+import { type ReactNode, useEffect, useRef } from 'react';
+import type { Permission } from './api/contract';
+import { AuditLogPage } from './pages/audit-log';
+import { IntegrationFormPage } from './pages/integration-form';
+import { IntegrationsPage } from './pages/integrations';
+import { MyKeysPage } from './pages/my-keys';
+import { NotFoundPage } from './pages/not-found';
+import { OrganizationKeysPage } from './pages/organization-keys';
+import { SettingsPage } from './pages/settings';
+import { SignInPage } from './pages/sign-in';
+import { Link, navigate, usePath } from './router';
+import { can, endSession, type Session, useSession } from './session';
+
+interface Section {
+  path: string;
+  label: string;
+  /** Shown, and reachable, only with this permission: what a role may not do is not offered. */
+  permission: Permission;
+}
+
+const SECTIONS: Section[] = [
+  { path: '/keys', label: 'My keys', permission: 'api_keys:read' },
+  { path: '/organization/keys', label: 'Organization keys', permission: 'api_keys:manage' },
+  { path: '/audit', label: 'Audit log', permission: 'audit:read' },
+  { path: '/integrations', label: 'Integrations', permission: 'integrations:read' },
+  { path: '/settings', label: 'Settings', permission: 'organization:write' },
+];
+
+const UUID = '[0-9a-fA-F-]{36}';
+
+function page(path: string, session: Session): ReactNode {
+  const allowed = (permission: Permission) => can(session, permission);
+  if (path === '/keys' && allowed('api_keys:read')) return <MyKeysPage session={session} />;
+  if (path === '/organization/keys' && allowed('api_keys:manage')) return <OrganizationKeysPage session={session} />;
+  if (path === '/audit' && allowed('audit:read')) return <AuditLogPage />;
+  if (path === '/settings' && allowed('organization:write')) return <SettingsPage />;
+  if (path === '/integrations' && allowed('integrations:read')) return <IntegrationsPage session={session} />;
+  if (path === '/integrations/new' && allowed('integrations:write')) return <IntegrationFormPage />;
+  const edit = new RegExp(`^/integrations/(${UUID})$`).exec(path);
+  if (edit !== null && allowed('integrations:write')) return <IntegrationFormPage key={edit[1]} id={edit[1]} />;
+  return <NotFoundPage />;
+}
+
+function Layout({ session, path, children }: { session: Session; path: string; children: ReactNode }) {
+  const main = useRef<HTMLElement>(null);
+  // A new page: focus moves to it, so a screen reader starts there and Tab continues from it.
+  useEffect(() => {
+    if (document.activeElement === document.body || document.activeElement === null) return;
+    main.current?.focus();
+  }, [path]);
+
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="site-header">
+        <div className="brand">
+          <span className="brand-name">Gatehouse</span>
+          <span className="brand-org">
+            {session.organization.name} · <span className="role">{session.role}</span>
+          </span>
+        </div>
+        <nav aria-label="Console">
+          <ul>
+            {SECTIONS.filter((section) => can(session, section.permission)).map((section) => (
+              <li key={section.path}>
+                <Link
+                  to={section.path}
+                  aria-current={path === section.path || path.startsWith(`${section.path}/`) ? 'page' : undefined}
+                >
+                  {section.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <button
+          type="button"
+          className="button sign-out"
+          onClick={() => {
+            endSession('You are signed out.');
+            navigate('/sign-in', { replace: true });
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main id="main" ref={main} tabIndex={-1}>
+        {children}
+      </main>
+    </>
+  );
+}
+
+/** The console: the sign-in page, or the signed-in member's pages. */
+export function App() {
+  const path = usePath();
+  const session = useSession();
+
+  useEffect(() => {
+    if (session === undefined && path !== '/sign-in') navigate('/sign-in', { replace: true });
+    else if (session !== undefined && (path === '/' || path === '/sign-in') && window.location.hash === '') {
+      navigate('/keys', { replace: true });
+    }
+  }, [session, path]);
+
+  if (path === '/sign-in' || session === undefined) return <SignInPage />;
+  return (
+    <Layout session={session} path={path}>
+      {page(path, session)}
+    </Layout>
+  );
+}

@@ -1,0 +1,122 @@
+import type { ReactNode } from 'react';
+import type { ApiKey } from '../api/contract';
+import { formatTime, relativeTime } from '../format';
+
+/** A key as the list shows it: fields of the contract that this server does not send yet are optional. */
+export type ListedKey = Omit<ApiKey, 'scopes' | 'expires_at' | 'last_used_ip' | 'last_used_user_agent' | 'status'> & {
+  status: string;
+  scopes?: ApiKey['scopes'];
+  expires_at?: string | null;
+  last_used_ip?: string | null;
+  last_used_user_agent?: string | null;
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
+}
+
+function Expiry({ value, status }: { value: string | null | undefined; status: string }) {
+  if (value === undefined || value === null) return <span className="muted">never</span>;
+  return (
+    <time dateTime={value} title={value}>
+      {formatTime(value)}
+      {status === 'ACTIVE' && <span className="muted"> ({relativeTime(value)})</span>}
+    </time>
+  );
+}
+
+function LastUsed({ apiKey }: { apiKey: ListedKey }) {
+  if (apiKey.last_used_at === null) return <span className="muted">never used</span>;
+  return (
+    <>
+      <time dateTime={apiKey.last_used_at}>{formatTime(apiKey.last_used_at)}</time>
+      {apiKey.last_used_ip ? <span className="detail">from {apiKey.last_used_ip}</span> : null}
+      {apiKey.last_used_user_agent ? (
+        <span className="detail user-agent" title={apiKey.last_used_user_agent}>
+          {apiKey.last_used_user_agent}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+function Scopes({ scopes }: { scopes: ListedKey['scopes'] }) {
+  if (scopes === undefined) return <span className="muted">—</span>;
+  if (scopes.length === 0) return <span className="muted">none (identifies its owner only)</span>;
+  return (
+    <ul className="scopes">
+      {scopes.map((scope) => (
+        <li key={scope}>
+          <code>{scope}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * The keys as a table; below 640 px wide each row becomes a card (styles.css), every cell keeping
+ * its column's name (data-label).
+ */
+export function KeyTable({
+  keys,
+  caption,
+  owner,
+  actions,
+}: {
+  keys: ListedKey[];
+  caption: string;
+  owner?: (key: ListedKey) => ReactNode;
+  actions: (key: ListedKey) => ReactNode;
+}) {
+  return (
+    <div className="table-wrap">
+      <table className="responsive">
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Label</th>
+            {owner !== undefined && <th scope="col">Owner</th>}
+            <th scope="col">Status</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Created</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => (
+            <tr key={key.id} data-key-id={key.id}>
+              <th scope="row" data-label="Label">
+                {key.label === '' ? <span className="muted">(no label)</span> : key.label}
+                <span className="detail id">{key.id}</span>
+              </th>
+              {owner !== undefined && <td data-label="Owner">{owner(key)}</td>}
+              <td data-label="Status">
+                <StatusBadge status={key.status} />
+              </td>
+              <td data-label="Scopes">
+                <Scopes scopes={key.scopes} />
+              </td>
+              <td data-label="Created">
+                <time dateTime={key.created_at}>{formatTime(key.created_at)}</time>
+              </td>
+              <td data-label="Expires">
+                <Expiry value={key.expires_at} status={key.status} />
+              </td>
+              <td data-label="Last used">
+                <LastUsed apiKey={key} />
+              </td>
+              <td data-label="Actions" className="row-actions">
+                {actions(key)}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,199 @@
+import { type FormEvent, useId, useState } from 'react';
+import { api, unwrap } from '../api/client';
+import type { AuditAction, AuditEvent } from '../api/contract';
+import { Empty, ErrorMessage, Loading } from '../components/feedback';
+import { formatTime } from '../format';
+import { useLoad, useTitle } from '../hooks';
+
+const ACTIONS: AuditAction[] = [
+  'api_key.created',
+  'api_key.revoked',
+  'api_key.rotated',
+  'token.exchange_failed',
+  'integration.created',
+  'integration.updated',
+  'integration.deleted',
+  'organization.updated',
+];
+const PAGE_SIZE = 50;
+
+interface Filters {
+  action?: AuditAction;
+  actor_user_id?: string;
+  target_id?: string;
+  since?: string;
+  until?: string;
+}
+
+/** datetime-local text (local time) as an ISO timestamp, or undefined when empty. */
+function iso(local: string): string | undefined {
+  return local === '' ? undefined : new Date(local).toISOString();
+}
+
+function Who({ event }: { event: AuditEvent }) {
+  if (event.actor_user_id === null && event.actor_api_key_id === null) return <span className="muted">no one</span>;
+  return (
+    <>
+      {event.actor_user_id !== null && <code className="id">{event.actor_user_id}</code>}
+      {event.actor_api_key_id !== null && <span className="detail">with key {event.actor_api_key_id}</span>}
+    </>
+  );
+}
+
+/** The organization's audit log (audit:read), newest first, filtered, page after page. */
+export function AuditLogPage() {
+  useTitle('Audit log');
+  const ids = { action: useId(), actor: useId(), target: useId(), since: useId(), until: useId() };
+  const [form, setForm] = useState({ action: '', actor: '', target: '', since: '', until: '' });
+  const [filters, setFilters] = useState<Filters>({});
+  const [more, setMore] = useState<AuditEvent[]>([]);
+  const [moreError, setMoreError] = useState<unknown>();
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+
+  const first = useLoad(async () => {
+    const answer = await unwrap(api.GET('/v1/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE } } }));
+    setMore([]);
+    setNextCursor(answer.next_cursor);
+    return answer.audit_events;
+  }, JSON.stringify(filters));
+
+  const apply = (event: FormEvent) => {
+    event.preventDefault();
+    setFilters({
+      ...(form.action === '' ? {} : { action: form.action as AuditAction }),
+      ...(form.actor.trim() === '' ? {} : { actor_user_id: form.actor.trim() }),
+      ...(form.target.trim() === '' ? {} : { target_id: form.target.trim() }),
+      ...(iso(form.since) === undefined ? {} : { since: iso(form.since) }),
+      ...(iso(form.until) === undefined ? {} : { until: iso(form.until) }),
+    });
+  };
+
+  const loadMore = async () => {
+    if (nextCursor === null) return;
+    setLoadingMore(true);
+    setMoreError(undefined);
+    try {
+      const answer = await unwrap(
+        api.GET('/v1/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE, cursor: nextCursor } } }),
+      );
+      setMore((list) => [...list, ...answer.audit_events]);
+      setNextCursor(answer.next_cursor);
+    } catch (error) {
+      setMoreError(error);
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+
+  const events = [...(first.data ?? []), ...more];
+  const set = (name: keyof typeof form) => (event: { target: { value: string } }) =>
+    setForm((current) => ({ ...current, [name]: event.target.value }));
+
+  return (
+    <>
+      <h1>Audit log</h1>
+      <p className="lead">What was done in the organization, newest first. Secrets never appear here.</p>
+      <form className="filters" onSubmit={apply} role="search" aria-label="Filter the audit log">
+        <div className="field">
+          <label htmlFor={ids.action}>Action</label>
+          <select id={ids.action} value={form.action} onChange={set('action')}>
+            <option value="">Any action</option>
+            {ACTIONS.map((action) => (
+              <option key={action} value={action}>
+                {action}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={ids.actor}>Actor (user id)</label>
+          <input id={ids.actor} value={form.actor} onChange={set('actor')} autoComplete="off" spellCheck={false} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.target}>Target id</label>
+          <input id={ids.target} value={form.target} onChange={set('target')} autoComplete="off" spellCheck={false} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.since}>Since</label>
+          <input id={ids.since} type="datetime-local" value={form.since} onChange={set('since')} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.until}>Until</label>
+          <input id={ids.until} type="datetime-local" value={form.until} onChange={set('until')} />
+        </div>
+        <div className="actions">
+          <button type="submit" className="button button-primary">
+            Apply filters
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={first.error} />
+      {first.loading && <Loading what="the audit log" />}
+      {!first.loading && first.data !== undefined && events.length === 0 && <Empty>No events match.</Empty>}
+      {events.length > 0 && (
+        <div className="table-wrap">
+          <table className="responsive">
+            <caption className="visually-hidden">Audit events, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Action</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Target</th>
+                <th scope="col">Address</th>
+                <th scope="col">Request id</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((event) => (
+                <tr key={event.id} data-action={event.action}>
+                  <td data-label="When">
+                    <time dateTime={event.occurred_at}>{formatTime(event.occurred_at)}</time>
+                  </td>
+                  <th scope="row" data-label="Action">
+                    <code>{event.action}</code>
+                  </th>
+                  <td data-label="Reason">{event.reason ?? <span className="muted">—</span>}</td>
+                  <td data-label="Actor">
+                    <Who event={event} />
+                  </td>
+                  <td data-label="Target">
+                    {event.target_id === null ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <>
+                        <span className="detail">{event.target_type}</span>{' '}
+                        <code className="id">{event.target_id}</code>
+                        {event.previous_api_key_id !== null && (
+                          <span className="detail">replaces {event.previous_api_key_id}</span>
+                        )}
+                      </>
+                    )}
+                  </td>
+                  <td data-label="Address">{event.client_ip ?? <span className="muted">—</span>}</td>
+                  <td data-label="Request id">
+                    {event.request_id === null ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <code className="id">{event.request_id}</code>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorMessage error={moreError} />
+      {nextCursor !== null && !first.loading && (
+        <div className="actions">
+          <button type="button" className="button" onClick={() => void loadMore()} disabled={loadingMore}>
+            {loadingMore ? 'Loading…' : 'Show older events'}
+          </button>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,160 @@
+import { type FormEvent, useId, useState } from 'react';
+import { api, unwrap } from '../api/client';
+import type { CreatedApiKey, OrganizationSettings, Permission } from '../api/contract';
+import { ErrorMessage } from '../components/feedback';
+import { defaultScopes, PERMISSIONS } from '../permissions';
+import type { Session } from '../session';
+
+const EXPIRY_CHOICES = [
+  { value: 'none', label: 'No expiry' },
+  { value: '30', label: '30 days' },
+  { value: '90', label: '90 days' },
+  { value: '365', label: '1 year' },
+  { value: 'date', label: 'On a date…' },
+] as const;
+
+type ExpiryChoice = (typeof EXPIRY_CHOICES)[number]['value'];
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item) => b.includes(item));
+}
+
+/** `expires_at` for the choice, or undefined for none (the organization's policy then applies). */
+function expiresAt(choice: ExpiryChoice, date: string): string | undefined {
+  if (choice === 'none') return undefined;
+  if (choice === 'date') return new Date(`${date}T23:59:59`).toISOString();
+  return new Date(Date.now() + Number(choice) * 86400_000).toISOString();
+}
+
+/**
+ * A new key: label, expiry and scopes. Only the permissions the member has are offered; the
+ * management ones start unticked. Scopes and expiry are sent only when they differ from the
+ * defaults, which the server applies the same way (docs/api.md#post-v1user-api-keys).
+ */
+export function CreateKeyForm({
+  session,
+  organization,
+  onCreated,
+  onCancel,
+}: {
+  session: Session;
+  organization: OrganizationSettings | undefined;
+  onCreated: (created: CreatedApiKey) => void;
+  onCancel: () => void;
+}) {
+  const ids = { label: useId(), expiry: useId(), date: useId(), scopes: useId(), hint: useId() };
+  const offered = PERMISSIONS.filter((p) => session.permissions.includes(p.name));
+  const defaults = defaultScopes(session.permissions);
+  const [label, setLabel] = useState('');
+  const [expiry, setExpiry] = useState<ExpiryChoice>('none');
+  const [date, setDate] = useState('');
+  const [scopes, setScopes] = useState<Permission[]>(defaults);
+  const [busy, setBusy] = useState(false);
+  const [tomorrow] = useState(() => new Date(Date.now() + 86400_000).toISOString().slice(0, 10));
+  const [error, setError] = useState<unknown>();
+  const policyDays = organization?.max_key_lifetime_days ?? null;
+
+  const toggle = (name: Permission, on: boolean) =>
+    setScopes((current) => PERMISSIONS.map((p) => p.name).filter((p) => (p === name ? on : current.includes(p))));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const when = expiresAt(expiry, date);
+      const body = {
+        label: label.trim(),
+        ...(sameSet(scopes, defaults) ? {} : { scopes }),
+        ...(when === undefined ? {} : { expires_at: when }),
+      };
+      onCreated(await unwrap(api.POST('/v1/user-api-keys', { body })));
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="panel" onSubmit={(event) => void submit(event)} aria-labelledby={`${ids.label}-heading`}>
+      <h2 id={`${ids.label}-heading`}>New API key</h2>
+      <div className="field">
+        <label htmlFor={ids.label}>Label</label>
+        <input
+          id={ids.label}
+          value={label}
+          maxLength={255}
+          autoComplete="off"
+          placeholder="e.g. deploys from CI"
+          onChange={(event) => setLabel(event.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={ids.expiry}>Expires</label>
+        <select
+          id={ids.expiry}
+          value={expiry}
+          aria-describedby={policyDays === null ? undefined : ids.hint}
+          onChange={(event) => setExpiry(event.target.value as ExpiryChoice)}
+        >
+          {EXPIRY_CHOICES.map((choice) => (
+            <option key={choice.value} value={choice.value}>
+              {choice.value === 'none' && policyDays !== null ? `Longest allowed (${policyDays} days)` : choice.label}
+            </option>
+          ))}
+        </select>
+        {policyDays !== null && (
+          <p className="hint" id={ids.hint}>
+            Your organization limits keys to {policyDays} days.
+          </p>
+        )}
+      </div>
+      {expiry === 'date' && (
+        <div className="field">
+          <label htmlFor={ids.date}>Expiry date</label>
+          <input
+            id={ids.date}
+            type="date"
+            required
+            value={date}
+            min={tomorrow}
+            onChange={(event) => setDate(event.target.value)}
+          />
+        </div>
+      )}
+      <fieldset className="field">
+        <legend>Scopes: what the key may do</legend>
+        <p className="hint">
+          A key never does more than your role allows. Management permissions let a leaked key mint, revoke or govern
+          keys: tick them only for a key that needs them.
+        </p>
+        <ul className="checkboxes">
+          {offered.map((permission) => (
+            <li key={permission.name}>
+              <label>
+                <input
+                  type="checkbox"
+                  name="scopes"
+                  value={permission.name}
+                  checked={scopes.includes(permission.name)}
+                  onChange={(event) => toggle(permission.name, event.target.checked)}
+                />
+                <code>{permission.name}</code> <span className="muted">{permission.description}</span>
+              </label>
+            </li>
+          ))}
+        </ul>
+      </fieldset>
+      <ErrorMessage error={error} />
+      <div className="actions">
+        <button type="submit" className="button button-primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create key'}
+        </button>
+        <button type="button" className="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

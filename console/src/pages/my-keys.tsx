@@ -1,0 +1,176 @@
+import { useState } from 'react';
+import { api, GatehouseError, unwrap } from '../api/client';
+import type { CreatedApiKey } from '../api/contract';
+import { ConfirmDialog } from '../components/dialog';
+import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { KeyTable, type ListedKey } from '../components/key-table';
+import { Pager } from '../components/pager';
+import { SecretPanel } from '../components/secret-panel';
+import { formatDuration, formatTime } from '../format';
+import { useLoad, useTitle } from '../hooks';
+import { can, type Session } from '../session';
+import { CreateKeyForm } from './create-key-form';
+import { RotateDialog } from './rotate-dialog';
+
+const PAGE_SIZE = 20;
+
+/** The organization's settings when this server serves them (any member may read them); else undefined. */
+async function organizationSettings() {
+  try {
+    return (await unwrap(api.GET('/v1/organization'))).organization;
+  } catch (error) {
+    if (error instanceof GatehouseError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+/** The member's own keys: list, create (secret shown once), rotate, revoke. */
+export function MyKeysPage({ session }: { session: Session }) {
+  useTitle('My API keys');
+  const [page, setPage] = useState(1);
+  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const [creating, setCreating] = useState(false);
+  const [secret, setSecret] = useState<{ value: string; title: string; note?: string }>();
+  const [revoking, setRevoking] = useState<ListedKey>();
+  const [rotating, setRotating] = useState<ListedKey>();
+  const [done, setDone] = useState<string>();
+  const keys = useLoad(
+    () =>
+      unwrap(
+        api.GET('/v1/user-api-keys', {
+          params: { query: { page, limit: PAGE_SIZE, include_revoked: includeRevoked } },
+        }),
+      ),
+    `${page}/${includeRevoked}`,
+  );
+  const organization = useLoad(organizationSettings, 'organization');
+  const mayCreate = can(session, 'api_keys:create');
+  const mayRevoke = can(session, 'api_keys:revoke');
+
+  const created = (answer: CreatedApiKey) => {
+    setCreating(false);
+    setDone(undefined);
+    setSecret({ value: answer.opaque_key, title: `Your new key “${answer.api_key.label || answer.api_key.id}”` });
+    setPage(1);
+    keys.reload();
+  };
+
+  const rotated = (answer: CreatedApiKey & { previous_api_key?: ListedKey }, grace: number) => {
+    const old = answer.previous_api_key;
+    const note =
+      grace === 0 || old?.expires_at == null
+        ? 'The old key has been revoked.'
+        : `The old key keeps working for ${formatDuration(grace)}, until ${formatTime(old.expires_at)}.`;
+    setDone(undefined);
+    setSecret({
+      value: answer.opaque_key,
+      title: `Your rotated key “${answer.api_key.label || answer.api_key.id}”`,
+      note,
+    });
+    keys.reload();
+  };
+
+  return (
+    <>
+      <div className="page-heading">
+        <h1>My API keys</h1>
+        {mayCreate && !creating && secret === undefined && (
+          <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+            Create key
+          </button>
+        )}
+      </div>
+      <p className="lead">
+        Keys let your scripts and services act as you: each is exchanged for short-lived access tokens at{' '}
+        <code>POST /v1/token</code>.
+      </p>
+      {secret !== undefined && (
+        <SecretPanel
+          secret={secret.value}
+          title={secret.title}
+          note={secret.note}
+          onDone={() => setSecret(undefined)}
+        />
+      )}
+      {creating && (
+        <CreateKeyForm
+          session={session}
+          organization={organization.data}
+          onCreated={created}
+          onCancel={() => setCreating(false)}
+        />
+      )}
+      {done !== undefined && <Success>{done}</Success>}
+      <div className="toolbar">
+        <label className="inline">
+          <input
+            type="checkbox"
+            checked={includeRevoked}
+            onChange={(event) => {
+              setIncludeRevoked(event.target.checked);
+              setPage(1);
+            }}
+          />
+          Show revoked keys
+        </label>
+      </div>
+      <ErrorMessage error={keys.error} />
+      {keys.loading && keys.data === undefined && <Loading what="your keys" />}
+      {keys.data !== undefined &&
+        (keys.data.api_keys.length === 0 ? (
+          <Empty>
+            {includeRevoked ? 'You have no keys.' : 'You have no active keys.'}
+            {mayCreate ? ' Create one to get started.' : ''}
+          </Empty>
+        ) : (
+          <>
+            <KeyTable
+              keys={keys.data.api_keys}
+              caption="Your API keys"
+              actions={(key) =>
+                key.status === 'ACTIVE' ? (
+                  <>
+                    {mayCreate && (
+                      <button type="button" className="button button-small" onClick={() => setRotating(key)}>
+                        Rotate<span className="visually-hidden"> {key.label || key.id}</span>
+                      </button>
+                    )}
+                    {mayRevoke && (
+                      <button
+                        type="button"
+                        className="button button-small button-danger"
+                        onClick={() => setRevoking(key)}
+                      >
+                        Revoke<span className="visually-hidden"> {key.label || key.id}</span>
+                      </button>
+                    )}
+                  </>
+                ) : null
+              }
+            />
+            <Pager page={page} limit={PAGE_SIZE} total={keys.data.total_count} onPage={setPage} label="Your keys" />
+          </>
+        ))}
+      {revoking !== undefined && (
+        <ConfirmDialog
+          title={`Revoke “${revoking.label || revoking.id}”?`}
+          confirmLabel="Revoke key"
+          danger
+          onClose={() => setRevoking(undefined)}
+          onConfirm={async () => {
+            await unwrap(api.DELETE('/v1/user-api-keys/{id}', { params: { path: { id: revoking.id } } }));
+            setDone(`Key “${revoking.label || revoking.id}” revoked.`);
+            keys.reload();
+          }}
+        >
+          <p>
+            Anything using this key, and every access token made from it, stops working at once. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+      {rotating !== undefined && (
+        <RotateDialog apiKey={rotating} onRotated={rotated} onClose={() => setRotating(undefined)} />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,87 @@
+import { useEffect, useState } from 'react';
+import { api, unwrap } from '../api/client';
+import { ErrorMessage, Loading } from '../components/feedback';
+import { useTitle } from '../hooks';
+import { navigate } from '../router';
+import { startSession, takeNotice } from '../session';
+
+/** The code of a sign-in link, from the fragment (`#code=…`), which the browser never sends to a server. */
+function codeFromFragment(): string | undefined {
+  const code = new URLSearchParams(window.location.hash.slice(1)).get('code');
+  return code === null || code === '' ? undefined : code;
+}
+
+/** One trade per code, even if the page mounts twice (React's strict mode in development). */
+let trading: { code: string; result: Promise<void> } | undefined;
+
+function trade(code: string): Promise<void> {
+  if (trading?.code !== code) {
+    const result = unwrap(api.POST('/v1/console/sessions', { body: { code } })).then((answer) => {
+      startSession({
+        token: answer.session_token,
+        expiresAt: Date.now() + answer.expires_in * 1000,
+        userId: answer.user_id,
+        organization: answer.organization,
+        role: answer.role,
+        permissions: answer.permissions,
+      });
+    });
+    trading = { code, result };
+  }
+  return trading.result;
+}
+
+export function SignInPage() {
+  useTitle('Sign in');
+  const [code, setCode] = useState(() => codeFromFragment() ?? trading?.code);
+  const [error, setError] = useState<unknown>();
+  const [notice] = useState(takeNotice);
+
+  // Another link opened in this tab while the page is shown changes only the fragment.
+  useEffect(() => {
+    const follow = () => {
+      const next = codeFromFragment();
+      if (next === undefined) return;
+      setError(undefined);
+      setCode(next);
+    };
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+
+  useEffect(() => {
+    if (code === undefined) return;
+    // The code leaves the address bar (and the tab's history) before anything else happens.
+    window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
+    trade(code).then(
+      () => navigate('/keys', { replace: true }),
+      (failure: unknown) => setError(failure),
+    );
+  }, [code]);
+
+  return (
+    <main id="main" className="sign-in" tabIndex={-1}>
+      <h1>Sign in to the Gatehouse console</h1>
+      {notice !== undefined && error === undefined && code === undefined && (
+        <p role="status" className="message message-muted">
+          {notice}
+        </p>
+      )}
+      {code !== undefined && error === undefined && <Loading what="your session" />}
+      <ErrorMessage error={error} />
+      {(code === undefined || error !== undefined) && (
+        <section aria-labelledby="how-to-sign-in">
+          <h2 id="how-to-sign-in">How to sign in</h2>
+          <p>
+            Gatehouse keeps no passwords. An administrator makes you a one-time sign-in link with the admin command
+            line, and you open it in this browser:
+          </p>
+          <pre>
+            <code>node dist/cli.js console-link --org ORGANIZATION --email YOU@EXAMPLE.COM</code>
+          </pre>
+          <p>Each link works once, for 10 minutes. Your session then lasts an hour, in this tab only.</p>
+        </section>
+      )}
+    </main>
+  );
+}

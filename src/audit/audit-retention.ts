@@ -1,0 +1,127 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { AuditRepository } from './audit.repository';
+
+/** Events one DELETE statement removes at most. */
+export const RETENTION_BATCH_SIZE = 1000;
+/** The first statement's size, and the least any statement deletes. */
+export const RETENTION_FIRST_BATCH_SIZE = 100;
+const RETENTION_MIN_BATCH_SIZE = 10;
+/**
+ * What one statement should take: the batch grows (at most doubling) or shrinks towards it. On
+ * SQLite a statement runs on the event loop and holds the one write lock, so this is how long a
+ * request or a writer may wait for it; on PostgreSQL it is how long the deleted rows stay locked.
+ */
+export const RETENTION_STATEMENT_TARGET_MS = 20;
+/** Least pause between two statements; at least four times the last statement's time. */
+export const RETENTION_PAUSE_MS = 100;
+/** How often a run starts (besides one at start). */
+export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface PruneOptions {
+  /** The clock (tests); default now. */
+  now?: Date;
+  /** Upper bound of a statement's size (default RETENTION_BATCH_SIZE). */
+  maxBatchSize?: number;
+  /** Least pause between statements (default RETENTION_PAUSE_MS). */
+  pauseMs?: number;
+}
+
+/**
+ * Keeps the audit trail to AUDIT_RETENTION_DAYS (docs/operations.md#retention): at start and every
+ * hour, deletes the events older than that, oldest first, in statements of at most
+ * RETENTION_BATCH_SIZE events, each sized to take about RETENTION_STATEMENT_TARGET_MS and followed
+ * by a pause of at least RETENTION_PAUSE_MS and four times its own time, until none is left: the
+ * pruning takes at most a fifth of the database's (and, on SQLite, of the event loop's) time, and
+ * nothing waits for it longer than one short statement. On PostgreSQL writers never wait anyway (new
+ * events are other rows), and several instances pruning at once delete different rows (SKIP
+ * LOCKED). A run in progress stops after its current statement when the application closes.
+ */
+@Injectable()
+export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(AuditRetention.name);
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly events: AuditRepository,
+    @InjectConfig() private readonly config: AppConfiguration,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  /** In the server only: the admin CLI's application context (no HTTP adapter) leaves pruning to it. */
+  onApplicationBootstrap(): void {
+    if (this.adapterHost.httpAdapter == null) return;
+    this.timer = setInterval(() => void this.prune(), RETENTION_INTERVAL_MS);
+    this.timer.unref();
+    void this.prune();
+  }
+
+  /** Before the database closes (TypeORM closes it at application shutdown). */
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await this.running;
+  }
+
+  /** Whether a run is in progress. */
+  get isRunning(): boolean {
+    return this.running !== undefined;
+  }
+
+  /**
+   * One run: resolves with the number of events it deleted (never rejects: a failure is logged
+   * and the next run tries again). While a run is in progress, the same run.
+   */
+  prune(options: PruneOptions = {}): Promise<number> {
+    if (this.running !== undefined) return this.running;
+    if (this.stopping.signal.aborted) return Promise.resolve(0);
+    const run = this.run(options).finally(() => {
+      this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async run({
+    now = new Date(),
+    maxBatchSize = RETENTION_BATCH_SIZE,
+    pauseMs = RETENTION_PAUSE_MS,
+  }: PruneOptions): Promise<number> {
+    const cutoff = new Date(now.getTime() - this.config.audit.retentionDays * DAY_MS);
+    const signal = this.stopping.signal;
+    let size = Math.min(RETENTION_FIRST_BATCH_SIZE, maxBatchSize);
+    let deleted = 0;
+    let statements = 0;
+    try {
+      while (!signal.aborted) {
+        const started = performance.now();
+        const count = await this.events.deleteOlderThan(cutoff, size);
+        const tookMs = performance.now() - started;
+        deleted += count;
+        statements += 1;
+        if (count < size) break;
+        const fitting = Math.round((size * RETENTION_STATEMENT_TARGET_MS) / Math.max(tookMs, 1));
+        size = Math.max(RETENTION_MIN_BATCH_SIZE, Math.min(maxBatchSize, size * 2, fitting));
+        await sleep(Math.max(pauseMs, tookMs * 4), undefined, { signal }).catch(() => undefined);
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, deleted, cutoff }, 'audit retention: pruning failed; the next run tries again');
+      return deleted;
+    }
+    if (deleted > 0) {
+      this.logger.log(
+        { deleted, statements, cutoff, retentionDays: this.config.audit.retentionDays, stopped: signal.aborted },
+        'audit retention: old events deleted',
+      );
+    }
+    return deleted;
+  }
+}

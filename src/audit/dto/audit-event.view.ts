@@ -1,0 +1,70 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { AUDIT_ACTIONS, AuditAction, AuditEvent } from '../audit-event.entity';
+
+/** docs/api.md#audit-events: an event as the API shows it (never a secret: none is stored). */
+export class AuditEventView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+  @ApiProperty({ enum: AUDIT_ACTIONS })
+  action: AuditAction;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'api_key.revoked: user, admin, member_removed or exposed; token.exchange_failed: why it was refused; else null',
+  })
+  reason: string | null;
+  @ApiProperty({ format: 'date-time' })
+  occurred_at: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The acting user; null when none' })
+  actor_user_id: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The API key behind the access token (or the exchange) the actor used',
+  })
+  actor_api_key_id: string | null;
+  @ApiProperty({ type: String, enum: ['api_key', 'notification_integration'], nullable: true })
+  target_type: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  target_id: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'api_key.rotated: the key the new one (target_id) replaces',
+  })
+  previous_api_key_id: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The client address the request came from' })
+  client_ip: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'X-Request-Id of the request' })
+  request_id: string | null;
+
+  static from(event: AuditEvent): AuditEventView {
+    return {
+      id: event.id,
+      action: event.action,
+      reason: event.reason,
+      occurred_at: event.occurredAt.toISOString(),
+      actor_user_id: event.actorUserId,
+      actor_api_key_id: event.actorApiKeyId,
+      target_type: event.targetType,
+      target_id: event.targetId,
+      previous_api_key_id: event.previousApiKeyId,
+      client_ip: event.clientIp,
+      request_id: event.requestId,
+    };
+  }
+}
+
+export class AuditEventListResponse {
+  @ApiProperty({ type: () => [AuditEventView], description: 'Newest first' })
+  audit_events: AuditEventView[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor, with the same filters, for the next page; null on the last page',
+  })
+  next_cursor: string | null;
+}

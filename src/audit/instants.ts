@@ -1,0 +1,72 @@
+/**
+ * Instants of the audit log API as whole microseconds since the epoch (a plain number: exact up to
+ * 2^53 µs, year 287,396). Microseconds because PostgreSQL stores them: a page position taken from a
+ * row must compare exactly with the stored value, or rows of one millisecond could be skipped or
+ * repeated (docs/adr/0018-audit-event-pages.md). The service itself writes milliseconds; SQLite
+ * stores them as ISO 8601 text.
+ */
+export type Micros = number;
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
+
+/** 0001-01-01T00:00:00Z and the last microsecond of 9999: what both databases and toISOString write as four-digit years. */
+const MIN_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * An ISO 8601 date-time with seconds and a zone designator (`Z` or `±hh:mm`), e.g.
+ * `2026-11-21T15:08:12Z` or `2026-11-21T16:08:12.868123+01:00`, as microseconds; null for anything
+ * else, including dates that do not exist (`2026-02-30`, `24:00`). A fraction finer than a
+ * microsecond is rounded up: nothing is stored between, so `>=` and `<` select the same events.
+ */
+export function parseInstant(text: string): Micros | null {
+  const match = ISO.exec(text);
+  if (match === null) return null;
+  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh, om] = match;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number);
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, 0);
+  // Date normalises an impossible field (Feb 30 -> Mar 2): such a date was not a date.
+  if (
+    utc.getUTCFullYear() !== year ||
+    utc.getUTCMonth() !== month - 1 ||
+    utc.getUTCDate() !== day ||
+    utc.getUTCHours() !== hour ||
+    utc.getUTCMinutes() !== minute ||
+    utc.getUTCSeconds() !== second
+  ) {
+    return null;
+  }
+  let offsetMinutes = 0;
+  if (zulu === undefined) {
+    if (Number(oh) > 23 || Number(om) > 59) return null;
+    offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  }
+  const ms = utc.getTime() - offsetMinutes * 60_000;
+  const digits = fraction.padEnd(9, '0');
+  const micros = Number(digits.slice(0, 6)) + (Number(digits.slice(6)) > 0 ? 1 : 0);
+  const total = ms * 1000 + micros;
+  if (total < MIN_MS * 1000 || total > MAX_MS * 1000 + 999) return null;
+  return total;
+}
+
+/** A Date (millisecond precision) as microseconds. */
+export function microsOf(date: Date): Micros {
+  return date.getTime() * 1000;
+}
+
+/** `2026-11-21T15:08:12.868123Z`: exact, for PostgreSQL's timestamptz. */
+export function isoMicros(micros: Micros): string {
+  const ms = Math.floor(micros / 1000);
+  const rest = micros - ms * 1000;
+  return `${new Date(ms).toISOString().slice(0, -1)}${String(rest).padStart(3, '0')}Z`;
+}
+
+/**
+ * `2026-11-21T15:08:12.869Z`: the ISO text SQLite stores (toISOString), for comparisons with `>=` and
+ * `<`. Rounded up to the millisecond, which selects the same stored values as the exact instant.
+ */
+export function isoMillisCeil(micros: Micros): string {
+  return new Date(Math.ceil(micros / 1000)).toISOString();
+}

@@ -1,0 +1,30 @@
+import { Body, Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { clientAddress } from '../common/client-address';
+import { ApiErrors } from '../common/openapi';
+import { Public } from '../identity/access.decorators';
+import { ConsoleSignInService } from './console-sign-in.service';
+import { ConsoleSessionResponse, CreateConsoleSessionDto } from './dto/console-session.dto';
+
+@ApiTags('Console')
+@Controller('v1/console/sessions')
+export class ConsoleSignInController {
+  constructor(private readonly signIn: ConsoleSignInService) {}
+
+  /** Trades a one-time sign-in link's code for a session token (docs/api.md#post-v1consolesessions). */
+  @Post()
+  @Public()
+  @ApiOperation({
+    summary: "Trade a one-time console sign-in link's code for a session token",
+    description: 'Public. Each link works once, for 10 minutes. Failed attempts are limited per client address.',
+  })
+  @ApiOkResponse({ type: ConsoleSessionResponse })
+  @ApiErrors(400, 401, 413, 429, 503)
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  async create(@Req() request: Request, @Body() body: CreateConsoleSessionDto): Promise<ConsoleSessionResponse> {
+    return ConsoleSessionResponse.from(await this.signIn.signIn(body.code, clientAddress(request)));
+  }
+}

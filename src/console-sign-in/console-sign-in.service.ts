@@ -1,0 +1,146 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { TokenService } from '../auth/token.service';
+import { clientNetwork } from '../common/client-address';
+import { AppError, ErrorCode, Messages, tooManyRequests } from '../common/errors';
+import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { IdentityService } from '../identity/identity.service';
+import { Permission, Role, rolePermissions } from '../identity/roles';
+import { ConsoleSignInRepository } from './console-sign-in.repository';
+
+/** How long a sign-in link can be used (docs/api.md#post-v1consolesessions). */
+export const SIGN_IN_LINK_SECONDS = 600;
+/** Lifetime of the session token a console sign-in gets. */
+export const CONSOLE_SESSION_SECONDS = 3600;
+/** Links expired longer ago than this are deleted whenever a new link is made. */
+const KEEP_EXPIRED_MS = 24 * 3600 * 1000;
+/** 32 random bytes, unpadded base64url: 43 characters. */
+const CODE = /^[A-Za-z0-9_-]{43}$/;
+const FAILURE_WINDOW_MS = 60_000;
+
+export const SignInMessages = {
+  invalid: 'sign-in link invalid',
+  used: 'sign-in link already used',
+  expired: 'sign-in link expired',
+} as const;
+
+/** Any 401 of POST /v1/console/sessions: the challenge names no header scheme, the link is the credential. */
+const refused = (message: string): AppError =>
+  new AppError(ErrorCode.UNAUTHENTICATED, message, {
+    headers: { 'WWW-Authenticate': 'SignInLink realm="gatehouse"' },
+  });
+
+export interface SignInLink {
+  /** `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`: the code is in the fragment, which browsers never send. */
+  url: string;
+  expiresAt: Date;
+  expiresIn: number;
+}
+
+export interface ConsoleSession {
+  sessionToken: string;
+  expiresIn: number;
+  userId: string;
+  organization: { id: string; name: string };
+  role: Role;
+  permissions: Permission[];
+}
+
+function hashCode(code: string): string {
+  return createHash('sha256').update(code, 'utf8').digest('hex');
+}
+
+/**
+ * Sign-in for the web console without a password stored here: an administrator's CLI makes a
+ * one-time link for a member, the page trades its code for a session token. The code has 256 bits
+ * of entropy, so its SHA-256 alone is stored (a pepper would add nothing against guessing); it is
+ * usable once, for SIGN_IN_LINK_SECONDS, on whichever instance sees it first.
+ */
+@Injectable()
+export class ConsoleSignInService {
+  private readonly failureLimit: number;
+  private readonly publicBaseUrl: string;
+
+  constructor(
+    private readonly links: ConsoleSignInRepository,
+    private readonly identity: IdentityService,
+    private readonly tokens: TokenService,
+    @Inject(FAILURE_COUNTER) private readonly failures: FailureCounter,
+    @InjectConfig() config: AppConfiguration,
+  ) {
+    this.failureLimit = config.console.signInFailuresPerMinute;
+    this.publicBaseUrl = config.console.publicBaseUrl;
+  }
+
+  /** A new link for a member of the organization (the `console-link` command). */
+  async createLink(organizationName: string, email: string, now = new Date()): Promise<SignInLink> {
+    const organization = await this.identity.organizationByName(organizationName);
+    const user = await this.identity.userByEmail(email);
+    if ((await this.identity.access(organization.id, user.id)) === null) {
+      throw new AppError(ErrorCode.FAILED_PRECONDITION, `${user.email} is not a member of ${organization.name}`);
+    }
+    const code = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(now.getTime() + SIGN_IN_LINK_SECONDS * 1000);
+    await this.links.pruneExpired(new Date(now.getTime() - KEEP_EXPIRED_MS));
+    await this.links.insert({
+      codeHash: hashCode(code),
+      organizationId: organization.id,
+      userId: user.id,
+      createdAt: now,
+      expiresAt,
+    });
+    return { url: `${this.publicBaseUrl}/console/sign-in#code=${code}`, expiresAt, expiresIn: SIGN_IN_LINK_SECONDS };
+  }
+
+  /**
+   * Trades a link's code for a session token. Failed attempts are limited per client network
+   * (reserve, then check, as POST /v1/token does): a refusal keeps its slot, anything else gives it back.
+   */
+  async signIn(code: string, address: string | undefined): Promise<ConsoleSession> {
+    const slot = await this.failures.reserve(
+      `console-sign-in:addr:${clientNetwork(address)}`,
+      this.failureLimit,
+      FAILURE_WINDOW_MS,
+    );
+    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+    try {
+      const session = await this.trade(code);
+      slot.release();
+      return session;
+    } catch (error) {
+      // A refusal keeps its slot; anything else (the database unavailable) is not the caller's failure.
+      if (!(error instanceof AppError && error.code === ErrorCode.UNAUTHENTICATED)) slot.release();
+      throw error;
+    }
+  }
+
+  private async trade(code: string): Promise<ConsoleSession> {
+    if (!CODE.test(code)) throw refused(SignInMessages.invalid);
+    const codeHash = hashCode(code);
+    const link = await this.links.consume(codeHash, new Date());
+    if (link === null) {
+      const reason = await this.links.unusableReason(codeHash);
+      throw refused(reason === null ? SignInMessages.invalid : SignInMessages[reason]);
+    }
+    // Removed from the organization since the link was made: the link signs in no one.
+    const role = await this.identity.role(link.organizationId, link.userId);
+    if (role === null) throw refused(Messages.userNotAuthenticated);
+    const organization = await this.identity.organizationById(link.organizationId);
+    const sessionToken = await this.tokens.mint({
+      userId: link.userId,
+      organizationId: link.organizationId,
+      lifetimeSeconds: CONSOLE_SESSION_SECONDS,
+      tokenUse: 'session',
+    });
+    return {
+      sessionToken,
+      expiresIn: CONSOLE_SESSION_SECONDS,
+      userId: link.userId,
+      organization: { id: organization.id, name: organization.name },
+      role,
+      permissions: rolePermissions(role),
+    };
+  }
+}

@@ -1,0 +1,146 @@
+import type { Request, Response } from 'express';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Every place the service answers 429 (docs/operations.md#metrics). */
+export type RateLimiter =
+  /** POST /v1/token: failures per client network (docs/operations.md#abuse-limits-on-post-v1token). */
+  | 'token_failures'
+  /** Validations one organization may start per minute (docs/integrations.md#limits). */
+  | 'validations_per_organization'
+  /** Validations running at once on this instance (docs/integrations.md#limits). */
+  | 'validations_concurrent'
+  /** POST /v1/api-keys/exposed: reports per client network per hour (docs/api.md#post-v1api-keysexposed). */
+  | 'exposed_reports';
+
+const RATE_LIMITERS: readonly RateLimiter[] = [
+  'token_failures',
+  'validations_per_organization',
+  'validations_concurrent',
+  'exposed_reports',
+];
+
+/** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * Seconds. Most answers take a millisecond or a few; a database outage answers 503 within 1-2 s, a validation of
+ * monitoring credentials may take up to MONITORING_VALIDATION_DEADLINE_MS (15 s).
+ */
+const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
+
+/** What the pool gauges read: pg's Pool (TypeORM's PostgreSQL driver keeps one). */
+export interface ConnectionPool {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+  readonly options: { max?: number };
+}
+
+/**
+ * The service's own metrics (docs/operations.md#metrics), in a registry of this app's own, so that several apps in one
+ * process (the tests) count separately. Node's process metrics are the process's, not the app's: see
+ * process-metrics.ts. Every method is an increment or one histogram observation; nothing here does I/O.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requestDuration = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request of the public port, by method, route template and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: REQUEST_DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly exchanges = new Counter({
+    name: 'gatehouse_token_exchanges_total',
+    help: 'POST /v1/token by outcome: success, each refusal reason, rate_limited, mint_failed, unavailable, error',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitRefusals = new Counter({
+    name: 'gatehouse_rate_limit_refusals_total',
+    help: 'Requests answered 429, by the limit that refused them',
+    labelNames: ['limiter'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly providerCalls = new Counter({
+    name: 'gatehouse_provider_calls_total',
+    help: 'Calls to the monitoring provider (retries included in one call), by check and outcome',
+    labelNames: ['check', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** `pool`: the PostgreSQL connection pool; none on SQLite (one connection, no pool), so no pool gauges there. */
+  constructor(pool?: ConnectionPool) {
+    for (const limiter of RATE_LIMITERS) this.rateLimitRefusals.inc({ limiter }, 0);
+    if (pool !== undefined) this.watchPool(pool);
+  }
+
+  /**
+   * The request observer of the access log (common/request-logger.ts), called once per request when its response is
+   * done. The route is the template Express matched (`/v1/user-api-keys/:id`), never the URL: ids in a label would
+   * make a series per key. A response the client did not wait for has status_code "aborted".
+   *
+   * Nest mounts module middleware (nestjs-pino's, for every path) as an Express route with a wildcard (`{/*splat}`),
+   * which sets `req.route` before any controller route matches, and a request no endpoint answers keeps it. So a
+   * template with a wildcard is no endpoint: no controller declares one (test/metrics.e2e-spec.ts checks both).
+   */
+  readonly observeRequest = (req: Request, res: Response, elapsedMs: number): void => {
+    const route = req.route as { path?: unknown } | undefined;
+    const endpoint = typeof route?.path === 'string' && !route.path.includes('*');
+    this.requestDuration.observe(
+      {
+        method: req.method,
+        route: endpoint ? req.baseUrl + (route.path as string) : UNMATCHED_ROUTE,
+        status_code: res.writableFinished ? res.statusCode : 'aborted',
+      },
+      elapsedMs / 1000,
+    );
+  };
+
+  /** One POST /v1/token by outcome (`success`, a refusal reason, `rate_limited`, ...): see auth/exchange-outcome.ts. */
+  tokenExchange(outcome: string): void {
+    this.exchanges.inc({ outcome });
+  }
+
+  /** One request answered 429 by `limiter`. */
+  rateLimited(limiter: RateLimiter): void {
+    this.rateLimitRefusals.inc({ limiter });
+  }
+
+  /** One call to the monitoring provider: `check` names what it asked, `outcome` how it ended. */
+  providerCall(check: string, outcome: string): void {
+    this.providerCalls.inc({ check, outcome });
+  }
+
+  /** Gauges read from the pool at each scrape (a collect callback: no timer, nothing on the request path). */
+  private watchPool(pool: ConnectionPool): void {
+    new Gauge({
+      name: 'gatehouse_db_pool_connections_in_use',
+      help: 'PostgreSQL connections checked out of the pool (serving a query or a transaction)',
+      registers: [this.registry],
+      collect() {
+        this.set(pool.totalCount - pool.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_db_pool_waiting_requests',
+      help: 'Requests for a PostgreSQL connection waiting because every pooled connection is in use',
+      registers: [this.registry],
+      collect() {
+        this.set(pool.waitingCount);
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_db_pool_max_connections',
+      help: 'Size of the PostgreSQL connection pool (DATABASE_POOL_SIZE)',
+      registers: [this.registry],
+      collect() {
+        this.set(pool.options.max ?? 10);
+      },
+    });
+  }
+}

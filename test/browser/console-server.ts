@@ -1,0 +1,160 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { loadBetterSqlite3 } from '../../src/database/sqlite-driver';
+import { Client } from 'pg';
+import type { Environment } from '../../src/config/configuration';
+import { createTestDatabase, TestDatabase } from '../support/test-app';
+
+// This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
+const Database = loadBetterSqlite3();
+
+const ROOT = resolve(__dirname, '..', '..');
+export const DIST = join(ROOT, 'dist');
+export const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}
+
+/**
+ * The server as `npm run build` leaves it (dist/main.js serving dist/console), as a child process on
+ * a database of its own, and its admin CLI (dist/cli.js) on the same database and secrets.
+ */
+export class ConsoleServer {
+  output = '';
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly env: Environment,
+    readonly database: TestDatabase,
+    readonly baseUrl: string,
+  ) {
+    child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+  }
+
+  static async start(extra: Environment): Promise<ConsoleServer> {
+    for (const file of ['main.js', 'cli.js', join('console', 'index.html')]) {
+      if (!existsSync(join(DIST, file))) throw new Error(`dist/${file} is missing: run \`npm run build\` first`);
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const database = createTestDatabase();
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const env: Environment = {
+      PATH: process.env.PATH,
+      API_KEY_PEPPER: randomBytes(32).toString('base64'),
+      JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+      INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ...database.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: baseUrl,
+      LOG_LEVEL: 'info',
+      ...extra,
+    };
+    const child = spawn(process.execPath, [join(DIST, 'main.js')], {
+      cwd: database.env.DATA_DIR, // no stray .env file
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const server = new ConsoleServer(child, env, database, baseUrl);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited at start:\n${server.output}`);
+      try {
+        if ((await fetch(`${baseUrl}/readyz`)).ok) return server;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+  }
+
+  /** `node dist/cli.js <argv>`: its one JSON object. */
+  async cli(...argv: string[]): Promise<Record<string, unknown>> {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(DIST, 'cli.js'), ...argv], {
+      cwd: this.database.env.DATA_DIR,
+      env: { ...this.env, LOG_LEVEL: 'warn' },
+    });
+    return JSON.parse(stdout);
+  }
+
+  /** A member of `org` (made if missing) and a fresh sign-in link for them. */
+  async member(org: string, email: string, role: 'admin' | 'member' | 'viewer'): Promise<{ userId: string }> {
+    const out = await this.cli('bootstrap', '--org', org, '--email', email, '--role', role);
+    return { userId: out.user_id as string };
+  }
+
+  async signInLink(org: string, email: string): Promise<string> {
+    return (await this.cli('console-link', '--org', org, '--email', email)).url as string;
+  }
+
+  /** Moves a link's expiry into the past, as if its 10 minutes were over. */
+  async expireLink(code: string): Promise<void> {
+    const hash = createHash('sha256').update(code).digest('hex');
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const url = this.database.env.DATABASE_URL!;
+    if (url.startsWith('sqlite:')) {
+      const db = new Database(url.slice('sqlite:'.length));
+      try {
+        db.prepare('UPDATE console_sign_in_links SET expires_at = ? WHERE code_hash = ?').run(past, hash);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO "${this.database.env.DATABASE_SCHEMA}"`);
+      await client.query('UPDATE console_sign_in_links SET expires_at = $1 WHERE code_hash = $2', [past, hash]);
+    } finally {
+      await client.end();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null) {
+      const exited = new Promise((ok) => this.child.once('exit', ok));
+      this.child.kill('SIGTERM');
+      await exited;
+    }
+    await this.database.drop();
+  }
+}
+
+type Document = {
+  paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>>;
+  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+};
+
+/**
+ * The API as this checkout describes it (client/openapi.json, kept equal to the controllers by
+ * `npm run client:check`): the flows of the key-lifecycle contract run once the server serves them.
+ */
+const document = JSON.parse(readFileSync(join(ROOT, 'client', 'openapi.json'), 'utf8')) as Document;
+
+/** What of `needs` the server does not serve: `METHOD /path`, or `METHOD /path body.field`. */
+export function notServed(needs: string[]): string[] {
+  return needs.filter((need) => {
+    const [method, path, field] = need.split(' ');
+    const operation = document.paths[path]?.[method.toLowerCase()];
+    if (operation === undefined) return true;
+    if (field === undefined) return false;
+    const ref = operation.requestBody?.content?.['application/json']?.schema?.$ref ?? '';
+    const schema = document.components.schemas[ref.replace('#/components/schemas/', '')];
+    return schema?.properties?.[field.replace(/^body\./, '')] === undefined;
+  });
+}
