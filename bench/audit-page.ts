@@ -19,9 +19,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
+import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { AuditCursorCodec } from '../src/audit/audit-cursor';
+
+// This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
+const Database = loadBetterSqlite3();
 
 const ROOT = resolve(__dirname, '..', '..');
 const EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);

@@ -23,9 +23,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { ApiKeyCodec } from '../src/api-keys/api-key-codec';
+
+// This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
+const Database = loadBetterSqlite3();
 
 const ROOT = resolve(__dirname, '..', '..');
 const REPORTS = Number(process.env.BENCH_REPORTS ?? 200);

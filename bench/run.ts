@@ -27,8 +27,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import Database from 'better-sqlite3';
 import { Client } from 'pg';
+import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -127,6 +127,7 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
   const userId = randomUUID();
   const now = new Date().toISOString();
   if (POSTGRES_URL === undefined) {
+    const Database = loadBetterSqlite3();
     const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length));
     db.pragma('busy_timeout = 10000');
     db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run(

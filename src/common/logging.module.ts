@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { DestinationStream, Logger, pino } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { redactLogObject, serializeError } from './log-redaction';
@@ -11,13 +12,56 @@ export type LogLevel = AppConfiguration['logLevel'];
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 export interface LoggingOptions {
-  /** Where the JSON lines go: stdout when absent (the server); the CLI passes stderr, tests a buffer. */
+  /**
+   * Where the JSON lines go: stdout when absent (the server; pretty-printed when it is a terminal, see
+   * `logFormat`); the CLI passes stderr, tests a buffer.
+   */
   destination?: DestinationStream;
   /** Overrides LOG_LEVEL (the CLI stays quiet unless LOG_LEVEL is set). */
   level?: LogLevel;
 }
 
-export function createRootLogger(level: LogLevel, destination?: DestinationStream): Logger {
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * docs/operations.md#logs: readable lines for a person at a terminal during development, JSON lines
+ * everywhere else (a pipe, a file, a log collector, and always in production).
+ */
+export function logFormat(production: boolean, stdoutIsTerminal: boolean): LogFormat {
+  return stdoutIsTerminal && !production ? 'pretty' : 'json';
+}
+
+/** The access line's fields (request-logger.ts) after its message, e.g. `GET /healthz 200 2ms`. */
+function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
+  const context = typeof log.context === 'string' ? `[${log.context}] ` : '';
+  const req = log.req as { method?: string; path?: string } | undefined;
+  const res = log.res as { statusCode?: number } | undefined;
+  const access =
+    req?.method !== undefined
+      ? ` ${req.method} ${req.path ?? ''} ${res?.statusCode ?? '-'}` +
+        (typeof log.responseTime === 'number' ? ` ${log.responseTime}ms` : '')
+      : '';
+  const message = log[messageKey];
+  return `${context}${typeof message === 'string' ? message : JSON.stringify(message ?? '')}${access}`;
+}
+
+/**
+ * pino-pretty, in-process and synchronous like the JSON destination: one line per event (time, level,
+ * `[context]`, message, the access line's request and response, then the other fields as JSON), made
+ * from the same, already redacted, log object.
+ */
+export function prettyStream(destination: number | NodeJS.WritableStream = 1): DestinationStream {
+  return PinoPretty({
+    destination,
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,context,req,res,responseTime',
+    messageFormat: prettyMessage,
+    singleLine: true,
+  });
+}
+
+export function createRootLogger(level: LogLevel, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
   return pino(
     {
       level,
@@ -25,14 +69,14 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
       formatters: { level: (label) => ({ level: label }), log: redactLogObject },
       serializers: { err: serializeError },
     },
-    destination ?? pino.destination({ fd: 1, sync: true }),
+    destination ?? (format === 'pretty' ? prettyStream() : pino.destination({ fd: 1, sync: true })),
   );
 }
 
 /**
- * Structured JSON logs (docs/operations.md): one pino logger per application, and nestjs-pino so
- * that Nest's `Logger` (framework messages, our services) writes through it, bound to the current
- * request's id. The HTTP middleware is ours (request-logger.ts, mounted by configureHttp ahead of the
+ * Structured JSON logs (docs/operations.md#logs), pretty-printed at a development terminal: one pino
+ * logger per application, and nestjs-pino so that Nest's `Logger` (framework messages, our services)
+ * writes through it, bound to the current request's id. The HTTP middleware is ours (request-logger.ts, mounted by configureHttp ahead of the
  * body parser), hence `useExisting`: nestjs-pino only binds `req.log` to the request's async context.
  */
 @Global()
@@ -41,7 +85,12 @@ export class LoggingModule {
   static forRoot(options: LoggingOptions = {}): DynamicModule {
     const rootLogger = {
       provide: ROOT_LOGGER,
-      useFactory: (config: AppConfiguration) => createRootLogger(options.level ?? config.logLevel, options.destination),
+      useFactory: (config: AppConfiguration) =>
+        createRootLogger(
+          options.level ?? config.logLevel,
+          options.destination,
+          logFormat(config.production, process.stdout.isTTY === true),
+        ),
       inject: [APP_CONFIG],
     };
     return {

@@ -24,6 +24,7 @@ import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-cons
 import { ApiKeyUsage1764800000000 } from './migrations/1764800000000-api-key-usage';
 import { ApiKeysOrganizationNewest1764810000000 } from './migrations/1764810000000-api-keys-organization-newest';
 import { TimeoutSafePgClient } from './pg-client';
+import { loadBetterSqlite3 } from './sqlite-driver';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
 export const MIGRATIONS = [
@@ -66,6 +67,7 @@ export function dataSourceOptions(
     return {
       ...common,
       type: 'better-sqlite3',
+      driver: loadBetterSqlite3(),
       database: database.path,
       enableWAL: true,
       timeout: 5000,

@@ -4,10 +4,13 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
+import { loadBetterSqlite3 } from '../../src/database/sqlite-driver';
 import { Client } from 'pg';
 import type { Environment } from '../../src/config/configuration';
 import { createTestDatabase, TestDatabase } from '../support/test-app';
+
+// This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
+const Database = loadBetterSqlite3();
 
 const ROOT = resolve(__dirname, '..', '..');
 export const DIST = join(ROOT, 'dist');
