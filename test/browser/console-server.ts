@@ -101,12 +101,24 @@ export class ConsoleServer {
   /** Moves a link's expiry into the past, as if its 10 minutes were over. */
   async expireLink(code: string): Promise<void> {
     const hash = createHash('sha256').update(code).digest('hex');
-    const past = new Date(Date.now() - 60_000).toISOString();
+    await this.update('console_sign_in_links', 'code_hash', hash, new Date(Date.now() - 60_000));
+  }
+
+  /** Moves a key's expiry into the past, as if its lifetime (or its grace period) were over. */
+  async expireKey(id: string): Promise<void> {
+    await this.update('api_keys', 'id', id, new Date(Date.now() - 60_000));
+  }
+
+  /** Sets `expires_at` of the row of `table` whose `column` is `value` (timestamps are ISO 8601 text on SQLite). */
+  private async update(table: string, column: string, value: string, expiresAt: Date): Promise<void> {
     const url = this.database.env.DATABASE_URL!;
     if (url.startsWith('sqlite:')) {
       const db = new Database(url.slice('sqlite:'.length));
       try {
-        db.prepare('UPDATE console_sign_in_links SET expires_at = ? WHERE code_hash = ?').run(past, hash);
+        const { changes } = db
+          .prepare(`UPDATE ${table} SET expires_at = ? WHERE ${column} = ?`)
+          .run(expiresAt.toISOString(), value);
+        if (changes !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
       } finally {
         db.close();
       }
@@ -116,7 +128,11 @@ export class ConsoleServer {
     await client.connect();
     try {
       await client.query(`SET search_path TO "${this.database.env.DATABASE_SCHEMA}"`);
-      await client.query('UPDATE console_sign_in_links SET expires_at = $1 WHERE code_hash = $2', [past, hash]);
+      const { rowCount } = await client.query(`UPDATE ${table} SET expires_at = $1 WHERE ${column} = $2`, [
+        expiresAt.toISOString(),
+        value,
+      ]);
+      if (rowCount !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
     } finally {
       await client.end();
     }
