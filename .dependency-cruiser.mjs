@@ -15,8 +15,9 @@ const MAY_USE = {
   'organization-settings': ['identity', 'audit'],
   auth: ['api-keys', 'identity', 'audit', 'metrics'],
   // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
-  // the services of the modules it administers; no module uses it.
-  cli: ['identity', 'auth', 'organization-settings', 'console-sign-in'],
+  // the services of the modules it administers (api-keys: a member's removal revokes their keys);
+  // no module uses it.
+  cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in'],
   // The console's sign-in links mint session tokens (auth) for members (identity).
   'console-sign-in': ['auth', 'identity'],
   // Health only needs @Public() from identity's access vocabulary.

@@ -97,6 +97,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/api-keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List every member's keys in the caller's organization, newest first (never a secret)
+     * @description user_id narrows the list to one user's keys. Paged as GET /v1/user-api-keys.
+     */
+    get: operations['OrganizationApiKeysController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/api-keys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke any key of the caller's organization at once and for good (idempotent)
+     * @description Recorded as api_key.revoked with reason admin. Another organization's key is 404.
+     */
+    delete: operations['OrganizationApiKeysController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/api-keys/exposed': {
     parameters: {
       query?: never;
@@ -356,8 +396,21 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description The last successful exchange (POST /v1/token); null until the first
+       */
       last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
+      /**
+       * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
+       * @example deploy-bot/2.1
+       */
+      last_used_user_agent: string | null;
       /** @description The secret key value: returned once, at creation */
       value: string;
     };
@@ -419,8 +472,21 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description The last successful exchange (POST /v1/token); null until the first
+       */
       last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
+      /**
+       * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
+       * @example deploy-bot/2.1
+       */
+      last_used_user_agent: string | null;
     };
     RotateApiKeyResponse: {
       api_key: components['schemas']['CreatedApiKeyView'];
@@ -1016,6 +1082,135 @@ export interface operations {
     };
   };
   ApiKeysController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationApiKeysController_list: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+        /** @description Include revoked keys */
+        include_revoked?: boolean;
+        /** @description Only this user's keys (in the caller's organization) */
+        user_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationApiKeysController_revoke: {
     parameters: {
       query?: never;
       header?: never;

@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { Logger } from 'nestjs-pino';
 import { pino } from 'pino';
+import { OrganizationKeysService } from './api-keys/organization-keys.service';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
@@ -57,6 +58,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         tokens: app.get(TokenService),
         settings: app.get(OrganizationSettingsService),
         consoleSignIn: app.get(ConsoleSignInService),
+        organizationKeys: app.get(OrganizationKeysService),
       };
       stdout += `${JSON.stringify(await command(services))}\n`;
     },

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../src/cli';
 import { TEST_BUILD_DIR_VARIABLE } from '../src/common/batching-thread';
 import type { Environment } from '../src/config/configuration';
+import { IdentityService } from '../src/identity/identity.service';
 import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from './support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from './support/test-app';
 
@@ -189,7 +190,7 @@ describe('admin CLI', () => {
       const address = email();
       const boot = await ok('bootstrap', '--org', org, '--email', address);
       const out = await ok('remove-member', '--org', org, '--email', address);
-      expect(out).toStrictEqual({ removed: true });
+      expect(out).toStrictEqual({ removed: true, revoked_keys: 0 });
       expectBearerRejected(
         await t
           .http()
@@ -197,6 +198,148 @@ describe('admin CLI', () => {
           .set(bearer(boot.session_token as string)),
       );
       await fails(['remove-member', '--org', org, '--email', address], /is not a member/);
+    });
+  });
+
+  describe("remove-member and the member's keys", () => {
+    const dataSource = () => t.get(DataSource);
+    const statuses = (userId: string, organizationId: string): Promise<Array<{ id: string; status: string }>> =>
+      dataSource().query(
+        `SELECT id, status FROM api_keys WHERE user_id = '${userId}' AND organization_id = '${organizationId}' ORDER BY id`,
+      );
+    const revocations = (organizationId: string): Promise<Array<Record<string, unknown>>> =>
+      dataSource().query(
+        `SELECT reason, actor_user_id, actor_api_key_id, target_type, target_id, client_ip, request_id FROM audit_events
+         WHERE organization_id = '${organizationId}' AND action = 'api_key.revoked' ORDER BY target_id`,
+      );
+    const create = (token: unknown, label: string) =>
+      t
+        .http()
+        .post('/v1/user-api-keys')
+        .set(bearer(token as string))
+        .send({ label })
+        .expect(201);
+
+    it('revokes every key the member has in the organization, each audited with reason member_removed', async () => {
+      const org = unique('org');
+      const elsewhere = unique('org');
+      const address = email();
+      const boot = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
+      const other = await ok('bootstrap', '--org', elsewhere, '--email', address, '--role', 'member');
+      const organizationId = boot.organization_id as string;
+      const userId = boot.user_id as string;
+      const keys = [];
+      for (const label of ['one', 'two', 'expired', 'already revoked']) {
+        keys.push((await create(boot.session_token, label)).body);
+      }
+      const kept = (await create(other.session_token, 'in another organization')).body;
+      const colleague = await ok('bootstrap', '--org', org, '--email', email(), '--role', 'member');
+      const colleagueKey = (await create(colleague.session_token, "a colleague's")).body;
+      // An expired key is still ACTIVE in the table: revoked too. A revoked one is left as it is.
+      await dataSource().query(
+        `UPDATE api_keys SET expires_at = '2020-01-01T00:00:00.000Z' WHERE id = '${keys[2].api_key.id}'`,
+      );
+      await t
+        .http()
+        .delete(`/v1/user-api-keys/${keys[3].api_key.id}`)
+        .set(bearer(boot.session_token as string))
+        .expect(200);
+
+      const out = await ok('remove-member', '--org', org, '--email', address);
+      expect(out).toStrictEqual({ removed: true, revoked_keys: 3 });
+
+      expect((await statuses(userId, organizationId)).map((row) => row.status)).toEqual(Array(4).fill('REVOKED'));
+      // One entry per key the removal revoked, with no actor (the admin CLI) and no request; the
+      // member's own earlier revocation stays the only one of its key.
+      const events = await revocations(organizationId);
+      expect(events.filter((event) => event.reason === 'member_removed')).toEqual(
+        keys
+          .slice(0, 3)
+          .map((key) => key.api_key.id as string)
+          .sort()
+          .map((id) => ({
+            reason: 'member_removed',
+            actor_user_id: null,
+            actor_api_key_id: null,
+            target_type: 'api_key',
+            target_id: id,
+            client_ip: null,
+            request_id: null,
+          })),
+      );
+      expect(events.filter((event) => event.reason !== 'member_removed')).toEqual([
+        expect.objectContaining({ reason: 'user', actor_user_id: userId, target_id: keys[3].api_key.id }),
+      ]);
+      // The revoked keys are refused as revoked; the same user's key elsewhere and a colleague's key work.
+      for (const key of keys.slice(0, 2)) {
+        const refused = await t.http().post('/v1/token').set(apiKeyAuth(key.opaque_key));
+        expect({ status: refused.status, body: refused.body }).toEqual({
+          status: 401,
+          body: { code: 'UNAUTHENTICATED', message: 'api key revoked' },
+        });
+      }
+      await t.http().post('/v1/token').set(apiKeyAuth(kept.opaque_key)).expect(200);
+      await t.http().post('/v1/token').set(apiKeyAuth(colleagueKey.opaque_key)).expect(200);
+      expect((await statuses(userId, other.organization_id as string)).map((row) => row.status)).toEqual(['ACTIVE']);
+    });
+
+    it('adding the user back revives none of the keys', async () => {
+      const org = unique('org');
+      const address = email();
+      const boot = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
+      const key = (await create(boot.session_token, 'before')).body;
+      expect(await ok('remove-member', '--org', org, '--email', address)).toStrictEqual({
+        removed: true,
+        revoked_keys: 1,
+      });
+
+      const back = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
+      expect(back.user_id).toBe(boot.user_id);
+      await ok('set-role', '--org', org, '--email', address, '--role', 'admin');
+      const read = await t
+        .http()
+        .get(`/v1/user-api-keys/${key.api_key.id}`)
+        .set(bearer(back.session_token as string))
+        .expect(200);
+      expect(read.body.api_key.status).toBe('REVOKED');
+      await t.http().post('/v1/token').set(apiKeyAuth(key.opaque_key)).expect(401);
+      // A new key works as usual.
+      const fresh = (await create(back.session_token, 'after')).body;
+      await t.http().post('/v1/token').set(apiKeyAuth(fresh.opaque_key)).expect(200);
+      // Removed again: only the new key is revoked this time.
+      expect(await ok('remove-member', '--org', org, '--email', address)).toStrictEqual({
+        removed: true,
+        revoked_keys: 1,
+      });
+    });
+
+    it('a creation authenticated before the removal and stored after it is refused (401): no key to revive', async () => {
+      const org = unique('org');
+      const address = email();
+      const boot = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
+      const identity = t.get(IdentityService);
+      const organizationById = identity.organizationById.bind(identity);
+      // The creation reads its organization's key policy after the Bearer guard found the member and
+      // before it stores the key: the member is removed right there.
+      const spy = jest.spyOn(identity, 'organizationById').mockImplementationOnce(async (id) => {
+        await ok('remove-member', '--org', org, '--email', address);
+        return organizationById(id);
+      });
+      try {
+        const response = await t
+          .http()
+          .post('/v1/user-api-keys')
+          .set(bearer(boot.session_token as string))
+          .send({ label: 'late' });
+        expect(spy).toHaveBeenCalled();
+        expectBearerRejected(response);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await statuses(boot.user_id as string, boot.organization_id as string)).toEqual([]);
+      // Added back: the user has no key, and makes new ones as usual.
+      const back = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
+      await create(back.session_token, 'after');
     });
   });
 

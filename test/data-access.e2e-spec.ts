@@ -145,6 +145,33 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     },
   );
 
+  it.each([
+    ['active keys', false, 'api_keys_org_active'],
+    ['all keys', true, 'api_keys_org_newest'],
+  ])(
+    "lists and counts an organization's %s (include_revoked=%s) from %s, in order, without a scan",
+    async (_name, includeRevoked, index) => {
+      const text = await planOf(() =>
+        keys.findPageByOrganization(admin.organizationId, { limit: 20, offset: 40, includeRevoked }),
+      );
+      expect(text).not.toMatch(/SCAN api_keys\b|Seq Scan|Bitmap/);
+      // The count and the page both read the organization's index (PostgreSQL may read the count
+      // from either: both hold the organization's keys in list order, the partial one only ACTIVE).
+      const reads = (name: string) => text.match(new RegExp(`INDEX ${name} |Index (Only )?Scan using ${name} `, 'g'));
+      if (DATABASE_KIND === 'sqlite') {
+        expect(reads(index)).toHaveLength(2);
+        expect(text.split('\n').filter((line) => line.includes('TEMP B-TREE'))).toEqual([
+          'USE TEMP B-TREE FOR ORDER BY',
+        ]);
+        expect(text.trim().endsWith('USE TEMP B-TREE FOR ORDER BY')).toBe(true);
+      } else {
+        expect(reads(index)?.length).toBeGreaterThanOrEqual(1);
+        expect(reads('api_keys_org_(newest|active)')).toHaveLength(2);
+        expect(text).not.toMatch(/Limit[^\n]*\n\s*->\s*(Incremental )?Sort/);
+      }
+    },
+  );
+
   it("counts an owner's usable keys for the cap from api_keys_owner_usable only: no expired key is read", async () => {
     const owner = await t.user({ org: 'data-access-cap' });
     await t.createKey(owner);

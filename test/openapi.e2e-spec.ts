@@ -55,6 +55,24 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it("documents the usage fields of a key record and the organization list's user_id filter", async () => {
+    const full = (await t.http().get('/openapi.json').expect(200)).body as {
+      components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+      paths: Record<string, Record<string, { parameters: Array<{ name: string; schema: Record<string, unknown> }> }>>;
+    };
+    const properties = full.components.schemas.ApiKeyView.properties;
+    expect(properties.last_used_ip).toMatchObject({ type: 'string', nullable: true, maxLength: 45 });
+    expect(properties.last_used_user_agent).toMatchObject({ type: 'string', nullable: true, maxLength: 255 });
+    const parameters = full.paths['/v1/organization/api-keys'].get.parameters;
+    expect(parameters.map((parameter) => parameter.name).sort()).toEqual([
+      'include_revoked',
+      'limit',
+      'page',
+      'user_id',
+    ]);
+    expect(parameters.find((parameter) => parameter.name === 'user_id')?.schema).toMatchObject({ format: 'uuid' });
+  });
+
   it('serves the interactive documentation at /docs', async () => {
     const page = await t.http().get('/docs').redirects(1).expect(200);
     expect(page.text).toContain('swagger');

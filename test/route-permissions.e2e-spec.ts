@@ -31,6 +31,9 @@ const DECLARED: Record<string, string> = {
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
   'POST /v1/user-api-keys/{id}/rotate': 'bearer + api_keys:create',
+  // Organization key management (docs/api.md#organization-key-management): every member's keys, for admins
+  'GET /v1/organization/api-keys': 'bearer + api_keys:manage',
+  'DELETE /v1/organization/api-keys/{id}': 'bearer + api_keys:manage',
   // Organization settings (docs/api.md#organization-settings): every member reads them, admins change them
   'GET /v1/organization': 'bearer, any member',
   'PATCH /v1/organization': 'bearer + organization:write',

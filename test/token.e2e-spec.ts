@@ -356,8 +356,8 @@ describe('last_used_at across instances', () => {
 
       // An older use that reaches the database after a newer one (two instances) does not win.
       const newer = (await lastUsed(reader, used[0].id))!;
-      recorder.record(used[0].id, new Date(Date.parse(newer) - 60_000));
-      recorder.record(used[1].id, new Date(Date.parse(newer) + 60_000));
+      recorder.record(used[0].id, { at: new Date(Date.parse(newer) - 60_000), ip: null, userAgent: null });
+      recorder.record(used[1].id, { at: new Date(Date.parse(newer) + 60_000), ip: null, userAgent: null });
       await recorder.flush();
       expect(await lastUsed(reader, used[0].id)).toBe(newer);
       expect(await lastUsed(reader, used[1].id)).toBe(new Date(Date.parse(newer) + 60_000).toISOString());

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { runCli } from '../src/cli';
 import { FakeDatadog } from './fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectError } from './support/http-assertions';
 import { datadogKeys, monitoringEnv, storedIntegrations } from './support/monitoring';
@@ -6,8 +7,8 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from './support/test-
 
 /**
  * A change and its audit entry are stored together or not at all (docs/operations.md#transactions):
- * when the audit insert fails, the key creation, the revocation, the integration's create, update
- * and delete and an organization settings change leave nothing behind, and the caller gets the filter's 500. The audit store is made to
+ * when the audit insert fails, the key creation, the revocation (by the owner or an admin), a member's
+ * removal, the integration's create, update and delete and an organization settings change leave nothing behind, and the caller gets the filter's 500. The audit store is made to
  * fail by a trigger in the database, so the failure happens where a real one would: inside the
  * transaction, after the change itself was written.
  */
@@ -129,6 +130,51 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const revoked = await t.http().delete(`/v1/user-api-keys/${key.id}`).set(bearer(user.token)).expect(200);
       expect(revoked.body.api_key.status).toBe('REVOKED');
       expect(await auditRows(key.id)).toEqual([{ action: 'api_key.created' }, { action: 'api_key.revoked' }]);
+    });
+  });
+
+  describe('organization key management', () => {
+    it("an admin's revocation whose audit entry fails leaves the key ACTIVE (500)", async () => {
+      const member = await t.user({ org: 'atomic', role: 'member' });
+      const key = await t.createKey(member);
+      const response = await whileAuditFails('api_key.revoked', () =>
+        t.http().delete(`/v1/organization/api-keys/${key.id}`).set(bearer(admin.token)),
+      );
+      expectError(response, 500, 'INTERNAL', 'internal error');
+      expect(await keyRows(member)).toEqual([{ id: key.id, status: 'ACTIVE' }]);
+      await t.http().post('/v1/token').set(apiKeyAuth(key.value)).expect(200);
+
+      await t.http().delete(`/v1/organization/api-keys/${key.id}`).set(bearer(admin.token)).expect(200);
+      expect(await auditRows(key.id)).toEqual([{ action: 'api_key.created' }, { action: 'api_key.revoked' }]);
+    });
+
+    it('a member removal whose audit entries fail removes nothing and revokes nothing (CLI exit 2)', async () => {
+      const member = await t.user({ org: 'atomic', role: 'member' });
+      const keys = [await t.createKey(member), await t.createKey(member)];
+      const removeMember = () => runCli(['remove-member', '--org', 'atomic', '--email', member.email], t.env);
+
+      const failed = await whileAuditFails('api_key.revoked', removeMember);
+      expect(failed).toMatchObject({ exitCode: 2, stdout: '' });
+      expect(failed.stderr).toMatch(/^error: /);
+      // Still a member, with both keys ACTIVE and usable, and nothing on record.
+      await t.http().get('/v1/user-api-keys').set(bearer(member.token)).expect(200);
+      expect(await keyRows(member)).toEqual(
+        expect.arrayContaining(keys.map((key) => ({ id: key.id, status: 'ACTIVE' }))),
+      );
+      for (const key of keys) {
+        await t.http().post('/v1/token').set(apiKeyAuth(key.value)).expect(200);
+        expect(await auditRows(key.id)).toEqual([{ action: 'api_key.created' }]);
+      }
+
+      // With the audit store back, the same command does all of it.
+      const removed = await removeMember();
+      expect(removed).toEqual({
+        exitCode: 0,
+        stdout: `${JSON.stringify({ removed: true, revoked_keys: 2 })}\n`,
+        stderr: '',
+      });
+      expect((await keyRows(member)).map((row) => row.status)).toEqual(['REVOKED', 'REVOKED']);
+      await t.http().get('/v1/user-api-keys').set(bearer(member.token)).expect(401);
     });
   });
 

@@ -45,6 +45,14 @@ export class ApiKey {
   @TimestampColumn({ name: 'last_used_at', nullable: true })
   lastUsedAt: Date | null;
 
+  /** The client address of the use last_used_at records (docs/api.md#usage-fields). */
+  @Column({ name: 'last_used_ip', type: 'varchar', length: 45, nullable: true })
+  lastUsedIp: string | null;
+
+  /** The User-Agent of that use, cleaned and cut to MAX_USER_AGENT_LENGTH characters (key-use.ts). */
+  @Column({ name: 'last_used_user_agent', type: 'varchar', length: 255, nullable: true })
+  lastUsedUserAgent: string | null;
+
   @TimestampColumn({ name: 'revoked_at', nullable: true })
   revokedAt: Date | null;
 }

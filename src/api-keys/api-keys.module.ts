@@ -12,11 +12,21 @@ import { ExposedKeysController } from './exposed-keys.controller';
 import { ExposedKeysService } from './exposed-keys.service';
 import { ExposedReportLimitGuard } from './exposed-report-limit.guard';
 import { LastUsedRecorder } from './last-used.recorder';
+import { OrganizationApiKeysController } from './organization-api-keys.controller';
+import { OrganizationKeysService } from './organization-keys.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
-  controllers: [ApiKeysController, ExposedKeysController],
-  providers: [ApiKeysRepository, ApiKeysService, LastUsedRecorder, ExposedKeysService, ExposedReportLimitGuard],
-  exports: [ApiKeysService],
+  controllers: [ApiKeysController, OrganizationApiKeysController, ExposedKeysController],
+  providers: [
+    ApiKeysRepository,
+    ApiKeysService,
+    OrganizationKeysService,
+    LastUsedRecorder,
+    ExposedKeysService,
+    ExposedReportLimitGuard,
+  ],
+  // OrganizationKeysService: for the admin CLI's remove-member.
+  exports: [ApiKeysService, OrganizationKeysService],
 })
 export class ApiKeysModule {}

@@ -13,6 +13,7 @@ import {
   toMembershipAccess,
 } from '../identity/member-access';
 import { ApiKey, ApiKeyStatus } from './api-key.entity';
+import type { KeyUse } from './key-use';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
 export interface OwnerIds {
@@ -40,7 +41,7 @@ export interface KeyPageQuery {
   includeRevoked: boolean;
 }
 
-/** One page of an owner's keys, newest first, and how many the list window holds (at most LIST_WINDOW). */
+/** One page of keys, newest first, and how many the list window holds (at most LIST_WINDOW). */
 export interface KeyPage {
   keys: ApiKey[];
   totalCount: number;
@@ -59,6 +60,8 @@ interface ApiKeyRow {
   created_at: Date | string;
   updated_at: Date | string;
   last_used_at: Date | string | null;
+  last_used_ip: string | null;
+  last_used_user_agent: string | null;
   revoked_at: Date | string | null;
 }
 
@@ -69,16 +72,16 @@ type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'sec
 /** A row of a list page: a key and the owner's count, or only the count when the page is empty. */
 type ListRow = (ApiKeyRow | { [column in keyof ApiKeyRow]: null }) & { total_count: number | string };
 
-const COLUMNS =
-  'id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at, last_used_at, revoked_at';
+const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
+  last_used_at, last_used_ip, last_used_user_agent, revoked_at`;
 
-/** Keys one last_used_at UPDATE writes at most. */
+/** Keys one UPDATE of the usage fields writes at most. */
 const LAST_USED_CHUNK = 500;
 
 /**
- * First half of the PostgreSQL advisory-lock key that serialises key creations per owner (any
- * constant other than the migration lock's); the second half is the owner's ids, hashed. Owners
- * whose hashes collide merely wait for each other.
+ * First half of the PostgreSQL advisory-lock key that serialises key creations, rotations and the
+ * owner's removal from the organization per owner (any constant other than the migration lock's);
+ * the second half is the owner's ids, hashed. Owners whose hashes collide merely wait for each other.
  */
 const OWNER_LOCK_CLASS = 0x61706b79;
 
@@ -96,6 +99,8 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
     lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
+    lastUsedIp: row.last_used_ip,
+    lastUsedUserAgent: row.last_used_user_agent,
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
   });
 }
@@ -125,7 +130,9 @@ export class ApiKeysRepository {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly rowById: (id: string) => Promise<ApiKeyRow | undefined>;
   private readonly listSql: { active: string; all: string };
+  private readonly organizationListSql: { active: string; all: string };
   private readonly lastUsedSql: string;
+  private readonly revokeAllSql: string;
   private readonly insertWithinCapSql: string;
   private readonly ownerLockSql: string;
   private readonly postgres: boolean;
@@ -163,19 +170,41 @@ export class ApiKeysRepository {
     // row outside the window. One statement rather than two: on PostgreSQL each round trip cost the
     // event loop ~100 µs on the 2-core machine. The count is joined to the page, so a page past the
     // end still returns it.
-    const list = (condition: string): string => {
-      const owner = (first: number): string =>
-        `user_id = ${p(first)} AND organization_id = ${p(first + 1)} ${condition}`;
-      const window = `SELECT 1 FROM api_keys WHERE ${owner(1)} LIMIT ${LIST_WINDOW}`;
-      const page = `SELECT ${COLUMNS} FROM api_keys WHERE ${owner(3)} ORDER BY created_at DESC, id DESC LIMIT ${p(5)} OFFSET ${p(6)}`;
+    // `scope` is the condition on the keys listed, with `width` placeholders from `first` on.
+    const list = (scope: (first: number) => string, width: number, from = 'api_keys', windowOrder = ''): string => {
+      const window = `SELECT 1 FROM ${from} WHERE ${scope(1)} ${windowOrder} LIMIT ${LIST_WINDOW}`;
+      const page = `SELECT ${COLUMNS} FROM ${from} WHERE ${scope(1 + width)}
+        ORDER BY created_at DESC, id DESC LIMIT ${p(1 + 2 * width)} OFFSET ${p(2 + 2 * width)}`;
       return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
         LEFT JOIN (${page}) p ON 1 = 1
         ORDER BY p.created_at DESC, p.id DESC`;
     };
-    this.listSql = { active: list("AND status = 'ACTIVE'"), all: list('') };
+    const owner = (condition: string) => (first: number) =>
+      `user_id = ${p(first)} AND organization_id = ${p(first + 1)} ${condition}`;
+    this.listSql = { active: list(owner("AND status = 'ACTIVE'"), 2), all: list(owner(''), 2) };
+    // Every key of an organization (GET /v1/organization/api-keys), the same way: the active ones from
+    // api_keys_org_active, all from api_keys_org_newest (migration 1764810000000), in list order,
+    // so that an organization with any number of keys costs at most the window. SQLite, which has no
+    // statistics, is told which index; either one serves the order, and another (api_keys_owner_*
+    // starts with user_id) none. The count's window is ordered as the page is (the newest
+    // LIST_WINDOW keys, the same ones): one organization may hold most of the table, and for an
+    // unordered LIMIT PostgreSQL then estimates that a sequential scan finds the window's rows at
+    // once, which it does not when they sit at the end of the table (measured: with the
+    // organization's 200,000 keys among 400,000 it chose that scan); ordered, the index is the
+    // plan whatever the statistics say.
+    const organization = (condition: string) => (first: number) => `organization_id = ${p(first)} ${condition}`;
+    const table = (index: string): string => (this.postgres ? 'api_keys' : `api_keys INDEXED BY ${index}`);
+    const newest = 'ORDER BY created_at DESC, id DESC';
+    this.organizationListSql = {
+      active: list(organization("AND status = 'ACTIVE'"), 1, table('api_keys_org_active'), newest),
+      all: list(organization(''), 1, table('api_keys_org_newest'), newest),
+    };
 
-    // A new key, only while the owner has fewer usable keys (ACTIVE and not expired) than the cap,
-    // not counting the key a rotation replaces: the count and the insert are one statement. The
+    // A new key, only while the owner is a member of the organization and has fewer usable keys
+    // (ACTIVE and not expired) than the cap, not counting the key a rotation replaces: the checks and
+    // the insert are one statement. The membership is checked under the owner's lock, which a
+    // member's removal takes too (revokeAllOf): a creation that waited for a removal finds no
+    // membership, so a removed member is never left with a key that being added back would revive. The
     // count reads api_keys_owner_usable in two ranges, the keys without an expiry and those expiring
     // after now, each stopping at the cap: expired keys the owner has not revoked are never read, so
     // the count costs at most twice the cap however many there are. On PostgreSQL the caller's
@@ -193,24 +222,34 @@ export class ApiKeysRepository {
         'ACTIVE', ${typed(6, 'integer')}, ${typed(7, 'timestamptz')}, ${typed(8, 'timestamptz')}, ${typed(9, 'timestamptz')}
       WHERE (${usable(10, () => 'expires_at IS NULL', 12)})
         + (${usable(14, (n) => `expires_at > ${p(n)}`, 17)}) < ${p(19)}
+        AND EXISTS (SELECT 1 FROM ${MEMBER_ACCESS_VIEW} WHERE organization_id = ${p(20)} AND user_id = ${p(21)})
       RETURNING id`;
+    // A member's removal: every ACTIVE key of the owner, from api_keys_owner_active. PostgreSQL
+    // answers an UPDATE ... RETURNING through TypeORM as [rows, count]; as a CTE it is a SELECT,
+    // answered with its rows, as SQLite answers its UPDATE ... RETURNING.
+    const revokeAll = `UPDATE api_keys SET status = 'REVOKED', revoked_at = ${p(1)}, updated_at = ${p(2)}
+      WHERE user_id = ${p(3)} AND organization_id = ${p(4)} AND status = 'ACTIVE' RETURNING id`;
+    this.revokeAllSql = this.postgres ? `WITH revoked AS (${revokeAll}) SELECT id FROM revoked` : revokeAll;
     this.ownerLockSql = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(${p(1)}::text || '/' || ${p(2)}::text))`;
 
-    // One parameter pair either way: ids and times as two arrays (PostgreSQL), or one JSON array of
-    // [id, time] pairs (SQLite, whose timestamps are ISO 8601 text and compare as text). A write
-    // never moves the timestamp backwards.
+    // The uses as arrays, one per field (PostgreSQL), or one JSON array of [id, time, address, user
+    // agent] (SQLite, whose timestamps are ISO 8601 text and compare as text). The three usage fields
+    // are written together, and only by a later use: they never move backwards, and never mix two uses.
     this.lastUsedSql = this.postgres
-      ? `UPDATE api_keys AS k SET last_used_at = u.at
-         FROM unnest(${p(1)}::uuid[], ${p(2)}::timestamptz[]) AS u(id, at)
+      ? `UPDATE api_keys AS k SET last_used_at = u.at, last_used_ip = u.ip, last_used_user_agent = u.user_agent
+         FROM unnest(${p(1)}::uuid[], ${p(2)}::timestamptz[], ${p(3)}::varchar[], ${p(4)}::varchar[])
+           AS u(id, at, ip, user_agent)
          WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`
-      : `UPDATE api_keys SET last_used_at = u.at
-         FROM (SELECT value ->> 0 AS id, value ->> 1 AS at FROM json_each(${p(1)})) AS u
+      : `UPDATE api_keys SET last_used_at = u.at, last_used_ip = u.ip, last_used_user_agent = u.user_agent
+         FROM (SELECT value ->> 0 AS id, value ->> 1 AS at, value ->> 2 AS ip, value ->> 3 AS user_agent
+               FROM json_each(${p(1)})) AS u
          WHERE api_keys.id = u.id AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < u.at)`;
   }
 
   /**
    * Stores the new ACTIVE key unless its owner already has `cap` usable keys (ACTIVE and not expired
-   * at the key's creation) besides `replacing` (the key a rotation replaces); false when refused.
+   * at the key's creation) besides `replacing` (the key a rotation replaces), or is no longer a
+   * member of the key's organization; false when refused.
    * Inside `tx` (which it locks for the owner on PostgreSQL), so that the caller's other writes
    * commit with it.
    */
@@ -239,13 +278,16 @@ export class ApiKeysRepository {
       excluded,
       cap,
       cap,
+      key.organizationId,
+      key.userId,
     ]);
     return rows.length === 1;
   }
 
   /**
-   * On PostgreSQL, the owner's advisory lock for the rest of `tx`: the owner's key creations and
-   * rotations run one after another (it may be taken again in the same transaction).
+   * On PostgreSQL, the owner's advisory lock for the rest of `tx`: the owner's key creations,
+   * rotations and removal from the organization run one after another (it may be taken again in the
+   * same transaction).
    */
   async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
     if (this.postgres) await tx.query(this.ownerLockSql, [owner.userId, owner.organizationId]);
@@ -299,11 +341,16 @@ export class ApiKeysRepository {
       query.limit,
       query.offset,
     ]);
-    return {
-      // A page past the end is the count's row alone (no key columns).
-      keys: rows.filter((row): row is ApiKeyRow & ListRow => row.id !== null).map(toApiKey),
-      totalCount: Number(rows[0]?.total_count ?? 0),
-    };
+    return toPage(rows);
+  }
+
+  /**
+   * A page of the organization's keys, every owner's, newest first (created_at, then id,
+   * descending), and their count in the list window.
+   */
+  async findPageByOrganization(organizationId: string, query: KeyPageQuery): Promise<KeyPage> {
+    const sql = query.includeRevoked ? this.organizationListSql.all : this.organizationListSql.active;
+    return toPage(await this.rows<ListRow>(sql, [organizationId, organizationId, query.limit, query.offset]));
   }
 
   /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */
@@ -321,15 +368,54 @@ export class ApiKeysRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  /** Sets last_used_at of each key to its time unless the stored one is newer (LAST_USED_CHUNK a statement). */
-  async recordLastUsed(uses: ReadonlyArray<readonly [id: string, at: Date]>): Promise<void> {
+  /**
+   * Marks the organization's ACTIVE key REVOKED, whoever owns it; false when there was no such key
+   * in the organization (or it was revoked).
+   */
+  async revokeInOrganization(organizationId: string, id: string, at: Date, tx: Transaction): Promise<boolean> {
+    const result = await tx
+      .getRepository(ApiKey)
+      .createQueryBuilder()
+      .update(ApiKey)
+      .set({ status: 'REVOKED', revokedAt: at, updatedAt: at })
+      .where("id = :id AND organization_id = :organizationId AND status = 'ACTIVE'", { id, organizationId })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * Marks every ACTIVE key of the owner REVOKED (expired ones too), in one statement inside `tx`,
+   * after taking the owner's lock (lockOwner): returns the ids of the keys it revoked.
+   */
+  async revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]> {
+    await this.lockOwner(owner, tx);
+    const when = at.toISOString();
+    const rows = await tx.query<Array<Pick<ApiKeyRow, 'id'>>>(this.revokeAllSql, [
+      when,
+      when,
+      owner.userId,
+      owner.organizationId,
+    ]);
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Sets the usage fields of each key to its use unless the stored one is as late or later
+   * (LAST_USED_CHUNK keys a statement).
+   */
+  async recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: KeyUse]>): Promise<void> {
     for (let start = 0; start < uses.length; start += LAST_USED_CHUNK) {
       const chunk = uses.slice(start, start + LAST_USED_CHUNK);
       await this.dataSource.query(
         this.lastUsedSql,
         this.postgres
-          ? [chunk.map(([id]) => id), chunk.map(([, at]) => at.toISOString())]
-          : [JSON.stringify(chunk.map(([id, at]) => [id, at.toISOString()]))],
+          ? [
+              chunk.map(([id]) => id),
+              chunk.map(([, use]) => use.at.toISOString()),
+              chunk.map(([, use]) => use.ip),
+              chunk.map(([, use]) => use.userAgent),
+            ]
+          : [JSON.stringify(chunk.map(([id, use]) => [id, use.at.toISOString(), use.ip, use.userAgent]))],
       );
     }
   }
@@ -396,6 +482,14 @@ export class ApiKeysRepository {
     };
     return this.exposedStatements;
   }
+}
+
+/** A list page's rows as keys and their count: a page past the end is the count's row alone (no key columns). */
+function toPage(rows: ListRow[]): KeyPage {
+  return {
+    keys: rows.filter((row): row is ApiKeyRow & ListRow => row.id !== null).map(toApiKey),
+    totalCount: Number(rows[0]?.total_count ?? 0),
+  };
 }
 
 interface ExposedKeyStatements {

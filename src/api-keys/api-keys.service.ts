@@ -10,6 +10,7 @@ import {
   Messages,
   notFound,
   permissionDenied,
+  unauthenticatedBearer,
 } from '../common/errors';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
@@ -23,6 +24,7 @@ import { DEFAULT_KEY_SCOPES, Permission, PermissionMask, permissionMask } from '
 import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
 import { ApiKey, displayStatus, isExpired } from './api-key.entity';
 import { ApiKeysRepository, KeyCredential } from './api-keys.repository';
+import { usageUserAgent } from './key-use';
 import { LastUsedRecorder } from './last-used.recorder';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
@@ -144,7 +146,7 @@ export class ApiKeysService {
       // database lock with a pooled connection each (docs/operations.md#transactions).
       { queueKey: ownerQueue(creator) },
     );
-    if (!created) throw new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
+    if (!created) throw await this.creationRefused(creator);
     return { key, value: this.codec.format(key.id, secret) };
   }
 
@@ -190,7 +192,7 @@ export class ApiKeysService {
         // Throwing rolls the unit of work back: nothing of the rotation is stored.
         if (!(await this.keys.retire(creator, id, now, graceEndsAt, tx))) throw keyNotActive();
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx, id))) {
-          throw new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
+          throw await this.creationRefused(creator);
         }
         await this.audit.record(
           {
@@ -222,7 +224,7 @@ export class ApiKeysService {
       includeRevoked: query.includeRevoked,
     });
     return {
-      items: keys.map((key) => this.withPendingUse(key)),
+      items: keys.map((key) => this.lastUsed.withPendingUse(key)),
       page: query.page,
       limit: query.limit,
       totalCount,
@@ -233,7 +235,7 @@ export class ApiKeysService {
   async get(owner: KeyOwner, id: string): Promise<ApiKey> {
     const key = await this.keys.findById(id);
     if (key === undefined || !ownedBy(key, owner)) throw notFound(Messages.apiKeyNotFound);
-    return this.withPendingUse(key);
+    return this.lastUsed.withPendingUse(key);
   }
 
   /**
@@ -296,8 +298,22 @@ export class ApiKeysService {
     return found as UsableKey;
   }
 
-  recordUse(id: string): void {
-    this.lastUsed.record(id, new Date());
+  /**
+   * A successful exchange of the key (docs/api.md#usage-fields): kept in memory with the client's
+   * address and User-Agent, written in the next batch (LastUsedRecorder). No query.
+   */
+  recordUse(id: string, clientAddress: string | undefined, userAgent: string | undefined): void {
+    this.lastUsed.record(id, { at: new Date(), ip: clientAddress ?? null, userAgent: usageUserAgent(userAgent) });
+  }
+
+  /**
+   * Why a key was not stored (insertWithinActiveCap said no): the owner was removed from the
+   * organization meanwhile (401, as their next request would be answered), or has the most usable
+   * keys allowed (400).
+   */
+  private async creationRefused(owner: KeyOwner): Promise<AppError> {
+    if ((await this.identity.access(owner.organizationId, owner.userId)) === null) return unauthenticatedBearer();
+    return new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
   }
 
   private actor(owner: KeyOwner): { organizationId: string; actorUserId: string; actorApiKeyId: string | null } {
@@ -342,15 +358,11 @@ export class ApiKeysService {
       createdAt: now,
       updatedAt: now,
       lastUsedAt: null,
+      lastUsedIp: null,
+      lastUsedUserAgent: null,
       revokedAt: null,
     });
     return { key, secret };
-  }
-
-  private withPendingUse(key: ApiKey): ApiKey {
-    const pending = this.lastUsed.pendingFor(key.id);
-    if (pending !== undefined && (key.lastUsedAt === null || key.lastUsedAt < pending)) key.lastUsedAt = pending;
-    return key;
   }
 }
 
@@ -361,7 +373,8 @@ function keyIds(
   return { id: key.id, organizationId: key.organizationId, userId: key.userId };
 }
 
-function ownerQueue(owner: KeyOwner): string {
+/** The UnitOfWork queue of the owner's writes that take the owner's lock (ApiKeysRepository.lockOwner). */
+export function ownerQueue(owner: KeyOwner): string {
   return `api-key-owner:${owner.organizationId}:${owner.userId}`;
 }
 

@@ -1,19 +1,23 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
+import type { ApiKey } from './api-key.entity';
 import { ApiKeysRepository } from './api-keys.repository';
+import type { KeyUse } from './key-use';
 
 /**
- * `last_used_at` without a write on every exchange (docs/performance.md): uses are collected in
- * memory and written every API_KEY_LAST_USED_FLUSH_MS (default 1 s), and once more at shutdown, by
- * one UPDATE statement per 500 keys (ApiKeysRepository.recordLastUsed) (a thousand clients exchanging every second cost two
- * statements a second, not a thousand). Reads served by this instance see its pending values at
- * once; other instances see them after the next flush. A write never moves the timestamp backwards.
+ * The usage fields (`last_used_at`, `last_used_ip`, `last_used_user_agent`) without a write on
+ * every exchange (docs/performance.md): the newest use of each key is kept in memory and written
+ * every API_KEY_LAST_USED_FLUSH_MS (default 1 s), and once more at shutdown, by one UPDATE
+ * statement per 500 keys (ApiKeysRepository.recordLastUsed) (a thousand clients exchanging every
+ * second cost two statements a second, not a thousand). Reads served by this instance see its
+ * pending uses at once (withPendingUse); other instances see them after the next flush. The three
+ * fields are written together, from one use, and never move backwards.
  */
 @Injectable()
 export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(LastUsedRecorder.name);
-  private pending = new Map<string, Date>();
+  private pending = new Map<string, KeyUse>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -32,13 +36,21 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
     await this.flush();
   }
 
-  record(keyId: string, at: Date): void {
-    this.pending.set(keyId, at);
+  /** Keeps `use` unless a later use of the key is pending already. */
+  record(keyId: string, use: KeyUse): void {
+    const known = this.pending.get(keyId);
+    if (known === undefined || known.at.getTime() <= use.at.getTime()) this.pending.set(keyId, use);
   }
 
-  /** The newest use this instance knows of and has not written yet. */
-  pendingFor(keyId: string): Date | undefined {
-    return this.pending.get(keyId);
+  /** The key with this instance's pending use in its usage fields, when it is later than the stored one. */
+  withPendingUse(key: ApiKey): ApiKey {
+    const pending = this.pending.get(key.id);
+    if (pending !== undefined && (key.lastUsedAt === null || key.lastUsedAt < pending.at)) {
+      key.lastUsedAt = pending.at;
+      key.lastUsedIp = pending.ip;
+      key.lastUsedUserAgent = pending.userAgent;
+    }
+    return key;
   }
 
   flush(): Promise<void> {
@@ -53,9 +65,9 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.keys.recordLastUsed([...batch]);
     } catch (error) {
-      // Keep what could not be written for the next round, unless a newer use replaced it.
-      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
-      this.logger.warn({ err: error, keys: batch.size }, 'could not write last_used_at; will retry');
+      // Keep what could not be written for the next round, unless a later use replaced it.
+      for (const [id, use] of batch) this.record(id, use);
+      this.logger.warn({ err: error, keys: batch.size }, 'could not write the usage fields; will retry');
     }
   }
 }

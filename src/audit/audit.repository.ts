@@ -75,6 +75,9 @@ function toAuditEvent(row: AuditEventRow): AuditEvent {
   });
 }
 
+/** Events one INSERT stores at most (12 parameters each: well under either database's limit). */
+const INSERT_CHUNK = 500;
+
 /** Every query on audit_events. */
 @Injectable()
 export class AuditRepository {
@@ -100,6 +103,14 @@ export class AuditRepository {
   /** Inside `tx` when given: the entry is stored with the change it records, or not at all. */
   async insert(event: AuditEvent, tx?: Transaction): Promise<void> {
     await (tx?.getRepository(AuditEvent) ?? this.events).insert(event);
+  }
+
+  /** Several events, INSERT_CHUNK rows per statement; inside `tx` when given, as insert. */
+  async insertAll(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
+    const repository = tx?.getRepository(AuditEvent) ?? this.events;
+    for (let start = 0; start < events.length; start += INSERT_CHUNK) {
+      await repository.insert(events.slice(start, start + INSERT_CHUNK));
+    }
   }
 
   /** Newest first (occurred_at, then id); every organization's when `organizationId` is null. */

@@ -59,7 +59,7 @@ export class ApiKeyGuard implements CanActivate {
       throw presented;
     }
     const [parsed, value] = presented;
-    return this.limiter.attempt(address, value, () => this.authenticate(parsed));
+    return this.limiter.attempt(address, value, () => this.authenticate(parsed, address));
   }
 
   /** Steps 1-3, no I/O: the key named by the header, or the refusal to answer with. */
@@ -76,7 +76,7 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /** Steps 4-6. */
-  private async authenticate(parsed: ParsedApiKey): Promise<Exchange> {
+  private async authenticate(parsed: ParsedApiKey, address: string | undefined): Promise<Exchange> {
     try {
       const checkedAtMs = Date.now();
       const { key, ownerAccess } = await this.apiKeys.authenticate(parsed, checkedAtMs);
@@ -92,6 +92,7 @@ export class ApiKeyGuard implements CanActivate {
         scopes: key.scopes,
         expiresAtMs: key.expiresAtMs,
         checkedAtMs,
+        clientAddress: address,
       };
     } catch (error) {
       if (error instanceof ExchangeRefused) error.attemptedKeyId = parsed.keyId;

@@ -61,7 +61,7 @@ export class TokenController {
       this.metrics.tokenExchange('mint_failed');
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
     }
-    this.apiKeys.recordUse(exchange.apiKeyId);
+    this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, request.headers['user-agent']);
     this.metrics.tokenExchange('success');
     return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds, scope };
   }

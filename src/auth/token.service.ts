@@ -62,6 +62,8 @@ export interface ApiKeyExchange {
   expiresAtMs: number | null;
   /** When the key was checked: the token is issued at this instant. */
   checkedAtMs: number;
+  /** The client's address as the failure limit counted it (docs/api.md#usage-fields). */
+  clientAddress: string | undefined;
 }
 
 /** The optional narrowing of POST /v1/token's body (names and range already validated). */

@@ -1,3 +1,4 @@
+import type { OrganizationKeysService } from '../api-keys/organization-keys.service';
 import type { ConsoleSignInService } from '../console-sign-in/console-sign-in.service';
 import type { TokenService } from '../auth/token.service';
 import type { IdentityService } from '../identity/identity.service';
@@ -19,6 +20,7 @@ export interface CliServices {
   tokens: TokenService;
   settings: OrganizationSettingsService;
   consoleSignIn: ConsoleSignInService;
+  organizationKeys: OrganizationKeysService;
 }
 
 export const DEFAULT_SESSION_TTL = 3600;
@@ -121,13 +123,19 @@ export interface RemoveMemberOptions {
   email: string;
 }
 
-export async function removeMember(services: CliServices, options: RemoveMemberOptions): Promise<{ removed: true }> {
+/**
+ * Removes the membership and revokes every key the user has in the organization, in one
+ * transaction (docs/operations.md#admin-cli): adding the user back later revives none of them.
+ */
+export async function removeMember(
+  services: CliServices,
+  options: RemoveMemberOptions,
+): Promise<{ removed: true; revoked_keys: number }> {
   const organization = await services.identity.organizationByName(options.org);
   const user = await services.identity.userByEmail(options.email);
-  if (!(await services.identity.removeMember(organization.id, user.id))) {
-    throw new CommandError(`${user.email} is not a member of ${organization.name}`);
-  }
-  return { removed: true };
+  const { removed, revokedKeys } = await services.organizationKeys.removeMember(organization.id, user.id);
+  if (!removed) throw new CommandError(`${user.email} is not a member of ${organization.name}`);
+  return { removed: true, revoked_keys: revokedKeys };
 }
 
 // Settings changes go through the same service as PATCH /v1/organization, and are recorded the same

@@ -132,7 +132,7 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
 
   program
     .command('remove-member')
-    .description("remove the user from the organization: the user's tokens and keys there stop working")
+    .description('remove the user from the organization and revoke every key they have there (for good)')
     .requiredOption(...ORG, organizationName)
     .requiredOption(...EMAIL_OPTION, email)
     .action((options: commands.RemoveMemberOptions) => run((services) => commands.removeMember(services, options)));

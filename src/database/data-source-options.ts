@@ -21,6 +21,8 @@ import { ApiKeyScopesAndExpiry1764500000000 } from './migrations/1764500000000-a
 import { ApiKeysOwnerUsable1764510000000 } from './migrations/1764510000000-api-keys-owner-usable';
 import { AuditEventPages1764600000000 } from './migrations/1764600000000-audit-event-pages';
 import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-console-sign-in-links';
+import { ApiKeyUsage1764800000000 } from './migrations/1764800000000-api-key-usage';
+import { ApiKeysOrganizationNewest1764810000000 } from './migrations/1764810000000-api-keys-organization-newest';
 import { TimeoutSafePgClient } from './pg-client';
 
 export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
@@ -37,6 +39,8 @@ export const MIGRATIONS = [
   ApiKeysOwnerUsable1764510000000,
   AuditEventPages1764600000000,
   ConsoleSignInLinks1764700000000,
+  ApiKeyUsage1764800000000,
+  ApiKeysOrganizationNewest1764810000000,
 ];
 
 /**

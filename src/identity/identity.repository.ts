@@ -125,9 +125,9 @@ export class IdentityRepository {
     });
   }
 
-  /** Removes the membership; false when there was none. */
-  async deleteMembership(organizationId: string, userId: string): Promise<boolean> {
-    const result = await this.memberships.delete({ organizationId, userId });
+  /** Removes the membership, inside `tx` when given; false when there was none. */
+  async deleteMembership(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
+    const result = await (tx?.getRepository(Membership) ?? this.memberships).delete({ organizationId, userId });
     return (result.affected ?? 0) > 0;
   }
 

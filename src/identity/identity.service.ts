@@ -70,8 +70,13 @@ export class IdentityService {
     return membership.role;
   }
 
-  removeMember(organizationId: string, userId: string): Promise<boolean> {
-    return this.identity.deleteMembership(organizationId, userId);
+  /**
+   * Removes the membership (false when there was none), inside `tx` when given. The membership
+   * only: the removal of a member that also revokes their keys (the admin CLI's remove-member) is
+   * api-keys' OrganizationKeysService.removeMember, which runs this in its transaction.
+   */
+  removeMember(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
+    return this.identity.deleteMembership(organizationId, userId, tx);
   }
 
   /**

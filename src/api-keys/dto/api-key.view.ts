@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { PageMetaView } from '../../common/pagination';
 import { maskPermissions, Permission, PERMISSIONS } from '../../identity/roles';
 import { ApiKey, ApiKeyDisplayStatus, displayStatus } from '../api-key.entity';
+import { MAX_USER_AGENT_LENGTH } from '../key-use';
 
 /** docs/api.md#api-key-object, without the secret. */
 export class ApiKeyView {
@@ -31,8 +32,29 @@ export class ApiKeyView {
   created_at: string;
   @ApiProperty({ format: 'date-time' })
   updated_at: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'The last successful exchange (POST /v1/token); null until the first',
+  })
   last_used_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    maxLength: 45,
+    description: 'The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)',
+    example: '203.0.113.7',
+  })
+  last_used_ip: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    maxLength: MAX_USER_AGENT_LENGTH,
+    description: `The User-Agent of that exchange, without control characters, cut to ${MAX_USER_AGENT_LENGTH} characters; null when it had none`,
+    example: 'deploy-bot/2.1',
+  })
+  last_used_user_agent: string | null;
 
   static from(key: ApiKey): ApiKeyView {
     return {
@@ -46,6 +68,8 @@ export class ApiKeyView {
       created_at: key.createdAt.toISOString(),
       updated_at: key.updatedAt.toISOString(),
       last_used_at: key.lastUsedAt === null ? null : key.lastUsedAt.toISOString(),
+      last_used_ip: key.lastUsedIp,
+      last_used_user_agent: key.lastUsedUserAgent,
     };
   }
 }

@@ -1,0 +1,55 @@
+import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentRequestContext, RequestContext } from '../audit/request-context';
+import { ApiErrors } from '../common/openapi';
+import { PageMetaView } from '../common/pagination';
+import { UuidPipe } from '../common/validation.pipe';
+import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
+import { ApiKeyListResponse, ApiKeyResponse, ApiKeyView } from './dto/api-key.view';
+import { ListOrganizationApiKeysQuery } from './dto/list-organization-api-keys.query';
+import { OrganizationKeysService } from './organization-keys.service';
+
+/** Organization key management (docs/api.md#organization-key-management): every member's keys, for admins. */
+@ApiTags('API keys')
+@Controller('v1/organization/api-keys')
+export class OrganizationApiKeysController {
+  constructor(private readonly organizationKeys: OrganizationKeysService) {}
+
+  @Get()
+  @RequirePermissions('api_keys:manage')
+  @ApiOperation({
+    summary: "List every member's keys in the caller's organization, newest first (never a secret)",
+    description: "user_id narrows the list to one user's keys. Paged as GET /v1/user-api-keys.",
+  })
+  @ApiOkResponse({ type: ApiKeyListResponse })
+  @ApiErrors(400)
+  async list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: ListOrganizationApiKeysQuery,
+  ): Promise<ApiKeyListResponse> {
+    const page = await this.organizationKeys.list(principal, {
+      userId: query.user_id,
+      page: query.page,
+      limit: query.limit,
+      includeRevoked: query.include_revoked,
+    });
+    return { api_keys: page.items.map(ApiKeyView.from), ...PageMetaView.of(page) };
+  }
+
+  @Delete(':id')
+  @RequirePermissions('api_keys:manage')
+  @ApiOperation({
+    summary: "Revoke any key of the caller's organization at once and for good (idempotent)",
+    description: "Recorded as api_key.revoked with reason admin. Another organization's key is 404.",
+  })
+  @ApiOkResponse({ type: ApiKeyResponse })
+  @ApiErrors(400, 404)
+  async revoke(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<ApiKeyResponse> {
+    return { api_key: ApiKeyView.from(await this.organizationKeys.revoke(principal, id, request)) };
+  }
+}

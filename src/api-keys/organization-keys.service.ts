@@ -1,0 +1,123 @@
+import { Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { Messages, notFound } from '../common/errors';
+import { LIST_WINDOW, Page } from '../common/pagination';
+import { UnitOfWork } from '../database/unit-of-work';
+import { IdentityService } from '../identity/identity.service';
+import type { ApiKey } from './api-key.entity';
+import { ApiKeysRepository } from './api-keys.repository';
+import { KeyOwner, ListKeysQuery, ownerQueue } from './api-keys.service';
+import { LastUsedRecorder } from './last-used.recorder';
+
+export interface OrganizationKeysQuery extends ListKeysQuery {
+  /** Only this user's keys. */
+  userId?: string;
+}
+
+/** What removing a member did. */
+export interface MemberRemoval {
+  /** False: the user was not a member (nothing changed). */
+  removed: boolean;
+  /** How many of the member's keys were revoked. */
+  revokedKeys: number;
+}
+
+/**
+ * The organization's control over its keys (docs/api.md#organization-key-management): an admin
+ * (`api_keys:manage`) lists and revokes every member's keys of the caller's organization, and a
+ * member's removal revokes all their keys there. Every query is scoped by the caller's
+ * organization: another organization's key is "not found".
+ */
+@Injectable()
+export class OrganizationKeysService {
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly lastUsed: LastUsedRecorder,
+    private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly identity: IdentityService,
+  ) {}
+
+  /**
+   * The keys of the caller's organization (or of one user there), newest first, and how many there
+   * are, both within the list window (docs/api.md#conventions), as ApiKeysService.list.
+   */
+  async list(caller: KeyOwner, query: OrganizationKeysQuery): Promise<Page<ApiKey>> {
+    const offset = (query.page - 1) * query.limit;
+    const window = {
+      limit: Math.max(0, Math.min(query.limit, LIST_WINDOW - offset)),
+      offset,
+      includeRevoked: query.includeRevoked,
+    };
+    const { keys, totalCount } =
+      query.userId === undefined
+        ? await this.keys.findPageByOrganization(caller.organizationId, window)
+        : await this.keys.findPageByOwner({ userId: query.userId, organizationId: caller.organizationId }, window);
+    return {
+      items: keys.map((key) => this.lastUsed.withPendingUse(key)),
+      page: query.page,
+      limit: query.limit,
+      totalCount,
+    };
+  }
+
+  /**
+   * Revokes a key of the caller's organization, whoever owns it, at once and for good; a revoked
+   * key is returned unchanged (and not recorded again). Recorded as api_key.revoked with reason
+   * `admin` and the caller as actor, in the revocation's transaction.
+   */
+  async revoke(caller: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
+    const at = new Date();
+    await this.unitOfWork.run(async (tx) => {
+      if (!(await this.keys.revokeInOrganization(caller.organizationId, id, at, tx))) return;
+      await this.audit.record(
+        {
+          action: 'api_key.revoked',
+          reason: 'admin',
+          organizationId: caller.organizationId,
+          actorUserId: caller.userId,
+          actorApiKeyId: caller.apiKeyId ?? null,
+          targetType: 'api_key',
+          targetId: id,
+          request,
+        },
+        tx,
+      );
+    });
+    const key = await this.keys.findById(id);
+    if (key === undefined || key.organizationId !== caller.organizationId) throw notFound(Messages.apiKeyNotFound);
+    return this.lastUsed.withPendingUse(key);
+  }
+
+  /**
+   * Removes the user from the organization and revokes every key they have there (expired ones
+   * too), each recorded as api_key.revoked with reason `member_removed` and no actor: the membership,
+   * the revocations and their entries in one transaction, all or nothing. Taken under the owner's
+   * lock (ApiKeysRepository.revokeAllOf), which key creations take too, so that a creation running
+   * meanwhile is either revoked here or refused (no membership). Adding the user back later revives
+   * none of these keys. Nothing changes when the user is not a member.
+   */
+  removeMember(organizationId: string, userId: string): Promise<MemberRemoval> {
+    const owner = { organizationId, userId };
+    const at = new Date();
+    return this.unitOfWork.run(
+      async (tx) => {
+        if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
+        const revoked = await this.keys.revokeAllOf(owner, at, tx);
+        await this.audit.recordAll(
+          revoked.map((id) => ({
+            action: 'api_key.revoked' as const,
+            reason: 'member_removed',
+            organizationId,
+            targetType: 'api_key' as const,
+            targetId: id,
+          })),
+          tx,
+        );
+        return { removed: true, revokedKeys: revoked.length };
+      },
+      { queueKey: ownerQueue(owner) },
+    );
+  }
+}
