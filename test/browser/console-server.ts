@@ -1,6 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -146,28 +146,4 @@ export class ConsoleServer {
     }
     await this.database.drop();
   }
-}
-
-type Document = {
-  paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>>;
-  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
-};
-
-/**
- * The API as this checkout describes it (client/openapi.json, kept equal to the controllers by
- * `npm run client:check`): the flows of the key-lifecycle contract run once the server serves them.
- */
-const document = JSON.parse(readFileSync(join(ROOT, 'client', 'openapi.json'), 'utf8')) as Document;
-
-/** What of `needs` the server does not serve: `METHOD /path`, or `METHOD /path body.field`. */
-export function notServed(needs: string[]): string[] {
-  return needs.filter((need) => {
-    const [method, path, field] = need.split(' ');
-    const operation = document.paths[path]?.[method.toLowerCase()];
-    if (operation === undefined) return true;
-    if (field === undefined) return false;
-    const ref = operation.requestBody?.content?.['application/json']?.schema?.$ref ?? '';
-    const schema = document.components.schemas[ref.replace('#/components/schemas/', '')];
-    return schema?.properties?.[field.replace(/^body\./, '')] === undefined;
-  });
 }
