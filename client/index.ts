@@ -40,8 +40,8 @@ export function bearerAuth(token: TokenSource): Middleware {
 }
 
 /**
- * A client for the Gatehouse API. `P` is the generated `paths` unless a caller widens it (the web
- * console adds the operations of the key-lifecycle contract that this server does not describe yet).
+ * A client for the Gatehouse API. `P` is the generated `paths` unless a caller needs another
+ * description of the API (a test of a route before it is described, say).
  */
 export function createGatehouseClient<P extends object = paths>(options: GatehouseClientOptions): Client<P> {
   const { bearer, ...clientOptions } = options;

@@ -18,6 +18,8 @@ import type { KeyUse } from './key-use';
 export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(LastUsedRecorder.name);
   private pending = new Map<string, KeyUse>();
+  /** The batch being written: still shown by withPendingUse until its UPDATE has committed. */
+  private writing = new Map<string, KeyUse>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -44,7 +46,7 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
 
   /** The key with this instance's pending use in its usage fields, when it is later than the stored one. */
   withPendingUse(key: ApiKey): ApiKey {
-    const pending = this.pending.get(key.id);
+    const pending = this.pending.get(key.id) ?? this.writing.get(key.id);
     if (pending !== undefined && (key.lastUsedAt === null || key.lastUsedAt < pending.at)) {
       key.lastUsedAt = pending.at;
       key.lastUsedIp = pending.ip;
@@ -62,12 +64,15 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    this.writing = batch;
     try {
       await this.keys.recordLastUsed([...batch]);
     } catch (error) {
       // Keep what could not be written for the next round, unless a later use replaced it.
       for (const [id, use] of batch) this.record(id, use);
       this.logger.warn({ err: error, keys: batch.size }, 'could not write the usage fields; will retry');
+    } finally {
+      this.writing = new Map();
     }
   }
 }

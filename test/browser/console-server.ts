@@ -1,6 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,12 +104,24 @@ export class ConsoleServer {
   /** Moves a link's expiry into the past, as if its 10 minutes were over. */
   async expireLink(code: string): Promise<void> {
     const hash = createHash('sha256').update(code).digest('hex');
-    const past = new Date(Date.now() - 60_000).toISOString();
+    await this.update('console_sign_in_links', 'code_hash', hash, new Date(Date.now() - 60_000));
+  }
+
+  /** Moves a key's expiry into the past, as if its lifetime (or its grace period) were over. */
+  async expireKey(id: string): Promise<void> {
+    await this.update('api_keys', 'id', id, new Date(Date.now() - 60_000));
+  }
+
+  /** Sets `expires_at` of the row of `table` whose `column` is `value` (timestamps are ISO 8601 text on SQLite). */
+  private async update(table: string, column: string, value: string, expiresAt: Date): Promise<void> {
     const url = this.database.env.DATABASE_URL!;
     if (url.startsWith('sqlite:')) {
       const db = new Database(url.slice('sqlite:'.length));
       try {
-        db.prepare('UPDATE console_sign_in_links SET expires_at = ? WHERE code_hash = ?').run(past, hash);
+        const { changes } = db
+          .prepare(`UPDATE ${table} SET expires_at = ? WHERE ${column} = ?`)
+          .run(expiresAt.toISOString(), value);
+        if (changes !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
       } finally {
         db.close();
       }
@@ -119,7 +131,11 @@ export class ConsoleServer {
     await client.connect();
     try {
       await client.query(`SET search_path TO "${this.database.env.DATABASE_SCHEMA}"`);
-      await client.query('UPDATE console_sign_in_links SET expires_at = $1 WHERE code_hash = $2', [past, hash]);
+      const { rowCount } = await client.query(`UPDATE ${table} SET expires_at = $1 WHERE ${column} = $2`, [
+        expiresAt.toISOString(),
+        value,
+      ]);
+      if (rowCount !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
     } finally {
       await client.end();
     }
@@ -133,28 +149,4 @@ export class ConsoleServer {
     }
     await this.database.drop();
   }
-}
-
-type Document = {
-  paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>>;
-  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
-};
-
-/**
- * The API as this checkout describes it (client/openapi.json, kept equal to the controllers by
- * `npm run client:check`): the flows of the key-lifecycle contract run once the server serves them.
- */
-const document = JSON.parse(readFileSync(join(ROOT, 'client', 'openapi.json'), 'utf8')) as Document;
-
-/** What of `needs` the server does not serve: `METHOD /path`, or `METHOD /path body.field`. */
-export function notServed(needs: string[]): string[] {
-  return needs.filter((need) => {
-    const [method, path, field] = need.split(' ');
-    const operation = document.paths[path]?.[method.toLowerCase()];
-    if (operation === undefined) return true;
-    if (field === undefined) return false;
-    const ref = operation.requestBody?.content?.['application/json']?.schema?.$ref ?? '';
-    const schema = document.components.schemas[ref.replace('#/components/schemas/', '')];
-    return schema?.properties?.[field.replace(/^body\./, '')] === undefined;
-  });
 }

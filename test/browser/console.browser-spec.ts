@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import axe from 'axe-core';
-import { Browser, BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import { Browser, BrowserContext, chromium, Locator, Page, Request } from 'playwright-core';
 import { FakeDatadog } from '../fakes/fake-datadog';
-import { ARTIFACTS, ConsoleServer, notServed } from './console-server';
+import { ARTIFACTS, ConsoleServer } from './console-server';
 
 /**
  * The web console (docs/console.md) in headless Chromium (Debian's `chromium` package) against the
@@ -46,20 +46,19 @@ const containsText = (locator: Locator, text: string): Promise<void> =>
 const focused = (locator: Locator): Promise<void> =>
   until(async () => expect(await locator.evaluate((element) => element === document.activeElement)).toBe(true));
 
-function flow(needs: string[]): jest.It {
-  const missing = notServed(needs);
-  if (missing.length === 0) return it;
-  const skip = ((name: string, fn?: jest.ProvidesCallback, timeout?: number) =>
-    it.skip(`${name} [waits for ${missing.join(', ')}]`, fn, timeout)) as jest.It;
-  return skip;
-}
-
 describe('web console in Chromium', () => {
   let server: ConsoleServer;
   let fake: FakeDatadog;
   let browser: Browser;
   let admin: { context: BrowserContext; page: Page; userId: string };
-  const created: { revokedKeyId?: string; secrets: string[]; codes: string[] } = { secrets: [], codes: [] };
+  let memberId: string;
+  const created: {
+    revokedKeyId?: string;
+    rotated?: { oldId: string; newId: string; secret: string };
+    memberKeyId?: string;
+    secrets: string[];
+    codes: string[];
+  } = { secrets: [], codes: [] };
 
   const ADMIN = 'admin@example.com';
   const MEMBER = 'member@example.com';
@@ -104,10 +103,13 @@ describe('web console in Chromium', () => {
   }
 
   /** Exchanges a key at POST /v1/token, as a script using it would. */
-  async function exchange(key: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function exchange(
+    key: string,
+    userAgent = 'console-tests/1.0',
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const response = await fetch(`${server.baseUrl}/v1/token`, {
       method: 'POST',
-      headers: { Authorization: `ApiKey ${key}` },
+      headers: { Authorization: `ApiKey ${key}`, 'User-Agent': userAgent },
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
@@ -116,7 +118,7 @@ describe('web console in Chromium', () => {
     fake = await FakeDatadog.start();
     server = await ConsoleServer.start({ MONITORING_API_BASE_URL: fake.url });
     const { userId } = await server.member(ORG, ADMIN, 'admin');
-    await server.member(ORG, MEMBER, 'member');
+    memberId = (await server.member(ORG, MEMBER, 'member')).userId;
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     admin = { ...(await newPage()), userId };
   }, 120_000);
@@ -237,23 +239,50 @@ describe('web console in Chromium', () => {
     await countOf(page.getByRole('dialog'), 0);
   });
 
-  flow([
-    'POST /v1/user-api-keys/{id}/rotate',
-    'POST /v1/user-api-keys body.scopes',
-    'POST /v1/user-api-keys body.expires_at',
-  ])('creates a key with scopes and an expiry, and rotates it with a grace period', async () => {
+  it('creates a key with scopes and an expiry, and rotates it with a grace period', async () => {
     const page = admin.page;
+    const posted: unknown[] = [];
+    const record = (request: Request) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/user-api-keys') {
+        posted.push(request.postDataJSON());
+      }
+    };
+    page.on('request', record);
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByLabel('Label').fill('reporting');
     await page.getByLabel('Expires').selectOption('30');
     await page.getByRole('checkbox', { name: /integrations:write/ }).uncheck();
+    await page.getByRole('checkbox', { name: /api_keys:manage/ }).check();
     await page.getByRole('button', { name: 'Create key' }).click();
     const first = (await page.getByTestId('new-secret').textContent()) ?? '';
+    page.off('request', record);
     created.secrets.push(first);
+    // The scopes go in catalogue order, the expiry 30 days ahead.
+    expect(posted).toEqual([
+      {
+        label: 'reporting',
+        scopes: ['api_keys:read', 'api_keys:manage', 'audit:read', 'integrations:read'],
+        expires_at: expect.any(String),
+      },
+    ]);
+    const days = (Date.parse((posted[0] as { expires_at: string }).expires_at) - Date.now()) / 86400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30);
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();
+
+    // The list shows what the server stored.
     const row = page.getByRole('row', { name: /reporting/ });
-    await visible(row.getByText('integrations:read'));
-    await countOf(row.getByText('integrations:write'), 0);
+    await until(async () =>
+      expect(await row.locator('.scopes li').allTextContents()).toEqual([
+        'api_keys:read',
+        'api_keys:manage',
+        'audit:read',
+        'integrations:read',
+      ]),
+    );
+    await containsText(row.locator('td[data-label="Expires"]'), '(in 30 days)');
+    await containsText(row.locator('td[data-label="Last used"]'), 'never used');
+    const firstId = (await row.getAttribute('data-key-id'))!;
 
     await row.getByRole('button', { name: 'Rotate reporting' }).click();
     const dialog = page.getByRole('dialog', { name: 'Rotate “reporting”' });
@@ -261,16 +290,44 @@ describe('web console in Chromium', () => {
     await screenshot(page, 'rotate-dialog');
     await expectAccessible(page);
     await dialog.getByRole('button', { name: 'Rotate key' }).click();
-    await visible(page.getByText(/The old key keeps working for 1 hour/));
+    await visible(page.getByText(/The old key keeps working for 1 hour, until/));
     const second = (await page.getByTestId('new-secret').textContent()) ?? '';
     created.secrets.push(second);
     expect(second).toMatch(KEY);
     expect(second).not.toBe(first);
+    await screenshot(page, 'rotated');
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();
-    // Both work during the grace period.
+    // Both work during the grace period; the new key has the same scopes, the old one ends within the hour.
     expect((await exchange(first)).status).toBe(200);
-    expect((await exchange(second)).status).toBe(200);
+    expect(await exchange(second)).toMatchObject({
+      status: 200,
+      body: { scope: 'api_keys:read api_keys:manage audit:read integrations:read' },
+    });
     await countOf(page.getByRole('row', { name: /reporting/ }), 2);
+    const old = page.locator(`tr[data-key-id="${firstId}"]`);
+    await containsText(old.locator('td[data-label="Expires"]'), '(in 1 hour)');
+    const newId = await page
+      .locator('tr[data-key-id]')
+      .filter({ hasText: 'reporting' })
+      .first()
+      .getAttribute('data-key-id');
+    expect(newId).not.toBe(firstId);
+    created.rotated = { oldId: firstId, newId: newId!, secret: second };
+
+    // The grace period over, the old key is EXPIRED: nothing is offered on it, and it no longer works.
+    await server.expireKey(firstId);
+    await page.reload();
+    await containsText(old.locator('td[data-label="Status"]'), 'EXPIRED');
+    // Where the new key was last used from: the exchange above.
+    const used = page.locator(`tr[data-key-id="${newId}"] td[data-label="Last used"]`);
+    await containsText(used, 'from 127.0.0.1');
+    await containsText(used, 'console-tests/1.0');
+    await countOf(old.getByRole('button'), 0);
+    await screenshot(page, 'expired-key');
+    expect(await exchange(first)).toEqual({
+      status: 401,
+      body: { code: 'UNAUTHENTICATED', message: 'api key expired' },
+    });
   });
 
   it('offers a member only what the role may do', async () => {
@@ -281,36 +338,72 @@ describe('web console in Chromium', () => {
     await member.page.getByRole('link', { name: 'Integrations' }).click();
     await visible(member.page.getByRole('heading', { name: 'Integrations' }));
     await countOf(member.page.getByRole('link', { name: 'New integration' }), 0);
-    await member.page.goto('/console/settings');
-    await visible(member.page.getByRole('heading', { name: 'Page not found' }));
+    // A key of theirs may carry only what their role has; the management ones start unticked.
+    await member.page.getByRole('link', { name: 'My keys' }).click();
+    await member.page.getByRole('button', { name: 'Create key' }).click();
+    const scopes = member.page.getByRole('group', { name: /Scopes/ }).getByRole('checkbox');
+    const values = (checkedOnly: boolean) =>
+      scopes.evaluateAll(
+        (boxes, only) =>
+          boxes
+            .map((box) => box as HTMLInputElement)
+            .filter((box) => !only || box.checked)
+            .map((box) => box.value),
+        checkedOnly,
+      );
+    await until(async () =>
+      expect(await values(false)).toEqual(['api_keys:create', 'api_keys:read', 'api_keys:revoke', 'integrations:read']),
+    );
+    expect(await values(true)).toEqual(['api_keys:read', 'integrations:read']);
+    await member.page.getByRole('button', { name: 'Cancel' }).click();
+    for (const path of [
+      '/console/settings',
+      '/console/audit',
+      '/console/organization/keys',
+      '/console/integrations/new',
+    ]) {
+      await member.page.goto(path);
+      await visible(member.page.getByRole('heading', { name: 'Page not found' }));
+    }
     await member.context.close();
   });
 
-  flow(['GET /v1/organization/api-keys', 'DELETE /v1/organization/api-keys/{id}'])(
-    "lets an admin revoke a member's key",
-    async () => {
-      const member = await newPage();
-      await signIn(member.page, MEMBER);
-      await member.page.getByRole('button', { name: 'Create key' }).click();
-      await member.page.getByLabel('Label').fill('member laptop');
-      await member.page.getByRole('button', { name: 'Create key' }).click();
-      const secret = (await member.page.getByTestId('new-secret').textContent()) ?? '';
-      created.secrets.push(secret);
-      expect((await exchange(secret)).status).toBe(200);
+  it("lets an admin see where a member's key was last used from, and revoke it", async () => {
+    const member = await newPage();
+    await signIn(member.page, MEMBER);
+    await member.page.getByRole('button', { name: 'Create key' }).click();
+    await member.page.getByLabel('Label').fill('member laptop');
+    await member.page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await member.page.getByTestId('new-secret').textContent()) ?? '';
+    created.secrets.push(secret);
+    expect((await exchange(secret, 'laptop-sync/3.4 (member)')).status).toBe(200);
+    // The member sees the use on their own list.
+    await member.page.getByRole('button', { name: 'Done, I have stored it' }).click();
+    await member.page.reload();
+    const own = member.page.getByRole('row', { name: /member laptop/ });
+    await containsText(own.locator('td[data-label="Last used"]'), 'from 127.0.0.1');
+    await containsText(own.locator('td[data-label="Last used"]'), 'laptop-sync/3.4 (member)');
 
-      const page = admin.page;
-      await page.getByRole('link', { name: 'Organization keys' }).click();
-      const row = page.getByRole('row', { name: /member laptop/ });
-      await visible(row.getByText('ACTIVE'));
-      await screenshot(page, 'organization-keys');
-      await expectAccessible(page);
-      await row.getByRole('button', { name: 'Revoke member laptop' }).click();
-      await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-      await visible(page.getByText(/Key “member laptop” of member .* revoked\./));
-      expect((await exchange(secret)).status).toBe(401);
-      await member.context.close();
-    },
-  );
+    const page = admin.page;
+    await page.getByRole('link', { name: 'Organization keys' }).click();
+    const row = page.getByRole('row', { name: /member laptop/ });
+    await visible(row.getByText('ACTIVE'));
+    created.memberKeyId = (await row.getAttribute('data-key-id')) ?? undefined;
+    await containsText(row.locator('td[data-label="Last used"]'), 'from 127.0.0.1');
+    await containsText(row.locator('td[data-label="Last used"]'), 'laptop-sync/3.4 (member)');
+    // Filtered to the member: the admin's own keys are not listed.
+    await page.getByLabel('Member (user id)').fill(memberId);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await countOf(page.getByRole('row', { name: /reporting/ }), 0);
+    await visible(row);
+    await screenshot(page, 'organization-keys');
+    await expectAccessible(page);
+    await row.getByRole('button', { name: 'Revoke member laptop' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await visible(page.getByText(/Key “member laptop” of member .* revoked\./));
+    expect((await exchange(secret)).status).toBe(401);
+    await member.context.close();
+  });
 
   it('refuses to save an integration with a missing required permission, then saves it once granted', async () => {
     const page = admin.page;
@@ -370,20 +463,31 @@ describe('web console in Chromium', () => {
     expect(await page.locator('main').textContent()).not.toMatch(/NOT_FOUND|"code"/);
   });
 
-  flow(['GET /v1/audit-events'])('shows in the audit log what was done, filtered by action', async () => {
+  it('shows in the audit log what was done, filtered by action', async () => {
     const page = admin.page;
     await page.getByRole('link', { name: 'Audit log' }).click();
     await visible(page.getByRole('row', { name: /integration\.created/ }).first());
+    // The rotation: the new key, and the one it replaces.
+    const rotated = page.getByRole('row', { name: /api_key\.rotated/ });
+    await countOf(rotated, 1);
+    await containsText(rotated, created.rotated!.newId);
+    await containsText(rotated, `replaces ${created.rotated!.oldId}`);
+    await containsText(rotated, admin.userId);
+    await screenshot(page, 'audit-log');
+    await expectAccessible(page);
     await page.getByLabel('Action').selectOption('api_key.revoked');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const revoked = page.getByRole('row', { name: /api_key\.revoked/ });
     await countOf(revoked.filter({ hasText: created.revokedKeyId ?? 'none' }), 1);
+    await containsText(revoked.filter({ hasText: created.revokedKeyId ?? 'none' }), 'user');
+    // The admin's revocation of the member's key, with its reason.
+    await containsText(revoked.filter({ hasText: created.memberKeyId ?? 'none' }), 'admin');
     await countOf(page.getByRole('row', { name: /integration\.created/ }), 0);
-    await screenshot(page, 'audit-log');
-    await expectAccessible(page);
+    await countOf(page.getByRole('row', { name: /api_key\.rotated/ }), 0);
+    await screenshot(page, 'audit-log-revoked');
   });
 
-  flow(['GET /v1/organization', 'PATCH /v1/organization'])('changes the organization settings', async () => {
+  it('changes the organization settings; the create form then offers only lifetimes within the policy', async () => {
     const page = admin.page;
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('Access token lifetime (seconds)').fill('900');
@@ -394,6 +498,33 @@ describe('web console in Chromium', () => {
     await visible(page.getByText(/access tokens live 15 minutes; new keys live at most 30 days/));
     await screenshot(page, 'settings');
     await expectAccessible(page);
+    // Stored: the page shows it again after a reload, and an access token now lives 15 minutes.
+    await page.reload();
+    expect(await page.getByLabel('Access token lifetime (seconds)').inputValue()).toBe('900');
+    expect(await page.getByLabel('Longest key lifetime (days)').inputValue()).toBe('30');
+    expect(await exchange(created.rotated!.secret)).toMatchObject({
+      status: 200,
+      body: { expires_in: 900 },
+    });
+
+    await page.getByRole('link', { name: 'My keys' }).click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await visible(page.getByText('Your organization limits keys to 30 days.'));
+    const expiry = page.getByLabel('Expires');
+    await until(async () =>
+      expect(await expiry.locator('option').allTextContents()).toEqual([
+        'Longest allowed (30 days)',
+        '30 days',
+        'On a date…',
+      ]),
+    );
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    // The policy off again.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Limit how long a new key may live').uncheck();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await visible(page.getByText(/access tokens live 15 minutes; keys may live for ever/));
   });
 
   it('every page fits 1280 px and 390 px, with no serious axe-core violation, and a screenshot of each', async () => {
@@ -441,244 +572,6 @@ describe('web console in Chromium', () => {
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.goto('/console/keys');
     await page.waitForURL('**/console/sign-in');
-  });
-
-  /**
-   * The pages of the key-lifecycle contract against its answers (docs/api.md), stubbed in the
-   * browser: what the console sends and shows, whether or not this server serves the routes yet.
-   */
-  describe('against the answers of the key-lifecycle contract (stubbed in the browser)', () => {
-    let stubbed: { context: BrowserContext; page: Page };
-    const sent: Array<{ method: string; path: string; query: string; body: unknown }> = [];
-    const now = Date.now();
-    const iso = (offsetMs: number) => new Date(now + offsetMs).toISOString();
-    const key = (id: string, label: string, extra: Record<string, unknown> = {}) => ({
-      id,
-      organization_id: '0c1d0000-0000-4000-8000-000000000001',
-      user_id: admin.userId,
-      label,
-      status: 'ACTIVE',
-      scopes: ['api_keys:read', 'integrations:read'],
-      created_at: iso(-86400_000),
-      updated_at: iso(-86400_000),
-      expires_at: iso(29 * 86400_000),
-      last_used_at: iso(-3600_000),
-      last_used_ip: '203.0.113.7',
-      last_used_user_agent: 'deploy-bot/2.1 (linux)',
-      ...extra,
-    });
-    const KEY_A = 'aaaaaaaa-0000-4000-8000-00000000000a';
-    const KEY_B = 'bbbbbbbb-0000-4000-8000-00000000000b';
-    const MEMBER_ID = 'cccccccc-0000-4000-8000-00000000000c';
-    const organization = {
-      id: 'org',
-      name: 'acme',
-      access_token_lifetime: 1800,
-      max_key_lifetime_days: 90 as number | null,
-    };
-
-    beforeAll(async () => {
-      stubbed = await newPage();
-      const json = (status: number, body: unknown) => ({
-        status,
-        contentType: 'application/json',
-        body: JSON.stringify(body),
-      });
-      await stubbed.context.route(
-        (url) => url.pathname.startsWith('/v1/') && url.pathname !== '/v1/console/sessions',
-        async (route) => {
-          const request = route.request();
-          const url = new URL(request.url());
-          const body = request.postData() === null ? undefined : JSON.parse(request.postData()!);
-          sent.push({ method: request.method(), path: url.pathname, query: url.search, body });
-          const call = `${request.method()} ${url.pathname}`;
-          if (call === 'GET /v1/user-api-keys') {
-            const keys = [
-              key(KEY_A, 'reporting'),
-              key(KEY_B, 'old laptop', { status: 'EXPIRED', expires_at: iso(-3600_000) }),
-            ];
-            return route.fulfill(json(200, { api_keys: keys, page: 1, limit: 20, total_count: 2 }));
-          }
-          if (call === 'POST /v1/user-api-keys') {
-            const created = key('dddddddd-0000-4000-8000-00000000000d', body.label, {
-              scopes: body.scopes,
-              expires_at: body.expires_at,
-              last_used_at: null,
-              last_used_ip: null,
-              last_used_user_agent: null,
-            });
-            const value = `dev.${'d'.repeat(32)}.${'S'.repeat(43)}.0badc0de`;
-            return route.fulfill(json(201, { api_key: { ...created, value }, opaque_key: value }));
-          }
-          if (call === `POST /v1/user-api-keys/${KEY_A}/rotate`) {
-            const value = `dev.${'e'.repeat(32)}.${'R'.repeat(43)}.0badc0de`;
-            return route.fulfill(
-              json(201, {
-                api_key: { ...key('eeeeeeee-0000-4000-8000-00000000000e', 'reporting'), value },
-                opaque_key: value,
-                previous_api_key: key(KEY_A, 'reporting', { expires_at: iso(3600_000) }),
-              }),
-            );
-          }
-          if (call === 'GET /v1/organization') return route.fulfill(json(200, { organization }));
-          if (call === 'PATCH /v1/organization') {
-            Object.assign(organization, body);
-            return route.fulfill(json(200, { organization }));
-          }
-          if (call === 'GET /v1/organization/api-keys') {
-            const keys = [key(KEY_A, 'reporting'), key(KEY_B, 'member laptop', { user_id: MEMBER_ID })];
-            const filtered = url.searchParams.get('user_id') === MEMBER_ID ? keys.slice(1) : keys;
-            return route.fulfill(json(200, { api_keys: filtered, page: 1, limit: 20, total_count: filtered.length }));
-          }
-          if (call === `DELETE /v1/organization/api-keys/${KEY_B}`) {
-            return route.fulfill(
-              json(200, { api_key: key(KEY_B, 'member laptop', { user_id: MEMBER_ID, status: 'REVOKED' }) }),
-            );
-          }
-          if (call === 'GET /v1/audit-events') {
-            const event = (id: string, action: string, extra: Record<string, unknown> = {}) => ({
-              id,
-              action,
-              reason: null,
-              occurred_at: iso(-60_000),
-              actor_user_id: admin.userId,
-              actor_api_key_id: null,
-              target_type: 'api_key',
-              target_id: KEY_A,
-              previous_api_key_id: null,
-              client_ip: '127.0.0.1',
-              request_id: 'req-1',
-              ...extra,
-            });
-            if (url.searchParams.get('cursor') === 'page-2') {
-              return route.fulfill(json(200, { audit_events: [event('e3', 'api_key.created')], next_cursor: null }));
-            }
-            if (url.searchParams.get('action') === 'api_key.revoked') {
-              return route.fulfill(
-                json(200, { audit_events: [event('e4', 'api_key.revoked', { reason: 'admin' })], next_cursor: null }),
-              );
-            }
-            return route.fulfill(
-              json(200, {
-                audit_events: [
-                  event('e1', 'api_key.rotated', { previous_api_key_id: KEY_B }),
-                  event('e2', 'organization.updated', { target_type: 'organization', target_id: 'org' }),
-                ],
-                next_cursor: 'page-2',
-              }),
-            );
-          }
-          return route.fulfill(json(404, { code: 'NOT_FOUND', message: 'route not found' }));
-        },
-      );
-      await signIn(stubbed.page, ADMIN);
-    });
-    afterAll(() => stubbed.context.close());
-
-    const lastSent = (method: string, path: string) =>
-      [...sent].reverse().find((call) => call.method === method && call.path === path);
-
-    it('lists keys with scopes, expiry and last use (when, address, user agent), and an expired one', async () => {
-      const page = stubbed.page;
-      await page.goto('/console/keys');
-      const row = page.getByRole('row', { name: /reporting/ });
-      await containsText(row, 'api_keys:read');
-      await containsText(row, 'integrations:read');
-      await containsText(row, 'from 203.0.113.7');
-      await containsText(row, 'deploy-bot/2.1 (linux)');
-      await containsText(row, '(in 29 days)');
-      const expired = page.getByRole('row', { name: /old laptop/ });
-      await containsText(expired, 'EXPIRED');
-      await countOf(expired.getByRole('button'), 0);
-      await screenshot(page, 'contract-my-keys');
-      await expectAccessible(page);
-    });
-
-    it('creates a key with chosen scopes and an expiry within the policy, sending them in catalogue order', async () => {
-      const page = stubbed.page;
-      await page.getByRole('button', { name: 'Create key' }).click();
-      await containsText(page.getByLabel('Expires'), 'Longest allowed (90 days)');
-      await containsText(page.getByText('Your organization limits keys to 90 days.'), '90 days');
-      await page.getByLabel('Label').fill('scoped');
-      await page.getByLabel('Expires').selectOption('30');
-      await page.getByRole('checkbox', { name: /integrations:write/ }).uncheck();
-      await page.getByRole('checkbox', { name: /api_keys:manage/ }).check();
-      await page.getByRole('button', { name: 'Create key' }).click();
-      await visible(page.getByTestId('new-secret'));
-      const create = lastSent('POST', '/v1/user-api-keys')!;
-      expect(create.body).toMatchObject({
-        label: 'scoped',
-        scopes: ['api_keys:read', 'api_keys:manage', 'audit:read', 'integrations:read'],
-      });
-      const days = (Date.parse((create.body as { expires_at: string }).expires_at) - Date.now()) / 86400_000;
-      expect(days).toBeGreaterThan(29.9);
-      expect(days).toBeLessThanOrEqual(30);
-      await page.getByRole('button', { name: 'Done, I have stored it' }).click();
-    });
-
-    it('rotates with the chosen grace period and shows the new secret once', async () => {
-      const page = stubbed.page;
-      await page.getByRole('button', { name: 'Rotate reporting' }).click();
-      const dialog = page.getByRole('dialog', { name: 'Rotate “reporting”' });
-      await dialog.getByLabel('Grace period for the old key').selectOption('3600');
-      await dialog.getByRole('button', { name: 'Rotate key' }).click();
-      await containsText(page.getByTestId('new-secret'), `dev.${'e'.repeat(32)}`);
-      await visible(page.getByText(/The old key keeps working for 1 hour, until/));
-      expect(lastSent('POST', `/v1/user-api-keys/${KEY_A}/rotate`)!.body).toEqual({ grace_period_seconds: 3600 });
-      await screenshot(page, 'contract-rotated');
-      await page.getByRole('button', { name: 'Done, I have stored it' }).click();
-    });
-
-    it("filters the organization's keys by member and revokes a member's key", async () => {
-      const page = stubbed.page;
-      await page.getByRole('link', { name: 'Organization keys' }).click();
-      await page.getByLabel('Member (user id)').fill('not-a-uuid');
-      await page.getByRole('button', { name: 'Filter' }).click();
-      await visible(page.getByText(/A member is named by their user id/));
-      await page.getByLabel('Member (user id)').fill(MEMBER_ID);
-      await page.getByRole('button', { name: 'Filter' }).click();
-      await countOf(page.getByRole('row', { name: /reporting/ }), 0);
-      expect(lastSent('GET', '/v1/organization/api-keys')!.query).toContain(`user_id=${MEMBER_ID}`);
-      await page.getByRole('button', { name: 'Revoke member laptop' }).click();
-      await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-      await visible(page.getByText(`Key “member laptop” of member ${MEMBER_ID} revoked.`));
-      expect(lastSent('DELETE', `/v1/organization/api-keys/${KEY_B}`)).toBeDefined();
-      await screenshot(page, 'contract-organization-keys');
-      await expectAccessible(page);
-    });
-
-    it('shows the audit log page after page, and filters it', async () => {
-      const page = stubbed.page;
-      await page.getByRole('link', { name: 'Audit log' }).click();
-      await visible(page.getByRole('row', { name: /api_key\.rotated/ }));
-      await containsText(page.getByRole('row', { name: /api_key\.rotated/ }), `replaces ${KEY_B}`);
-      await page.getByRole('button', { name: 'Show older events' }).click();
-      await visible(page.getByRole('row', { name: /api_key\.created/ }));
-      await countOf(page.getByRole('button', { name: 'Show older events' }), 0);
-      await screenshot(page, 'contract-audit-log');
-      await expectAccessible(page);
-      await page.getByLabel('Action').selectOption('api_key.revoked');
-      await page.getByRole('button', { name: 'Apply filters' }).click();
-      await containsText(page.getByRole('row', { name: /api_key\.revoked/ }), 'admin');
-      await countOf(page.getByRole('row', { name: /api_key\.rotated/ }), 0);
-      expect(lastSent('GET', '/v1/audit-events')!.query).toContain('action=api_key.revoked');
-    });
-
-    it('changes the organization settings, the key policy off', async () => {
-      const page = stubbed.page;
-      await page.getByRole('link', { name: 'Settings' }).click();
-      await page.getByLabel('Access token lifetime (seconds)').fill('900');
-      await page.getByLabel('Limit how long a new key may live').uncheck();
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await visible(page.getByText('Settings saved.'));
-      expect(lastSent('PATCH', '/v1/organization')!.body).toEqual({
-        access_token_lifetime: 900,
-        max_key_lifetime_days: null,
-      });
-      await visible(page.getByText(/access tokens live 15 minutes; keys may live for ever/));
-      await screenshot(page, 'contract-settings');
-      await expectAccessible(page);
-    });
   });
 
   it('wrote no key secret and no sign-in code to the server log', () => {

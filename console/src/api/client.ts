@@ -1,13 +1,12 @@
 import { createGatehouseClient, GatehouseError, unwrap } from '../../../client';
 import { endSession, getSession } from '../session';
-import type { ConsolePaths } from './contract';
 
 /**
  * The console's only way to the server: the typed client (client/, docs/client.md) on the page's
  * own origin, with the session token as Bearer. A 401 on a Bearer request means the session is over
  * (expired, or the member was removed): the member is signed out with that reason.
  */
-export const api = createGatehouseClient<ConsolePaths>({
+export const api = createGatehouseClient({
   baseUrl: window.location.origin,
   bearer: () => getSession()?.token,
 });

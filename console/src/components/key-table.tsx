@@ -2,21 +2,15 @@ import type { ReactNode } from 'react';
 import type { ApiKey } from '../api/contract';
 import { formatTime, relativeTime } from '../format';
 
-/** A key as the list shows it: fields of the contract that this server does not send yet are optional. */
-export type ListedKey = Omit<ApiKey, 'scopes' | 'expires_at' | 'last_used_ip' | 'last_used_user_agent' | 'status'> & {
-  status: string;
-  scopes?: ApiKey['scopes'];
-  expires_at?: string | null;
-  last_used_ip?: string | null;
-  last_used_user_agent?: string | null;
-};
+/** A key as the list shows it (docs/api.md#api-key-object). */
+export type ListedKey = ApiKey;
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
-function Expiry({ value, status }: { value: string | null | undefined; status: string }) {
-  if (value === undefined || value === null) return <span className="muted">never</span>;
+function Expiry({ value, status }: { value: string | null; status: string }) {
+  if (value === null) return <span className="muted">never</span>;
   return (
     <time dateTime={value} title={value}>
       {formatTime(value)}
@@ -41,7 +35,6 @@ function LastUsed({ apiKey }: { apiKey: ListedKey }) {
 }
 
 function Scopes({ scopes }: { scopes: ListedKey['scopes'] }) {
-  if (scopes === undefined) return <span className="muted">—</span>;
   if (scopes.length === 0) return <span className="muted">none (identifies its owner only)</span>;
   return (
     <ul className="scopes">

@@ -26,6 +26,16 @@ function expiresAt(choice: ExpiryChoice, date: string): string | undefined {
   return new Date(Date.now() + Number(choice) * 86400_000).toISOString();
 }
 
+/** A fixed lifetime longer than the organization's key policy is not offered: the server would refuse it. */
+function withinPolicy(choice: ExpiryChoice, policyDays: number | null): boolean {
+  return policyDays === null || choice === 'none' || choice === 'date' || Number(choice) <= policyDays;
+}
+
+/** The last date an expiry may fall on under the policy (an expiry at the end of that day would exceed it). */
+function latestDate(policyDays: number): string {
+  return new Date(Date.now() + (policyDays - 1) * 86400_000).toISOString().slice(0, 10);
+}
+
 /**
  * A new key: label, expiry and scopes. Only the permissions the member has are offered; the
  * management ones start unticked. Scopes and expiry are sent only when they differ from the
@@ -98,7 +108,7 @@ export function CreateKeyForm({
           aria-describedby={policyDays === null ? undefined : ids.hint}
           onChange={(event) => setExpiry(event.target.value as ExpiryChoice)}
         >
-          {EXPIRY_CHOICES.map((choice) => (
+          {EXPIRY_CHOICES.filter((choice) => withinPolicy(choice.value, policyDays)).map((choice) => (
             <option key={choice.value} value={choice.value}>
               {choice.value === 'none' && policyDays !== null ? `Longest allowed (${policyDays} days)` : choice.label}
             </option>
@@ -119,6 +129,7 @@ export function CreateKeyForm({
             required
             value={date}
             min={tomorrow}
+            max={policyDays === null ? undefined : latestDate(policyDays)}
             onChange={(event) => setDate(event.target.value)}
           />
         </div>

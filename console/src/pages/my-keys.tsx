@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { api, GatehouseError, unwrap } from '../api/client';
-import type { CreatedApiKey } from '../api/contract';
+import { api, unwrap } from '../api/client';
+import type { CreatedApiKey, RotatedApiKey } from '../api/contract';
 import { ConfirmDialog } from '../components/dialog';
 import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
@@ -14,14 +14,9 @@ import { RotateDialog } from './rotate-dialog';
 
 const PAGE_SIZE = 20;
 
-/** The organization's settings when this server serves them (any member may read them); else undefined. */
+/** The organization's settings (any member may read them): the key policy the create form offers. */
 async function organizationSettings() {
-  try {
-    return (await unwrap(api.GET('/v1/organization'))).organization;
-  } catch (error) {
-    if (error instanceof GatehouseError && error.status === 404) return undefined;
-    throw error;
-  }
+  return (await unwrap(api.GET('/v1/organization'))).organization;
 }
 
 /** The member's own keys: list, create (secret shown once), rotate, revoke. */
@@ -55,10 +50,10 @@ export function MyKeysPage({ session }: { session: Session }) {
     keys.reload();
   };
 
-  const rotated = (answer: CreatedApiKey & { previous_api_key?: ListedKey }, grace: number) => {
+  const rotated = (answer: RotatedApiKey, grace: number) => {
     const old = answer.previous_api_key;
     const note =
-      grace === 0 || old?.expires_at == null
+      grace === 0 || old.expires_at === null || old.status !== 'ACTIVE'
         ? 'The old key has been revoked.'
         : `The old key keeps working for ${formatDuration(grace)}, until ${formatTime(old.expires_at)}.`;
     setDone(undefined);

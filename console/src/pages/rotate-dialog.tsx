@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { CreatedApiKey } from '../api/contract';
+import type { RotatedApiKey } from '../api/contract';
 import { ConfirmDialog } from '../components/dialog';
 import type { ListedKey } from '../components/key-table';
 
@@ -18,7 +18,7 @@ export function RotateDialog({
   onClose,
 }: {
   apiKey: ListedKey;
-  onRotated: (rotated: CreatedApiKey, graceSeconds: number) => void;
+  onRotated: (rotated: RotatedApiKey, graceSeconds: number) => void;
   onClose: () => void;
 }) {
   const graceId = useId();
