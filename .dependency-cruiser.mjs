@@ -18,8 +18,8 @@ const MAY_USE = {
   // the services of the modules it administers (api-keys: a member's removal revokes their keys);
   // no module uses it.
   cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in'],
-  // The console's sign-in links mint session tokens (auth) for members (identity).
-  'console-sign-in': ['auth', 'identity'],
+  // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics).
+  'console-sign-in': ['auth', 'identity', 'metrics'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };

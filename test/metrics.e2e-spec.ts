@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -89,6 +89,7 @@ describe('metrics (e2e)', () => {
           TOKEN_FAILURE_LIMIT_PER_MINUTE: '2',
           EXPOSED_REPORTS_PER_HOUR: '1',
           EXPOSED_REPORT_MIN_RESPONSE_MS: '0',
+          CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '1',
         },
       });
     });
@@ -124,6 +125,7 @@ describe('metrics (e2e)', () => {
         'validations_per_organization',
         'validations_concurrent',
         'exposed_reports',
+        'console_sign_in_failures',
       ]) {
         expect(samples).toContainEqual({ name: REFUSALS, labels: { limiter }, value: 0 });
       }
@@ -213,6 +215,28 @@ describe('metrics (e2e)', () => {
         async () => {
           await report().expect(202);
           await report().expect(429);
+        },
+      );
+      expect(grown).toEqual([1, 1]);
+    });
+
+    it('counts a refused console sign-in under its own limiter', async () => {
+      const address = nextAddress();
+      const signIn = () =>
+        t
+          .http()
+          .post('/v1/console/sessions')
+          .set('X-Forwarded-For', address)
+          .send({ code: randomBytes(32).toString('base64url') });
+      const grown = await growth(
+        t,
+        [
+          [REFUSALS, { limiter: 'console_sign_in_failures' }],
+          [REQUESTS, { method: 'POST', route: '/v1/console/sessions', status_code: '429' }],
+        ],
+        async () => {
+          await signIn().expect(401);
+          await signIn().expect(429);
         },
       );
       expect(grown).toEqual([1, 1]);

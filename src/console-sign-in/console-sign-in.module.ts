@@ -2,13 +2,14 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { IdentityModule } from '../identity/identity.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { ConsoleSignInController } from './console-sign-in.controller';
 import { ConsoleSignInRepository } from './console-sign-in.repository';
 import { ConsoleSignInService } from './console-sign-in.service';
 
 /** One-time sign-in links of the web console and POST /v1/console/sessions (docs/console.md). */
 @Module({
-  imports: [AuthModule, IdentityModule, RateLimitStorageModule],
+  imports: [AuthModule, IdentityModule, RateLimitStorageModule, MetricsModule],
   controllers: [ConsoleSignInController],
   providers: [ConsoleSignInRepository, ConsoleSignInService],
   exports: [ConsoleSignInService],

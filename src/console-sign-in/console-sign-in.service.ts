@@ -7,6 +7,7 @@ import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { IdentityService } from '../identity/identity.service';
+import { Metrics } from '../metrics/metrics';
 import { Permission, Role, rolePermissions } from '../identity/roles';
 import { ConsoleSignInRepository } from './console-sign-in.repository';
 
@@ -68,6 +69,7 @@ export class ConsoleSignInService {
     private readonly identity: IdentityService,
     private readonly tokens: TokenService,
     @Inject(FAILURE_COUNTER) private readonly failures: FailureCounter,
+    private readonly metrics: Metrics,
     @InjectConfig() config: AppConfiguration,
   ) {
     this.failureLimit = config.console.signInFailuresPerMinute;
@@ -104,7 +106,10 @@ export class ConsoleSignInService {
       this.failureLimit,
       FAILURE_WINDOW_MS,
     );
-    if (!slot.granted) throw tooManyRequests(slot.resetsInMs);
+    if (!slot.granted) {
+      this.metrics.rateLimited('console_sign_in_failures');
+      throw tooManyRequests(slot.resetsInMs);
+    }
     try {
       const session = await this.trade(code);
       slot.release();

@@ -10,13 +10,16 @@ export type RateLimiter =
   /** Validations running at once on this instance (docs/integrations.md#limits). */
   | 'validations_concurrent'
   /** POST /v1/api-keys/exposed: reports per client network per hour (docs/api.md#post-v1api-keysexposed). */
-  | 'exposed_reports';
+  | 'exposed_reports'
+  /** POST /v1/console/sessions: failed sign-ins per client network per minute (docs/console.md#sign-in). */
+  | 'console_sign_in_failures';
 
 const RATE_LIMITERS: readonly RateLimiter[] = [
   'token_failures',
   'validations_per_organization',
   'validations_concurrent',
   'exposed_reports',
+  'console_sign_in_failures',
 ];
 
 /** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */
