@@ -260,6 +260,27 @@ describe('POST /v1/token', () => {
       expectInvalidArgument(await exchange(`ApiKey ${value}`).set('Content-Type', 'text/plain').send('hello'));
     });
 
+    it.each([
+      ['malformed JSON', 'application/json', '{"a":'],
+      ['a body that is not JSON', 'text/plain', 'hello'],
+    ])('answers %s after the header: 401 for a missing header or wrong credentials', async (_name, type, raw) => {
+      const user = await t.user();
+      const { id } = await t.createKey(user);
+      const send = (authorization?: string) => exchange(authorization).set('Content-Type', type).send(raw);
+      expectError(await send(), 401, 'UNAUTHENTICATED', 'authorization header required');
+      expectError(await send('Bearer x'), 401, 'UNAUTHENTICATED', 'authorization header must use ApiKey scheme');
+      expectError(await send('ApiKey dev.x'), 401, 'UNAUTHENTICATED', 'api key invalid');
+      const wrong = codec.format(id, ApiKeyCodec.newSecret());
+      expectError(await send(`ApiKey ${wrong}`), 401, 'UNAUTHENTICATED', 'invalid api key credentials');
+    });
+
+    it('answers a body larger than BODY_LIMIT_BYTES 413 at once, before the header', async () => {
+      const response = await exchange()
+        .set('Content-Type', 'application/json')
+        .send(`{"scope":"${'x'.repeat(20_000)}"}`);
+      expectError(response, 413, 'INVALID_ARGUMENT', 'request body too large');
+    });
+
     it('does not record a use when the request is refused', async () => {
       const user = await t.user();
       const { id, value } = await t.createKey(user);

@@ -2,7 +2,7 @@ import { Body, Controller, Header, HttpCode, Logger, Post, Req, UseGuards } from
 import { ApiBody, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeysService } from '../api-keys/api-keys.service';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
 import { API_KEY_SCHEME, ApiErrors } from '../common/openapi';
 import { ApiKeyGuard } from './api-key.guard';
 import { Public } from '../identity/access.decorators';
@@ -25,7 +25,7 @@ export class TokenController {
   /**
    * Exchanges an API key (Authorization: ApiKey ...) for a short-lived access token, optionally
    * narrowed by the body. The guard authenticates first; the body is validated after it (the global
-   * pipe) and checked against the key here.
+   * pipe) and checked against the key here, and an unreadable body is refused only then.
    */
   @Post()
   @Public()
@@ -43,6 +43,8 @@ export class TokenController {
     // An interface type: the global validation pipe leaves it to TokenRequestPipe.
     @Body(TokenRequestPipe) narrowing: TokenNarrowing,
   ): Promise<AccessTokenResponse> {
+    // A body of another type or malformed JSON, held by configureHttp until the key had passed.
+    if (request.unreadableBody) throw invalidArgument();
     const exchange = request.apiKeyExchange!;
     const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing);
     let accessToken: string;

@@ -3,13 +3,27 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
 import { CONSOLE_PATH, consoleRouter } from './console-assets';
-import { AllExceptionsFilter } from './exception.filter';
+import { AllExceptionsFilter, isBodyParserError } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
 import { REQUEST_OBSERVER, RequestObserver, requestLogger } from './request-logger';
 import { ShutdownState } from './shutdown.state';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** POST /v1/token only: its body was of another type than JSON, or malformed JSON (answered after the header). */
+    unreadableBody?: true;
+  }
+}
+
+const TOKEN_PATH = '/v1/token';
+
+/** A body refused for its type, charset or JSON, not for its size (413 is answered at once, on every route). */
+function isUnreadableBody(error: unknown): boolean {
+  return isBodyParserError(error) && (error.status ?? 500) < 500 && error.type !== 'entity.too.large';
+}
 
 /** Every body is JSON (docs/api.md): a body of another type is refused, not ignored. */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
@@ -43,6 +57,16 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? ''),
     }),
   );
+  // POST /v1/token authenticates before it looks at the body (docs/api.md#post-v1token): a body of the wrong type
+  // or malformed JSON is held on the request and answered 400 only once the header has passed (TokenController).
+  expressApp.use(TOKEN_PATH, (error: unknown, req: Request, _res: Response, next: NextFunction) => {
+    if (isUnreadableBody(error) && req.method === 'POST' && req.path === '/') {
+      req.unreadableBody = true;
+      next();
+      return;
+    }
+    next(error);
+  });
   // Errors thrown by the middleware above (bad JSON, body too large) never reach Nest's filters.
   const filter = new AllExceptionsFilter();
   expressApp.use((error: unknown, req: Request, res: Response, next: NextFunction) =>
