@@ -292,8 +292,14 @@ describe(`POST /v1/api-keys/exposed on ${DATABASE_KIND}`, () => {
     });
   });
 
-  it('is 413 past BODY_LIMIT_BYTES, before anything else', async () => {
-    const response = await report(Array.from({ length: 100 }, () => 'x'.repeat(200)));
+  it('takes the largest well-formed reports, beyond BODY_LIMIT_BYTES: 100 entries of 512 characters', async () => {
+    await report(Array.from({ length: 100 }, () => 'x'.repeat(512))).expect(202, {});
+    await report(Array.from({ length: 100 }, () => '\u00e9'.repeat(512))).expect(202, {});
+    await report(Array.from({ length: 100 }, () => '😀'.repeat(512))).expect(202, {});
+  });
+
+  it('is 413 past 320 KiB, before anything else', async () => {
+    const response = await report(Array.from({ length: 100 }, () => 'x'.repeat(3300)));
     expectError(response, 413, 'INVALID_ARGUMENT', 'request body too large');
   });
 });

@@ -19,6 +19,13 @@ declare module 'express-serve-static-core' {
 }
 
 const TOKEN_PATH = '/v1/token';
+const EXPOSED_REPORTS_PATH = '/v1/api-keys/exposed';
+/**
+ * Its body: 100 entries of 512 characters (docs/api.md#post-v1api-keysexposed) are 51 KB in ASCII, 205 KB at 4 bytes
+ * a character of UTF-8, 308 KB with every character a \u escape: 320 KiB holds every well-formed report but one
+ * written with escaped surrogate pairs throughout. The parser stops reading at the limit.
+ */
+const EXPOSED_REPORT_BODY_LIMIT_BYTES = 320 * 1024;
 
 /** A body refused for its type, charset or JSON, not for its size (413 is answered at once, on every route). */
 function isUnreadableBody(error: unknown): boolean {
@@ -50,13 +57,11 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // Then, before any body is read: while draining for shutdown, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
-  expressApp.use(
-    express.json({
-      limit: config.bodyLimitBytes,
-      strict: true,
-      type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? ''),
-    }),
-  );
+  const json = (limit: number) =>
+    express.json({ limit, strict: true, type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? '') });
+  // A well-formed report of exposed keys may be larger than the other routes' bodies (docs/api.md#post-v1api-keysexposed).
+  expressApp.use(EXPOSED_REPORTS_PATH, json(Math.max(config.bodyLimitBytes, EXPOSED_REPORT_BODY_LIMIT_BYTES)));
+  expressApp.use(json(config.bodyLimitBytes));
   // POST /v1/token authenticates before it looks at the body (docs/api.md#post-v1token): a body of the wrong type
   // or malformed JSON is held on the request and answered 400 only once the header has passed (TokenController).
   expressApp.use(TOKEN_PATH, (error: unknown, req: Request, _res: Response, next: NextFunction) => {
