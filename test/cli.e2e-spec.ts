@@ -491,7 +491,15 @@ describe('admin CLI', () => {
   });
 
   describe('help', () => {
-    const COMMANDS = ['bootstrap', 'session', 'set-role', 'remove-member', 'set-key-policy', 'set-token-lifetime'];
+    const COMMANDS = [
+      'bootstrap',
+      'session',
+      'set-role',
+      'remove-member',
+      'set-key-policy',
+      'set-token-lifetime',
+      'console-link',
+    ];
 
     /** Exit 0, the help on stdout, nothing on stderr. */
     const help = async (...argv: string[]): Promise<string> => {
@@ -514,6 +522,7 @@ describe('admin CLI', () => {
       ['remove-member', ['--org <name>', '--email <email>']],
       ['set-key-policy', ['--org <name>', '--max-key-lifetime-days <days>', 'none']],
       ['set-token-lifetime', ['--org <name>', '--seconds <seconds>', '60..86400']],
+      ['console-link', ['--org <name>', '--email <email>', 'valid 10 minutes']],
     ])('%s --help (and help %s) shows its options on stdout with exit 0', async (command, options) => {
       for (const out of [await help(command, '--help'), await help('help', command)]) {
         expect(out).toMatch(new RegExp(`^Usage: gatehouse ${command} \\[options\\]\n`));

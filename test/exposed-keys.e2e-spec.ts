@@ -86,6 +86,21 @@ describe(`POST /v1/api-keys/exposed on ${DATABASE_KIND}`, () => {
       expect((await statusOf(owner, id)).status).toBe('REVOKED');
     });
 
+    it('is revoked past its expires_at too: EXPIRED becomes REVOKED, reason exposed', async () => {
+      const { id, value } = await t.createKey(owner, 'expired and leaked');
+      const past = new Date(Date.now() - 60_000).toISOString();
+      await t
+        .get(DataSource)
+        .query(
+          `UPDATE api_keys SET expires_at = ${DATABASE_KIND === 'sqlite' ? '?' : '$1'} WHERE id = ${DATABASE_KIND === 'sqlite' ? '?' : '$2'}`,
+          [past, id],
+        );
+      expect((await statusOf(owner, id)).status).toBe('EXPIRED');
+      await report([value]).expect(202, {});
+      expect((await statusOf(owner, id)).status).toBe('REVOKED');
+      expect(await revocationsOf(owner.organizationId, id)).toEqual([expect.objectContaining({ reason: 'exposed' })]);
+    });
+
     it('is recorded once as api_key.revoked, reason exposed, no actor, in the key’s organization, with the request', async () => {
       const { id, value } = await t.createKey(owner);
       const response = await report([value], '198.51.100.23').set('X-Request-Id', 'scanner-report-1').expect(202);

@@ -9,10 +9,6 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
  * built server with the fake Datadog: what a person sees and does. One server and one browser for
  * the file; the tests run in order and build on each other (the audit log shows what the earlier
  * ones did). Screenshots of every page, at 1280 and 390 px, go to test-artifacts/console/.
- *
- * The flows of the key-lifecycle contract (rotation, scopes and expiry, organization keys, the
- * audit log, organization settings) run once the server serves their routes: `flow` skips them,
- * naming what is missing, while client/openapi.json does not describe them.
  */
 const KEY = /^[a-z0-9]{1,16}\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\.[0-9a-f]{8}$/;
 const WIDE = { width: 1280, height: 900 };
