@@ -16,7 +16,8 @@
  * turn, BENCH_ROUNDS times over, and the median of the rounds is reported: a VM's speed drifts, and
  * interleaving keeps the drift out of the ratios.
  * Knobs: BENCH_DURATION (s per measurement, default 5), BENCH_ROUNDS (3), BENCH_WARMUP (s, 4),
- * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz).
+ * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz), BENCH_METRICS (on; off
+ * serves no metrics and observes no request: the cost of the metrics).
  * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcd"; the ratios need a),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
@@ -219,8 +220,9 @@ async function main(): Promise<void> {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
-    // The metrics listener stays on, as in production, on a free port (nothing here scrapes it).
-    METRICS_PORT: '0',
+    // The metrics listener stays on, as in production, on a free port (nothing here scrapes it);
+    // BENCH_METRICS=off measures without them.
+    METRICS_PORT: process.env.BENCH_METRICS === 'off' ? 'off' : '0',
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,
