@@ -390,6 +390,20 @@ describe('admin CLI', () => {
       expect(read.body.organization).toMatchObject({ max_key_lifetime_days: expected, access_token_lifetime: 1800 });
     });
 
+    it('the next key created in the organization gets the policy as its lifetime', async () => {
+      const org = unique('org');
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '30');
+      const created = await t
+        .http()
+        .post('/v1/user-api-keys')
+        .set(bearer(boot.session_token as string))
+        .send({})
+        .expect(201);
+      const { created_at: createdAt, expires_at: expiresAt } = created.body.api_key;
+      expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(30 * 86_400_000);
+    });
+
     it('none removes a policy that was set', async () => {
       const org = unique('org');
       await ok('bootstrap', '--org', org, '--email', email());

@@ -267,6 +267,26 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
       expect(await exchange()).toBe(86400);
     });
 
+    it('a key policy set here applies to the next key created, not to the keys made before it', async () => {
+      const org = await organization();
+      const before = await t.createKey(org.member);
+      expect(before.body.api_key.expires_at).toBeNull();
+      await patch(org.admin, { max_key_lifetime_days: 7 }).expect(200);
+
+      const created = await t.createKey(org.member);
+      const lifetimeMs = Date.parse(created.body.api_key.expires_at) - Date.parse(created.body.api_key.created_at);
+      expect(lifetimeMs).toBe(7 * 86_400_000);
+      const later = new Date(Date.parse(created.body.api_key.created_at) + 8 * 86_400_000).toISOString();
+      expectInvalidArgument(
+        await t.http().post('/v1/user-api-keys').set(bearer(org.member.token)).send({ expires_at: later }),
+      );
+      const kept = await t.http().get(`/v1/user-api-keys/${before.id}`).set(bearer(org.member.token)).expect(200);
+      expect(kept.body.api_key.expires_at).toBeNull();
+
+      await patch(org.admin, { max_key_lifetime_days: null }).expect(200);
+      expect((await t.createKey(org.member)).body.api_key.expires_at).toBeNull();
+    });
+
     it('concurrent changes of different settings both stay, and each answer shows its own change', async () => {
       const org = await organization();
       // Rounds of two PATCHes at once, one per setting: after each round both values are there (a
