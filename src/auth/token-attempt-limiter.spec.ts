@@ -110,6 +110,18 @@ describe('TokenAttemptLimiter', () => {
     expect(bad.reduce((sum, { runs }) => sum + runs(), 0)).toBe(2);
   });
 
+  it('wakes one waiting attempt per check that ends, not every one: each asks for a slot about twice at most', async () => {
+    const reserve = jest.spyOn(counter, 'reserve');
+    // Limit 2: 50 good attempts from one address, their checks ending one after another.
+    const attempts = Array.from({ length: 50 }, (_, i) =>
+      outcome(limiter.attempt('203.0.113.8', `good-${i}`, () => new Promise((ok) => setImmediate(() => ok('token'))))),
+    );
+    expect(await Promise.all(attempts)).toEqual(Array(50).fill('ok'));
+    // Waking all 48 waiters at each end made them ask about 1,200 times.
+    expect(reserve.mock.calls.length).toBeLessThanOrEqual(100);
+    expect(counter.size).toBe(0);
+  });
+
   it('refuses an attempt before its check once the address has no failure left (429)', async () => {
     const check = jest.fn(() => Promise.reject(refusal()));
     expect(await outcome(limiter.attempt('10.0.0.1', 'k1', check))).toBe(401);

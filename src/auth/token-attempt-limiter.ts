@@ -24,8 +24,10 @@ export class TokenAttemptLimiter {
   private readonly windowMs: number;
   /** The attempts being checked, by client network and key value: the check of an identical attempt is shared. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
-  /** Per client network, the checks running on this instance (each holding a slot until it ends). */
-  private readonly checking = new Map<string, Set<Promise<void>>>();
+  /** Per client network, how many checks run on this instance (each holding a slot until it ends). */
+  private readonly checking = new Map<string, number>();
+  /** Per client network, the attempts waiting for one of those checks to end, first come first served. */
+  private readonly waiting = new Map<string, Array<() => void>>();
 
   constructor(
     @InjectConfig() config: AppConfiguration,
@@ -61,41 +63,49 @@ export class TokenAttemptLimiter {
    * Takes a slot, then checks. When every slot is taken but some are held by this instance's attempts still
    * being checked (not by failures), it waits for one of them to end and asks again: a success gives its slot
    * back, so a burst of good exchanges larger than the limit queues instead of being refused; a failure keeps
-   * its slot, so a burst of failures still ends in 429 once the limit is used up.
+   * its slot, so a burst of failures still ends in 429 once the limit is used up. Each check that ends wakes one
+   * waiting attempt (the last one to end wakes them all, to be refused or to go on): waking every waiter at every
+   * end made a burst of 50 good exchanges from one address cost each exchange tens of microseconds.
    */
   private async run<T>(network: string, check: () => Promise<T>): Promise<T> {
     let slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     while (!slot.granted) {
-      const checking = this.checking.get(network);
-      if (checking === undefined || checking.size === 0) throw this.refusal(slot.resetsInMs);
-      await Promise.race(checking);
+      if (!this.checking.has(network)) throw this.refusal(slot.resetsInMs);
+      await new Promise<void>((wake) => this.wait(network, wake));
       slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);
     }
-    const held = slot;
-    const done = (async () => {
-      let failed = false;
-      try {
-        return await check();
-      } catch (error) {
-        failed = error instanceof ExchangeRefused;
-        throw error;
-      } finally {
-        if (!failed) held.release();
-      }
-    })();
-    // Settles (never rejects) once the check is over and its slot given back or kept.
-    const ended = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    const checking = this.checking.get(network) ?? new Set<Promise<void>>();
-    this.checking.set(network, checking);
-    checking.add(ended);
-    void ended.then(() => {
-      checking.delete(ended);
-      if (checking.size === 0 && this.checking.get(network) === checking) this.checking.delete(network);
-    });
-    return done;
+    this.checking.set(network, (this.checking.get(network) ?? 0) + 1);
+    let failed = false;
+    try {
+      return await check();
+    } catch (error) {
+      failed = error instanceof ExchangeRefused;
+      throw error;
+    } finally {
+      if (!failed) slot.release();
+      this.ended(network);
+    }
+  }
+
+  private wait(network: string, wake: () => void): void {
+    const queue = this.waiting.get(network);
+    if (queue === undefined) this.waiting.set(network, [wake]);
+    else queue.push(wake);
+  }
+
+  /** A check of `network` has ended, its slot given back or kept: the next waiting attempt may ask again. */
+  private ended(network: string): void {
+    const running = (this.checking.get(network) ?? 1) - 1;
+    if (running > 0) this.checking.set(network, running);
+    else this.checking.delete(network);
+    const queue = this.waiting.get(network);
+    if (queue === undefined) return;
+    if (running > 0 && queue.length > 1) {
+      queue.shift()!();
+      return;
+    }
+    this.waiting.delete(network);
+    for (const wake of queue) wake();
   }
 
   /** The 429, counted in gatehouse_rate_limit_refusals_total (docs/operations.md#metrics). */
