@@ -23,7 +23,7 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -57,6 +57,28 @@ interface Measurement {
    * Unlike the ratio it does not move when the baseline itself gets faster or slower.
    */
   added_us_per_request?: number;
+  /**
+   * The server process's CPU time (every thread, user and system) per response, in µs. Unlike the
+   * throughput it hardly moves when other work on the machine (a neighbour on a shared VM) takes CPU
+   * from the server: time the server waits for a core is not counted. Not the database's time.
+   */
+  server_cpu_us_per_request?: number;
+}
+
+/** The pid of the server under measurement, read by `run` for its CPU time. */
+let serverPid: number | undefined;
+
+/** CPU time (user + system, every thread) the process has used so far, in ms; Linux only (/proc, 100 ticks a second). */
+function cpuMsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (comm) ": state is field 3, so utime (14) and stime (15) are at 11 and 12.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 function freePort(): Promise<number> {
@@ -98,9 +120,11 @@ function run(name: string, options: autocannon.Options): Promise<Measurement> {
   // Every response's time, to the microsecond: autocannon's own percentiles are whole
   // milliseconds, too coarse to tell a 10 % change of a 5 ms median.
   const times: number[] = [];
+  const cpuBefore = cpuMsOf(serverPid);
   return new Promise((done, fail) => {
     const instance = autocannon({ connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) => {
       if (error) return fail(error instanceof Error ? error : new Error(String(error)));
+      const cpuAfter = cpuMsOf(serverPid);
       if (result.non2xx > 0 && name !== 'warm-up') {
         console.warn(`${name}: non-2xx answers by status: ${JSON.stringify(result.statusCodeStats)}`);
       }
@@ -112,6 +136,10 @@ function run(name: string, options: autocannon.Options): Promise<Measurement> {
         p99_ms: quantile(sorted, 0.99),
         errors: result.errors + result.timeouts,
         non_2xx: result.non2xx,
+        server_cpu_us_per_request:
+          cpuBefore === undefined || cpuAfter === undefined || times.length === 0
+            ? undefined
+            : ((cpuAfter - cpuBefore) * 1000) / times.length,
       });
     });
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
@@ -191,11 +219,14 @@ function median(rounds: Measurement[]): Measurement {
     p99_ms: Math.round(mid(rounds.map((r) => r.p99_ms)) * 100) / 100,
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     non_2xx: rounds.reduce((sum, r) => sum + r.non_2xx, 0),
+    server_cpu_us_per_request: rounds.every((r) => r.server_cpu_us_per_request !== undefined)
+      ? Math.round(mid(rounds.map((r) => r.server_cpu_us_per_request!)))
+      : undefined,
   };
 }
 
 function table(rows: Measurement[]): string {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to (a)', 'µs over (a)', 'errors'];
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to (a)', 'µs over (a)', 'server CPU µs', 'errors'];
   const lines = rows.map((r) => [
     r.name,
     String(r.requests_per_second),
@@ -203,6 +234,7 @@ function table(rows: Measurement[]): string {
     r.p99_ms.toFixed(1),
     r.ratio_to_baseline === undefined ? '' : r.ratio_to_baseline.toFixed(2),
     r.added_us_per_request === undefined ? '' : (Math.round(r.added_us_per_request) || 0).toFixed(0),
+    r.server_cpu_us_per_request === undefined ? '' : String(r.server_cpu_us_per_request),
     String(r.errors + r.non_2xx),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
@@ -253,6 +285,7 @@ async function main(): Promise<void> {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
+    serverPid = server.pid;
     await waitFor(`${base}${BASELINE_PATH}`, 20_000);
   };
   const stopServer = async (): Promise<void> => {
