@@ -17,7 +17,8 @@
  * interleaving keeps the drift out of the ratios.
  * Knobs: BENCH_DURATION (s per measurement, default 5), BENCH_ROUNDS (3), BENCH_WARMUP (s, 4),
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz), BENCH_METRICS (on; off
- * serves no metrics and observes no request: the cost of the metrics).
+ * serves no metrics and observes no request: the cost of the metrics), BENCH_SERVER_ENV ("NAME=value ..." for the
+ * server).
  * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcd"; the ratios need a),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
@@ -267,6 +268,13 @@ async function main(): Promise<void> {
     API_KEY_MAX_ACTIVE_PER_USER: String(SMALL_KEYS),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     REDIS_URL: process.env.REDIS_URL,
+    // BENCH_SERVER_ENV="NAME=value NAME=value": more settings for the server, e.g. to measure a limit's cost.
+    ...Object.fromEntries(
+      (process.env.BENCH_SERVER_ENV ?? '')
+        .split(' ')
+        .filter((pair) => pair.includes('='))
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    ),
   };
 
   console.log(
