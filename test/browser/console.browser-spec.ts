@@ -483,6 +483,54 @@ describe('web console in Chromium', () => {
     await screenshot(page, 'audit-log-revoked');
   });
 
+  it('pages through the audit log: 50 events, then the older ones on request, none twice, none left out', async () => {
+    // 60 more events, made through the API, each with a request id of its own to find its row by.
+    const { session_token: token } = await server.cli('session', '--email', ADMIN, '--org', ORG);
+    const call = async (method: string, path: string, id: string): Promise<Record<string, unknown>> => {
+      const response = await fetch(`${server.baseUrl}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${String(token)}`,
+          'Content-Type': 'application/json',
+          'X-Request-Id': id,
+        },
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      expect(response.status).toBeLessThan(300);
+      return (await response.json()) as Record<string, unknown>;
+    };
+    const idOf = (what: string, i: number) => `paging-${what}-${String(i).padStart(2, '0')}`;
+    const requestIds: string[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      const created = (await call('POST', '/v1/user-api-keys', idOf('create', i))) as { api_key: { id: string } };
+      await call('DELETE', `/v1/user-api-keys/${created.api_key.id}`, idOf('revoke', i));
+      requestIds.push(idOf('create', i), idOf('revoke', i));
+    }
+    const { audit_events: all } = (await call('GET', '/v1/audit-events?limit=200', 'paging-count')) as {
+      audit_events: unknown[];
+    };
+    expect(all.length).toBeGreaterThan(60);
+    expect(all.length).toBeLessThan(150);
+
+    const page = admin.page;
+    await page.getByRole('link', { name: 'My keys' }).click();
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    const rows = page.locator('tbody tr');
+    await countOf(rows, 50);
+    // Newest first: the last revocation heads the first page, the first creation is not on it.
+    await containsText(rows.first(), 'paging-revoke-29');
+    await countOf(rows.filter({ hasText: 'paging-create-00' }), 0);
+    await page.getByRole('button', { name: 'Show older events' }).click();
+    const pages = Math.ceil(all.length / 50);
+    for (let shown = 2; shown < pages; shown += 1) {
+      await countOf(rows, 50 * shown);
+      await page.getByRole('button', { name: 'Show older events' }).click();
+    }
+    await countOf(rows, all.length);
+    for (const id of requestIds) await countOf(rows.filter({ hasText: id }), 1);
+    await countOf(page.getByRole('button', { name: 'Show older events' }), 0);
+  });
+
   it('changes the organization settings; the create form then offers only lifetimes within the policy', async () => {
     const page = admin.page;
     await page.getByRole('link', { name: 'Settings' }).click();
