@@ -39,6 +39,17 @@ describe('admin CLI', () => {
     return JSON.parse(result.stdout);
   };
 
+  /** A key created through the API with a session token the CLI printed: the creation's body. */
+  const createKey = async (token: unknown, body: object = {}) =>
+    (
+      await t
+        .http()
+        .post('/v1/user-api-keys')
+        .set(bearer(token as string))
+        .send(body)
+        .expect(201)
+    ).body;
+
   /** Exit 2, a message on stderr, nothing on stdout. */
   const fails = async (argv: string[], stderr: RegExp): Promise<void> => {
     const result = await cli(...argv);
@@ -84,14 +95,9 @@ describe('admin CLI', () => {
     it('prints a session token that works against the app on the same database', async () => {
       const out = await ok('bootstrap', '--org', unique('org'), '--email', email());
       const token = out.session_token as string;
-      const created = await t
-        .http()
-        .post('/v1/user-api-keys')
-        .set(bearer(token))
-        .send({ label: 'from cli' })
-        .expect(201);
-      expect(created.body.api_key).toMatchObject({ user_id: out.user_id, organization_id: out.organization_id });
-      const exchanged = await t.http().post('/v1/token').set(apiKeyAuth(created.body.opaque_key)).expect(200);
+      const created = await createKey(token, { label: 'from cli' });
+      expect(created.api_key).toMatchObject({ user_id: out.user_id, organization_id: out.organization_id });
+      const exchanged = await t.http().post('/v1/token').set(apiKeyAuth(created.opaque_key)).expect(200);
       expect(exchanged.body.expires_in).toBe(1800);
     });
 
@@ -212,13 +218,6 @@ describe('admin CLI', () => {
         `SELECT reason, actor_user_id, actor_api_key_id, target_type, target_id, client_ip, request_id FROM audit_events
          WHERE organization_id = '${organizationId}' AND action = 'api_key.revoked' ORDER BY target_id`,
       );
-    const create = (token: unknown, label: string) =>
-      t
-        .http()
-        .post('/v1/user-api-keys')
-        .set(bearer(token as string))
-        .send({ label })
-        .expect(201);
 
     it('revokes every key the member has in the organization, each audited with reason member_removed', async () => {
       const org = unique('org');
@@ -230,11 +229,11 @@ describe('admin CLI', () => {
       const userId = boot.user_id as string;
       const keys = [];
       for (const label of ['one', 'two', 'expired', 'already revoked']) {
-        keys.push((await create(boot.session_token, label)).body);
+        keys.push(await createKey(boot.session_token, { label }));
       }
-      const kept = (await create(other.session_token, 'in another organization')).body;
+      const kept = await createKey(other.session_token, { label: 'in another organization' });
       const colleague = await ok('bootstrap', '--org', org, '--email', email(), '--role', 'member');
-      const colleagueKey = (await create(colleague.session_token, "a colleague's")).body;
+      const colleagueKey = await createKey(colleague.session_token, { label: "a colleague's" });
       // An expired key is still ACTIVE in the table: revoked too. A revoked one is left as it is.
       await dataSource().query(
         `UPDATE api_keys SET expires_at = '2020-01-01T00:00:00.000Z' WHERE id = '${keys[2].api_key.id}'`,
@@ -287,7 +286,7 @@ describe('admin CLI', () => {
       const org = unique('org');
       const address = email();
       const boot = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
-      const key = (await create(boot.session_token, 'before')).body;
+      const key = await createKey(boot.session_token, { label: 'before' });
       expect(await ok('remove-member', '--org', org, '--email', address)).toStrictEqual({
         removed: true,
         revoked_keys: 1,
@@ -304,7 +303,7 @@ describe('admin CLI', () => {
       expect(read.body.api_key.status).toBe('REVOKED');
       await t.http().post('/v1/token').set(apiKeyAuth(key.opaque_key)).expect(401);
       // A new key works as usual.
-      const fresh = (await create(back.session_token, 'after')).body;
+      const fresh = await createKey(back.session_token, { label: 'after' });
       await t.http().post('/v1/token').set(apiKeyAuth(fresh.opaque_key)).expect(200);
       // Removed again: only the new key is revoked this time.
       expect(await ok('remove-member', '--org', org, '--email', address)).toStrictEqual({
@@ -339,7 +338,7 @@ describe('admin CLI', () => {
       expect(await statuses(boot.user_id as string, boot.organization_id as string)).toEqual([]);
       // Added back: the user has no key, and makes new ones as usual.
       const back = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
-      await create(back.session_token, 'after');
+      await createKey(back.session_token, { label: 'after' });
     });
   });
 
@@ -350,13 +349,8 @@ describe('admin CLI', () => {
       const out = await ok('set-token-lifetime', '--org', org, '--seconds', String(seconds));
       expect(out).toStrictEqual({ organization_id: boot.organization_id, access_token_lifetime: seconds });
 
-      const created = await t
-        .http()
-        .post('/v1/user-api-keys')
-        .set(bearer(boot.session_token as string))
-        .send({})
-        .expect(201);
-      const exchanged = await t.http().post('/v1/token').set(apiKeyAuth(created.body.opaque_key)).expect(200);
+      const created = await createKey(boot.session_token);
+      const exchanged = await t.http().post('/v1/token').set(apiKeyAuth(created.opaque_key)).expect(200);
       expect(exchanged.body.expires_in).toBe(seconds);
     });
 
@@ -394,13 +388,7 @@ describe('admin CLI', () => {
       const org = unique('org');
       const boot = await ok('bootstrap', '--org', org, '--email', email());
       await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '30');
-      const created = await t
-        .http()
-        .post('/v1/user-api-keys')
-        .set(bearer(boot.session_token as string))
-        .send({})
-        .expect(201);
-      const { created_at: createdAt, expires_at: expiresAt } = created.body.api_key;
+      const { created_at: createdAt, expires_at: expiresAt } = (await createKey(boot.session_token)).api_key;
       expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(30 * 86_400_000);
     });
 

@@ -273,10 +273,9 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
       expect(before.body.api_key.expires_at).toBeNull();
       await patch(org.admin, { max_key_lifetime_days: 7 }).expect(200);
 
-      const created = await t.createKey(org.member);
-      const lifetimeMs = Date.parse(created.body.api_key.expires_at) - Date.parse(created.body.api_key.created_at);
-      expect(lifetimeMs).toBe(7 * 86_400_000);
-      const later = new Date(Date.parse(created.body.api_key.created_at) + 8 * 86_400_000).toISOString();
+      const { created_at: createdAt, expires_at: expiresAt } = (await t.createKey(org.member)).body.api_key;
+      expect(Date.parse(String(expiresAt)) - Date.parse(createdAt)).toBe(7 * 86_400_000);
+      const later = new Date(Date.parse(createdAt) + 8 * 86_400_000).toISOString();
       expectInvalidArgument(
         await t.http().post('/v1/user-api-keys').set(bearer(org.member.token)).send({ expires_at: later }),
       );
