@@ -198,45 +198,27 @@ describe('metrics (e2e)', () => {
       expect(grown).toEqual([2, 2, 2, 2]);
     });
 
-    it('counts a refused report of exposed keys under its own limiter', async () => {
+    it.each([
+      ['a report of exposed keys', 'exposed_reports', '/v1/api-keys/exposed', () => ({ keys: ['not a key'] }), 202],
+      [
+        'a console sign-in',
+        'console_sign_in_failures',
+        '/v1/console/sessions',
+        () => ({ code: randomBytes(32).toString('base64url') }),
+        401,
+      ],
+    ])('counts %s refused by its limit under its own limiter (%s)', async (_name, limiter, route, body, first) => {
       const address = nextAddress();
-      const report = () =>
-        t
-          .http()
-          .post('/v1/api-keys/exposed')
-          .set('X-Forwarded-For', address)
-          .send({ keys: ['not a key'] });
+      const send = () => t.http().post(route).set('X-Forwarded-For', address).send(body());
       const grown = await growth(
         t,
         [
-          [REFUSALS, { limiter: 'exposed_reports' }],
-          [REQUESTS, { method: 'POST', route: '/v1/api-keys/exposed', status_code: '429' }],
+          [REFUSALS, { limiter }],
+          [REQUESTS, { method: 'POST', route, status_code: '429' }],
         ],
         async () => {
-          await report().expect(202);
-          await report().expect(429);
-        },
-      );
-      expect(grown).toEqual([1, 1]);
-    });
-
-    it('counts a refused console sign-in under its own limiter', async () => {
-      const address = nextAddress();
-      const signIn = () =>
-        t
-          .http()
-          .post('/v1/console/sessions')
-          .set('X-Forwarded-For', address)
-          .send({ code: randomBytes(32).toString('base64url') });
-      const grown = await growth(
-        t,
-        [
-          [REFUSALS, { limiter: 'console_sign_in_failures' }],
-          [REQUESTS, { method: 'POST', route: '/v1/console/sessions', status_code: '429' }],
-        ],
-        async () => {
-          await signIn().expect(401);
-          await signIn().expect(429);
+          await send().expect(first);
+          await send().expect(429);
         },
       );
       expect(grown).toEqual([1, 1]);
