@@ -100,8 +100,9 @@ export class TokenAttemptLimiter {
     else this.checking.delete(network);
     const queue = this.waiting.get(network);
     if (queue === undefined) return;
-    if (running > 0 && queue.length > 1) {
+    if (running > 0) {
       queue.shift()!();
+      if (queue.length === 0) this.waiting.delete(network);
       return;
     }
     this.waiting.delete(network);
