@@ -1,0 +1,267 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { CliResult, runCli } from '../../src/cli';
+import { ConsoleSignInService } from '../../src/console-sign-in/console-sign-in.service';
+import { bearer, decodeJwt, expectError, expectInvalidArgument, UUID } from '../support/http-assertions';
+import { createTestApp, TestApp, TestUser } from '../support/test-app';
+
+/**
+ * Console sign-in without passwords (docs/api.md#post-v1consolesessions): the admin CLI prints a
+ * one-time link with the code in its fragment; POST /v1/console/sessions trades the code, once,
+ * within 10 minutes, for a session token.
+ */
+describe('console sign-in links', () => {
+  let t: TestApp;
+  let second: TestApp;
+  let admin: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { PUBLIC_BASE_URL: 'https://gatehouse.example.com/' } });
+    second = await createTestApp({ database: t.database, env: { PUBLIC_BASE_URL: 'https://gatehouse.example.com' } });
+    admin = await t.user({ org: 'console-org' });
+  });
+  afterAll(async () => {
+    await second.close();
+    await t.close();
+  });
+
+  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, t.env);
+  const codeOf = (url: string): string => new URL(url).hash.replace(/^#code=/, '');
+
+  async function link(user: TestUser = admin): Promise<{ url: string; code: string }> {
+    const result = await cli('console-link', '--org', 'console-org', '--email', user.email);
+    expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 0, stderr: '' });
+    const out = JSON.parse(result.stdout);
+    return { url: out.url, code: codeOf(out.url) };
+  }
+
+  const signIn = (code: unknown, app: TestApp = t) =>
+    app.http().post('/v1/console/sessions').set('Content-Type', 'application/json').send({ code });
+
+  function expectRefused(
+    response: { status: number; body: unknown; headers: Record<string, string> },
+    message: string,
+  ) {
+    expect({ status: response.status, body: response.body }).toStrictEqual({
+      status: 401,
+      body: { code: 'UNAUTHENTICATED', message },
+    });
+    expect(response.headers['www-authenticate']).toBe('SignInLink realm="gatehouse"');
+  }
+
+  it('console-link prints a link to the console with the code in the fragment, valid 10 minutes', async () => {
+    const result = await cli('console-link', '--org', 'console-org', '--email', admin.email);
+    expect(result.exitCode).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out).toStrictEqual({ url: expect.any(String), expires_at: expect.any(String), expires_in: 600 });
+    expect(out.url).toMatch(/^https:\/\/gatehouse\.example\.com\/console\/sign-in#code=[A-Za-z0-9_-]{43}$/);
+    const lifetime = Date.parse(out.expires_at) - Date.now();
+    expect(lifetime).toBeGreaterThan(590_000);
+    expect(lifetime).toBeLessThanOrEqual(600_000);
+  });
+
+  it('stores only a hash of the code', async () => {
+    const { code } = await link();
+    const rows: Array<Record<string, unknown>> = await t.get(DataSource).query('SELECT * FROM console_sign_in_links');
+    expect(JSON.stringify(rows)).not.toContain(code);
+    const hash = createHash('sha256').update(code).digest('hex');
+    expect(rows.filter((row) => row.code_hash === hash)).toHaveLength(1);
+  });
+
+  it('trades the code for a one-hour session token that works on the API', async () => {
+    const { code } = await link();
+    const response = await signIn(code).expect(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.body).toStrictEqual({
+      session_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      user_id: admin.userId,
+      organization: { id: admin.organizationId, name: 'console-org' },
+      role: 'admin',
+      permissions: [
+        'api_keys:create',
+        'api_keys:read',
+        'api_keys:revoke',
+        'api_keys:manage',
+        'audit:read',
+        'integrations:read',
+        'integrations:write',
+        'organization:write',
+      ],
+    });
+    const { payload } = decodeJwt(response.body.session_token);
+    expect(payload).toMatchObject({ sub: admin.userId, org: admin.organizationId, token_use: 'session' });
+    expect((payload.exp as number) - (payload.iat as number)).toBe(3600);
+    await t.http().get('/v1/user-api-keys').set(bearer(response.body.session_token)).expect(200);
+  });
+
+  it("answers a member's role and permissions", async () => {
+    const viewer = await t.user({ org: 'console-org', role: 'viewer' });
+    const response = await signIn((await link(viewer)).code).expect(200);
+    expect(response.body).toMatchObject({
+      user_id: viewer.userId,
+      role: 'viewer',
+      permissions: ['api_keys:read', 'api_keys:revoke', 'integrations:read'],
+    });
+  });
+
+  it('a link works once: the second use is refused, on this instance or another', async () => {
+    const { code } = await link();
+    await signIn(code).expect(200);
+    expectRefused(await signIn(code), 'sign-in link already used');
+    expectRefused(await signIn(code, second), 'sign-in link already used');
+  });
+
+  it('of concurrent uses of one link on two instances, exactly one signs in', async () => {
+    const { code } = await link();
+    const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => signIn(code, i % 2 === 0 ? t : second)));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 401, 401, 401, 401, 401]);
+  });
+
+  it('an expired link says so', async () => {
+    const elevenMinutesAgo = new Date(Date.now() - 11 * 60 * 1000);
+    const created = await t.get(ConsoleSignInService).createLink('console-org', admin.email, elevenMinutesAgo);
+    expectRefused(await signIn(codeOf(created.url)), 'sign-in link expired');
+  });
+
+  it('an unknown or mangled code is an invalid link', async () => {
+    expectRefused(await signIn(randomBytes(32).toString('base64url')), 'sign-in link invalid');
+    expectRefused(await signIn('not a code'), 'sign-in link invalid');
+    const { code } = await link();
+    expectRefused(await signIn(`${code.slice(0, -1)}${code.endsWith('A') ? 'B' : 'A'}`), 'sign-in link invalid');
+    // The link is still good: a wrong code did not use it up.
+    await signIn(code).expect(200);
+  });
+
+  it('a member removed after the link was made is not signed in', async () => {
+    const leaver = await t.user({ org: 'console-org', role: 'member' });
+    const { code } = await link(leaver);
+    await cli('remove-member', '--org', 'console-org', '--email', leaver.email);
+    expectRefused(await signIn(code), 'user not authenticated');
+  });
+
+  it('refuses a malformed body with 400', async () => {
+    expectInvalidArgument(await signIn(42));
+    expectInvalidArgument(await t.http().post('/v1/console/sessions').send({}));
+    const { code } = await link();
+    expectInvalidArgument(await t.http().post('/v1/console/sessions').send({ code, extra: true }));
+  });
+
+  it('console-link refuses a non-member, an unknown organization and missing options (exit 2)', async () => {
+    const outsider = await t.user({ org: 'other-console-org' });
+    const notMember = await cli('console-link', '--org', 'console-org', '--email', outsider.email);
+    expect(notMember).toMatchObject({ exitCode: 2, stdout: '' });
+    expect(notMember.stderr).toBe(`error: ${outsider.email} is not a member of console-org\n`);
+    const unknownOrg = await cli('console-link', '--org', 'no-such-org', '--email', admin.email);
+    expect(unknownOrg).toMatchObject({ exitCode: 2, stdout: '' });
+    expect(unknownOrg.stderr).toMatch(/organization not found/);
+    const missing = await cli('console-link', '--org', 'console-org');
+    expect(missing).toMatchObject({ exitCode: 2, stdout: '' });
+    expect(missing.stderr).toMatch(/required option '--email <email>' not specified/);
+  });
+});
+
+describe('console sign-in failure limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '3' } });
+  });
+  afterAll(() => t.close());
+
+  it('after 3 refused codes from one address the fourth attempt gets 429 with Retry-After; successes do not count', async () => {
+    const user = await t.user({ org: 'limited-org' });
+    const service = t.get(ConsoleSignInService);
+    const good = async () => {
+      const created = await service.createLink('limited-org', user.email);
+      return new URL(created.url).hash.slice('#code='.length);
+    };
+    const post = (code: string) => t.http().post('/v1/console/sessions').send({ code });
+    // Successes take no slot.
+    for (let i = 0; i < 5; i += 1) await post(await good()).expect(200);
+    for (let i = 0; i < 3; i += 1) expect((await post(randomBytes(32).toString('base64url'))).status).toBe(401);
+    const limited = await post(await good());
+    expectError(limited, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('console static files', () => {
+  let assets: string;
+  let t: TestApp;
+  let unbuilt: TestApp;
+
+  beforeAll(async () => {
+    assets = mkdtempSync(join(tmpdir(), 'gatehouse-console-'));
+    mkdirSync(join(assets, 'assets'));
+    writeFileSync(join(assets, 'index.html'), '<!doctype html><title>Gatehouse console</title>');
+    writeFileSync(join(assets, 'assets', 'index-abc123.js'), 'console.log("app")');
+    writeFileSync(join(assets, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    t = await createTestApp({ env: { CONSOLE_ASSETS_DIR: assets } });
+    unbuilt = await createTestApp({ env: { CONSOLE_ASSETS_DIR: join(assets, 'missing') } });
+  });
+  afterAll(async () => {
+    await unbuilt.close();
+    await t.close();
+    rmSync(assets, { recursive: true, force: true });
+  });
+
+  function expectSecurityHeaders(headers: Record<string, string>): void {
+    const csp = headers['content-security-policy'];
+    expect(csp).toMatch(/(^|; )script-src 'self'(;|$)/);
+    expect(csp).toMatch(/(^|; )frame-ancestors 'none'(;|$)/);
+    expect(csp).toMatch(/(^|; )default-src 'none'(;|$)/);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    expect(headers['x-frame-options']).toBe('DENY');
+    expect(headers['referrer-policy']).toBe('no-referrer');
+    expect(headers['x-content-type-options']).toBe('nosniff');
+  }
+
+  it('serves the app at /console/ with its security headers, never cached', async () => {
+    const response = await t.http().get('/console/').expect(200);
+    expect(response.headers['content-type']).toMatch(/^text\/html/);
+    expect(response.text).toContain('Gatehouse console');
+    expect(response.headers['cache-control']).toBe('no-cache');
+    expectSecurityHeaders(response.headers);
+  });
+
+  it("answers every page of the app with index.html (the app's own routing)", async () => {
+    for (const path of ['/console/keys', '/console/sign-in', '/console/integrations/new']) {
+      const response = await t.http().get(path).expect(200);
+      expect(response.text).toContain('Gatehouse console');
+      expectSecurityHeaders(response.headers);
+    }
+  });
+
+  it('redirects /console to /console/', async () => {
+    const response = await t.http().get('/console').expect(301);
+    expect(response.headers.location).toBe('/console/');
+  });
+
+  it('serves hashed assets cached for good, and other files', async () => {
+    const script = await t.http().get('/console/assets/index-abc123.js').expect(200);
+    expect(script.headers['content-type']).toMatch(/javascript/);
+    expect(script.headers['cache-control']).toMatch(/immutable/);
+    expectSecurityHeaders(script.headers);
+    await t.http().get('/console/favicon.svg').expect(200).expect('Content-Type', /svg/);
+  });
+
+  it('a missing asset or another method is the JSON 404', async () => {
+    expectError(await t.http().get('/console/assets/nope.js'), 404, 'NOT_FOUND', 'route not found');
+    expectError(await t.http().post('/console/keys').send({}), 404, 'NOT_FOUND', 'route not found');
+  });
+
+  it('without a built console, /console is not served', async () => {
+    expectError(await unbuilt.http().get('/console/'), 404, 'NOT_FOUND', 'route not found');
+  });
+
+  it('API routes carry none of the console headers', async () => {
+    const response = await t.http().get('/healthz').expect(200);
+    expect(response.headers['content-security-policy']).toBeUndefined();
+    expect(UUID.test(response.headers['x-request-id'] ?? '')).toBe(true);
+  });
+});

@@ -1,0 +1,130 @@
+import type { Response } from 'supertest';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestApp, createTestDatabase, POSTGRES_URL, TestApp, TestDatabase, TestUser } from '../support/test-app';
+
+/**
+ * Failing closed (docs/api.md, docs/operations.md#failing-closed-when-the-database-is-unreachable): with PostgreSQL unreachable, every request
+ * that needs it answers 503 UNAVAILABLE promptly instead of hanging, and the service recovers by
+ * itself once the database is back. A TCP proxy sits between the app and PostgreSQL and simulates
+ * the outage. PostgreSQL only: SQLite has no network to lose.
+ *
+ * Speed is never asserted inside tests (docs/performance.md): latencies are printed for the report;
+ * the assertions are on status and body. (The budget is 503 within 2 s, recovery within 5 s.)
+ */
+const describeOnPostgres = POSTGRES_URL === undefined ? describe.skip : describe;
+
+const UNAVAILABLE = { code: 'UNAVAILABLE', message: 'service unavailable' };
+const RECOVERY_BUDGET_MS = 5000;
+
+describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_URL is postgres://)', () => {
+  let proxy: TcpProxy;
+  let database: TestDatabase;
+  let t: TestApp;
+  let user: TestUser;
+  let keyValue: string;
+  let accessToken: string;
+
+  beforeAll(async () => {
+    const target = new URL(POSTGRES_URL!);
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.start();
+    const viaProxy = new URL(POSTGRES_URL!);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    database = createTestDatabase();
+    t = await createTestApp({ database, env: { DATABASE_URL: viaProxy.toString() } });
+    user = await t.user();
+    keyValue = (await t.createKey(user, 'outage')).value;
+    accessToken = await t.exchange(keyValue);
+  }, 30_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await proxy?.close();
+    await database?.drop();
+  }, 30_000);
+
+  /** The requests that need the database, each as a function so it can be timed. */
+  const probes: Array<[string, () => Promise<Response>]> = [
+    ['GET /v1/user-api-keys (session token: membership lookup)', () => listKeys(user.token)],
+    ['GET /v1/user-api-keys (access token: membership + key status)', () => listKeys(accessToken)],
+    ['POST /v1/token', () => t.http().post('/v1/token').set('Authorization', `ApiKey ${keyValue}`)],
+    ['GET /readyz', () => t.http().get('/readyz')],
+  ];
+
+  function listKeys(token: string): Promise<Response> {
+    return t.http().get('/v1/user-api-keys').set('Authorization', `Bearer ${token}`);
+  }
+
+  async function timed(request: () => Promise<Response>): Promise<{ response: Response; ms: number }> {
+    const started = performance.now();
+    const response = await request();
+    return { response, ms: Math.round(performance.now() - started) };
+  }
+
+  /** Several requests at once, so the pool holds idle connections when the outage starts. */
+  async function warmPool(): Promise<void> {
+    const responses = await Promise.all(Array.from({ length: 4 }, () => listKeys(accessToken)));
+    for (const response of responses) expect(response.status).toBe(200);
+  }
+
+  async function expectUnavailable(outage: string): Promise<void> {
+    for (const [name, request] of probes) {
+      const { response, ms } = await timed(request);
+      console.log(`[${outage}] ${name}: ${response.status} in ${ms} ms`);
+      expect({ name, status: response.status, body: response.body }).toEqual({ name, status: 503, body: UNAVAILABLE });
+      // A database outage is not an authentication failure.
+      expect(response.headers['www-authenticate']).toBeUndefined();
+    }
+    const liveness = await t.http().get('/healthz');
+    expect(liveness.status).toBe(200);
+  }
+
+  /** Polls until a request that needs the database succeeds; fails if it never does in the budget. */
+  async function expectRecovery(outage: string): Promise<void> {
+    const started = performance.now();
+    let last: Response | undefined;
+    let attempts = 0;
+    while (performance.now() - started < RECOVERY_BUDGET_MS) {
+      attempts += 1;
+      last = await listKeys(user.token);
+      if (last.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    console.log(
+      `[${outage}] recovered after ${Math.round(performance.now() - started)} ms (${attempts} attempts, last status ${last?.status})`,
+    );
+    expect(last?.status).toBe(200);
+    // And it stays recovered: every kind of request succeeds again.
+    expect((await listKeys(accessToken)).status).toBe(200);
+    expect((await t.http().post('/v1/token').set('Authorization', `ApiKey ${keyValue}`)).status).toBe(200);
+    expect((await t.http().get('/readyz')).status).toBe(200);
+  }
+
+  it('answers 503 UNAVAILABLE while PostgreSQL refuses connections, and recovers when it is back', async () => {
+    await warmPool();
+    await proxy.refuse();
+    await expectUnavailable('refused');
+    await proxy.restore();
+    await expectRecovery('refused');
+  }, 60_000);
+
+  it('answers 503 UNAVAILABLE while PostgreSQL is silent (black hole), and recovers when it is back', async () => {
+    await warmPool();
+    proxy.blackhole();
+    await expectUnavailable('black hole');
+    // Twice: requests made after the first timeouts fail as promptly (no connection stays stuck).
+    await expectUnavailable('black hole, again');
+    await proxy.restore();
+    await expectRecovery('black hole');
+  }, 60_000);
+
+  it('survives an idle connection dropped by the server (no unhandled pg error event)', async () => {
+    await warmPool();
+    // Resetting every proxied connection makes pg emit 'error' on the idle pooled clients.
+    await proxy.refuse();
+    await proxy.restore();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await listKeys(user.token)).status).toBe(200);
+  });
+});

@@ -1,0 +1,147 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import type { Environment } from '../../src/config/configuration';
+import { createTestDatabase, TestDatabase } from '../support/test-app';
+
+/**
+ * The server's stdout (docs/operations.md#logs): readable lines when it is a terminal and NODE_ENV is
+ * not production, JSON lines otherwise. Needs a real process and a real terminal: the server compiled
+ * by Jest's global setup runs as `node main.js`, once with its stdout on a pipe, and twice inside a
+ * pseudo-terminal made by util-linux's `script` (as a person's shell would run it).
+ */
+const secrets: Environment = {
+  API_KEY_PEPPER: randomBytes(32).toString('base64'),
+  JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString(),
+  INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+};
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** The server's output lines (colour codes and the terminal's carriage returns removed), and as written. */
+interface Run {
+  lines: string[];
+  raw: string;
+}
+
+/**
+ * Starts the built server, waits until it answers GET /healthz (which writes one access line), stops
+ * it with SIGTERM, and returns what it wrote.
+ */
+async function runServer(database: TestDatabase, env: Environment, terminal: boolean): Promise<Run> {
+  const port = await freePort();
+  const mainJs = join(process.env[TEST_BUILD_DIR_VARIABLE]!, 'main.js');
+  const command = terminal ? 'script' : process.execPath;
+  // script -q (no banner) -f (flush) -e (its exit code is the server's) -c: the command in a new pseudo-terminal.
+  const args = terminal ? ['-qfec', `exec '${process.execPath}' '${mainJs}'`, '/dev/null'] : [mainJs];
+  const child: ChildProcess = spawn(command, args, {
+    cwd: database.env.DATA_DIR,
+    env: {
+      PATH: process.env.PATH,
+      SHELL: '/bin/sh',
+      TERM: 'xterm',
+      ...secrets,
+      ...database.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: SIGTERM reaches `script` and the server alike.
+    detached: true,
+  });
+  let raw = '';
+  child.stdout!.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited at start:\n${raw}`);
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`server did not start:\n${raw}`);
+      await sleep(100);
+    }
+    // The access line is written when the response is done: wait for it.
+    for (let i = 0; i < 50 && !raw.includes('request completed'); i++) await sleep(100);
+  } finally {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  }
+  const lines = raw
+    .replace(ANSI, '')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '')
+    // What `script` itself says when it gets the SIGTERM.
+    .filter((line) => !line.startsWith('Session terminated'));
+  return { lines, raw };
+}
+
+const isJson = (line: string) => {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+};
+
+describe('log format of the server process', () => {
+  let database: TestDatabase;
+
+  beforeAll(() => {
+    database = createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('stdout on a pipe: JSON lines only, the access line among them', async () => {
+    const { lines, raw } = await runServer(database, { NODE_ENV: 'development' }, false);
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.filter((line) => !isJson(line))).toEqual([]);
+    const access = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request completed');
+    expect(access).toMatchObject({ level: 'info', req: { method: 'GET', path: '/healthz' }, res: { statusCode: 200 } });
+    expect(raw).not.toContain('\u001b[');
+  }, 60_000);
+
+  it('stdout a terminal, NODE_ENV development: one readable line per event, no JSON', async () => {
+    const { lines } = await runServer(database, { NODE_ENV: 'development' }, true);
+    expect(lines.filter(isJson)).toEqual([]);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[NestApplication\] Nest application successfully started$/,
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(/ INFO: request completed GET \/healthz 200 \d+ms \{"requestId":"[0-9a-f-]{36}"\}$/),
+    );
+  }, 60_000);
+
+  it('stdout a terminal, NODE_ENV production: still JSON lines', async () => {
+    const { lines } = await runServer(database, { NODE_ENV: 'production' }, true);
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.filter((line) => !isJson(line))).toEqual([]);
+    expect(lines.map((line) => JSON.parse(line).msg)).toContain('request completed');
+  }, 60_000);
+});

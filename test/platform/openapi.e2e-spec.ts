@@ -1,0 +1,80 @@
+import { Reflector } from '@nestjs/core';
+import { IS_PUBLIC } from '../../src/identity/access.decorators';
+import { declaredRoutes } from '../support/routes';
+import { createTestApp, TestApp } from '../support/test-app';
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+}
+
+function routesOf(t: TestApp): Array<{ route: string; isPublic: boolean }> {
+  const reflector = new Reflector();
+  return declaredRoutes(t).map(({ route, handler, controller }) => ({
+    route,
+    isPublic: reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, controller]) === true,
+  }));
+}
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let document: { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: object } };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    document = (await t.http().get('/openapi.json').expect(200).expect('Content-Type', /json/)).body;
+  });
+  afterAll(() => t.close());
+
+  it('declares both security schemes', () => {
+    expect(document.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
+      apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+    });
+  });
+
+  it('documents every route the app serves, with its security and its error bodies', () => {
+    const routes = routesOf(t);
+    expect(routes.length).toBeGreaterThanOrEqual(6);
+    for (const { route, isPublic } of routes) {
+      const [method, path] = route.split(' ');
+      const operation = document.paths[path]?.[method.toLowerCase()];
+      expect({ route, documented: operation !== undefined }).toEqual({ route, documented: true });
+      const security = (operation.security ?? []).flatMap((s) => Object.keys(s));
+      if (route === 'POST /v1/token') expect(security).toEqual(['apiKey']);
+      else if (isPublic) expect(security).toEqual([]);
+      else {
+        expect({ route, security }).toEqual({ route, security: ['bearer'] });
+        expect({ route, has401: '401' in operation.responses }).toEqual({ route, has401: true });
+      }
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        const ref = response.content?.['application/json']?.schema.$ref;
+        expect({ route, status, ref }).toEqual({ route, status, ref: '#/components/schemas/ErrorBody' });
+      }
+    }
+  });
+
+  it("documents the usage fields of a key record and the organization list's user_id filter", async () => {
+    const full = (await t.http().get('/openapi.json').expect(200)).body as {
+      components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+      paths: Record<string, Record<string, { parameters: Array<{ name: string; schema: Record<string, unknown> }> }>>;
+    };
+    const properties = full.components.schemas.ApiKeyView.properties;
+    expect(properties.last_used_ip).toMatchObject({ type: 'string', nullable: true, maxLength: 45 });
+    expect(properties.last_used_user_agent).toMatchObject({ type: 'string', nullable: true, maxLength: 255 });
+    const parameters = full.paths['/v1/organization/api-keys'].get.parameters;
+    expect(parameters.map((parameter) => parameter.name).sort()).toEqual([
+      'include_revoked',
+      'limit',
+      'page',
+      'user_id',
+    ]);
+    expect(parameters.find((parameter) => parameter.name === 'user_id')?.schema).toMatchObject({ format: 'uuid' });
+  });
+
+  it('serves the interactive documentation at /docs', async () => {
+    const page = await t.http().get('/docs').redirects(1).expect(200);
+    expect(page.text).toContain('swagger');
+  });
+});

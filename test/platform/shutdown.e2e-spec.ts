@@ -1,0 +1,513 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { connect, createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import type { Environment } from '../../src/config/configuration';
+import { createTestApp, createTestDatabase, TestDatabase, TestUser } from '../support/test-app';
+
+/**
+ * SIGTERM (docs/operations.md): stop taking new work, finish what is in flight, flush pending
+ * last_used_at writes, exit 0, and never take longer than SHUTDOWN_TIMEOUT_MS. With
+ * SHUTDOWN_DRAIN_MS, keep listening and answer new work 503 for that long first. Every connection
+ * the process has accepted gets a full answer, never a reset, even under load. This needs a real
+ * process: the server compiled by Jest's global setup (test/support/global-setup.ts, as `npm run
+ * build` compiles it) runs as `node main.js` on the suite's database, finding its compiled signing
+ * worker beside itself as in production.
+ *
+ * No timing is asserted (docs/performance.md): the time to exit, and the counts of the run under
+ * load, are printed for the report; the Jest timeouts only bound a hung run.
+ */
+/** Secrets for the child and the in-process apps that share its database (same JWT key). */
+const secrets: Environment = {
+  API_KEY_PEPPER: randomBytes(32).toString('base64'),
+  JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString(),
+  INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+};
+
+interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON, as supertest's `body`. */
+  body: ReturnType<typeof JSON.parse>;
+}
+
+/** One request on a fresh connection (no keep-alive agent). */
+function send(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+  return new Promise<HttpResult>((resolvePromise, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () =>
+        resolvePromise({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: text === '' ? null : JSON.parse(text),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A raw HTTP/1.1 request head (the body, if any, is written separately). */
+function requestHead(port: number, method: string, path: string, headers: Record<string, string>): string {
+  const lines = Object.entries({ Host: `127.0.0.1:${port}`, ...headers }).map(
+    ([name, value]) => `${name}: ${value}\r\n`,
+  );
+  return `${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n`;
+}
+
+/** The last response in `raw` (what a connection received), as `send` returns it. */
+function lastResponse(raw: string): HttpResult {
+  const [head = '', text = ''] = raw.slice(Math.max(0, raw.lastIndexOf('HTTP/1.1 '))).split('\r\n\r\n');
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(text || 'null') };
+}
+
+/** A connection opened now; what is written on it, and when, is up to the test. */
+async function openConnection(port: number) {
+  const socket: Socket = connect(port, '127.0.0.1');
+  await new Promise<void>((ok, reject) => socket.once('connect', ok).once('error', reject));
+  let raw = '';
+  let error: string | undefined;
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (raw += chunk));
+  socket.on('error', (failure: NodeJS.ErrnoException) => (error ??= failure.code ?? failure.message));
+  const closed = new Promise<void>((ok) => socket.once('close', () => ok()));
+  return {
+    write: (text: string) => void socket.write(text),
+    received: () => raw,
+    /** Everything the server sent until the connection closed, and the error the client saw, if any. */
+    closed: async (): Promise<{ raw: string; error: string | undefined }> => {
+      await closed;
+      return { raw, error };
+    },
+    destroy: () => socket.destroy(),
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** The server as a child process, with its output kept for failure messages. */
+class ServerProcess {
+  output = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly port: number,
+  ) {
+    child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((ok) => child.once('exit', (code, signal) => ok({ code, signal })));
+  }
+
+  static async start(mainJs: string, database: TestDatabase, env: Environment): Promise<ServerProcess> {
+    const port = await freePort();
+    const child = spawn(process.execPath, [mainJs], {
+      cwd: database.env.DATA_DIR, // no stray .env file
+      env: {
+        PATH: process.env.PATH,
+        ...secrets,
+        ...database.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        // A free port: the default 9464 may be taken by another suite's server or a run beside this one.
+        METRICS_PORT: '0',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const server = new ServerProcess(child, port);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited at start:\n${server.output}`);
+      try {
+        if ((await send(port, 'GET', '/healthz')).status === 200) return server;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
+      await sleep(100);
+    }
+  }
+
+  /** Sends request headers and the first part of a body now; `finish()` sends the rest later. */
+  async startSlowRequest(method: string, path: string, headers: Record<string, string>, body: string) {
+    const connection = await openConnection(this.port);
+    const half = Math.floor(body.length / 2);
+    connection.write(
+      requestHead(this.port, method, path, { 'Content-Length': String(body.length), ...headers }) + body.slice(0, half),
+    );
+    return {
+      /** Sends the rest of the body and waits for the server to answer and close the connection. */
+      finish: async (): Promise<HttpResult & { raw: string }> => {
+        connection.write(body.slice(half));
+        const { raw } = await connection.closed();
+        return { ...lastResponse(raw), raw };
+      },
+      abandon: () => connection.destroy(),
+    };
+  }
+}
+
+describe('graceful shutdown (the built server as a child process)', () => {
+  let buildDir: string;
+  let database: TestDatabase;
+  let user: TestUser;
+  let server: ServerProcess | undefined;
+
+  beforeAll(async () => {
+    buildDir = process.env[TEST_BUILD_DIR_VARIABLE]!;
+    database = createTestDatabase();
+    // The user and its session token, made in-process on the database the child will use.
+    const setup = await createTestApp({ database, env: secrets });
+    user = await setup.user();
+    await setup.close();
+  }, 180_000);
+
+  afterEach(() => {
+    if (server !== undefined && server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL');
+    }
+    server = undefined;
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  const auth = () => ({ Authorization: `Bearer ${user.token}` });
+
+  /** POST /v1/user-api-keys on the server process, asserting 201. */
+  async function createKey(port: number): Promise<HttpResult> {
+    const created = await send(
+      port,
+      'POST',
+      '/v1/user-api-keys',
+      { ...auth(), 'Content-Type': 'application/json' },
+      '{}',
+    );
+    expect(created.status).toBe(201);
+    return created;
+  }
+
+  it('on SIGTERM: turns not-ready, finishes the in-flight request, flushes last_used_at, exits 0', async () => {
+    // A long flush interval: only the flush at shutdown can write last_used_at.
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { API_KEY_LAST_USED_FLUSH_MS: '60000' });
+    const port = server.port;
+    const created = await createKey(port);
+    const exchanged = await send(port, 'POST', '/v1/token', { Authorization: `ApiKey ${created.body.opaque_key}` });
+    expect(exchanged.status).toBe(200);
+    expect((await send(port, 'GET', '/readyz')).status).toBe(200);
+
+    // In flight: headers and half the body are in; the server is waiting for the rest.
+    const inFlight = await server.startSlowRequest(
+      'POST',
+      '/v1/user-api-keys',
+      { ...auth(), 'Content-Type': 'application/json' },
+      JSON.stringify({ label: 'in-flight' }),
+    );
+    await sleep(200);
+
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+
+    // Right after: not ready. Either the port is closed already (refused; or reset, for a connection
+    // the kernel accepted just before the listener closed) or it answers 503.
+    let readiness: string | undefined;
+    for (let attempt = 0; attempt < 50 && readiness === undefined; attempt += 1) {
+      try {
+        const ready = await send(port, 'GET', '/readyz');
+        if (ready.status !== 200) readiness = `${ready.status} ${JSON.stringify(ready.body)}`;
+      } catch (error) {
+        readiness = (error as NodeJS.ErrnoException).code;
+      }
+      if (readiness === undefined) await sleep(20);
+    }
+    console.log(`readiness after SIGTERM: ${readiness} (${Math.round(performance.now() - signalledAt)} ms)`);
+    expect(['ECONNREFUSED', 'ECONNRESET', '503 {"code":"UNAVAILABLE","message":"service unavailable"}']).toContain(
+      readiness,
+    );
+    expect(server.child.exitCode).toBeNull(); // still draining: the request is in flight
+
+    const finished = await inFlight.finish();
+    expect(finished.status).toBe(201);
+    expect(finished.body.api_key).toEqual(expect.objectContaining({ label: 'in-flight', status: 'ACTIVE' }));
+    expect(finished.headers.connection).toBe('close');
+
+    const exit = await server.exited;
+    console.log(`exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`);
+    expect(exit).toEqual({ code: 0, signal: null });
+
+    // What the drained process left in the database: the in-flight key, and the flushed use.
+    const after = await createTestApp({ database, env: secrets });
+    try {
+      const list = await after.http().get('/v1/user-api-keys').set(auth()).expect(200);
+      expect(list.body.api_keys.map((key: { label: string }) => key.label)).toContain('in-flight');
+      const used = list.body.api_keys.find((key: { id: string }) => key.id === created.body.api_key.id);
+      expect(used.last_used_at).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
+    } finally {
+      await after.close();
+    }
+  }, 60_000);
+
+  it('exits 0 at once on SIGTERM when idle, even with an idle keep-alive connection open', async () => {
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, {});
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise<void>((ok) => socket.once('connect', ok));
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`);
+    await new Promise((ok) => socket.once('data', ok));
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+    const exit = await server.exited;
+    console.log(`idle: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`);
+    expect(exit).toEqual({ code: 0, signal: null });
+    socket.destroy();
+  }, 60_000);
+
+  it('exits 1 after SHUTDOWN_TIMEOUT_MS when a request never finishes', async () => {
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_TIMEOUT_MS: '1000' });
+    const stuck = await server.startSlowRequest(
+      'POST',
+      '/v1/user-api-keys',
+      { ...auth(), 'Content-Type': 'application/json' },
+      JSON.stringify({ label: 'never-finished' }),
+    );
+    await sleep(200);
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+    const exit = await server.exited;
+    console.log(
+      `stuck: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`,
+    );
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(server.output).toContain('shutdown timed out');
+    stuck.abandon();
+  }, 60_000);
+
+  const unavailable = { code: 'UNAVAILABLE', message: 'service unavailable' };
+
+  /**
+   * New connections to GET /readyz every 20 ms until one fails (the listener is closed): the
+   * answers seen until then and the error code of that connection.
+   */
+  async function probeUntilClosed(port: number): Promise<{ answers: string[]; error: string | undefined }> {
+    const answers: string[] = [];
+    for (let attempt = 0; attempt < 500; attempt += 1) {
+      try {
+        const ready = await send(port, 'GET', '/readyz');
+        answers.push(`${ready.status} ${JSON.stringify(ready.body)} ${String(ready.headers.connection)}`);
+      } catch (error) {
+        return { answers, error: (error as NodeJS.ErrnoException).code };
+      }
+      await sleep(20);
+    }
+    return { answers, error: undefined };
+  }
+
+  it('SHUTDOWN_DRAIN_MS: listens and answers 503 for the drain, answers every connection it accepted, then stops listening and finishes in-flight work', async () => {
+    const drainMs = 2000;
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_DRAIN_MS: String(drainMs) });
+    const port = server.port;
+    const json = { ...auth(), 'Content-Type': 'application/json' };
+    // Accepted before SIGTERM: a request in flight (half its body in), a connection that has sent
+    // nothing yet, and an idle keep-alive connection.
+    const inFlight = await server.startSlowRequest('POST', '/v1/user-api-keys', json, '{"label":"across-the-drain"}');
+    const fresh = await openConnection(port);
+    const keepAlive = await openConnection(port);
+    keepAlive.write(requestHead(port, 'GET', '/healthz', {}));
+    for (let wait = 0; wait < 100 && !keepAlive.received().endsWith('{"status":"ok"}'); wait += 1) await sleep(20);
+    expect(lastResponse(keepAlive.received())).toMatchObject({ status: 200, body: { status: 'ok' } });
+    await sleep(100);
+
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+    await sleep(200);
+
+    // Still listening: a new connection is answered, 503 and not ready.
+    const ready = await send(port, 'GET', '/readyz');
+    expect(ready).toMatchObject({ status: 503, body: unavailable, headers: { connection: 'close' } });
+
+    // The connection that had sent nothing sends a request now, with only part of its body: the
+    // 503 comes at once, before the rest, and the server closes the connection (no error).
+    const body = '{"label":"during-the-drain"}';
+    fresh.write(requestHead(port, 'POST', '/v1/user-api-keys', { ...json, 'Content-Length': String(body.length) }));
+    fresh.write(body.slice(0, 10));
+    const freshEnd = await fresh.closed();
+    expect(freshEnd.error).toBeUndefined();
+    expect(lastResponse(freshEnd.raw)).toMatchObject({
+      status: 503,
+      body: unavailable,
+      headers: { connection: 'close' },
+    });
+
+    // The keep-alive connection's next request: the same.
+    keepAlive.write(requestHead(port, 'GET', '/v1/user-api-keys', auth()));
+    const keepAliveEnd = await keepAlive.closed();
+    expect(keepAliveEnd.error).toBeUndefined();
+    expect(lastResponse(keepAliveEnd.raw)).toMatchObject({
+      status: 503,
+      body: unavailable,
+      headers: { connection: 'close' },
+    });
+
+    // After the drain the listener closes (refused), while the request in flight keeps the process.
+    const probed = await probeUntilClosed(port);
+    const listenedMs = Math.round(performance.now() - signalledAt);
+    console.log(`drain ${drainMs} ms: listening until ${listenedMs} ms after SIGTERM, then ${probed.error}`);
+    expect(probed.error).toBe('ECONNREFUSED');
+    expect(new Set(probed.answers)).toEqual(new Set([`503 ${JSON.stringify(unavailable)} close`]));
+    expect(listenedMs).toBeGreaterThanOrEqual(drainMs);
+    expect(server.child.exitCode).toBeNull();
+
+    const finished = await inFlight.finish();
+    expect(finished.status).toBe(201);
+    expect(finished.body.api_key).toEqual(expect.objectContaining({ label: 'across-the-drain', status: 'ACTIVE' }));
+    expect(finished.headers.connection).toBe('close');
+    const exit = await server.exited;
+    console.log(
+      `drain: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`,
+    );
+    expect(exit).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it('without a drain: a connection accepted before SIGTERM is answered if its request comes after the listener closed, and closed cleanly if none comes', async () => {
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_TIMEOUT_MS: '5000' });
+    const port = server.port;
+    const late = await openConnection(port);
+    const silent = await openConnection(port);
+    await sleep(200); // accepted by the process, not only by the kernel
+
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+    const probed = await probeUntilClosed(port);
+    expect(probed.error).toBe('ECONNREFUSED');
+    late.write(requestHead(port, 'GET', '/v1/user-api-keys', auth()));
+    const lateEnd = await late.closed();
+    expect(lateEnd.error).toBeUndefined();
+    expect(lastResponse(lateEnd.raw)).toMatchObject({
+      status: 503,
+      body: unavailable,
+      headers: { connection: 'close' },
+    });
+
+    // The connection that never sends a request does not hold the exit until SHUTDOWN_TIMEOUT_MS.
+    const silentEnd = await silent.closed();
+    expect(silentEnd).toEqual({ raw: '', error: undefined });
+    const exit = await server.exited;
+    console.log(
+      `silent connection: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`,
+    );
+    expect(exit).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it('under load (8 clients, a new connection per request, until the balancer takes the instance out): no connection is reset', async () => {
+    const drainMs = 2000;
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_DRAIN_MS: String(drainMs) });
+    const port = server.port;
+    const created = await createKey(port);
+    const apiKey = { Authorization: `ApiKey ${created.body.opaque_key}` };
+
+    type Outcome = 'answered' | 'unavailable' | 'refused' | 'reset';
+    const counts = {
+      before: { answered: 0, unavailable: 0, refused: 0, reset: 0 } as Record<Outcome, number>,
+      after: { answered: 0, unavailable: 0, refused: 0, reset: 0 } as Record<Outcome, number>,
+    };
+    const unexpected: string[] = [];
+    const resets: string[] = [];
+    let signalled = false;
+    let routing = true; // whether the balancer still sends work to this instance
+    let removedAt: number | undefined;
+
+    // Each outcome is counted by when it arrives: before or after the signal.
+    const phase = () => (signalled ? counts.after : counts.before);
+    // A client: one new connection per token exchange, in a loop, while the balancer routes here.
+    const client = async (): Promise<void> => {
+      while (routing) {
+        try {
+          const answer = await send(port, 'POST', '/v1/token', apiKey);
+          if (answer.status === 200 && typeof answer.body?.access_token === 'string') phase().answered += 1;
+          else if (
+            answer.status === 503 &&
+            answer.headers.connection === 'close' &&
+            answer.body?.code === 'UNAVAILABLE'
+          )
+            phase().unavailable += 1;
+          else unexpected.push(`${answer.status} ${JSON.stringify(answer.body)}`);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code ?? String(error);
+          if (code === 'ECONNREFUSED') {
+            phase().refused += 1;
+            await sleep(10); // a balancer would retry elsewhere; do not spin
+          } else {
+            phase().reset += 1;
+            resets.push(code);
+          }
+        }
+      }
+    };
+    // The balancer: a readiness probe every 100 ms; after two failures in a row it takes the
+    // instance out (as Kubernetes does with periodSeconds and failureThreshold: 2).
+    const balancer = async (): Promise<void> => {
+      let failures = 0;
+      while (failures < 2) {
+        await sleep(100);
+        const ready = await send(port, 'GET', '/readyz').then(
+          (answer) => answer.status === 200,
+          () => false,
+        );
+        failures = ready ? 0 : failures + 1;
+      }
+      routing = false;
+      removedAt = performance.now();
+    };
+
+    const running = [balancer(), ...Array.from({ length: 8 }, client)];
+    await sleep(1000);
+    const signalledAt = performance.now();
+    signalled = true;
+    server.child.kill('SIGTERM');
+    await Promise.all(running);
+    const exit = await server.exited;
+
+    const { before, after } = counts;
+    const accepted = (phase: Record<Outcome, number>) => phase.answered + phase.unavailable + phase.reset;
+    const total = accepted(before) + accepted(after);
+    const resetCount = before.reset + after.reset;
+    console.log(
+      [
+        `load: 8 clients, one connection per request; SHUTDOWN_DRAIN_MS=${drainMs}`,
+        `  before SIGTERM: ${JSON.stringify(before)}`,
+        `  after SIGTERM:  ${JSON.stringify(after)}`,
+        `  balancer took the instance out ${Math.round(removedAt! - signalledAt)} ms after SIGTERM; exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after it`,
+        `  reset: ${resetCount} of ${total} connections (${((100 * resetCount) / total).toFixed(2)} %), ${after.reset} of the ${accepted(after)} after SIGTERM ${JSON.stringify([...new Set(resets)])}`,
+      ].join('\n'),
+    );
+    expect(unexpected).toEqual([]);
+    expect(resets).toEqual([]);
+    expect(before.answered).toBeGreaterThan(0);
+    expect(after.unavailable).toBeGreaterThan(0); // the drain answered new work 503 while listening
+    expect(exit).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
