@@ -24,7 +24,7 @@ const poolMembers = new WeakMap<object, Set<TimeoutSafePgClient>>();
  * they lead to the same silent server, and each would cost one more request a full timeout. The pool
  * then opens fresh connections on demand, so every request fails once, quickly (503), and the service
  * recovers as soon as the database answers again. Why, what it relies on, and when to delete it:
- * docs/adr/0014-timeout-safe-pg-client.md (the canary in test/pg-client.e2e-spec.ts fails when pg
+ * docs/adr/0014-timeout-safe-pg-client.md (the canary in test/database/pg-client.e2e-spec.ts fails when pg
  * fixes the bug).
  */
 export class TimeoutSafePgClient extends Client {

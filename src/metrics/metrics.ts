@@ -89,7 +89,7 @@ export class Metrics {
    *
    * Nest mounts module middleware (nestjs-pino's, for every path) as an Express route with a wildcard (`{/*splat}`),
    * which sets `req.route` before any controller route matches, and a request no endpoint answers keeps it. So a
-   * template with a wildcard is no endpoint: no controller declares one (test/metrics.e2e-spec.ts checks both).
+   * template with a wildcard is no endpoint: no controller declares one (test/metrics/metrics.e2e-spec.ts checks both).
    */
   readonly observeRequest = (req: Request, res: Response, elapsedMs: number): void => {
     const route = req.route as { path?: unknown } | undefined;

@@ -8,7 +8,7 @@ import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 const ROOT = resolve(__dirname, '..', '..');
 
 /**
- * Jest runs the TypeScript sources in-process, but a worker thread (and test/shutdown.e2e-spec.ts's
+ * Jest runs the TypeScript sources in-process, but a worker thread (and test/platform/shutdown.e2e-spec.ts's
  * server) must load compiled JavaScript, as production loads dist/. So once per run, before any
  * suite: src/ compiled exactly as `npm run build` does (tsc -p tsconfig.build.json), into a private
  * folder (a parallel `npm run build` may be deleting dist/) inside node_modules/ (so that the

@@ -87,7 +87,7 @@ export function datadogKeys(seed: string): { api_key: string; application_key: s
 /**
  * Provider settings for a test app: calls go to the fake, retries are fast, timeouts short. Suites
  * validate far more often than 10 times a minute in one organization: the per-organization limit
- * is raised here and tested with its default in test/integrations-limits.e2e-spec.ts.
+ * is raised here and tested with its default in test/integrations/integrations-limits.e2e-spec.ts.
  */
 export function monitoringEnv(fakeUrl: string, extra: Environment = {}): Environment {
   return {
