@@ -1,4 +1,4 @@
-import { FakeDatadog } from '../../test/fakes/fake-datadog';
+import { FakeDatadog } from '../../test/support/fakes/fake-datadog';
 import { DatadogAdapter, mapWithConcurrency } from './datadog.adapter';
 import { Deadline, DeadlineExceededError } from './deadline';
 import { MonitoringCredentials, ProviderUnavailableError } from './monitoring-provider.port';

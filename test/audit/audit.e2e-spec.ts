@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { AuditEvent } from '../../src/audit/audit-event.entity';
 import { IdentityService } from '../../src/identity/identity.service';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { datadogKeys, monitoringEnv } from '../support/monitoring';
 import { createTestApp, TestApp } from '../support/test-app';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { Browser, BrowserContext, chromium, Locator, Page, Request } from 'playwright-core';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { ARTIFACTS, ConsoleServer } from './console-server';
 
 /**

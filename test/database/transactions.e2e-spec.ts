@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectError } from '../support/http-assertions';
 import { datadogKeys, monitoringEnv, storedIntegrations } from '../support/monitoring';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';

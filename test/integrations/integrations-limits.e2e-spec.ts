@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { Response } from 'supertest';
 import type { Environment } from '../../src/config/configuration';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { bearer, expectError } from '../support/http-assertions';
 import { datadogKeys, monitoringEnv, PROBE_PATH, storedIntegrations } from '../support/monitoring';
 import { redisReachable, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis';

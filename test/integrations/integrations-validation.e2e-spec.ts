@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { bearer, expectError, expectInvalidArgument } from '../support/http-assertions';
 import {
   ALL_CALLED_PATHS,

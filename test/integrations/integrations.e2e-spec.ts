@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Response } from 'supertest';
 import { CredentialCipher } from '../../src/integrations/credential-cipher';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import {
   bearer,
   expectBearerRejected,

@@ -6,7 +6,7 @@ import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { AppModule } from '../../src/app.module';
 import { MetricsServer } from '../../src/metrics/metrics.server';
-import { FakeDatadog } from '../fakes/fake-datadog';
+import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectApiKeyRejected, expectError, sleep } from '../support/http-assertions';
 import { datadogKeys, monitoringEnv } from '../support/monitoring';
 import { declaredRoutes } from '../support/routes';
