@@ -1,12 +1,12 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { loadBetterSqlite3 } from '../../src/database/sqlite-driver';
 import { Client } from 'pg';
 import type { Environment } from '../../src/config/configuration';
+import { freePort } from '../support/ports';
 import { createTestDatabase, TestDatabase } from '../support/test-app';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
@@ -15,14 +15,6 @@ const Database = loadBetterSqlite3();
 const ROOT = resolve(__dirname, '..', '..');
 export const DIST = join(ROOT, 'dist');
 export const ARTIFACTS = join(ROOT, 'test-artifacts', 'console');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
-}
 
 /**
  * The server as `npm run build` leaves it (dist/main.js serving dist/console), as a child process on

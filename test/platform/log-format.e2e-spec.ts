@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
+import { freePort } from '../support/ports';
 import { createTestDatabase, TestDatabase } from '../support/test-app';
 
 /**
@@ -22,14 +22,6 @@ const secrets: Environment = {
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
-}
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 

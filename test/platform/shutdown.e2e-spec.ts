@@ -1,10 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { connect, createServer, Socket } from 'node:net';
+import { connect, Socket } from 'node:net';
 import { join } from 'node:path';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
+import { freePort } from '../support/ports';
 import { createTestApp, createTestDatabase, TestDatabase, TestUser } from '../support/test-app';
 
 /**
@@ -95,14 +96,6 @@ async function openConnection(port: number) {
     },
     destroy: () => socket.destroy(),
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
 }
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
