@@ -13,6 +13,7 @@ import {
   expectError,
   expectInvalidArgument,
 } from '../support/http-assertions';
+import { failAuditOf } from '../support/audit-failure';
 import { redisReachable, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
@@ -475,26 +476,6 @@ describe(`POST /v1/api-keys/exposed: revocations and their audit entries in one 
   let t: TestApp;
   let dataSource: DataSource;
 
-  /** Makes every audit insert of api_key.revoked fail inside the transaction; returns the undo. */
-  async function failRevocationAudit(): Promise<() => Promise<void>> {
-    if (DATABASE_KIND === 'sqlite') {
-      await dataSource.query(
-        `CREATE TRIGGER audit_refuses BEFORE INSERT ON audit_events WHEN NEW.action = 'api_key.revoked'
-         BEGIN SELECT RAISE(ABORT, 'audit store refused'); END`,
-      );
-      return async () => void (await dataSource.query('DROP TRIGGER audit_refuses'));
-    }
-    await dataSource.query(
-      `CREATE OR REPLACE FUNCTION audit_refuses() RETURNS trigger LANGUAGE plpgsql
-       AS $$ BEGIN RAISE EXCEPTION 'audit store refused'; END $$`,
-    );
-    await dataSource.query(
-      `CREATE TRIGGER audit_refuses BEFORE INSERT ON audit_events FOR EACH ROW
-       WHEN (NEW.action = 'api_key.revoked') EXECUTE FUNCTION audit_refuses()`,
-    );
-    return async () => void (await dataSource.query('DROP TRIGGER audit_refuses ON audit_events'));
-  }
-
   beforeAll(async () => {
     t = await createTestApp({ env: { EXPOSED_REPORT_MIN_RESPONSE_MS: '0' } });
     dataSource = t.get(DataSource);
@@ -504,7 +485,7 @@ describe(`POST /v1/api-keys/exposed: revocations and their audit entries in one 
   it('leaves every reported key ACTIVE when an audit entry cannot be written (500)', async () => {
     const owner = await t.user({ org: 'exposed-atomic' });
     const keys = [await t.createKey(owner), await t.createKey(owner)];
-    const undo = await failRevocationAudit();
+    const undo = await failAuditOf(dataSource, 'api_key.revoked');
     let response: Response;
     try {
       response = await t

@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli';
+import { duringAuditFailure } from '../support/audit-failure';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectError } from '../support/http-assertions';
-import { datadogKeys, monitoringEnv, storedIntegrations } from '../support/monitoring';
-import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { datadogKeys, resetFakeDatadog, startWithFakeDatadog, storedIntegrations } from '../support/monitoring';
+import { DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 /**
  * A change and its audit entry are stored together or not at all (docs/operations.md#transactions):
@@ -21,35 +22,9 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
   const config = { ...keys, site: 'datadoghq.eu' };
   const integrations = '/v1/notification-integrations';
 
-  /** Makes every audit insert of `action` fail; returns the undo. */
-  async function failAuditOf(action: string): Promise<() => Promise<void>> {
-    if (DATABASE_KIND === 'sqlite') {
-      await dataSource.query(
-        `CREATE TRIGGER audit_refuses BEFORE INSERT ON audit_events WHEN NEW.action = '${action}'
-         BEGIN SELECT RAISE(ABORT, 'audit store refused'); END`,
-      );
-      return async () => void (await dataSource.query('DROP TRIGGER audit_refuses'));
-    }
-    await dataSource.query(
-      `CREATE OR REPLACE FUNCTION audit_refuses() RETURNS trigger LANGUAGE plpgsql
-       AS $$ BEGIN RAISE EXCEPTION 'audit store refused'; END $$`,
-    );
-    await dataSource.query(
-      `CREATE TRIGGER audit_refuses BEFORE INSERT ON audit_events FOR EACH ROW
-       WHEN (NEW.action = '${action}') EXECUTE FUNCTION audit_refuses()`,
-    );
-    return async () => void (await dataSource.query('DROP TRIGGER audit_refuses ON audit_events'));
-  }
-
   /** Runs `during` while audit inserts of `action` fail. */
-  async function whileAuditFails<T>(action: string, during: () => Promise<T>): Promise<T> {
-    const undo = await failAuditOf(action);
-    try {
-      return await during();
-    } finally {
-      await undo();
-    }
-  }
+  const whileAuditFails = <T>(action: string, during: () => Promise<T>): Promise<T> =>
+    duringAuditFailure(dataSource, action, during);
 
   const auditRows = (targetId: string): Promise<Array<{ action: string }>> =>
     dataSource.query(`SELECT action FROM audit_events WHERE target_id = '${targetId}' ORDER BY occurred_at`);
@@ -57,8 +32,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
     dataSource.query(`SELECT id, status FROM api_keys WHERE user_id = '${user.userId}'`);
 
   beforeAll(async () => {
-    fake = await FakeDatadog.start();
-    t = await createTestApp({ env: monitoringEnv(fake.url) });
+    ({ fake, t } = await startWithFakeDatadog());
     dataSource = t.get(DataSource);
     admin = await t.user({ org: 'atomic', role: 'admin' });
   });
@@ -66,10 +40,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
     await t.close();
     await fake.close();
   });
-  beforeEach(() => {
-    fake.reset();
-    fake.acceptKeys({ apiKeys: [keys.api_key], applicationKeys: [keys.application_key] });
-  });
+  beforeEach(() => resetFakeDatadog(fake, keys));
 
   describe('API keys', () => {
     it('a creation whose audit entry fails stores no key (500)', async () => {
