@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AuditEvent } from '../../src/audit/audit-event.entity';
 import { IdentityService } from '../../src/identity/identity.service';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
-import { datadogKeys, monitoringEnv } from '../support/monitoring';
+import { datadogKeys, startWithFakeDatadog } from '../support/monitoring';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /** The audit trail: who did what, when, stored in the database, never holding a secret. */
@@ -144,8 +144,7 @@ describe('audit trail: notification integrations', () => {
   let fake: FakeDatadog;
   let t: TestApp;
   beforeAll(async () => {
-    fake = await FakeDatadog.start();
-    t = await createTestApp({ env: monitoringEnv(fake.url) });
+    ({ fake, t } = await startWithFakeDatadog());
   });
   afterAll(async () => {
     await t.close();

@@ -5,13 +5,14 @@ import {
   ALL_CALLED_PATHS,
   datadogKeys,
   expectedValidation,
-  monitoringEnv,
   OPTIONAL,
   PROBE_PATH,
   REQUIRED,
+  resetFakeDatadog,
+  startWithFakeDatadog,
   storedIntegrations,
 } from '../support/monitoring';
-import { createTestApp, TestApp, TestUser } from '../support/test-app';
+import { TestApp, TestUser } from '../support/test-app';
 
 /**
  * The validation rules of docs/integrations.md, driven through
@@ -47,19 +48,14 @@ describe('monitoring credential validation (e2e)', () => {
     expectError(response, 503, 'UNAVAILABLE', 'monitoring provider unavailable');
 
   beforeAll(async () => {
-    fake = await FakeDatadog.start();
-    t = await createTestApp({ env: monitoringEnv(fake.url) });
+    ({ fake, t } = await startWithFakeDatadog());
     admin = await t.user({ org: 'validation-org', role: 'admin' });
   });
   afterAll(async () => {
     await t.close();
     await fake.close();
   });
-  beforeEach(() => {
-    fake.reset();
-    fake.acceptKeys({ apiKeys: [keys.api_key], applicationKeys: [keys.application_key] });
-    fake.rateLimitResetSeconds = 0;
-  });
+  beforeEach(() => resetFakeDatadog(fake, keys));
   afterEach(async () => {
     for (const row of await storedIntegrations(t)) {
       await t.http().delete(`/v1/notification-integrations/${row.id}`).set(bearer(admin.token)).expect(200);

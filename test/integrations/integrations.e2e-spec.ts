@@ -14,6 +14,7 @@ import {
   datadogKeys,
   expectedValidation,
   monitoringEnv,
+  startWithFakeDatadog,
   StoredIntegration,
   storedIntegrations,
 } from '../support/monitoring';
@@ -74,8 +75,7 @@ describe('notification integrations (e2e)', () => {
   }
 
   beforeAll(async () => {
-    fake = await FakeDatadog.start();
-    t = await createTestApp({ env: monitoringEnv(fake.url) });
+    ({ fake, t } = await startWithFakeDatadog());
     admin = await t.user({ org: 'acme', role: 'admin' });
     otherAdmin = await t.user({ org: 'acme', role: 'admin' });
     member = await t.user({ org: 'acme', role: 'member' });

@@ -8,7 +8,7 @@ import { AppModule } from '../../src/app.module';
 import { MetricsServer } from '../../src/metrics/metrics.server';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectApiKeyRejected, expectError, sleep } from '../support/http-assertions';
-import { datadogKeys, monitoringEnv } from '../support/monitoring';
+import { datadogKeys, resetFakeDatadog, startWithFakeDatadog } from '../support/monitoring';
 import { declaredRoutes } from '../support/routes';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, testEnvironment } from '../support/test-app';
 
@@ -306,18 +306,13 @@ describe('metrics (e2e)', () => {
     const config = { ...keys, site: 'datadoghq.com' };
 
     beforeAll(async () => {
-      fake = await FakeDatadog.start();
-      t = await createTestApp({ env: monitoringEnv(fake.url, { MONITORING_VALIDATIONS_PER_MINUTE: '1' }) });
+      ({ fake, t } = await startWithFakeDatadog({ MONITORING_VALIDATIONS_PER_MINUTE: '1' }));
     });
     afterAll(async () => {
       await t.close();
       await fake.close();
     });
-    beforeEach(() => {
-      fake.reset();
-      fake.acceptKeys({ apiKeys: [keys.api_key], applicationKeys: [keys.application_key] });
-      fake.rateLimitResetSeconds = 0;
-    });
+    beforeEach(() => resetFakeDatadog(fake, keys));
 
     const PROVIDER = 'gatehouse_provider_calls_total';
 

@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
 import type { Environment } from '../../src/config/configuration';
+import { FakeDatadog } from './fakes/fake-datadog';
 import { ISO_MS } from './http-assertions';
-import type { TestApp } from './test-app';
+import { createTestApp, TestApp } from './test-app';
 
 /** docs/integrations.md#the-fourteen-permission-checks, written out again here so the tests do not share the service's table. */
 export const CATALOGUE: ReadonlyArray<[name: string, required: boolean]> = [
@@ -98,6 +99,19 @@ export function monitoringEnv(fakeUrl: string, extra: Environment = {}): Environ
     MONITORING_VALIDATIONS_PER_MINUTE: '100000',
     ...extra,
   };
+}
+
+/** A fake Datadog on loopback and a test app whose provider it is (monitoringEnv plus `extra`). */
+export async function startWithFakeDatadog(extra: Environment = {}): Promise<{ fake: FakeDatadog; t: TestApp }> {
+  const fake = await FakeDatadog.start();
+  return { fake, t: await createTestApp({ env: monitoringEnv(fake.url, extra) }) };
+}
+
+/** Before each test: the fake forgets what it saw, accepts only `keys`, and its 429s say "retry at once". */
+export function resetFakeDatadog(fake: FakeDatadog, keys: { api_key: string; application_key: string }): void {
+  fake.reset();
+  fake.acceptKeys({ apiKeys: [keys.api_key], applicationKeys: [keys.application_key] });
+  fake.rateLimitResetSeconds = 0;
 }
 
 export interface StoredIntegration {
