@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
 import { freePort } from '../support/ports';
-import { createTestDatabase, TestDatabase } from '../support/test-app';
+import { createTestDatabase, TestDatabase, testSecrets } from '../support/test-app';
 
 /**
  * The server's stdout (docs/operations.md#logs): readable lines when it is a terminal and NODE_ENV is
@@ -12,18 +12,10 @@ import { createTestDatabase, TestDatabase } from '../support/test-app';
  * by Jest's global setup runs as `node main.js`, once with its stdout on a pipe, and twice inside a
  * pseudo-terminal made by util-linux's `script` (as a person's shell would run it).
  */
-const secrets: Environment = {
-  API_KEY_PEPPER: randomBytes(32).toString('base64'),
-  JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
-    .toString(),
-  INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-};
+const secrets: Environment = testSecrets;
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
-
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** The server's output lines (colour codes and the terminal's carriage returns removed), and as written. */
 interface Run {

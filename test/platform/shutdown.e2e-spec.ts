@@ -1,12 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect, Socket } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
 import { freePort } from '../support/ports';
-import { createTestApp, createTestDatabase, TestDatabase, TestUser } from '../support/test-app';
+import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser } from '../support/test-app';
 
 /**
  * SIGTERM (docs/operations.md): stop taking new work, finish what is in flight, flush pending
@@ -21,13 +21,7 @@ import { createTestApp, createTestDatabase, TestDatabase, TestUser } from '../su
  * load, are printed for the report; the Jest timeouts only bound a hung run.
  */
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */
-const secrets: Environment = {
-  API_KEY_PEPPER: randomBytes(32).toString('base64'),
-  JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
-    .toString(),
-  INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-};
+const secrets: Environment = testSecrets;
 
 interface HttpResult {
   status: number;
@@ -97,8 +91,6 @@ async function openConnection(port: number) {
     destroy: () => socket.destroy(),
   };
 }
-
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** The server as a child process, with its output kept for failure messages. */
 class ServerProcess {
