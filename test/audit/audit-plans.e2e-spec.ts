@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AuditEventFilters, AuditRepository } from '../../src/audit/audit.repository';
 import { auditEvent, seedAuditEvents } from '../support/audit-events';
+import { explain } from '../support/query-plans';
 import { createTestApp, DATABASE_KIND, TestApp } from '../support/test-app';
 
 /**
@@ -59,20 +60,8 @@ describe(`audit_events query plans on ${DATABASE_KIND}`, () => {
     await run();
     jest.restoreAllMocks();
     const [sql, parameters] = calls[0];
-    const plan =
-      DATABASE_KIND === 'sqlite'
-        ? (await dataSource.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${sql}`, parameters)).map(
-            (row) => row.detail,
-          )
-        : await dataSource.transaction(async (manager) => {
-            // Tiny test tables would make a sequential scan (or a bitmap scan and a sort) the cheapest
-            // plan; forbid both so that a plan that cannot read an index in order shows.
-            await manager.query('SET LOCAL enable_seqscan = off');
-            await manager.query('SET LOCAL enable_bitmapscan = off');
-            const rows = await manager.query<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN ${sql}`, parameters);
-            return rows.map((row) => row['QUERY PLAN']);
-          });
-    return plan.join('\n');
+    // A sequential scan, or a bitmap scan and a sort, would hide a plan that cannot read an index in order.
+    return explain(dataSource, sql, parameters, ['seqscan', 'bitmapscan']);
   }
 
   const cases: Array<[string, AuditEventFilters, string]> = [

@@ -4,6 +4,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { ApiKey } from '../../src/api-keys/api-key.entity';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
 import { IdentityService } from '../../src/identity/identity.service';
+import { explain } from '../support/query-plans';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -122,19 +123,7 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     await run();
     const [sql, parameters] = query.mock.calls[0] as [string, unknown[]];
     query.mockRestore();
-    const plan =
-      DATABASE_KIND === 'sqlite'
-        ? (await dataSource.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${sql}`, parameters)).map(
-            (row) => row.detail,
-          )
-        : await dataSource.transaction(async (manager) => {
-            // Tiny test tables would make a sequential scan the cheapest plan; forbid it so that
-            // a plan that cannot use an index shows.
-            await manager.query('SET LOCAL enable_seqscan = off');
-            const rows = await manager.query<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN ${sql}`, parameters);
-            return rows.map((row) => row['QUERY PLAN']);
-          });
-    return plan.join('\n');
+    return explain(dataSource, sql, parameters);
   }
 
   it('looks keys and memberships up by index only (no scan, no materialized view)', async () => {
