@@ -227,6 +227,20 @@ describe('POST /v1/token', () => {
       const got = await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(token)).expect(200);
       expect(got.body.api_key.id).toBe(id);
     });
+
+    it('50 concurrent exchanges of one key all succeed with distinct jti', async () => {
+      const user = await t.user();
+      const { value } = await t.createKey(user);
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, () => t.http().post('/v1/token').set(apiKeyAuth(value))),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
+      const jtis = responses.map((r) => decodeJwt(r.body.access_token).payload.jti);
+      expect(new Set(jtis).size).toBe(50);
+      await Promise.all(
+        responses.map((r) => t.http().get('/v1/user-api-keys').set(bearer(r.body.access_token)).expect(200)),
+      );
+    });
   });
 
   describe('request body', () => {
