@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { apiKeyAuth, bearer, expectError, expectInvalidArgument } from '../support/http-assertions';
+import { freezeDate, nextWholeSecond } from '../support/clock';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 const CAP = 10;
@@ -7,7 +8,8 @@ const CAP = 10;
 /**
  * One member cannot make everyone's requests slower (docs/api.md#post-v1user-api-keys,
  * docs/api.md#conventions): a user holds at most API_KEY_MAX_ACTIVE_PER_USER active keys per
- * organization, also under concurrent creations, and a list page must start inside the list window.
+ * organization, also under concurrent creations, counting neither expired keys nor (without a grace) the key a
+ * rotation replaces, and a list page must start inside the list window.
  */
 describe(`API key limits on ${DATABASE_KIND}`, () => {
   let t: TestApp;
@@ -17,8 +19,12 @@ describe(`API key limits on ${DATABASE_KIND}`, () => {
     dataSource = t.get(DataSource);
   });
   afterAll(() => t.close());
+  afterEach(() => jest.useRealTimers());
 
-  const create = (user: TestUser) => t.http().post('/v1/user-api-keys').set(bearer(user.token)).send({});
+  const create = (user: TestUser, body: object = {}) =>
+    t.http().post('/v1/user-api-keys').set(bearer(user.token)).send(body);
+  const rotate = (owner: TestUser, id: string, body: object = {}) =>
+    t.http().post(`/v1/user-api-keys/${id}/rotate`).set(bearer(owner.token)).send(body);
   const activeKeys = async (user: TestUser): Promise<number> => {
     const rows: Array<{ n: number | string }> = await dataSource.query(
       `SELECT COUNT(*) AS n FROM api_keys WHERE user_id = '${user.userId}'
@@ -82,6 +88,41 @@ describe(`API key limits on ${DATABASE_KIND}`, () => {
       for (const response of responses.filter((r) => r.status === 400)) expectLimitReached(response);
       expect(await activeKeys(user)).toBe(CAP);
       expect(await creationsAudited(user)).toBe(CAP);
+    });
+
+    it('at the cap: a rotation does not count the key it replaces, so at most one key over the cap during a grace', async () => {
+      const owner = await t.user({ org: 'cap-rotation' });
+      const keys = [];
+      for (let i = 0; i < CAP; i += 1) keys.push(await t.createKey(owner));
+      expectLimitReached(await create(owner));
+      // Without a grace the old key is revoked in the same transaction.
+      const replaced = await rotate(owner, keys[0].id).expect(201);
+      expectLimitReached(await create(owner));
+      // With a grace the old key still works: CAP + 1 usable keys until it expires.
+      await rotate(owner, keys[1].id, { grace_period_seconds: 3600 }).expect(201);
+      // Every other rotation with a grace now finds CAP other usable keys: refused, nothing changed.
+      const refused = await rotate(owner, keys[2].id, { grace_period_seconds: 3600 });
+      expectLimitReached(refused);
+      const third = await t.http().get(`/v1/user-api-keys/${keys[2].id}`).set(bearer(owner.token)).expect(200);
+      expect(third.body.api_key).toMatchObject({ status: 'ACTIVE', expires_at: null });
+      expectLimitReached(await rotate(owner, replaced.body.api_key.id, { grace_period_seconds: 60 }));
+      // Even without a grace: with the old key gone there would still be CAP others.
+      expectLimitReached(await rotate(owner, keys[2].id));
+      // Once the key in its grace is revoked (or has expired), rotations fit again.
+      await t.http().delete(`/v1/user-api-keys/${keys[1].id}`).set(bearer(owner.token)).expect(200);
+      await rotate(owner, keys[2].id, { grace_period_seconds: 60 }).expect(201);
+    });
+
+    it('does not count expired keys: once they expire, new keys fit', async () => {
+      const owner = await t.user({ org: 'cap-expiry' });
+      const now = nextWholeSecond();
+      freezeDate(now);
+      for (let i = 0; i < CAP; i += 1)
+        await create(owner, { expires_at: new Date(now + 60_000).toISOString() }).expect(201);
+      expectLimitReached(await create(owner));
+      jest.setSystemTime(now + 60_000);
+      for (let i = 0; i < CAP; i += 1) await create(owner).expect(201);
+      expectLimitReached(await create(owner));
     });
   });
 
