@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { DataSource } from 'typeorm';
+import { KEY_RECORD_FIELDS } from '../support/api-key-records';
 import {
   apiKeyAuth,
   bearer,
@@ -332,22 +333,7 @@ describe('/v1/user-api-keys', () => {
       const response = await list(user, '?include_revoked=true').expect(200);
       expect(response.text).not.toContain(value.split('.')[2]);
       for (const key of response.body.api_keys) {
-        expect(Object.keys(key).sort()).toEqual(
-          [
-            'created_at',
-            'expires_at',
-            'id',
-            'label',
-            'last_used_at',
-            'last_used_ip',
-            'last_used_user_agent',
-            'organization_id',
-            'scopes',
-            'status',
-            'updated_at',
-            'user_id',
-          ].sort(),
-        );
+        expect(Object.keys(key).sort()).toEqual(KEY_RECORD_FIELDS);
       }
     });
 

@@ -3,6 +3,7 @@ import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { IdentityService } from '../../src/identity/identity.service';
 import { Organization } from '../../src/identity/organization.entity';
 import { freezeDate, nextWholeSecond } from '../support/clock';
+import { PERMISSION_CATALOGUE as CATALOGUE } from '../support/api-key-records';
 import {
   apiKeyAuth,
   bearer,
@@ -19,17 +20,6 @@ const DAY = 86_400_000;
 /** The defaults of docs/api.md#scopes, as each role has them. */
 const ADMIN_DEFAULT = ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write'];
 const MEMBER_DEFAULT = ['api_keys:read', 'integrations:read'];
-/** Every permission, in catalogue order (docs/api.md#roles-and-permissions), written out again here. */
-const CATALOGUE = [
-  'api_keys:create',
-  'api_keys:read',
-  'api_keys:revoke',
-  'api_keys:manage',
-  'audit:read',
-  'integrations:read',
-  'integrations:write',
-  'organization:write',
-];
 
 /**
  * The key lifecycle (docs/api.md#scopes, #post-v1token, #expiry-and-key-policy, #rotation): scopes

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { ApiKey } from '../../src/api-keys/api-key.entity';
 import { runCli } from '../../src/cli';
 import { IdentityService } from '../../src/identity/identity.service';
+import { KEY_RECORD_FIELDS } from '../support/api-key-records';
 import {
   apiKeyAuth,
   bearer,
@@ -12,22 +13,6 @@ import {
   ISO_MS,
 } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
-
-/** Every field of a key record (docs/api.md#api-key-object): never `value`, never a hash. */
-const RECORD_FIELDS = [
-  'created_at',
-  'expires_at',
-  'id',
-  'label',
-  'last_used_at',
-  'last_used_ip',
-  'last_used_user_agent',
-  'organization_id',
-  'scopes',
-  'status',
-  'updated_at',
-  'user_id',
-];
 
 interface KeyBody {
   id: string;
@@ -120,7 +105,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       });
       expect(response.body.api_keys.map((key: KeyBody) => key.id)).toEqual(newestFirst(org.keys));
       for (const key of response.body.api_keys) {
-        expect(Object.keys(key).sort()).toEqual(RECORD_FIELDS);
+        expect(Object.keys(key).sort()).toEqual(KEY_RECORD_FIELDS);
         expect(key.organization_id).toBe(org.admin.organizationId);
         const created = org.keys.find((made) => made.id === key.id)!;
         expect(key).toStrictEqual({
@@ -221,7 +206,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       expect(response.body.api_key).toMatchObject({ id: key.id, user_id: org.member.userId, status: 'REVOKED' });
       expect(response.body.api_key.updated_at).toMatch(ISO_MS);
       expect(response.body.api_key.updated_at >= key.updated_at).toBe(true);
-      expect(Object.keys(response.body.api_key).sort()).toEqual(RECORD_FIELDS);
+      expect(Object.keys(response.body.api_key).sort()).toEqual(KEY_RECORD_FIELDS);
 
       // The owner sees it revoked; the key and its access tokens stop working.
       expect((await ownKey(org.member, key.id).expect(200)).body.api_key.status).toBe('REVOKED');

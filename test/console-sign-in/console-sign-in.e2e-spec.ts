@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../../src/cli';
 import { ConsoleSignInService } from '../../src/console-sign-in/console-sign-in.service';
+import { PERMISSION_CATALOGUE } from '../support/api-key-records';
 import { bearer, decodeJwt, expectError, expectInvalidArgument, UUID } from '../support/http-assertions';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 
@@ -82,16 +83,7 @@ describe('console sign-in links', () => {
       user_id: admin.userId,
       organization: { id: admin.organizationId, name: 'console-org' },
       role: 'admin',
-      permissions: [
-        'api_keys:create',
-        'api_keys:read',
-        'api_keys:revoke',
-        'api_keys:manage',
-        'audit:read',
-        'integrations:read',
-        'integrations:write',
-        'organization:write',
-      ],
+      permissions: PERMISSION_CATALOGUE,
     });
     const { payload } = decodeJwt(response.body.session_token);
     expect(payload).toMatchObject({ sub: admin.userId, org: admin.organizationId, token_use: 'session' });
