@@ -1,11 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
-import { connect, Socket } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
-import { freePort } from '../support/ports';
+import { HttpResult, lastResponse, openConnection, requestHead, send, ServerProcess } from '../support/server-process';
 import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser } from '../support/test-app';
 
 /**
@@ -22,139 +20,6 @@ import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser 
  */
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */
 const secrets: Environment = testSecrets;
-
-interface HttpResult {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** Parsed JSON, as supertest's `body`. */
-  body: ReturnType<typeof JSON.parse>;
-}
-
-/** One request on a fresh connection (no keep-alive agent). */
-function send(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-  return new Promise<HttpResult>((resolvePromise, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () =>
-        resolvePromise({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: text === '' ? null : JSON.parse(text),
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** A raw HTTP/1.1 request head (the body, if any, is written separately). */
-function requestHead(port: number, method: string, path: string, headers: Record<string, string>): string {
-  const lines = Object.entries({ Host: `127.0.0.1:${port}`, ...headers }).map(
-    ([name, value]) => `${name}: ${value}\r\n`,
-  );
-  return `${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n`;
-}
-
-/** The last response in `raw` (what a connection received), as `send` returns it. */
-function lastResponse(raw: string): HttpResult {
-  const [head = '', text = ''] = raw.slice(Math.max(0, raw.lastIndexOf('HTTP/1.1 '))).split('\r\n\r\n');
-  const [statusLine, ...lines] = head.split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(text || 'null') };
-}
-
-/** A connection opened now; what is written on it, and when, is up to the test. */
-async function openConnection(port: number) {
-  const socket: Socket = connect(port, '127.0.0.1');
-  await new Promise<void>((ok, reject) => socket.once('connect', ok).once('error', reject));
-  let raw = '';
-  let error: string | undefined;
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => (raw += chunk));
-  socket.on('error', (failure: NodeJS.ErrnoException) => (error ??= failure.code ?? failure.message));
-  const closed = new Promise<void>((ok) => socket.once('close', () => ok()));
-  return {
-    write: (text: string) => void socket.write(text),
-    received: () => raw,
-    /** Everything the server sent until the connection closed, and the error the client saw, if any. */
-    closed: async (): Promise<{ raw: string; error: string | undefined }> => {
-      await closed;
-      return { raw, error };
-    },
-    destroy: () => socket.destroy(),
-  };
-}
-
-/** The server as a child process, with its output kept for failure messages. */
-class ServerProcess {
-  output = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-
-  private constructor(
-    readonly child: ChildProcess,
-    readonly port: number,
-  ) {
-    child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    this.exited = new Promise((ok) => child.once('exit', (code, signal) => ok({ code, signal })));
-  }
-
-  static async start(mainJs: string, database: TestDatabase, env: Environment): Promise<ServerProcess> {
-    const port = await freePort();
-    const child = spawn(process.execPath, [mainJs], {
-      cwd: database.env.DATA_DIR, // no stray .env file
-      env: {
-        PATH: process.env.PATH,
-        ...secrets,
-        ...database.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        // A free port: the default 9464 may be taken by another suite's server or a run beside this one.
-        METRICS_PORT: '0',
-        LOG_LEVEL: 'info',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const server = new ServerProcess(child, port);
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`server exited at start:\n${server.output}`);
-      try {
-        if ((await send(port, 'GET', '/healthz')).status === 200) return server;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
-      await sleep(100);
-    }
-  }
-
-  /** Sends request headers and the first part of a body now; `finish()` sends the rest later. */
-  async startSlowRequest(method: string, path: string, headers: Record<string, string>, body: string) {
-    const connection = await openConnection(this.port);
-    const half = Math.floor(body.length / 2);
-    connection.write(
-      requestHead(this.port, method, path, { 'Content-Length': String(body.length), ...headers }) + body.slice(0, half),
-    );
-    return {
-      /** Sends the rest of the body and waits for the server to answer and close the connection. */
-      finish: async (): Promise<HttpResult & { raw: string }> => {
-        connection.write(body.slice(half));
-        const { raw } = await connection.closed();
-        return { ...lastResponse(raw), raw };
-      },
-      abandon: () => connection.destroy(),
-    };
-  }
-}
 
 describe('graceful shutdown (the built server as a child process)', () => {
   let buildDir: string;
