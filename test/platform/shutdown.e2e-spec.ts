@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
-import { HttpResult, lastResponse, openConnection, requestHead, send, ServerProcess } from '../support/server-process';
+import {
+  HttpResult,
+  lastResponse,
+  openConnection,
+  requestHead,
+  send,
+  ServerProcess,
+  sigtermUnderLoad,
+} from '../support/server-process';
 import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser } from '../support/test-app';
 
 /**
@@ -15,8 +23,9 @@ import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser 
  * build` compiles it) runs as `node main.js` on the suite's database, finding its compiled signing
  * worker beside itself as in production.
  *
- * No timing is asserted (docs/performance.md): the time to exit, and the counts of the run under
- * load, are printed for the report; the Jest timeouts only bound a hung run.
+ * No timing is asserted but the drain's (docs/performance.md): the time to exit, and the counts of the
+ * run under load, are measured by bench/timings/shutdown.bench.ts (`npm run bench:timings`); the Jest
+ * timeouts only bound a hung run.
  */
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */
 const secrets: Environment = testSecrets;
@@ -80,7 +89,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
     );
     await sleep(200);
 
-    const signalledAt = performance.now();
     server.child.kill('SIGTERM');
 
     // Right after: not ready. Either the port is closed already (refused; or reset, for a connection
@@ -95,7 +103,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
       }
       if (readiness === undefined) await sleep(20);
     }
-    console.log(`readiness after SIGTERM: ${readiness} (${Math.round(performance.now() - signalledAt)} ms)`);
     expect(['ECONNREFUSED', 'ECONNRESET', '503 {"code":"UNAVAILABLE","message":"service unavailable"}']).toContain(
       readiness,
     );
@@ -107,7 +114,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
     expect(finished.headers.connection).toBe('close');
 
     const exit = await server.exited;
-    console.log(`exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`);
     expect(exit).toEqual({ code: 0, signal: null });
 
     // What the drained process left in the database: the in-flight key, and the flushed use.
@@ -128,10 +134,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
     await new Promise<void>((ok) => socket.once('connect', ok));
     socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`);
     await new Promise((ok) => socket.once('data', ok));
-    const signalledAt = performance.now();
     server.child.kill('SIGTERM');
     const exit = await server.exited;
-    console.log(`idle: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`);
     expect(exit).toEqual({ code: 0, signal: null });
     socket.destroy();
   }, 60_000);
@@ -145,12 +149,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
       JSON.stringify({ label: 'never-finished' }),
     );
     await sleep(200);
-    const signalledAt = performance.now();
     server.child.kill('SIGTERM');
     const exit = await server.exited;
-    console.log(
-      `stuck: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`,
-    );
     expect(exit).toEqual({ code: 1, signal: null });
     expect(server.output).toContain('shutdown timed out');
     stuck.abandon();
@@ -225,7 +225,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
     // After the drain the listener closes (refused), while the request in flight keeps the process.
     const probed = await probeUntilClosed(port);
     const listenedMs = Math.round(performance.now() - signalledAt);
-    console.log(`drain ${drainMs} ms: listening until ${listenedMs} ms after SIGTERM, then ${probed.error}`);
     expect(probed.error).toBe('ECONNREFUSED');
     expect(new Set(probed.answers)).toEqual(new Set([`503 ${JSON.stringify(unavailable)} close`]));
     expect(listenedMs).toBeGreaterThanOrEqual(drainMs);
@@ -236,9 +235,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
     expect(finished.body.api_key).toEqual(expect.objectContaining({ label: 'across-the-drain', status: 'ACTIVE' }));
     expect(finished.headers.connection).toBe('close');
     const exit = await server.exited;
-    console.log(
-      `drain: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`,
-    );
     expect(exit).toEqual({ code: 0, signal: null });
   }, 60_000);
 
@@ -249,7 +245,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const silent = await openConnection(port);
     await sleep(200); // accepted by the process, not only by the kernel
 
-    const signalledAt = performance.now();
     server.child.kill('SIGTERM');
     const probed = await probeUntilClosed(port);
     expect(probed.error).toBe('ECONNREFUSED');
@@ -266,9 +261,6 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const silentEnd = await silent.closed();
     expect(silentEnd).toEqual({ raw: '', error: undefined });
     const exit = await server.exited;
-    console.log(
-      `silent connection: exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after SIGTERM`,
-    );
     expect(exit).toEqual({ code: 0, signal: null });
   }, 60_000);
 
@@ -279,81 +271,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const created = await createKey(port);
     const apiKey = { Authorization: `ApiKey ${created.body.opaque_key}` };
 
-    type Outcome = 'answered' | 'unavailable' | 'refused' | 'reset';
-    const counts = {
-      before: { answered: 0, unavailable: 0, refused: 0, reset: 0 } as Record<Outcome, number>,
-      after: { answered: 0, unavailable: 0, refused: 0, reset: 0 } as Record<Outcome, number>,
-    };
-    const unexpected: string[] = [];
-    const resets: string[] = [];
-    let signalled = false;
-    let routing = true; // whether the balancer still sends work to this instance
-    let removedAt: number | undefined;
-
-    // Each outcome is counted by when it arrives: before or after the signal.
-    const phase = () => (signalled ? counts.after : counts.before);
-    // A client: one new connection per token exchange, in a loop, while the balancer routes here.
-    const client = async (): Promise<void> => {
-      while (routing) {
-        try {
-          const answer = await send(port, 'POST', '/v1/token', apiKey);
-          if (answer.status === 200 && typeof answer.body?.access_token === 'string') phase().answered += 1;
-          else if (
-            answer.status === 503 &&
-            answer.headers.connection === 'close' &&
-            answer.body?.code === 'UNAVAILABLE'
-          )
-            phase().unavailable += 1;
-          else unexpected.push(`${answer.status} ${JSON.stringify(answer.body)}`);
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code ?? String(error);
-          if (code === 'ECONNREFUSED') {
-            phase().refused += 1;
-            await sleep(10); // a balancer would retry elsewhere; do not spin
-          } else {
-            phase().reset += 1;
-            resets.push(code);
-          }
-        }
-      }
-    };
-    // The balancer: a readiness probe every 100 ms; after two failures in a row it takes the
-    // instance out (as Kubernetes does with periodSeconds and failureThreshold: 2).
-    const balancer = async (): Promise<void> => {
-      let failures = 0;
-      while (failures < 2) {
-        await sleep(100);
-        const ready = await send(port, 'GET', '/readyz').then(
-          (answer) => answer.status === 200,
-          () => false,
-        );
-        failures = ready ? 0 : failures + 1;
-      }
-      routing = false;
-      removedAt = performance.now();
-    };
-
-    const running = [balancer(), ...Array.from({ length: 8 }, client)];
-    await sleep(1000);
-    const signalledAt = performance.now();
-    signalled = true;
-    server.child.kill('SIGTERM');
-    await Promise.all(running);
-    const exit = await server.exited;
-
-    const { before, after } = counts;
-    const accepted = (phase: Record<Outcome, number>) => phase.answered + phase.unavailable + phase.reset;
-    const total = accepted(before) + accepted(after);
-    const resetCount = before.reset + after.reset;
-    console.log(
-      [
-        `load: 8 clients, one connection per request; SHUTDOWN_DRAIN_MS=${drainMs}`,
-        `  before SIGTERM: ${JSON.stringify(before)}`,
-        `  after SIGTERM:  ${JSON.stringify(after)}`,
-        `  balancer took the instance out ${Math.round(removedAt! - signalledAt)} ms after SIGTERM; exited ${JSON.stringify(exit)} ${Math.round(performance.now() - signalledAt)} ms after it`,
-        `  reset: ${resetCount} of ${total} connections (${((100 * resetCount) / total).toFixed(2)} %), ${after.reset} of the ${accepted(after)} after SIGTERM ${JSON.stringify([...new Set(resets)])}`,
-      ].join('\n'),
-    );
+    const { before, after, unexpected, resets, exit } = await sigtermUnderLoad(server, apiKey);
     expect(unexpected).toEqual([]);
     expect(resets).toEqual([]);
     expect(before.answered).toBeGreaterThan(0);

@@ -141,3 +141,99 @@ export class ServerProcess {
     };
   }
 }
+
+export type Outcome = 'answered' | 'unavailable' | 'refused' | 'reset';
+
+/** What {@link sigtermUnderLoad} saw, each outcome counted by when it arrived: before or after SIGTERM. */
+export interface LoadRun {
+  before: Record<Outcome, number>;
+  after: Record<Outcome, number>;
+  /** Answers that were neither a token nor the drain's 503 with `Connection: close`. */
+  unexpected: string[];
+  /** The error codes of the connections reset. */
+  resets: string[];
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  /** When the balancer took the instance out, and when the process exited, in ms after SIGTERM. */
+  removedMs: number;
+  exitedMs: number;
+}
+
+/**
+ * SIGTERM under load: `clients` clients each open a new connection per token exchange (with
+ * `apiKey`), in a loop, while a balancer routes to the instance; the balancer probes GET /readyz every
+ * 100 ms and takes the instance out after two failures in a row (as Kubernetes does with
+ * periodSeconds and failureThreshold: 2). SIGTERM comes after a second of load.
+ */
+export async function sigtermUnderLoad(
+  server: ServerProcess,
+  apiKey: Record<string, string>,
+  clients = 8,
+): Promise<LoadRun> {
+  const port = server.port;
+  const counts = {
+    before: { answered: 0, unavailable: 0, refused: 0, reset: 0 } as Record<Outcome, number>,
+    after: { answered: 0, unavailable: 0, refused: 0, reset: 0 } as Record<Outcome, number>,
+  };
+  const unexpected: string[] = [];
+  const resets: string[] = [];
+  let signalled = false;
+  let routing = true; // whether the balancer still sends work to this instance
+  let removedAt: number | undefined;
+
+  // Each outcome is counted by when it arrives: before or after the signal.
+  const phase = () => (signalled ? counts.after : counts.before);
+  // A client: one new connection per token exchange, in a loop, while the balancer routes here.
+  const client = async (): Promise<void> => {
+    while (routing) {
+      try {
+        const answer = await send(port, 'POST', '/v1/token', apiKey);
+        if (answer.status === 200 && typeof answer.body?.access_token === 'string') phase().answered += 1;
+        else if (answer.status === 503 && answer.headers.connection === 'close' && answer.body?.code === 'UNAVAILABLE')
+          phase().unavailable += 1;
+        else unexpected.push(`${answer.status} ${JSON.stringify(answer.body)}`);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? String(error);
+        if (code === 'ECONNREFUSED') {
+          phase().refused += 1;
+          await sleep(10); // a balancer would retry elsewhere; do not spin
+        } else {
+          phase().reset += 1;
+          resets.push(code);
+        }
+      }
+    }
+  };
+  // The balancer: a readiness probe every 100 ms; after two failures in a row it takes the
+  // instance out (as Kubernetes does with periodSeconds and failureThreshold: 2).
+  const balancer = async (): Promise<void> => {
+    let failures = 0;
+    while (failures < 2) {
+      await sleep(100);
+      const ready = await send(port, 'GET', '/readyz').then(
+        (answer) => answer.status === 200,
+        () => false,
+      );
+      failures = ready ? 0 : failures + 1;
+    }
+    routing = false;
+    removedAt = performance.now();
+  };
+
+  const running = [balancer(), ...Array.from({ length: clients }, client)];
+  await sleep(1000);
+  const signalledAt = performance.now();
+  signalled = true;
+  server.child.kill('SIGTERM');
+  await Promise.all(running);
+  const exit = await server.exited;
+  const exitedMs = performance.now() - signalledAt;
+
+  return {
+    ...counts,
+    unexpected,
+    resets,
+    exit,
+    removedMs: removedAt! - signalledAt,
+    exitedMs,
+  };
+}
