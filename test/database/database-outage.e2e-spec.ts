@@ -1,6 +1,6 @@
 import type { Response } from 'supertest';
-import { TcpProxy } from '../support/tcp-proxy';
-import { createTestApp, createTestDatabase, POSTGRES_URL, TestApp, TestDatabase, TestUser } from '../support/test-app';
+import { closeAppBehindProxy, startAppBehindProxy, TcpProxy } from '../support/tcp-proxy';
+import { POSTGRES_URL, TestApp, TestDatabase, TestUser } from '../support/test-app';
 
 /**
  * Failing closed (docs/api.md, docs/operations.md#failing-closed-when-the-database-is-unreachable): with PostgreSQL unreachable, every request
@@ -8,8 +8,9 @@ import { createTestApp, createTestDatabase, POSTGRES_URL, TestApp, TestDatabase,
  * itself once the database is back. A TCP proxy sits between the app and PostgreSQL and simulates
  * the outage. PostgreSQL only: SQLite has no network to lose.
  *
- * Speed is never asserted inside tests (docs/performance.md): latencies are printed for the report;
- * the assertions are on status and body. (The budget is 503 within 2 s, recovery within 5 s.)
+ * Speed is never asserted inside tests (docs/performance.md): the latencies are measured by
+ * bench/timings/database-outage.bench.ts (`npm run bench:timings`); the assertions are on status and
+ * body, and on recovery within its budget. (The budget is 503 within 2 s, recovery within 5 s.)
  */
 const describeOnPostgres = POSTGRES_URL === undefined ? describe.skip : describe;
 
@@ -25,26 +26,15 @@ describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_UR
   let accessToken: string;
 
   beforeAll(async () => {
-    const target = new URL(POSTGRES_URL!);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(POSTGRES_URL!);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    database = createTestDatabase();
-    t = await createTestApp({ database, env: { DATABASE_URL: viaProxy.toString() } });
+    ({ proxy, database, t } = await startAppBehindProxy());
     user = await t.user();
     keyValue = (await t.createKey(user, 'outage')).value;
     accessToken = await t.exchange(keyValue);
   }, 30_000);
 
-  afterAll(async () => {
-    await t?.close();
-    await proxy?.close();
-    await database?.drop();
-  }, 30_000);
+  afterAll(() => closeAppBehindProxy({ t, proxy, database }), 30_000);
 
-  /** The requests that need the database, each as a function so it can be timed. */
+  /** The requests that need the database. */
   const probes: Array<[string, () => Promise<Response>]> = [
     ['GET /v1/user-api-keys (session token: membership lookup)', () => listKeys(user.token)],
     ['GET /v1/user-api-keys (access token: membership + key status)', () => listKeys(accessToken)],
@@ -56,22 +46,15 @@ describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_UR
     return t.http().get('/v1/user-api-keys').set('Authorization', `Bearer ${token}`);
   }
 
-  async function timed(request: () => Promise<Response>): Promise<{ response: Response; ms: number }> {
-    const started = performance.now();
-    const response = await request();
-    return { response, ms: Math.round(performance.now() - started) };
-  }
-
   /** Several requests at once, so the pool holds idle connections when the outage starts. */
   async function warmPool(): Promise<void> {
     const responses = await Promise.all(Array.from({ length: 4 }, () => listKeys(accessToken)));
     for (const response of responses) expect(response.status).toBe(200);
   }
 
-  async function expectUnavailable(outage: string): Promise<void> {
+  async function expectUnavailable(): Promise<void> {
     for (const [name, request] of probes) {
-      const { response, ms } = await timed(request);
-      console.log(`[${outage}] ${name}: ${response.status} in ${ms} ms`);
+      const response = await request();
       expect({ name, status: response.status, body: response.body }).toEqual({ name, status: 503, body: UNAVAILABLE });
       // A database outage is not an authentication failure.
       expect(response.headers['www-authenticate']).toBeUndefined();
@@ -81,19 +64,14 @@ describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_UR
   }
 
   /** Polls until a request that needs the database succeeds; fails if it never does in the budget. */
-  async function expectRecovery(outage: string): Promise<void> {
+  async function expectRecovery(): Promise<void> {
     const started = performance.now();
     let last: Response | undefined;
-    let attempts = 0;
     while (performance.now() - started < RECOVERY_BUDGET_MS) {
-      attempts += 1;
       last = await listKeys(user.token);
       if (last.status === 200) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    console.log(
-      `[${outage}] recovered after ${Math.round(performance.now() - started)} ms (${attempts} attempts, last status ${last?.status})`,
-    );
     expect(last?.status).toBe(200);
     // And it stays recovered: every kind of request succeeds again.
     expect((await listKeys(accessToken)).status).toBe(200);
@@ -104,19 +82,19 @@ describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_UR
   it('answers 503 UNAVAILABLE while PostgreSQL refuses connections, and recovers when it is back', async () => {
     await warmPool();
     await proxy.refuse();
-    await expectUnavailable('refused');
+    await expectUnavailable();
     await proxy.restore();
-    await expectRecovery('refused');
+    await expectRecovery();
   }, 60_000);
 
   it('answers 503 UNAVAILABLE while PostgreSQL is silent (black hole), and recovers when it is back', async () => {
     await warmPool();
     proxy.blackhole();
-    await expectUnavailable('black hole');
+    await expectUnavailable();
     // Twice: requests made after the first timeouts fail as promptly (no connection stays stuck).
-    await expectUnavailable('black hole, again');
+    await expectUnavailable();
     await proxy.restore();
-    await expectRecovery('black hole');
+    await expectRecovery();
   }, 60_000);
 
   it('survives an idle connection dropped by the server (no unhandled pg error event)', async () => {

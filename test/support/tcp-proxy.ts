@@ -1,4 +1,5 @@
 import { createConnection, createServer, Server, Socket } from 'node:net';
+import { createTestApp, createTestDatabase, POSTGRES_URL, TestApp, TestDatabase } from './test-app';
 
 export type ProxyMode = 'forward' | 'refuse' | 'blackhole';
 
@@ -108,4 +109,31 @@ export class TcpProxy {
     if (server === undefined) return;
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/** A test app on a database of its own whose PostgreSQL connections go through a {@link TcpProxy}. */
+export interface AppBehindProxy {
+  proxy: TcpProxy;
+  database: TestDatabase;
+  t: TestApp;
+}
+
+/** Starts a {@link TcpProxy} to POSTGRES_URL and a test app connected through it. */
+export async function startAppBehindProxy(): Promise<AppBehindProxy> {
+  const target = new URL(POSTGRES_URL!);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  await proxy.start();
+  const viaProxy = new URL(POSTGRES_URL!);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  const database = createTestDatabase();
+  const t = await createTestApp({ database, env: { DATABASE_URL: viaProxy.toString() } });
+  return { proxy, database, t };
+}
+
+/** Closes what {@link startAppBehindProxy} started (any part of it that was started). */
+export async function closeAppBehindProxy(started: Partial<AppBehindProxy>): Promise<void> {
+  await started.t?.close();
+  await started.proxy?.close();
+  await started.database?.drop();
 }
