@@ -213,10 +213,6 @@ function scenarios(mode: Mode): void {
       );
       const passed = responses.filter((response) => response.status === 401).length;
       const refused = responses.filter((response) => response.status === 429).length;
-      console.log(
-        `${mode}, ${kind}: ${BURST} parallel failures (lookups slowed by ${SLOW_LOOKUP_MS} ms) -> ` +
-          `${passed} answered 401, ${refused} answered 429, ${lookups} key lookups`,
-      );
       expect(passed).toBe(LIMIT);
       expect(refused).toBe(BURST - LIMIT);
       expect(lookups).toBeLessThanOrEqual(LIMIT);
@@ -241,12 +237,6 @@ function scenarios(mode: Mode): void {
       Promise.all(Array.from({ length: BURST }, (_, i) => exchange(t, client, keys[i % keys.length].value))),
     );
     const statuses = [...oneKey.result, ...tenKeys.result].map((response) => response.status);
-    const ok = (responses: Array<{ status: number }>) => responses.filter((r) => r.status === 200).length;
-    console.log(
-      `${mode}: ${BURST} parallel good exchanges (lookups slowed by ${SLOW_LOOKUP_MS} ms) of one key -> ` +
-        `${ok(oneKey.result)} answered 200, ${oneKey.lookups} key lookups; ` +
-        `of ten keys -> ${ok(tenKeys.result)} answered 200, ${tenKeys.lookups} key lookups`,
-    );
     expect(statuses).toEqual(Array(2 * BURST).fill(200));
     if (redis !== undefined) expect(await redis.get(`${prefix}token-failures:addr:${client}`)).toBeNull();
     // Nothing of the bursts was counted: the address has all its failures left.

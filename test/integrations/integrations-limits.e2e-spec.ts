@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { Response } from 'supertest';
 import type { Environment } from '../../src/config/configuration';
@@ -74,15 +73,10 @@ describe('monitoring validation limits (e2e)', () => {
 
     it('a key check that is never answered: 503 at the deadline, and the call is aborted', async () => {
       fake.delay('/api/v1/validate', NEVER);
-      const started = performance.now();
       const response = await validate(t, admin);
-      const elapsed = performance.now() - started;
       expectUnavailable(response);
       await until(() => fake.open === 0);
       expect(fake.abandoned.map((call) => call.path)).toEqual(['/api/v1/validate']);
-      console.log(
-        `validation deadline ${DEADLINE_MS} ms, key check never answered: 503 after ${elapsed.toFixed(0)} ms`,
-      );
     });
 
     it('permission probes that are never answered: 503, the probes in flight aborted, no further one started', async () => {
@@ -235,11 +229,6 @@ describe('monitoring validation limits (e2e)', () => {
       fake.delay('/api/v1/validate', NEVER);
       const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => validate(t, admins[i % admins.length])));
       const statuses = responses.map((response) => response.status);
-      console.log(
-        `validation cap ${CAP}, burst of 20: ${statuses.filter((s) => s === 503).length} ran into the deadline, ${
-          statuses.filter((s) => s === 429).length
-        } refused with 429`,
-      );
       expect(statuses.filter((status) => status === 503)).toHaveLength(CAP);
       expect(statuses.filter((status) => status === 429)).toHaveLength(20 - CAP);
       expect(fake.callsTo('/api/v1/validate')).toHaveLength(CAP);
