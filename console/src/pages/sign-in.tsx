@@ -11,8 +11,11 @@ function codeFromFragment(): string | undefined {
   return code === null || code === '' ? undefined : code;
 }
 
-/** One trade per code, even if the page mounts twice (React's strict mode in development). */
-let trading: { code: string; result: Promise<void> } | undefined;
+/**
+ * One trade per code, even if the page mounts twice (React's strict mode in development). Only a trade
+ * still under way is picked up by a new mount: after a sign-out the page starts from no code.
+ */
+let trading: { code: string; result: Promise<void>; settled: boolean } | undefined;
 
 function trade(code: string): Promise<void> {
   if (trading?.code !== code) {
@@ -26,14 +29,23 @@ function trade(code: string): Promise<void> {
         permissions: answer.permissions,
       });
     });
-    trading = { code, result };
+    const current = { code, result, settled: false };
+    const settle = () => {
+      current.settled = true;
+    };
+    result.then(settle, settle);
+    trading = current;
   }
   return trading.result;
 }
 
+function pendingCode(): string | undefined {
+  return trading !== undefined && !trading.settled ? trading.code : undefined;
+}
+
 export function SignInPage() {
   useTitle('Sign in');
-  const [code, setCode] = useState(() => codeFromFragment() ?? trading?.code);
+  const [code, setCode] = useState(() => codeFromFragment() ?? pendingCode());
   const [error, setError] = useState<unknown>();
   const [notice] = useState(takeNotice);
 
