@@ -2,7 +2,11 @@ import type { Permission } from './api/contract';
 
 /** The catalogue in its order, with what each lets a key do (docs/api.md#roles-and-permissions). */
 export const PERMISSIONS: ReadonlyArray<{ name: Permission; description: string; management: boolean }> = [
-  { name: 'api_keys:create', description: 'create and rotate its owner’s keys', management: true },
+  {
+    name: 'api_keys:create',
+    description: 'create its owner’s keys (and, with api_keys:revoke, rotate them)',
+    management: true,
+  },
   { name: 'api_keys:read', description: 'list and read its owner’s keys', management: false },
   { name: 'api_keys:revoke', description: 'revoke its owner’s keys', management: true },
   { name: 'api_keys:manage', description: 'list and revoke every key of the organization', management: true },

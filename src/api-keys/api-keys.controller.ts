@@ -48,7 +48,7 @@ export class ApiKeysController {
   }
 
   @Post(':id/rotate')
-  @RequirePermissions('api_keys:create')
+  @RequirePermissions('api_keys:create', 'api_keys:revoke')
   @ApiOperation({
     summary: 'Replace one of your keys by a new one with the same label and scopes; the new secret is returned once',
     description:

@@ -539,7 +539,9 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
     it('records api_key.rotated (target the new key, previous_api_key_id the old), nothing else', async () => {
       const admin = await user();
       const old = await t.createKey(admin);
-      const parent = await t.createKey(admin, 'rotator', { scopes: ['api_keys:create', ...ADMIN_DEFAULT] });
+      const parent = await t.createKey(admin, 'rotator', {
+        scopes: ['api_keys:create', 'api_keys:revoke', ...ADMIN_DEFAULT],
+      });
       const token = await t.exchange(parent.value);
       const { body } = await rotate(token, old.id).expect(201);
       const rotated = (await auditRows(admin)).filter((row) => row.action !== 'api_key.created');
@@ -680,7 +682,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await auditRows(admin)).filter((row) => row.action === 'api_key.rotated')).toHaveLength(1);
     });
 
-    it('needs api_keys:create, and every scope of the key rotated (403 otherwise, as a creation with them would be)', async () => {
+    it('needs api_keys:create, api_keys:revoke, and every scope of the key rotated (403 otherwise, as a creation with them would be)', async () => {
       const viewer = await user('viewer');
       const own = await t.createKey(await t.user({ org: `lifecycle-${orgs}`, role: 'admin' }));
       expectError(await rotate(viewer.token, own.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
@@ -694,12 +696,35 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       // An access token may create keys, but not one that writes integrations: it cannot rotate `wide`.
       const owner = await user();
       const wide = await t.createKey(owner, 'wide', { scopes: ['integrations:write', 'integrations:read'] });
-      const rotator = await t.createKey(owner, 'rotator', { scopes: ['api_keys:create', 'integrations:read'] });
+      const rotator = await t.createKey(owner, 'rotator', {
+        scopes: ['api_keys:create', 'api_keys:revoke', 'integrations:read'],
+      });
       const token = await t.exchange(rotator.value);
       expectError(await rotate(token, wide.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
       expect((await getKey(owner.token, wide.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       expect(await keyRows(owner)).toHaveLength(2);
       await rotate(token, rotator.id).expect(201);
+    });
+
+    it('an access token that may create keys but not revoke them cannot rotate (a rotation with no grace revokes)', async () => {
+      const owner = await user();
+      const target = await t.createKey(owner, 'target');
+      const creator = await t.createKey(owner, 'creator only', { scopes: ['api_keys:create', ...ADMIN_DEFAULT] });
+      const token = await t.exchange(creator.value);
+      // As DELETE with the same token is refused, so is a rotation that would revoke at once.
+      expectError(
+        await t.http().delete(`/v1/user-api-keys/${target.id}`).set(bearer(token)),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+      );
+      for (const body of [{ grace_period_seconds: 0 }, { grace_period_seconds: 3600 }]) {
+        expectError(await rotate(token, target.id, body), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      }
+      expect((await getKey(owner.token, target.id).expect(200)).body.api_key.status).toBe('ACTIVE');
+      expect(await keyRows(owner)).toHaveLength(2);
+      // The key can still create one: only rotation needed the second permission.
+      await t.http().post('/v1/user-api-keys').set(bearer(token)).send({ label: 'made by creator' }).expect(201);
     });
 
     it('raced against exchanges of the old key: each exchange gets a token or "api key revoked", and no token of it works after', async () => {

@@ -125,7 +125,7 @@ export function MyKeysPage({ session }: { session: Session }) {
               actions={(key) =>
                 key.status === 'ACTIVE' ? (
                   <>
-                    {mayCreate && (
+                    {mayCreate && mayRevoke && (
                       <button type="button" className="button button-small" onClick={() => setRotating(key)}>
                         Rotate<span className="visually-hidden"> {key.label || key.id}</span>
                       </button>
