@@ -4,7 +4,7 @@ import type { RequestContext } from '../audit/request-context';
 import { Messages, notFound } from '../common/errors';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { UnitOfWork } from '../database/unit-of-work';
-import { IdentityService } from '../identity/identity.service';
+import { IdentityService, sleepUntil } from '../identity/identity.service';
 import type { ApiKey } from './api-key.entity';
 import { ApiKeysRepository } from './api-keys.repository';
 import { KeyOwner, ListKeysQuery, ownerQueue } from './api-keys.service';
@@ -96,12 +96,12 @@ export class OrganizationKeysService {
    * the revocations and their entries in one transaction, all or nothing. Taken under the owner's
    * lock (ApiKeysRepository.revokeAllOf), which key creations take too, so that a creation running
    * meanwhile is either revoked here or refused (no membership). Adding the user back later revives
-   * none of these keys. Nothing changes when the user is not a member.
+   * none of these keys, nor the member's session tokens. Nothing changes when the user is not a member.
    */
-  removeMember(organizationId: string, userId: string): Promise<MemberRemoval> {
+  async removeMember(organizationId: string, userId: string): Promise<MemberRemoval> {
     const owner = { organizationId, userId };
     const at = new Date();
-    return this.unitOfWork.run(
+    const removal = await this.unitOfWork.run(
       async (tx) => {
         if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
         const revoked = await this.keys.revokeAllOf(owner, at, tx);
@@ -119,5 +119,8 @@ export class OrganizationKeysService {
       },
       { queueKey: ownerQueue(owner) },
     );
+    // A membership begun again starts in a later second than any session token of this one (iat).
+    if (removal.removed) await sleepUntil((Math.floor(Date.now() / 1000) + 1) * 1000);
+    return removal;
   }
 }

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../identity/access.decorators';
+import { IS_PUBLIC, REQUIRED_PERMISSIONS, SESSION_ONLY } from '../identity/access.decorators';
 import { maskGrants, Permission } from '../identity/roles';
 import { PrincipalService } from './principal.service';
 
@@ -58,6 +58,8 @@ export class BearerAuthGuard implements CanActivate {
     const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets);
     if (required !== undefined) {
       for (const permission of required) if (!maskGrants(principal.permissions, permission)) throw permissionDenied();
+    } else if (principal.tokenUse === 'access' && this.reflector.getAllAndOverride<boolean>(SESSION_ONLY, targets)) {
+      throw permissionDenied();
     }
     return true;
   }

@@ -27,8 +27,10 @@ export class PrincipalService {
     const { claims } = verified;
     const owner = { userId: claims.sub, organizationId: claims.org };
     if (claims.akid === undefined) {
-      const role = await this.identity.role(claims.org, claims.sub);
-      if (role === null) throw unauthenticatedBearer();
+      const access = await this.identity.sessionAccess(claims.org, claims.sub);
+      // Signed out, or removed and added back, since the token was issued.
+      if (access === null || !(claims.iat >= access.minIssuedAt)) throw unauthenticatedBearer();
+      const { role } = access;
       return { ...owner, role, permissions: roleMask(role), tokenUse: claims.token_use };
     }
     // One query: the key's status, expiry and scopes come with the owner's membership.

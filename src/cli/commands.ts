@@ -52,6 +52,7 @@ export async function bootstrap(services: CliServices, options: BootstrapOptions
     await identity.setRole(organization.id, user.id, options.role);
     role = options.role;
   }
+  await identity.readyForSession(organization.id, user.id);
   return {
     organization_id: organization.id,
     user_id: user.id,
@@ -91,6 +92,7 @@ export async function session(
     if (memberships.length > 1) throw new CommandError(`${user.email} belongs to several organizations: pass --org`);
     organizationId = memberships[0].organizationId;
   }
+  await identity.readyForSession(organizationId, user.id);
   return {
     session_token: await tokens.mint({
       userId: user.id,

@@ -1,9 +1,10 @@
-import { Body, Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Header, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { clientAddress } from '../common/client-address';
 import { ApiErrors } from '../common/openapi';
-import { Public } from '../identity/access.decorators';
+import { CurrentPrincipal, Public, SessionOnly } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { ConsoleSessionResponse, CreateConsoleSessionDto } from './dto/console-session.dto';
 
@@ -26,5 +27,21 @@ export class ConsoleSignInController {
   @Header('Pragma', 'no-cache')
   async create(@Req() request: Request, @Body() body: CreateConsoleSessionDto): Promise<ConsoleSessionResponse> {
     return ConsoleSessionResponse.from(await this.signIn.signIn(body.code, clientAddress(request)));
+  }
+
+  /** Signs out: every session token of the caller in this organization stops (docs/api.md#delete-v1consolesessionscurrent). */
+  @Delete('current')
+  @SessionOnly()
+  @ApiOperation({
+    summary: "Sign out: end the caller's session tokens in this organization",
+    description:
+      'With a session token. Every session token of the member in this organization issued until now is refused ' +
+      'from then on (console tabs and CLI sessions alike); API keys and their access tokens are not touched. ' +
+      'An access token gets 403 PERMISSION_DENIED.',
+  })
+  @ApiNoContentResponse({ description: 'Signed out' })
+  @HttpCode(204)
+  async signOut(@CurrentPrincipal() principal: Principal): Promise<void> {
+    await this.signIn.signOut(principal);
   }
 }

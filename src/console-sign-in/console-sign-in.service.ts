@@ -8,6 +8,7 @@ import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { IdentityService } from '../identity/identity.service';
 import { Metrics } from '../metrics/metrics';
+import type { Principal } from '../identity/principal';
 import { Permission, Role, rolePermissions } from '../identity/roles';
 import { ConsoleSignInRepository } from './console-sign-in.repository';
 
@@ -121,6 +122,11 @@ export class ConsoleSignInService {
     }
   }
 
+  /** Ends the member's session tokens (the route is @SessionOnly()). */
+  async signOut(principal: Principal): Promise<void> {
+    await this.identity.endSessions(principal.organizationId, principal.userId);
+  }
+
   private async trade(code: string): Promise<ConsoleSession> {
     if (!CODE.test(code)) throw refused(SignInMessages.invalid);
     const codeHash = hashCode(code);
@@ -133,6 +139,7 @@ export class ConsoleSignInService {
     const role = await this.identity.role(link.organizationId, link.userId);
     if (role === null) throw refused(Messages.userNotAuthenticated);
     const organization = await this.identity.organizationById(link.organizationId);
+    await this.identity.readyForSession(link.organizationId, link.userId);
     const sessionToken = await this.tokens.mint({
       userId: link.userId,
       organizationId: link.organizationId,

@@ -23,6 +23,7 @@ import { AuditEventPages1764600000000 } from './migrations/1764600000000-audit-e
 import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-console-sign-in-links';
 import { ApiKeyUsage1764800000000 } from './migrations/1764800000000-api-key-usage';
 import { ApiKeysOrganizationNewest1764810000000 } from './migrations/1764810000000-api-keys-organization-newest';
+import { MembershipSessionsValidAfter1764900000000 } from './migrations/1764900000000-membership-sessions-valid-after';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   ConsoleSignInLinks1764700000000,
   ApiKeyUsage1764800000000,
   ApiKeysOrganizationNewest1764810000000,
+  MembershipSessionsValidAfter1764900000000,
 ];
 
 /**

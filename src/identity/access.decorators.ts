@@ -14,6 +14,7 @@ import type { Principal } from './principal';
 export const IS_PUBLIC = 'gatehouse:public';
 export const REQUIRED_PERMISSIONS = 'gatehouse:permissions';
 export const ANY_MEMBER = 'gatehouse:any-member';
+export const SESSION_ONLY = 'gatehouse:session-only';
 
 /** Opts a route out of the global Bearer guard (JWKS, health, /v1/token with its own guard). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
@@ -36,6 +37,18 @@ export const RequirePermissions = (...permissions: Permission[]): MethodDecorato
  */
 export const AnyMember = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(ANY_MEMBER, true), ApiBearerAuth(BEARER_SCHEME), ApiErrors(401, 503));
+
+/**
+ * A route for the member in person, any role, with a session token (console, CLI): an access token,
+ * whatever its scopes, gets 403 (signing out ends the member's sessions, which no API key may do).
+ */
+export const SessionOnly = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    SetMetadata(ANY_MEMBER, true),
+    SetMetadata(SESSION_ONLY, true),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiErrors(401, 403, 503),
+  );
 
 /** The authenticated caller of this request. */
 export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {

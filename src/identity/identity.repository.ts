@@ -2,9 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
+import { toDate } from '../database/columns';
 import { placeholders, RowReader, rowReader } from '../database/sql';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
-import { MEMBER_ACCESS_VIEW, MemberAccessColumns, MembershipAccess, toMembershipAccess } from './member-access';
+import {
+  MEMBER_ACCESS_VIEW,
+  MemberAccessColumns,
+  MembershipAccess,
+  SessionAccess,
+  toMembershipAccess,
+} from './member-access';
 import { Membership } from './membership.entity';
 import { Organization, OrganizationSettings } from './organization.entity';
 import type { Role } from './roles';
@@ -18,6 +25,7 @@ import { User } from './user.entity';
 @Injectable()
 export class IdentityRepository {
   private readonly roleSql: string;
+  private readonly sessionSql: string;
   private readonly accessSql: string;
   private readonly read: RowReader;
 
@@ -31,6 +39,8 @@ export class IdentityRepository {
     const p = placeholders(dataSource);
     this.read = rowReader(dataSource);
     this.roleSql = `SELECT role FROM memberships WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
+    this.sessionSql = `SELECT role, created_at, sessions_valid_after FROM memberships
+      WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
     this.accessSql = `SELECT role, access_token_lifetime FROM ${MEMBER_ACCESS_VIEW}
       WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
   }
@@ -39,6 +49,26 @@ export class IdentityRepository {
   async findRole(organizationId: string, userId: string): Promise<Role | null> {
     const rows = await this.read<{ role: Role }>(this.roleSql, [organizationId, userId]);
     return rows[0]?.role ?? null;
+  }
+
+  /** The role and the earliest issue time of a session token still valid (every session-token request). */
+  async findSessionAccess(organizationId: string, userId: string): Promise<SessionAccess | null> {
+    const rows = await this.read<{ role: Role; created_at: Date | string; sessions_valid_after: Date | string | null }>(
+      this.sessionSql,
+      [organizationId, userId],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    const began = Math.floor(toDate(row.created_at).getTime() / 1000);
+    if (row.sessions_valid_after === null) return { role: row.role, minIssuedAt: began };
+    const signedOut = Math.floor(toDate(row.sessions_valid_after).getTime() / 1000) + 1;
+    return { role: row.role, minIssuedAt: Math.max(began, signedOut) };
+  }
+
+  /** Ends the member's session tokens issued before `at`; false when there is no such membership. */
+  async updateSessionsValidAfter(organizationId: string, userId: string, at: Date): Promise<boolean> {
+    const result = await this.memberships.update({ organizationId, userId }, { sessionsValidAfter: at, updatedAt: at });
+    return (result.affected ?? 0) > 0;
   }
 
   async findAccess(organizationId: string, userId: string): Promise<MembershipAccess | null> {

@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/errors';
 import type { Transaction } from '../database/unit-of-work';
 import { IdentityRepository } from './identity.repository';
-import type { MembershipAccess } from './member-access';
+import type { MembershipAccess, SessionAccess } from './member-access';
 import { Membership } from './membership.entity';
 import {
   DEFAULT_ACCESS_TOKEN_LIFETIME,
@@ -36,9 +37,28 @@ export class IdentityService {
     return this.identity.findAccess(organizationId, userId);
   }
 
-  /** The user's role in the organization, or null when not a member (every Bearer request). */
+  /** The user's role in the organization, or null when not a member. */
   role(organizationId: string, userId: string): Promise<Role | null> {
     return this.identity.findRole(organizationId, userId);
+  }
+
+  /** The role and session validity of the membership, or null when not a member (every session-token request). */
+  sessionAccess(organizationId: string, userId: string): Promise<SessionAccess | null> {
+    return this.identity.findSessionAccess(organizationId, userId);
+  }
+
+  /**
+   * Waits, at most a second, until a session token issued now is valid: after a sign-out in this
+   * second, the next one (`iat` is in whole seconds; docs/adr/0025-session-sign-out.md).
+   */
+  async readyForSession(organizationId: string, userId: string): Promise<void> {
+    const access = await this.identity.findSessionAccess(organizationId, userId);
+    if (access !== null) await sleepUntil(access.minIssuedAt * 1000);
+  }
+
+  /** Ends every session token of the member issued until now (the console's sign-out); false when not a member. */
+  endSessions(organizationId: string, userId: string, at = new Date()): Promise<boolean> {
+    return this.identity.updateSessionsValidAfter(organizationId, userId, at);
   }
 
   async ensureOrganization(name: string): Promise<Organization> {
@@ -156,4 +176,10 @@ function assertSettings(settings: OrganizationSettings): void {
 
 function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+/** Resolves once the clock has reached `ms`. */
+export async function sleepUntil(ms: number): Promise<void> {
+  const wait = ms - Date.now();
+  if (wait > 0) await sleep(wait);
 }

@@ -26,3 +26,13 @@ export function toMembershipAccess(row: MemberAccessColumns): MembershipAccess |
   if (row.role === null || row.access_token_lifetime === null) return null;
   return { role: row.role, accessTokenLifetime: Number(row.access_token_lifetime) };
 }
+
+/** What a session-token request needs: the role, and the earliest `iat` still valid. */
+export interface SessionAccess {
+  role: Role;
+  /**
+   * Session tokens with an earlier `iat` (seconds) are refused: those of an earlier membership, and
+   * those of the second of a sign-out or before (docs/adr/0025-session-sign-out.md).
+   */
+  minIssuedAt: number;
+}

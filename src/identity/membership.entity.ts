@@ -18,4 +18,8 @@ export class Membership {
 
   @TimestampColumn({ name: 'updated_at' })
   updatedAt: Date;
+
+  /** Session tokens issued before this are refused (sign-out); null: none since the membership began. */
+  @TimestampColumn({ name: 'sessions_valid_after', nullable: true })
+  sessionsValidAfter: Date | null;
 }

@@ -25,12 +25,15 @@ const DECLARED: Record<string, string> = {
   'POST /v1/token': 'public, guarded by ApiKeyGuard',
   // Console sign-in: the one-time link's code is the credential (docs/api.md#post-v1consolesessions)
   'POST /v1/console/sessions': 'public',
+  // Sign-out: the member in person, never an API key's access token (docs/api.md#delete-v1consolesessionscurrent)
+  'DELETE /v1/console/sessions/current': 'bearer, any member, session token only',
   // User API keys (docs/api.md)
   'POST /v1/user-api-keys': 'bearer + api_keys:create',
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
-  'POST /v1/user-api-keys/{id}/rotate': 'bearer + api_keys:create',
+  // Rotation creates a key and may revoke the old one at once (grace 0): it needs both permissions
+  'POST /v1/user-api-keys/{id}/rotate': 'bearer + api_keys:create + api_keys:revoke',
   // Organization key management (docs/api.md#organization-key-management): every member's keys, for admins
   'GET /v1/organization/api-keys': 'bearer + api_keys:manage',
   'DELETE /v1/organization/api-keys/{id}': 'bearer + api_keys:manage',
@@ -141,6 +144,15 @@ describe('route permission declarations', () => {
     };
 
     it.each(bearerRoutes)('%s (%s)', async (route, access) => {
+      if (access.includes('session token only')) {
+        // No access token passes, whatever its scopes: even one with every permission gets 403.
+        const every = await t.exchange((await t.createKey(admin, `every scope for ${route}`)).value);
+        expectError(await call(route, every), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        // A session token passes (its own member's, signed out by the call: not the suite's admin).
+        const member = await t.user({ org: 'route-scopes', role: 'member' });
+        expect((await call(route, member.token)).status).toBe(204);
+        return;
+      }
       const required = access.startsWith('bearer + ') ? access.slice('bearer + '.length).split(' + ') : [];
       for (const permission of required) {
         expectError(await call(route, without.get(permission)!), 403, 'PERMISSION_DENIED', 'insufficient permissions');

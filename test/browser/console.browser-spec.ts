@@ -608,14 +608,30 @@ describe('web console in Chromium', () => {
     expect(response.headers.get('referrer-policy')).toBe('no-referrer');
   });
 
-  it('signs out: the session is gone from the tab', async () => {
-    const page = admin.page;
-    await page.goto('/console/keys');
+  it('signs out right after signing in, without a reload: the token ends on the server, in every tab', async () => {
+    // Signed in on this page (no reload since): the sign-in page must not start again from the used code.
+    const { context, page } = await newPage();
+    await signIn(page, ADMIN);
+    const token = await page.evaluate(
+      () => (JSON.parse(sessionStorage.getItem('gatehouse.console.session') ?? '{}') as { token?: string }).token,
+    );
+    expect(token).toEqual(expect.any(String));
+    const keys = (bearer: string) =>
+      fetch(`${server.baseUrl}/v1/user-api-keys`, { headers: { Authorization: `Bearer ${bearer}` } });
+    expect((await keys(token!)).status).toBe(200);
+
     await page.getByRole('button', { name: 'Sign out' }).click();
     await visible(page.getByText('You are signed out.'));
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-    await page.goto('/console/keys');
     await page.waitForURL('**/console/sign-in');
+    expect(await page.getByText(/Loading your session/).count()).toBe(0);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // The token no longer works anywhere, nor does the admin's other tab's.
+    expect((await keys(token!)).status).toBe(401);
+    await admin.page.goto('/console/keys');
+    await visible(admin.page.getByText('Your session has ended. Sign in again with a new link.'));
+    // A new link signs in again at once.
+    await signIn(page, ADMIN);
+    await context.close();
   });
 
   it('wrote no key secret and no sign-in code to the server log', () => {

@@ -6,8 +6,15 @@ import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../../src/cli';
 import { ConsoleSignInService } from '../../src/console-sign-in/console-sign-in.service';
 import { PERMISSION_CATALOGUE } from '../support/api-key-records';
-import { bearer, decodeJwt, expectError, expectInvalidArgument, UUID } from '../support/http-assertions';
-import { createTestApp, TestApp, TestUser } from '../support/test-app';
+import {
+  bearer,
+  decodeJwt,
+  expectBearerRejected,
+  expectError,
+  expectInvalidArgument,
+  UUID,
+} from '../support/http-assertions';
+import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 /**
  * Console sign-in without passwords (docs/api.md#post-v1consolesessions): the admin CLI prints a
@@ -154,6 +161,105 @@ describe('console sign-in links', () => {
     const missing = await cli('console-link', '--org', 'console-org');
     expect(missing).toMatchObject({ exitCode: 2, stdout: '' });
     expect(missing.stderr).toMatch(/required option '--email <email>' not specified/);
+  });
+});
+
+/**
+ * Sign-out (docs/api.md#delete-v1consolesessionscurrent): the server ends every session token of the
+ * member in that organization issued until then; so does removal, for good, even if the member comes back.
+ */
+describe('console sign-out', () => {
+  let t: TestApp;
+  let second: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+    second = await createTestApp({ database: t.database });
+  });
+  afterAll(async () => {
+    await second.close();
+    await t.close();
+  });
+
+  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, t.env);
+  const signOut = (token: string, app: TestApp = t) =>
+    app.http().delete('/v1/console/sessions/current').set(bearer(token));
+  const keys = (token: string, app: TestApp = t) => app.http().get('/v1/user-api-keys').set(bearer(token));
+  async function signInWithLink(email: string): Promise<string> {
+    const linked = await cli('console-link', '--org', 'sign-out-org', '--email', email);
+    const code = new URL(JSON.parse(linked.stdout).url).hash.replace(/^#code=/, '');
+    const response = await t.http().post('/v1/console/sessions').send({ code }).expect(200);
+    return response.body.session_token;
+  }
+
+  it('ends the session token at once, on every instance, with every other session of the member there', async () => {
+    const member = await t.user({ org: 'sign-out-org', role: 'member' });
+    const other = await signInWithLink(member.email);
+    await keys(member.token).expect(200);
+    const response = await signOut(member.token);
+    expect({ status: response.status, body: response.body }).toEqual({ status: 204, body: {} });
+    expectBearerRejected(await keys(member.token));
+    expectBearerRejected(await keys(member.token, second));
+    expectBearerRejected(await keys(other, second));
+    // Signing out again with the ended token is a 401 like any other request.
+    expectBearerRejected(await signOut(member.token));
+  });
+
+  it('leaves API keys and their access tokens, other members and other organizations alone', async () => {
+    const member = await t.user({ org: 'sign-out-org', role: 'admin' });
+    const colleague = await t.user({ org: 'sign-out-org', role: 'member' });
+    const elsewhere = await t.user({ org: 'sign-out-other-org', email: member.email, role: 'admin' });
+    const key = await t.createKey(member, 'survives sign-out');
+    const access = await t.exchange(key.value);
+    await signOut(member.token).expect(204);
+    await keys(access).expect(200);
+    await keys(await t.exchange(key.value)).expect(200);
+    await keys(colleague.token).expect(200);
+    await keys(elsewhere.token).expect(200);
+  });
+
+  it('a new sign-in right after signing out works, by link or by the CLI', async () => {
+    const member = await t.user({ org: 'sign-out-org', role: 'member' });
+    await signOut(member.token).expect(204);
+    await keys(await signInWithLink(member.email)).expect(200);
+    const session = await cli('session', '--org', 'sign-out-org', '--email', member.email);
+    expect(session.exitCode).toBe(0);
+    await keys(JSON.parse(session.stdout).session_token).expect(200);
+  });
+
+  it("refuses an API key's access token, whatever its scopes, with 403 and ends nothing", async () => {
+    const member = await t.user({ org: 'sign-out-org', role: 'admin' });
+    const access = await t.exchange((await t.createKey(member, 'not for sign-out')).value);
+    expectError(await signOut(access), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+    await keys(member.token).expect(200);
+    expectBearerRejected(await t.http().delete('/v1/console/sessions/current'));
+  });
+
+  it('stores when the sessions ended on the membership', async () => {
+    const member = await t.user({ org: 'sign-out-org', role: 'member' });
+    const before = Date.now();
+    await signOut(member.token).expect(204);
+    const rows: Array<{ sessions_valid_after: unknown }> = await t
+      .get(DataSource)
+      .query(
+        DATABASE_KIND === 'postgres'
+          ? 'SELECT sessions_valid_after FROM memberships WHERE organization_id = $1 AND user_id = $2'
+          : 'SELECT sessions_valid_after FROM memberships WHERE organization_id = ? AND user_id = ?',
+        [member.organizationId, member.userId],
+      );
+    expect(rows).toHaveLength(1);
+    const stored = new Date(rows[0].sessions_valid_after as string).getTime();
+    expect(stored).toBeGreaterThanOrEqual(before - 1000);
+    expect(stored).toBeLessThanOrEqual(Date.now() + 1000);
+  });
+
+  it('a member removed and added back does not get their old session tokens back', async () => {
+    const member = await t.user({ org: 'sign-out-org', role: 'member' });
+    await keys(member.token).expect(200);
+    expect((await cli('remove-member', '--org', 'sign-out-org', '--email', member.email)).exitCode).toBe(0);
+    expectBearerRejected(await keys(member.token));
+    const back = await t.user({ org: 'sign-out-org', email: member.email, role: 'member' });
+    expectBearerRejected(await keys(member.token));
+    await keys(back.token).expect(200);
   });
 });
 

@@ -2,7 +2,7 @@ import { METHODS } from 'node:http';
 import { INestApplication, RequestMethod, Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { ANY_MEMBER, IS_PUBLIC, REQUIRED_PERMISSIONS } from '../../src/identity/access.decorators';
+import { ANY_MEMBER, IS_PUBLIC, REQUIRED_PERMISSIONS, SESSION_ONLY } from '../../src/identity/access.decorators';
 import { TestApp } from './test-app';
 
 /** `METHOD /path` -> how the route is protected, as declared on the controller. */
@@ -41,7 +41,9 @@ export function describeAccess(reflector: Reflector, handler: object, controller
   else {
     const permissions = reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];
     const anyMember = reflector.getAllAndOverride<boolean>(ANY_MEMBER, targets) === true;
-    if (anyMember) parts.push('bearer, any member');
+    const sessionOnly = reflector.getAllAndOverride<boolean>(SESSION_ONLY, targets) === true;
+    if (sessionOnly) parts.push('bearer, any member, session token only');
+    else if (anyMember) parts.push('bearer, any member');
     // Neither a permission nor @AnyMember(): the guard lets every member through, but nobody said so.
     else if (permissions.length === 0) parts.push('bearer, undeclared');
     if (permissions.length > 0) parts.push(`bearer + ${permissions.join(' + ')}`);

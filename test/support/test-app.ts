@@ -115,6 +115,7 @@ export class TestApp {
     const user = await identity.ensureUser(email);
     const role = options.role ?? 'admin';
     await identity.setRole(organization.id, user.id, role);
+    await identity.readyForSession(organization.id, user.id);
     const token = await this.app.get(TokenService).mint({
       userId: user.id,
       organizationId: organization.id,
