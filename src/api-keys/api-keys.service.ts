@@ -38,6 +38,8 @@ export interface KeyOwner {
 /** The caller of a creation or rotation: whose keys, and what the request may do (Principal.permissions). */
 export interface KeyCreator extends KeyOwner {
   permissions: PermissionMask;
+  /** With an access token, its key's expiry (null: none): the keys it makes expire no later. */
+  apiKeyExpiresAtMs?: number | null;
 }
 
 /** A creation's optional fields, as the body gave them (validated syntax). */
@@ -131,7 +133,7 @@ export class ApiKeysService {
     const now = new Date();
     const scopes = input.scopes === undefined ? creator.permissions & DEFAULT_KEY_SCOPES : permissionMask(input.scopes);
     if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
-    const expiresAt = this.expiryOf(input.expiresAt ?? null, now, await this.policyDays(creator));
+    const expiresAt = this.expiryOf(input.expiresAt ?? null, now, await this.latestExpiry(creator, now));
     const { key, secret } = this.newKey(creator, input.label, scopes, expiresAt, now);
     const created = await this.unitOfWork.run(
       async (tx) => {
@@ -170,17 +172,17 @@ export class ApiKeysService {
     const now = new Date();
     if ((old.scopes & ~creator.permissions) !== 0) throw permissionDenied();
     if (displayStatus(old, now.getTime()) !== 'ACTIVE') throw keyNotActive();
-    const policyDays = await this.policyDays(creator);
+    const latest = await this.latestExpiry(creator, now);
     let expiresAt: Date | null;
     if (input.expiresAt !== undefined) {
-      expiresAt = this.expiryOf(input.expiresAt, now, policyDays);
+      expiresAt = this.expiryOf(input.expiresAt, now, latest);
     } else if (old.expiresAt !== null) {
       // The old key's lifetime again, from now (never under the minimum a creation may ask for),
-      // cut to the policy's maximum.
+      // cut to the latest expiry allowed.
       const lifetime = Math.max(old.expiresAt.getTime() - old.createdAt.getTime(), MIN_KEY_LIFETIME_MS);
-      expiresAt = withinPolicy(new Date(now.getTime() + lifetime), now, policyDays);
+      expiresAt = earliest(new Date(now.getTime() + lifetime), latest);
     } else {
-      expiresAt = policyDays === null ? null : policyEnd(now, policyDays);
+      expiresAt = latest;
     }
     const { key, secret } = this.newKey(creator, old.label, old.scopes, expiresAt, now);
     const graceEndsAt =
@@ -330,12 +332,24 @@ export class ApiKeysService {
    * of docs/api.md#expiry-and-key-policy: at least MIN_KEY_LIFETIME_MS after `now`, not after
    * `now` + the policy's maximum (400 otherwise); none asked for under a policy is its maximum.
    */
-  private expiryOf(requested: string | null, now: Date, policyDays: number | null): Date | null {
-    if (requested === null) return policyDays === null ? null : policyEnd(now, policyDays);
+  /** The asked-for expiry (400 when under the minimum or past `latest`), else `latest` (null: none). */
+  private expiryOf(requested: string | null, now: Date, latest: Date | null): Date | null {
+    if (requested === null) return latest;
     const at = parseZonedTimestamp(requested);
     if (at === null || at - now.getTime() < MIN_KEY_LIFETIME_MS) throw invalidArgument();
-    if (policyDays !== null && at > policyEnd(now, policyDays).getTime()) throw invalidArgument();
+    if (latest !== null && at > latest.getTime()) throw invalidArgument();
     return new Date(at);
+  }
+
+  /**
+   * The latest expiry a key made now by `creator` may have: the organization's key policy, and with
+   * an access token its key's own expiry (a key never outlives the key that made it). Null: none.
+   */
+  private async latestExpiry(creator: KeyCreator, now: Date): Promise<Date | null> {
+    const policyDays = await this.policyDays(creator);
+    const policy = policyDays === null ? null : policyEnd(now, policyDays);
+    const caller = creator.apiKeyExpiresAtMs == null ? null : new Date(creator.apiKeyExpiresAtMs);
+    return caller === null ? policy : earliest(caller, policy);
   }
 
   private newKey(
@@ -384,11 +398,9 @@ function policyEnd(now: Date, policyDays: number): Date {
   return new Date(now.getTime() + policyDays * DAY_MS);
 }
 
-/** `at`, or the policy's maximum from `now` when `at` is later. */
-function withinPolicy(at: Date, now: Date, policyDays: number | null): Date {
-  if (policyDays === null) return at;
-  const end = policyEnd(now, policyDays);
-  return at > end ? end : at;
+/** `at`, or `latest` when that is earlier (null: no bound). */
+function earliest(at: Date, latest: Date | null): Date {
+  return latest !== null && latest < at ? latest : at;
 }
 
 function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {

@@ -43,6 +43,7 @@ export class PrincipalService {
       permissions: roleMask(role) & found.key.scopes & verified.permissions,
       tokenUse: claims.token_use,
       apiKeyId: claims.akid,
+      apiKeyExpiresAtMs: found.key.expiresAtMs,
     };
   }
 }

@@ -17,6 +17,8 @@ export interface Principal {
   tokenUse: 'access' | 'session';
   /** The API key an access token was minted from. */
   apiKeyId?: string;
+  /** That key's expiry (ms), null when it has none: a key it creates may not outlive it. */
+  apiKeyExpiresAtMs?: number | null;
 }
 
 declare module 'express-serve-static-core' {

@@ -472,6 +472,68 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
     });
   });
 
+  describe('keys made with an access token never outlive the calling key', () => {
+    const MAKER_SCOPES = ['api_keys:create', 'api_keys:revoke', ...ADMIN_DEFAULT];
+
+    it('a creation without expires_at (or null) gets the calling key’s; a later one asked for is 400', async () => {
+      const admin = await user();
+      const callerExpiry = Math.floor(Date.now() / 1000) * 1000 + DAY;
+      const maker = await t.createKey(admin, 'short-lived', { scopes: MAKER_SCOPES, expires_at: iso(callerExpiry) });
+      const token = await t.exchange(maker.value);
+      for (const body of [{}, { expires_at: null }]) {
+        expect((await createWith(token, body).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
+      }
+      expect((await createWith(token, { expires_at: iso(callerExpiry) }).expect(201)).body.api_key.expires_at).toBe(
+        iso(callerExpiry),
+      );
+      const earlier = callerExpiry - 3_600_000;
+      expect((await createWith(token, { expires_at: iso(earlier) }).expect(201)).body.api_key.expires_at).toBe(
+        iso(earlier),
+      );
+      expectInvalidArgument(await createWith(token, { expires_at: iso(callerExpiry + 1) }));
+      expectInvalidArgument(await createWith(token, { expires_at: iso(callerExpiry + 365 * DAY) }));
+      // 1 maker + 4 made; the refused ones stored nothing.
+      expect(await keyRows(admin)).toHaveLength(5);
+    });
+
+    it('a rotation with an access token cuts the new key to the calling key’s expiry', async () => {
+      const admin = await user();
+      const callerExpiry = Math.floor(Date.now() / 1000) * 1000 + DAY;
+      const maker = await t.createKey(admin, 'short-lived', { scopes: MAKER_SCOPES, expires_at: iso(callerExpiry) });
+      const token = await t.exchange(maker.value);
+      const forever = await t.createKey(admin, 'forever');
+      const monthly = await t.createKey(admin, 'monthly', { expires_at: iso(Date.now() + 30 * DAY) });
+      expect((await rotate(token, forever.id).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
+      expect((await rotate(token, monthly.id).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
+      const third = await t.createKey(admin, 'third');
+      expectInvalidArgument(await rotate(token, third.id, { expires_at: iso(callerExpiry + 1000) }));
+      expect((await getKey(admin.token, third.id).expect(200)).body.api_key.status).toBe('ACTIVE');
+      // Rotating itself: the new key expires with the old one, not a lifetime later.
+      expect((await rotate(token, maker.id).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
+    });
+
+    it('the earlier of the calling key’s expiry and the organization’s policy wins', async () => {
+      const admin = await user();
+      const callerExpiry = Math.floor(Date.now() / 1000) * 1000 + 10 * DAY;
+      const maker = await t.createKey(admin, 'ten days', { scopes: MAKER_SCOPES, expires_at: iso(callerExpiry) });
+      const token = await t.exchange(maker.value);
+      await setPolicy(admin, 2);
+      const made = (await createWith(token, {}).expect(201)).body.api_key.expires_at;
+      expect(Date.parse(made)).toBeLessThan(callerExpiry);
+      expect(Date.parse(made)).toBeGreaterThan(Date.now() + 2 * DAY - 60_000);
+      await setPolicy(admin, 30);
+      expect((await createWith(token, {}).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
+    });
+
+    it('a key without expiry, or a session token, leaves the expiry as before', async () => {
+      const admin = await user();
+      const maker = await t.createKey(admin, 'forever maker', { scopes: MAKER_SCOPES });
+      const token = await t.exchange(maker.value);
+      expect((await createWith(token, {}).expect(201)).body.api_key.expires_at).toBeNull();
+      expect((await createWith(admin.token, {}).expect(201)).body.api_key.expires_at).toBeNull();
+    });
+  });
+
   describe('organization key policy (max_key_lifetime_days)', () => {
     it('3650 days: none asked for or null becomes creation + 3650 days; exactly that is taken, a millisecond later is 400', async () => {
       const admin = await user();
