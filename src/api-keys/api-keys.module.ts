@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
+import { LARGE_BODY_ROUTE } from '../common/json-body';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKey } from './api-key.entity';
@@ -25,6 +26,8 @@ import { OrganizationKeysService } from './organization-keys.service';
     LastUsedRecorder,
     ExposedKeysService,
     ExposedReportLimitGuard,
+    // Its larger body, read only once the report limit's slot is taken (common/http-setup.ts).
+    { provide: LARGE_BODY_ROUTE, useExisting: ExposedReportLimitGuard },
   ],
   // OrganizationKeysService: for the admin CLI's remove-member.
   exports: [ApiKeysService, OrganizationKeysService],

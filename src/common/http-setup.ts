@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
 import { CONSOLE_PATH, consoleRouter } from './console-assets';
+import { LARGE_BODY_ROUTE, LargeBodyRoute, verifyJsonBody } from './json-body';
 import { AllExceptionsFilter, isBodyParserError } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
@@ -19,17 +20,16 @@ declare module 'express-serve-static-core' {
 }
 
 const TOKEN_PATH = '/v1/token';
-const EXPOSED_REPORTS_PATH = '/v1/api-keys/exposed';
-/**
- * Its body: 100 entries of 512 characters (docs/api.md#post-v1api-keysexposed) are 51 KB in ASCII, 205 KB at 4 bytes
- * a character of UTF-8, 308 KB with every character a \u escape: 320 KiB holds every well-formed report but one
- * written with escaped surrogate pairs throughout. The parser stops reading at the limit.
- */
-const EXPOSED_REPORT_BODY_LIMIT_BYTES = 320 * 1024;
 
 /** A body refused for its type, charset or JSON, not for its size (413 is answered at once, on every route). */
 function isUnreadableBody(error: unknown): boolean {
   return isBodyParserError(error) && (error.status ?? 500) < 500 && error.type !== 'entity.too.large';
+}
+
+/** Express's routing: case-insensitive, an optional trailing slash. */
+function samePath(path: string, route: string): boolean {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return trimmed.toLowerCase() === route;
 }
 
 /** Every body is JSON (docs/api.md): a body of another type is refused, not ignored. */
@@ -58,10 +58,24 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
   const json = (limit: number) =>
-    express.json({ limit, strict: true, type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? '') });
-  // A well-formed report of exposed keys may be larger than the other routes' bodies (docs/api.md#post-v1api-keysexposed).
-  expressApp.use(EXPOSED_REPORTS_PATH, json(Math.max(config.bodyLimitBytes, EXPOSED_REPORT_BODY_LIMIT_BYTES)));
-  expressApp.use(json(config.bodyLimitBytes));
+    express.json({
+      limit,
+      strict: true,
+      type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? ''),
+      verify: verifyJsonBody,
+    });
+  const parseJson = json(config.bodyLimitBytes);
+  // A route allowed a larger body (POST /v1/api-keys/exposed) gets it on its exact method and path only, and
+  // only once its own check (the report limit's slot) has passed, before a byte is read.
+  const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE, { strict: false });
+  const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
+  expressApp.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== large.method || !samePath(req.path, large.path)) {
+      parseJson(req, res, next);
+      return;
+    }
+    large.admit(req).then(() => parseLarge(req, res, next), next);
+  });
   // POST /v1/token authenticates before it looks at the body (docs/api.md#post-v1token): a body of the wrong type
   // or malformed JSON is held on the request and answered 400 only once the header has passed (TokenController).
   expressApp.use(TOKEN_PATH, (error: unknown, req: Request, _res: Response, next: NextFunction) => {

@@ -1,4 +1,5 @@
-import { ArgumentMetadata, Injectable, ParseUUIDPipe, PipeTransform, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, Injectable, ParseUUIDPipe, PipeTransform, Type, ValidationPipe } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { invalidArgument } from './errors';
 
 /** A JSON object, or a parsed query string (Express 5's parser makes it with a null prototype). */
@@ -8,9 +9,23 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** The properties a DTO class declares (any class-validator decorator), read once per class. */
+const declared = new WeakMap<object, ReadonlySet<string>>();
+function declaredProperties(metatype: Type): ReadonlySet<string> {
+  let names = declared.get(metatype);
+  if (names === undefined) {
+    const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+    names = new Set(metadata.map((entry) => entry.propertyName));
+    declared.set(metatype, names);
+  }
+  return names;
+}
+
 /**
  * class-validator, strictly: unknown properties, wrong types and non-object bodies are all 400
- * INVALID_ARGUMENT / "invalid request parameters". An absent body counts as `{}`.
+ * INVALID_ARGUMENT / "invalid request parameters". An absent body counts as `{}`. An unknown
+ * top-level property is refused before class-transformer walks the value, and nothing a client
+ * sends makes it a 500 (docs/adr/0026-request-body-bounds.md).
  */
 @Injectable()
 export class StrictValidationPipe extends ValidationPipe {
@@ -29,7 +44,18 @@ export class StrictValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' || metadata.type === 'query') {
       const input = value === undefined ? {} : value;
       if (!isPlainObject(input)) throw invalidArgument();
-      return super.transform(input, metadata);
+      const { metatype } = metadata;
+      if (metatype !== undefined && this.toValidate(metadata)) {
+        const known = declaredProperties(metatype);
+        for (const name of Object.keys(input)) if (!known.has(name)) throw invalidArgument();
+      }
+      try {
+        return await super.transform(input, metadata);
+      } catch (error) {
+        // class-transformer and class-validator recurse: a value they cannot walk is the client's fault.
+        if (error instanceof RangeError) throw invalidArgument();
+        throw error;
+      }
     }
     return super.transform(value, metadata);
   }

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import { AddressInfo, connect } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
@@ -355,6 +357,45 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
     for (let i = 0; i < 3; i += 1) expectInvalidArgument(await report('203.0.113.20', { keys: [] }));
     expectError(await report('203.0.113.20', { keys: [] }), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
     expectError(await report('203.0.113.20', { keys: ['x'] }), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+  });
+
+  it('takes the slot before reading the body: past the limit, 429 before a byte of it is sent', async () => {
+    for (let i = 0; i < 3; i += 1) await report('203.0.113.25', { keys: ['x'] }).expect(202);
+    // Malformed JSON and a body over the limit are no longer read at all.
+    const malformed = await t
+      .http()
+      .post(ROUTE)
+      .set('X-Forwarded-For', '203.0.113.25')
+      .set('Content-Type', 'application/json')
+      .send('{"keys":');
+    expectError(malformed, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    const server = t.app.getHttpServer() as Server;
+    if (!server.listening) await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+    const { port } = server.address() as AddressInfo;
+    // Headers announcing 300 KB, and no body: the answer comes anyway.
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      const timer = setTimeout(
+        () => reject(new Error(`no answer without the body; got ${JSON.stringify(received)}`)),
+        3000,
+      );
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        if (received.includes('\r\n\r\n')) {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(received);
+        }
+      });
+      socket.on('error', reject);
+      socket.write(
+        `POST ${ROUTE} HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.25\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 300000\r\n\r\n',
+      );
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 429 /);
+    expect(head).toMatch(/\r\nretry-after: \d+\r\n/i);
   });
 
   it('counts an IPv6 /64 as one address', async () => {

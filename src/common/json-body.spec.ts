@@ -1,0 +1,46 @@
+import { MAX_JSON_DEPTH, nestsDeeperThan, verifyJsonBody } from './json-body';
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
+
+describe('nestsDeeperThan', () => {
+  it.each([
+    ['[]', 1, false],
+    ['[[]]', 1, true],
+    ['{"a":[{"b":[]}]}', 4, false],
+    ['{"a":[{"b":[]}]}', 3, true],
+    ['"[[[[[["', 1, false],
+    ['["\\"[[[["]', 1, false],
+    ['["\\\\",[[]]]', 2, true],
+    ['{"é😀":[["[{"]]}', 3, false],
+  ])('%s with a bound of %d: %s', (json, max, expected) => {
+    expect(nestsDeeperThan(bytes(json), max)).toBe(expected);
+  });
+
+  it('takes exactly MAX_JSON_DEPTH levels and refuses one more', () => {
+    const at = (depth: number) => bytes('['.repeat(depth) + ']'.repeat(depth));
+    expect(nestsDeeperThan(at(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBe(false);
+    expect(nestsDeeperThan(at(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(true);
+  });
+
+  it('counts depth, not brackets: many siblings are fine', () => {
+    expect(nestsDeeperThan(bytes(`[${'[],'.repeat(10_000)}[]]`), 2)).toBe(false);
+  });
+});
+
+describe('verifyJsonBody', () => {
+  const verify =
+    (text: string, encoding = 'utf-8') =>
+    () =>
+      verifyJsonBody({} as never, {}, bytes(text), encoding);
+
+  it('lets ordinary JSON through', () => {
+    expect(verify('{"label":"ci"}')).not.toThrow();
+  });
+
+  it('refuses nesting past the bound and other charsets as 400 body errors', () => {
+    expect(verify('['.repeat(MAX_JSON_DEPTH + 1))).toThrow(
+      expect.objectContaining({ status: 400, type: 'entity.too.deep' }),
+    );
+    expect(verify('{}', 'utf-16le')).toThrow(expect.objectContaining({ status: 400, type: 'charset.unsupported' }));
+  });
+});
