@@ -28,7 +28,32 @@ export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
 };
 
+/**
+ * Headers of the API documentation (/docs, Swagger UI): the console's, but Swagger UI's page has an
+ * inline <style> and style attributes, so styles may be inline; scripts still come from this origin only.
+ */
+export const DOCS_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  ...CONSOLE_SECURITY_HEADERS,
+  'Content-Security-Policy': CONSOLE_SECURITY_HEADERS['Content-Security-Policy'].replace(
+    "style-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+  ),
+};
+
 export const CONSOLE_PATH = '/console';
+export const DOCS_PATH = '/docs';
+
+/** Every response: no MIME sniffing of a JSON answer into something a browser would run. */
+export function noSniff(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  next();
+}
+
+/** The API documentation's security headers (DOCS_SECURITY_HEADERS). */
+export function docsSecurityHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set(DOCS_SECURITY_HEADERS);
+  next();
+}
 
 function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
   res.set(CONSOLE_SECURITY_HEADERS);

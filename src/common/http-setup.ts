@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
-import { CONSOLE_PATH, consoleRouter } from './console-assets';
+import { CONSOLE_PATH, consoleRouter, DOCS_PATH, docsSecurityHeaders, noSniff } from './console-assets';
 import { LARGE_BODY_ROUTE, LargeBodyRoute, verifyJsonBody } from './json-body';
 import { AllExceptionsFilter, isBodyParserError } from './exception.filter';
 import { setupOpenApi } from './openapi';
@@ -54,6 +54,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id), its log line and
   // its place in the request-duration metric (docs/operations.md#metrics).
   expressApp.use(requestLogger(app.get(ROOT_LOGGER), app.get<RequestObserver | null>(REQUEST_OBSERVER)));
+  expressApp.use(noSniff);
   // Then, before any body is read: while draining for shutdown, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
@@ -96,6 +97,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // The web console's static files, with their security headers (docs/operations.md#web-console).
   const consoleAssets = consoleRouter(config.console.assetsDir);
   if (consoleAssets !== undefined) expressApp.use(CONSOLE_PATH, consoleAssets);
+  expressApp.use(DOCS_PATH, docsSecurityHeaders);
   setupOpenApi(app);
   // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it drains
   // for SHUTDOWN_DRAIN_MS, resets no connection and exits 0 within SHUTDOWN_TIMEOUT_MS; tests close their apps

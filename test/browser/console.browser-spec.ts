@@ -634,6 +634,21 @@ describe('web console in Chromium', () => {
     await context.close();
   });
 
+  it('renders the API documentation at /docs under its content security policy, with no violation', async () => {
+    const context = await browser.newContext({ viewport: WIDE, baseURL: server.baseUrl });
+    const page = await context.newPage();
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text());
+    });
+    page.on('pageerror', (error) => refused.push(error.message));
+    await page.goto('/docs');
+    await until(async () => expect(await page.locator('.opblock').count()).toBeGreaterThan(10));
+    await visible(page.getByText('/v1/token', { exact: true }));
+    expect(refused).toEqual([]);
+    await context.close();
+  });
+
   it('wrote no key secret and no sign-in code to the server log', () => {
     expect(server.output).toContain('"path":"/console/keys"');
     for (const secret of created.secrets.filter(Boolean)) expect(server.output).not.toContain(secret.split('.')[2]);

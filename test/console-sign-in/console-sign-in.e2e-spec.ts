@@ -357,9 +357,20 @@ describe('console static files', () => {
     expectError(await unbuilt.http().get('/console/'), 404, 'NOT_FOUND', 'route not found');
   });
 
-  it('API routes carry none of the console headers', async () => {
+  it('API routes carry none of the console headers, but every answer says nosniff', async () => {
     const response = await t.http().get('/healthz').expect(200);
     expect(response.headers['content-security-policy']).toBeUndefined();
+    expect(response.headers['x-frame-options']).toBeUndefined();
     expect(UUID.test(response.headers['x-request-id'] ?? '')).toBe(true);
+    for (const answer of [
+      response,
+      await t.http().get('/v1/user-api-keys'),
+      await t.http().get('/no-such-route'),
+      await t.http().post('/v1/token').set('Content-Type', 'application/json').send('{'),
+      await t.http().get('/openapi.json'),
+    ]) {
+      expect(answer.headers['content-type']).toMatch(/^application\/json/);
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    }
   });
 });

@@ -73,8 +73,23 @@ describe('OpenAPI document', () => {
     expect(parameters.find((parameter) => parameter.name === 'user_id')?.schema).toMatchObject({ format: 'uuid' });
   });
 
-  it('serves the interactive documentation at /docs', async () => {
+  it('serves the interactive documentation at /docs, with the security headers of the console', async () => {
     const page = await t.http().get('/docs').redirects(1).expect(200);
     expect(page.text).toContain('swagger');
+    for (const path of ['/docs', '/docs/swagger-ui-init.js', '/docs/swagger-ui.css']) {
+      const answer = await t.http().get(path).expect(200);
+      expect({ path, headers: answer.headers }).toMatchObject({
+        path,
+        headers: {
+          'content-security-policy': expect.stringContaining("frame-ancestors 'none'"),
+          'x-frame-options': 'DENY',
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+        },
+      });
+      // Scripts from this origin only: no inline script, no eval.
+      expect(answer.headers['content-security-policy']).toContain("script-src 'self';");
+      expect(answer.headers['content-security-policy']).not.toMatch(/script-src[^;]*unsafe/);
+    }
   });
 });
