@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
@@ -15,12 +16,25 @@ async function bootstrap(): Promise<void> {
     bufferLogs: true,
   });
   // Nest's own messages and every Logger call go out as JSON lines through pino (docs/operations.md).
-  app.useLogger(app.get(Logger));
+  const logger = app.get(Logger);
+  app.useLogger(logger);
   const config = app.get<AppConfiguration>(APP_CONFIG);
   configureHttp(app, config);
   // Known from the first connection on, so that shutdown can close each one without resetting it.
   const connections = new HttpConnections(app.getHttpServer());
   await app.listen(config.port, config.host);
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  // Where it listens and where people reach it, which the CLI's sign-in links use (PUBLIC_BASE_URL).
+  logger.log(
+    `listening on ${config.host}:${port}; public URL ${config.console.publicBaseUrl}, console at ${config.console.publicBaseUrl}/console/`,
+    'Gatehouse',
+  );
+  if (config.environmentUnset) {
+    logger.warn(
+      `NODE_ENV is not set: a local development run on ${config.host} only, with secrets generated into ${config.dataDir}/local-secrets.json unless configured; set NODE_ENV=production for a deployment`,
+      'Gatehouse',
+    );
+  }
   exitGracefullyOnSignals(app, connections, {
     drainMs: config.shutdownDrainMs,
     timeoutMs: config.shutdownTimeoutMs,

@@ -1,6 +1,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  chownSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -40,8 +42,14 @@ describe('loadConfiguration', () => {
   describe('defaults (an empty environment is a working local set-up)', () => {
     const config = loadConfiguration({});
 
-    it('serves on 0.0.0.0:3000 outside production', () => {
-      expect(config).toMatchObject({ production: false, host: '0.0.0.0', port: 3000, logLevel: 'info' });
+    it('serves on 127.0.0.1:3000 as a local development run (NODE_ENV unset)', () => {
+      expect(config).toMatchObject({
+        production: false,
+        environmentUnset: true,
+        host: '127.0.0.1',
+        port: 3000,
+        logLevel: 'info',
+      });
     });
 
     it('keeps its data in ./data with the embedded SQLite database', () => {
@@ -301,6 +309,23 @@ describe('loadConfiguration', () => {
     ])('%j: production is %j', (value, production) => {
       const env = production ? { NODE_ENV: value, ...productionSecrets() } : { NODE_ENV: value };
       expect(loadConfiguration(env).production).toBe(production);
+    });
+
+    it('unset: loopback by default and only loopback; set, 0.0.0.0 by default', () => {
+      for (const HOST of ['127.0.0.1', '127.0.0.2', 'localhost', '::1']) {
+        expect(loadConfiguration({ HOST }).host).toBe(HOST);
+      }
+      for (const HOST of ['0.0.0.0', '::', '10.0.0.5']) {
+        expect(problems({ HOST })).toEqual([
+          `HOST=${HOST} listens beyond this machine, but NODE_ENV is not set: set NODE_ENV=production for a deployment (or NODE_ENV=development to run a development server on the network)`,
+        ]);
+        expect(problems({ HOST, NODE_ENV: '' })).toHaveLength(1);
+        expect(loadConfiguration({ HOST, NODE_ENV: 'development' }).host).toBe(HOST);
+      }
+      for (const NODE_ENV of ['development', 'test']) {
+        expect(loadConfiguration({ NODE_ENV })).toMatchObject({ host: '0.0.0.0', environmentUnset: false });
+      }
+      expect(loadConfiguration({ NODE_ENV: 'production', ...productionSecrets() }).host).toBe('0.0.0.0');
     });
 
     // `prod` used to run as development: generated local secrets, MONITORING_API_BASE_URL accepted.
@@ -584,6 +609,53 @@ describe('resolveSecrets', () => {
     expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
     chmodSync(file, 0o400);
     expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+  });
+
+  const refusal = (): string[] => {
+    try {
+      resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    } catch (error) {
+      if (error instanceof ConfigurationError) return error.problems;
+      throw error;
+    }
+    return [];
+  };
+  const uid = process.getuid!();
+  // Giving a file away needs root (CI runs as root); elsewhere these two cannot be set up.
+  const asRoot = uid === 0 ? it : it.skip;
+
+  asRoot('refuses a file that another user owns, naming the owner and the fix', () => {
+    const first = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    const file = join(dataDir, LOCAL_SECRETS_FILE);
+    chownSync(file, 65534, 65534);
+    expect(refusal()).toEqual([
+      `${file} is owned by uid 65534, not by the user running Gatehouse (uid ${uid}); run \`chown ${uid} ${file}\` or run Gatehouse as its owner`,
+    ]);
+    chownSync(file, uid, process.getgid!());
+    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+  });
+
+  asRoot('refuses a DATA_DIR that another user owns', () => {
+    mkdirSync(dataDir, { mode: 0o700 });
+    chownSync(dataDir, 65534, 65534);
+    expect(refusal()).toEqual([
+      `${dataDir} is owned by uid 65534, not by the user running Gatehouse (uid ${uid}); run \`chown ${uid} ${dataDir}\` or run Gatehouse as its owner`,
+    ]);
+    expect(existsSync(join(dataDir, LOCAL_SECRETS_FILE))).toBe(false);
+  });
+
+  it('refuses a DATA_DIR that group or others can write to, before reading or writing the file', () => {
+    for (const mode of [0o770, 0o702, 0o777, 0o1777]) {
+      mkdirSync(dataDir, { recursive: true });
+      chmodSync(dataDir, mode);
+      expect(refusal()).toEqual([
+        `${dataDir} can be written by group or others (mode ${mode.toString(8).padStart(4, '0')}); run \`chmod go-w ${dataDir}\``,
+      ]);
+      expect(existsSync(join(dataDir, LOCAL_SECRETS_FILE))).toBe(false);
+    }
+    chmodSync(dataDir, 0o755);
+    expect(refusal()).toEqual([]);
+    expect(statSync(join(dataDir, LOCAL_SECRETS_FILE)).mode & 0o777).toBe(0o600);
   });
 
   it('names the file when it is not JSON', () => {

@@ -22,6 +22,8 @@ export type DatabaseConfig =
 
 export interface AppConfiguration {
   production: boolean;
+  /** NODE_ENV was not set: a local development run, on loopback only. */
+  environmentUnset: boolean;
   host: string;
   port: number;
   dataDir: string;
@@ -413,9 +415,19 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     );
   }
   const port = r.int('PORT', 3000, 0, 65535);
+  // NODE_ENV unset is a local run: loopback only, so that a deployment that forgot it never serves the
+  // development defaults (generated secrets) to the network (docs/operations.md#node_env).
+  const environmentUnset = (env.NODE_ENV ?? '') === '';
+  const host = r.string('HOST', environmentUnset ? '127.0.0.1' : '0.0.0.0')!;
+  if (environmentUnset && !isLoopbackHost(host.includes(':') ? `[${host}]` : host)) {
+    r.problem(
+      `HOST=${host} listens beyond this machine, but NODE_ENV is not set: set NODE_ENV=production for a deployment (or NODE_ENV=development to run a development server on the network)`,
+    );
+  }
   const config: AppConfiguration = {
     production,
-    host: r.string('HOST', '0.0.0.0')!,
+    environmentUnset,
+    host,
     port,
     dataDir,
     database: parseDatabase(r, dataDir),

@@ -8,6 +8,8 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  Stats,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -32,6 +34,35 @@ function generate(): Secrets {
   };
 }
 
+/** This process's user, or undefined where there are no POSIX owners. */
+const currentUid = (): number | undefined => (process.platform === 'win32' ? undefined : process.getuid?.());
+
+/** Another user's file or directory could be read or replaced by them: refused, with the fix. */
+function ownerProblem(path: string, stats: Stats): string | undefined {
+  const uid = currentUid();
+  if (uid === undefined || stats.uid === uid) return undefined;
+  return `${path} is owned by uid ${stats.uid}, not by the user running Gatehouse (uid ${uid}); run \`chown ${uid} ${path}\` or run Gatehouse as its owner`;
+}
+
+/**
+ * DATA_DIR holds the secrets file: whoever may write into it could swap the file for their own
+ * secrets, so it must be this user's and writable by no one else (docs/operations.md#local-secrets).
+ */
+function checkDataDir(dataDir: string): void {
+  if (currentUid() === undefined) return;
+  const stats = statSync(dataDir);
+  const problems: string[] = [];
+  const owner = ownerProblem(dataDir, stats);
+  if (owner !== undefined) problems.push(owner);
+  const mode = stats.mode & 0o7777;
+  if ((mode & 0o022) !== 0) {
+    problems.push(
+      `${dataDir} can be written by group or others (mode ${mode.toString(8).padStart(4, '0')}); run \`chmod go-w ${dataDir}\``,
+    );
+  }
+  if (problems.length > 0) throw new ConfigurationError(problems);
+}
+
 /** The file's secrets, or undefined when there is no file yet. */
 function readSecrets(file: string): Secrets | undefined {
   let fd: number;
@@ -43,7 +74,10 @@ function readSecrets(file: string): Secrets | undefined {
   }
   try {
     // Group or others could read every key and token secret, or replace them.
-    const mode = fstatSync(fd).mode & 0o777;
+    const stats = fstatSync(fd);
+    const owner = ownerProblem(file, stats);
+    if (owner !== undefined) throw new ConfigurationError([owner]);
+    const mode = stats.mode & 0o777;
     if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
       throw new ConfigurationError([
         `${file} can be read or written by group or others (mode ${mode.toString(8).padStart(4, '0')}); run \`chmod 600 ${file}\``,
@@ -107,9 +141,10 @@ function publishOnce(file: string, dataDir: string, secrets: Secrets): void {
  */
 function readOrCreateLocalSecrets(dataDir: string): Secrets {
   const file = join(dataDir, LOCAL_SECRETS_FILE);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  checkDataDir(dataDir);
   const existing = readSecrets(file);
   if (existing !== undefined) return existing;
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   publishOnce(file, dataDir, generate());
   const published = readSecrets(file);
   if (published === undefined) throw new Error(`${file} disappeared while it was being created`);

@@ -122,6 +122,27 @@ describe('log format of the server process', () => {
     );
   }, 60_000);
 
+  it('the start names where it listens and its public URL; NODE_ENV unset warns that it is a local run', async () => {
+    const entries = (run: Run) => run.lines.filter(isJson).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const unset = entries(await runServer(database, {}, false));
+    const listening = unset.find((entry) => String(entry.msg).startsWith('listening on'));
+    expect(listening?.msg).toMatch(
+      /^listening on 127\.0\.0\.1:(\d+); public URL http:\/\/localhost:\1, console at http:\/\/localhost:\1\/console\/$/,
+    );
+    expect(unset.filter((entry) => entry.level === 'warn').map((entry) => entry.msg)).toEqual([
+      expect.stringMatching(
+        /^NODE_ENV is not set: a local development run on 127\.0\.0\.1 only, with secrets generated into .*local-secrets\.json unless configured; set NODE_ENV=production for a deployment$/,
+      ),
+    ]);
+    const declared = entries(
+      await runServer(database, { NODE_ENV: 'development', PUBLIC_BASE_URL: 'https://gatehouse.example.com' }, false),
+    );
+    expect(declared.find((entry) => String(entry.msg).startsWith('listening on'))?.msg).toMatch(
+      /^listening on 127\.0\.0\.1:\d+; public URL https:\/\/gatehouse\.example\.com, console at https:\/\/gatehouse\.example\.com\/console\/$/,
+    );
+    expect(declared.filter((entry) => entry.level === 'warn')).toEqual([]);
+  }, 60_000);
+
   it('stdout a terminal, NODE_ENV production: still JSON lines', async () => {
     const { lines } = await runServer(database, { NODE_ENV: 'production' }, true);
     expect(lines.length).toBeGreaterThan(1);
