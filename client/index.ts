@@ -12,6 +12,8 @@ import type { components, paths } from './schema';
 
 export type { components, paths };
 export type Schemas = components['schemas'];
+/** A client over the whole API, as createGatehouseClient makes it. */
+export type GatehouseClient = Client<paths>;
 export type AccessToken = Schemas['AccessTokenResponse'];
 
 /** Where a Bearer token comes from: a fixed token, or a function asked before every request. */
