@@ -83,7 +83,7 @@ describe('docs/client.md examples, compiled as CommonJS and run', () => {
   });
 
   it('the tooling functions do what they say against the server', async () => {
-    const tools = require(compiled(files[1])) as {
+    const tools = (await import(compiled(files[1]))) as {
       revokeUnusedKeys(client: unknown, days?: number): Promise<number>;
       checkDatadogKeys(client: unknown, apiKey: string, applicationKey: string): Promise<boolean>;
     };
