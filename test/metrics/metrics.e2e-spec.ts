@@ -1,4 +1,8 @@
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -37,6 +41,24 @@ function parseSamples(text: string): Sample[] {
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return samples;
+}
+
+/**
+ * Runs Debian's `promtool` (package prometheus, installed by .ci/run): its exit code and what it printed. Missing, the
+ * test fails: CI must run these checks.
+ */
+function promtool(args: string[], stdin?: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('promtool', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', (error) =>
+      reject(new Error(`promtool not found (apt-get install prometheus): ${error.message}`)),
+    );
+    child.on('close', (code) => resolve({ code, output }));
+    child.stdin.end(stdin ?? '');
+  });
 }
 
 function metricsUrl(t: TestApp): string {
@@ -109,15 +131,20 @@ describe('metrics (e2e)', () => {
       expect(response.text).toContain('# TYPE gatehouse_provider_calls_total counter\n');
       const samples = parseSamples(response.text);
       const names = new Set(samples.map((sample) => sample.name));
+      // Node's process metrics under the names Node.js dashboards and alerts use; the application's own under gatehouse_.
       for (const name of [
-        'gatehouse_process_cpu_user_seconds_total',
-        'gatehouse_process_resident_memory_bytes',
-        'gatehouse_nodejs_heap_size_used_bytes',
-        'gatehouse_nodejs_eventloop_lag_seconds',
+        'process_cpu_seconds_total',
+        'process_cpu_user_seconds_total',
+        'process_resident_memory_bytes',
+        'nodejs_heap_size_used_bytes',
+        'nodejs_eventloop_lag_seconds',
+        'nodejs_eventloop_lag_p99_seconds',
+        'nodejs_active_handles',
       ]) {
         expect(names).toContain(name);
       }
-      expect([...names].filter((name) => !name.startsWith('gatehouse_'))).toEqual([]);
+      expect([...names].filter((name) => /^gatehouse_(process|nodejs)_/.test(name))).toEqual([]);
+      expect([...names].filter((name) => !/^(gatehouse_|process_|nodejs_)/.test(name))).toEqual([]);
       expect(valueOf(samples, REQUESTS, { method: 'GET', route: '/healthz', status_code: '200' })).toBeGreaterThan(0);
       // Every limiter is there from the start, at 0, so that rate() sees its first refusal.
       for (const limiter of [
@@ -128,6 +155,34 @@ describe('metrics (e2e)', () => {
         'console_sign_in_failures',
       ]) {
         expect(samples).toContainEqual({ name: REFUSALS, labels: { limiter }, value: 0 });
+      }
+    });
+
+    it('the whole scrape passes `promtool check metrics` (Prometheus 2 lint) with nothing to say', async () => {
+      await t.http().get('/healthz').expect(200);
+      await t.http().post('/v1/token').expect(401);
+      const scrape = (await request(metricsUrl(t)).get('/metrics').expect(200)).text;
+      const result = await promtool(['check', 'metrics'], scrape);
+      expect(result).toEqual({ code: 0, output: '' });
+    });
+
+    it("the docs' scrape configuration and alert rules pass `promtool check config` and `check rules`", async () => {
+      const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+      const blocks = [...operations.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
+      const scrape = blocks.find((block) => block.startsWith('scrape_configs:'));
+      const rules = blocks.find((block) => block.startsWith('groups:'));
+      expect({ scrape: scrape !== undefined, rules: rules !== undefined }).toEqual({ scrape: true, rules: true });
+      const dir = mkdtempSync(join(tmpdir(), 'gatehouse-promtool-'));
+      try {
+        writeFileSync(join(dir, 'rules.yml'), rules!);
+        writeFileSync(join(dir, 'prometheus.yml'), `${scrape}rule_files: ['rules.yml']\n`);
+        const rulesCheck = await promtool(['check', 'rules', join(dir, 'rules.yml')]);
+        expect({ code: rulesCheck.code, output: rulesCheck.output }).toMatchObject({ code: 0 });
+        expect(rulesCheck.output).toMatch(/SUCCESS: 6 rules found/);
+        const configCheck = await promtool(['check', 'config', join(dir, 'prometheus.yml')]);
+        expect({ code: configCheck.code, output: configCheck.output }).toMatchObject({ code: 0 });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
     });
 
@@ -198,31 +253,43 @@ describe('metrics (e2e)', () => {
       expect(grown).toEqual([2, 2, 2, 2]);
     });
 
+    // The report limit answers before the body is read, so before routing: its 429s are `unmatched`.
     it.each([
-      ['a report of exposed keys', 'exposed_reports', '/v1/api-keys/exposed', () => ({ keys: ['not a key'] }), 202],
+      [
+        'a report of exposed keys',
+        'exposed_reports',
+        '/v1/api-keys/exposed',
+        () => ({ keys: ['not a key'] }),
+        202,
+        'unmatched',
+      ],
       [
         'a console sign-in',
         'console_sign_in_failures',
         '/v1/console/sessions',
         () => ({ code: randomBytes(32).toString('base64url') }),
         401,
+        '/v1/console/sessions',
       ],
-    ])('counts %s refused by its limit under its own limiter (%s)', async (_name, limiter, route, body, first) => {
-      const address = nextAddress();
-      const send = () => t.http().post(route).set('X-Forwarded-For', address).send(body());
-      const grown = await growth(
-        t,
-        [
-          [REFUSALS, { limiter }],
-          [REQUESTS, { method: 'POST', route, status_code: '429' }],
-        ],
-        async () => {
-          await send().expect(first);
-          await send().expect(429);
-        },
-      );
-      expect(grown).toEqual([1, 1]);
-    });
+    ])(
+      'counts %s refused by its limit under its own limiter (%s)',
+      async (_name, limiter, route, body, first, label) => {
+        const address = nextAddress();
+        const send = () => t.http().post(route).set('X-Forwarded-For', address).send(body());
+        const grown = await growth(
+          t,
+          [
+            [REFUSALS, { limiter }],
+            [REQUESTS, { method: 'POST', route: label, status_code: '429' }],
+          ],
+          async () => {
+            await send().expect(first);
+            await send().expect(429);
+          },
+        );
+        expect(grown).toEqual([1, 1]);
+      },
+    );
 
     it('labels requests with the route template, never the raw path; a request no route answers is "unmatched"', async () => {
       const user = await t.user();
