@@ -86,7 +86,10 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
       'after',
       [
         '',
-        'Uses the same configuration (environment, .env) and database as the server.',
+        "Run it with the server's environment (the same .env, or the same variables): the same DATA_DIR and DATABASE_URL",
+        '(else it works on another database, with other local secrets, and the server refuses its session tokens), and',
+        'PUBLIC_BASE_URL (or PORT) for the links console-link prints. It warns on stderr when it finds a database with no',
+        'organization, generates new local secrets, or has no PUBLIC_BASE_URL for a link.',
         'Prints exactly one JSON object on stdout; errors go to stderr with exit code 2.',
         "Details: docs/operations.md, section 'Admin CLI'.",
       ].join('\n'),

@@ -540,6 +540,11 @@ describe('loadConfiguration', () => {
 });
 
 describe('resolveSecrets', () => {
+  /** The secrets without the note that this call generated them (the admin CLI's warning). */
+  const secretsOf = (config: AppConfiguration): Secrets => {
+    const { generatedFile: _generated, ...secrets } = resolveSecrets(config);
+    return secrets;
+  };
   let dataDir: string;
   beforeEach(() => {
     dataDir = join(mkdtempSync(join(tmpdir(), 'gatehouse-secrets-')), 'data');
@@ -547,29 +552,33 @@ describe('resolveSecrets', () => {
   afterEach(() => rmSync(join(dataDir, '..'), { recursive: true, force: true }));
 
   it('creates local secrets once (mode 0600) and reuses them on every later start', () => {
-    const first = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
     const file = join(dataDir, LOCAL_SECRETS_FILE);
+    expect(resolveSecrets(loadConfiguration({ DATA_DIR: join(dataDir, 'fresh') })).generatedFile).toBe(
+      join(dataDir, 'fresh', LOCAL_SECRETS_FILE),
+    );
+    expect(resolveSecrets(loadConfiguration({ DATA_DIR: join(dataDir, 'fresh') })).generatedFile).toBeUndefined();
+    const first = secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(first.apiKeyPepper.length).toBeGreaterThanOrEqual(32);
     expect(Buffer.from(first.integrationsEncryptionKey, 'base64')).toHaveLength(32);
     expect(() => loadConfiguration({ JWT_PRIVATE_KEY: first.jwtPrivateKeyPem })).not.toThrow();
 
-    const second = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    const second = secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     expect(second).toEqual(first);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(first);
   });
 
   it('makes different secrets for different data directories', () => {
     const other = join(dataDir, '..', 'other');
-    const a = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
-    const b = resolveSecrets(loadConfiguration({ DATA_DIR: other }));
+    const a = secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
+    const b = secretsOf(loadConfiguration({ DATA_DIR: other }));
     expect(b.apiKeyPepper).not.toBe(a.apiKeyPepper);
     expect(b.jwtPrivateKeyPem).not.toBe(a.jwtPrivateKeyPem);
   });
 
   it('prefers configured secrets and fills in only the missing ones', () => {
     const pepper = randomBytes(32).toString('base64');
-    const secrets = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir, API_KEY_PEPPER: pepper }));
+    const secrets = secretsOf(loadConfiguration({ DATA_DIR: dataDir, API_KEY_PEPPER: pepper }));
     const local = JSON.parse(readFileSync(join(dataDir, LOCAL_SECRETS_FILE), 'utf8'));
     expect(secrets).toEqual({
       apiKeyPepper: pepper,
@@ -580,7 +589,7 @@ describe('resolveSecrets', () => {
 
   it('writes no file when every secret is configured', () => {
     const env = productionSecrets();
-    const secrets = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir, ...env }));
+    const secrets = secretsOf(loadConfiguration({ DATA_DIR: dataDir, ...env }));
     expect(secrets).toEqual({
       apiKeyPepper: env.API_KEY_PEPPER,
       jwtPrivateKeyPem: env.JWT_PRIVATE_KEY!.trim(),
@@ -590,13 +599,13 @@ describe('resolveSecrets', () => {
   });
 
   it('refuses to start when the file can be read by group or others, naming it and the fix', () => {
-    const first = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    const first = secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     const file = join(dataDir, LOCAL_SECRETS_FILE);
     for (const mode of [0o644, 0o640, 0o604, 0o620]) {
       chmodSync(file, mode);
       let error: unknown;
       try {
-        resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+        secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
       } catch (caught) {
         error = caught;
       }
@@ -606,14 +615,14 @@ describe('resolveSecrets', () => {
       ]);
     }
     chmodSync(file, 0o600);
-    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+    expect(secretsOf(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
     chmodSync(file, 0o400);
-    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+    expect(secretsOf(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
   });
 
   const refusal = (): string[] => {
     try {
-      resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+      secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     } catch (error) {
       if (error instanceof ConfigurationError) return error.problems;
       throw error;
@@ -625,14 +634,14 @@ describe('resolveSecrets', () => {
   const asRoot = uid === 0 ? it : it.skip;
 
   asRoot('refuses a file that another user owns, naming the owner and the fix', () => {
-    const first = resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    const first = secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     const file = join(dataDir, LOCAL_SECRETS_FILE);
     chownSync(file, 65534, 65534);
     expect(refusal()).toEqual([
       `${file} is owned by uid 65534, not by the user running Gatehouse (uid ${uid}); run \`chown ${uid} ${file}\` or run Gatehouse as its owner`,
     ]);
     chownSync(file, uid, process.getgid!());
-    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
+    expect(secretsOf(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(first);
   });
 
   asRoot('refuses a DATA_DIR that another user owns', () => {
@@ -659,10 +668,10 @@ describe('resolveSecrets', () => {
   });
 
   it('names the file when it is not JSON', () => {
-    resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     const file = join(dataDir, LOCAL_SECRETS_FILE);
     writeFileSync(file, '{"apiKeyPepper": "trunc');
-    expect(() => resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toThrow(
+    expect(() => secretsOf(loadConfiguration({ DATA_DIR: dataDir }))).toThrow(
       `${file} is not valid JSON: restore it, or remove it to generate new local secrets`,
     );
   });
@@ -686,7 +695,8 @@ describe('resolveSecrets', () => {
       workerData.configs.forEach((config, round) => {
         while (Atomics.load(gate, 0) <= round) Atomics.wait(gate, 0, round);
         try {
-          parentPort.postMessage({ round, secrets: resolveSecrets(config) });
+          const { generatedFile, ...secrets } = resolveSecrets(config);
+          parentPort.postMessage({ round, secrets });
         } catch (error) {
           parentPort.postMessage({ round, error: String(error) });
         }
@@ -737,9 +747,9 @@ describe('resolveSecrets', () => {
       jwtPrivateKeyPem: ecPem(),
       integrationsEncryptionKey: 'b'.repeat(44),
     };
-    resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }));
+    secretsOf(loadConfiguration({ DATA_DIR: dataDir }));
     writeFileSync(join(dataDir, LOCAL_SECRETS_FILE), JSON.stringify(theirs));
-    expect(resolveSecrets(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(theirs);
+    expect(secretsOf(loadConfiguration({ DATA_DIR: dataDir }))).toEqual(theirs);
   });
 });
 
@@ -749,6 +759,7 @@ describe('web console settings (docs/operations.md#web-console)', () => {
     expect(config.console).toEqual({
       assetsDir: resolve(__dirname, '..', 'console'),
       publicBaseUrl: 'http://localhost:8080',
+      publicBaseUrlSet: false,
       signInFailuresPerMinute: 10,
     });
   });

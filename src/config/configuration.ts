@@ -96,6 +96,8 @@ export interface AppConfiguration {
     assetsDir: string;
     /** The service's address as a browser reaches it: sign-in links start with it. */
     publicBaseUrl: string;
+    /** PUBLIC_BASE_URL was set (else publicBaseUrl is http://localhost:PORT, a guess the CLI warns about). */
+    publicBaseUrlSet: boolean;
     /** Failed sign-ins (POST /v1/console/sessions) allowed per client address (IPv6 per /64) per minute. */
     signInFailuresPerMinute: number;
   };
@@ -478,6 +480,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       // Beside the compiled server: dist/console next to dist/config (npm run build writes both).
       assetsDir: resolve(r.string('CONSOLE_ASSETS_DIR', resolve(__dirname, '..', 'console'))!),
       publicBaseUrl: parsePublicBaseUrl(r, port),
+      publicBaseUrlSet: r.string('PUBLIC_BASE_URL') !== undefined,
       signInFailuresPerMinute: r.int('CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE', 10, 1, 100000),
     },
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 8000, 0, 60000),

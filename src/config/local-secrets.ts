@@ -21,6 +21,8 @@ export interface Secrets {
   apiKeyPepper: string;
   jwtPrivateKeyPem: string;
   integrationsEncryptionKey: string;
+  /** Set when this process generated the local secrets file (the admin CLI warns: docs/operations.md#admin-cli). */
+  generatedFile?: string;
 }
 
 export const LOCAL_SECRETS_FILE = 'local-secrets.json';
@@ -148,7 +150,7 @@ function readOrCreateLocalSecrets(dataDir: string): Secrets {
   publishOnce(file, dataDir, generate());
   const published = readSecrets(file);
   if (published === undefined) throw new Error(`${file} disappeared while it was being created`);
-  return published;
+  return { ...published, generatedFile: file };
 }
 
 export function resolveSecrets(config: AppConfiguration): Secrets {
@@ -159,9 +161,11 @@ export function resolveSecrets(config: AppConfiguration): Secrets {
   };
   if (Object.values(configured).every((value) => value !== undefined)) return configured as Secrets;
   const local = readOrCreateLocalSecrets(config.dataDir);
-  return {
+  const secrets: Secrets = {
     apiKeyPepper: configured.apiKeyPepper ?? local.apiKeyPepper,
     jwtPrivateKeyPem: configured.jwtPrivateKeyPem ?? local.jwtPrivateKeyPem,
     integrationsEncryptionKey: configured.integrationsEncryptionKey ?? local.integrationsEncryptionKey,
   };
+  if (local.generatedFile !== undefined) secrets.generatedFile = local.generatedFile;
+  return secrets;
 }

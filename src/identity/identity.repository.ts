@@ -80,6 +80,10 @@ export class IdentityRepository {
     return this.organizations.findOneBy({ id });
   }
 
+  async hasOrganizations(): Promise<boolean> {
+    return (await this.organizations.count({ take: 1 })) > 0;
+  }
+
   findOrganizationByName(name: string): Promise<Organization | null> {
     return this.organizations.findOneBy({ name });
   }

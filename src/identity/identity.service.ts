@@ -61,6 +61,11 @@ export class IdentityService {
     return this.identity.updateSessionsValidAfter(organizationId, userId, at);
   }
 
+  /** Whether the database holds any organization (the admin CLI warns when it had none). */
+  hasOrganizations(): Promise<boolean> {
+    return this.identity.hasOrganizations();
+  }
+
   async ensureOrganization(name: string): Promise<Organization> {
     const existing = await this.identity.findOrganizationByName(name);
     if (existing !== null) return existing;

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../../src/cli';
@@ -19,8 +20,9 @@ describe('admin CLI', () => {
   beforeAll(async () => {
     database = createTestDatabase();
     env = testEnvironment(database);
-    // The app shares the CLI's database (and migrates it first).
+    // The app shares the CLI's database (and migrates it first); an organization makes it a database in use.
     t = await createTestApp({ database });
+    await t.user({ org: 'cli-suite' });
   });
   afterAll(async () => {
     await t.close();
@@ -584,5 +586,69 @@ describe('admin CLI', () => {
         expect(failed.stderr).toMatch(/^error: /);
       }
     }, 60_000);
+  });
+});
+
+/**
+ * The CLI must share the server's DATA_DIR / DATABASE_URL (its database and local secrets) and PUBLIC_BASE_URL / PORT
+ * (its links): a mismatch is said on stderr, after the result (docs/operations.md#admin-cli).
+ */
+describe('admin CLI: a mismatch with the server is loud', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = join(mkdtempSync(join(tmpdir(), 'gatehouse-cli-env-')), 'data');
+  });
+  afterEach(() => rmSync(join(dataDir, '..'), { recursive: true, force: true }));
+  const run = (env: Environment, ...argv: string[]) => runCli(argv, { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
+
+  it('bootstrap on a new DATA_DIR warns of the new database and the new local secrets, once', async () => {
+    const first = await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+    expect(first.exitCode).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ role: 'admin' });
+    expect(first.stderr.split('\n')).toEqual([
+      `warning: the SQLite database ${join(dataDir, 'gatehouse.sqlite')} had no organization before this command: a server already running uses another one unless it has the same DATA_DIR and DATABASE_URL as this command`,
+      `warning: generated new local secrets in ${join(dataDir, 'local-secrets.json')}: the server must run with the same DATA_DIR (or the same configured secrets), or the tokens this command prints get 401 there`,
+      '',
+    ]);
+    const again = await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+    expect({ exitCode: again.exitCode, stderr: again.stderr }).toEqual({ exitCode: 0, stderr: '' });
+  });
+
+  it('a session token from a CLI on another DATA_DIR than the server is refused there: the warning said why', async () => {
+    const server = await createTestApp({
+      env: { API_KEY_PEPPER: undefined, JWT_PRIVATE_KEY: undefined, INTEGRATIONS_ENCRYPTION_KEY: undefined },
+    });
+    try {
+      const elsewhere = await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+      expect(elsewhere.stderr).toContain('generated new local secrets');
+      const token = JSON.parse(elsewhere.stdout).session_token as string;
+      expectBearerRejected(await server.http().get('/v1/user-api-keys').set(bearer(token)));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('console-link without PUBLIC_BASE_URL names the address it assumed; with it, says nothing', async () => {
+    await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+    const guessed = await run({ PORT: '4100' }, 'console-link', '--org', 'acme', '--email', 'dev@acme.test');
+    expect(JSON.parse(guessed.stdout).url).toMatch(/^http:\/\/localhost:4100\/console\/sign-in#code=/);
+    expect(guessed.stderr).toBe(
+      'warning: PUBLIC_BASE_URL is not set: the link assumes the server at http://localhost:4100 (PORT=4100); set PUBLIC_BASE_URL to the address browsers reach the server at\n',
+    );
+    const configured = await run(
+      { PUBLIC_BASE_URL: 'https://gatehouse.example.com' },
+      'console-link',
+      '--org',
+      'acme',
+      '--email',
+      'dev@acme.test',
+    );
+    expect({ exitCode: configured.exitCode, stderr: configured.stderr }).toEqual({ exitCode: 0, stderr: '' });
+  });
+
+  it("--help says to run it with the server's environment", async () => {
+    const help = await run({}, '--help');
+    expect(help.stdout).toContain('the same DATA_DIR and DATABASE_URL');
+    expect(help.stdout).toContain('PUBLIC_BASE_URL');
   });
 });

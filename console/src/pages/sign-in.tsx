@@ -89,7 +89,7 @@ export function SignInPage() {
             line, and you open it in this browser:
           </p>
           <pre>
-            <code>node dist/cli.js console-link --org ORGANIZATION --email YOU@EXAMPLE.COM</code>
+            <code>npx gatehouse console-link --org ORGANIZATION --email YOU@EXAMPLE.COM</code>
           </pre>
           <p>Each link works once, for 10 minutes. Your session then lasts an hour, in this tab only.</p>
         </section>
