@@ -431,6 +431,11 @@ export interface components {
        * @example deploy-bot/2.1
        */
       last_used_user_agent: string | null;
+      /**
+       * Format: uuid
+       * @description The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated
+       */
+      replaced_by: string | null;
       /** @description The secret key value: returned once, at creation */
       value: string;
     };
@@ -507,6 +512,11 @@ export interface components {
        * @example deploy-bot/2.1
        */
       last_used_user_agent: string | null;
+      /**
+       * Format: uuid
+       * @description The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated
+       */
+      replaced_by: string | null;
     };
     RotateApiKeyResponse: {
       api_key: components['schemas']['CreatedApiKeyView'];

@@ -55,6 +55,10 @@ export class ApiKey {
 
   @TimestampColumn({ name: 'revoked_at', nullable: true })
   revokedAt: Date | null;
+
+  /** The key a rotation replaced this one by; null when it was never rotated. */
+  @Column({ name: 'replaced_by', type: 'varchar', length: 36, nullable: true })
+  replacedBy: string | null;
 }
 
 /** A key that is not revoked is usable until its expires_at (exclusive): from that instant on it is EXPIRED. */

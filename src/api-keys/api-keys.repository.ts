@@ -63,6 +63,7 @@ interface ApiKeyRow {
   last_used_ip: string | null;
   last_used_user_agent: string | null;
   revoked_at: Date | string | null;
+  replaced_by: string | null;
 }
 
 type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'secret_hash' | 'status' | 'scopes'> & {
@@ -73,7 +74,7 @@ type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'sec
 type ListRow = (ApiKeyRow | { [column in keyof ApiKeyRow]: null }) & { total_count: number | string };
 
 const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
-  last_used_at, last_used_ip, last_used_user_agent, revoked_at`;
+  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by`;
 
 /** Keys one UPDATE of the usage fields writes at most. */
 const LAST_USED_CHUNK = 500;
@@ -102,6 +103,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     lastUsedIp: row.last_used_ip,
     lastUsedUserAgent: row.last_used_user_agent,
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
+    replacedBy: row.replaced_by,
   });
 }
 
@@ -295,18 +297,26 @@ export class ApiKeysRepository {
 
   /**
    * The old key of a rotation, if it is still usable at `at` (ACTIVE, not expired): revoked at once
-   * (`graceEndsAt` null), or left to expire at min(its expires_at, graceEndsAt). False when the key
-   * is not the owner's or no longer usable: then nothing was changed.
+   * (`graceEndsAt` null), or left to expire at min(its expires_at, graceEndsAt); either way marked as
+   * replaced by `replacedBy`. False when the key is not the owner's or no longer usable: then nothing was changed.
    */
-  async retire(owner: OwnerIds, id: string, at: Date, graceEndsAt: Date | null, tx: Transaction): Promise<boolean> {
+  async retire(
+    owner: OwnerIds,
+    id: string,
+    replacedBy: string,
+    at: Date,
+    graceEndsAt: Date | null,
+    tx: Transaction,
+  ): Promise<boolean> {
     const update = tx.getRepository(ApiKey).createQueryBuilder().update(ApiKey);
     const changed =
       graceEndsAt === null
-        ? update.set({ status: 'REVOKED', revokedAt: at, updatedAt: at })
+        ? update.set({ status: 'REVOKED', revokedAt: at, updatedAt: at, replacedBy })
         : update.set({
             expiresAt: () =>
               'CASE WHEN expires_at IS NOT NULL AND expires_at < :graceEndsAt THEN expires_at ELSE :graceEndsAt END',
             updatedAt: at,
+            replacedBy,
           });
     const result = await changed
       .where(

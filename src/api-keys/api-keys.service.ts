@@ -192,7 +192,7 @@ export class ApiKeysService {
         // The owner's lock first, then the old key's row: concurrent rotations of one key follow each other.
         await this.keys.lockOwner(creator, tx);
         // Throwing rolls the unit of work back: nothing of the rotation is stored.
-        if (!(await this.keys.retire(creator, id, now, graceEndsAt, tx))) throw keyNotActive();
+        if (!(await this.keys.retire(creator, id, key.id, now, graceEndsAt, tx))) throw keyNotActive();
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx, id))) {
           throw await this.creationRefused(creator);
         }
@@ -375,6 +375,7 @@ export class ApiKeysService {
       lastUsedIp: null,
       lastUsedUserAgent: null,
       revokedAt: null,
+      replacedBy: null,
     });
     return { key, secret };
   }

@@ -24,6 +24,7 @@ import { ConsoleSignInLinks1764700000000 } from './migrations/1764700000000-cons
 import { ApiKeyUsage1764800000000 } from './migrations/1764800000000-api-key-usage';
 import { ApiKeysOrganizationNewest1764810000000 } from './migrations/1764810000000-api-keys-organization-newest';
 import { MembershipSessionsValidAfter1764900000000 } from './migrations/1764900000000-membership-sessions-valid-after';
+import { ApiKeysReplacedBy1764910000000 } from './migrations/1764910000000-api-keys-replaced-by';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -44,6 +45,7 @@ export const MIGRATIONS = [
   ApiKeyUsage1764800000000,
   ApiKeysOrganizationNewest1764810000000,
   MembershipSessionsValidAfter1764900000000,
+  ApiKeysReplacedBy1764910000000,
 ];
 
 /**

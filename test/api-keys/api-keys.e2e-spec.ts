@@ -55,6 +55,7 @@ describe('/v1/user-api-keys', () => {
           last_used_at: null,
           last_used_ip: null,
           last_used_user_agent: null,
+          replaced_by: null,
           value: expect.stringMatching(KEY_VALUE),
         },
         opaque_key: key.value,

@@ -638,6 +638,31 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await getKey(admin.token, old.id).expect(200)).body.api_key.status).toBe('EXPIRED');
     });
 
+    it('marks the old key replaced_by the new one, with or without grace; the new key and others are not', async () => {
+      const admin = await user();
+      const atOnce = await t.createKey(admin, 'at once');
+      const graceful = await t.createKey(admin, 'graceful');
+      const untouched = await t.createKey(admin, 'untouched');
+      const first = (await rotate(admin.token, atOnce.id).expect(201)).body;
+      expect(first.previous_api_key).toMatchObject({ status: 'REVOKED', replaced_by: first.api_key.id });
+      expect(first.api_key.replaced_by).toBeNull();
+      const second = (await rotate(admin.token, graceful.id, { grace_period_seconds: 600 }).expect(201)).body;
+      expect(second.previous_api_key).toMatchObject({ status: 'ACTIVE', replaced_by: second.api_key.id });
+      // As every read shows it.
+      const listed = (await t.http().get('/v1/user-api-keys?include_revoked=true').set(bearer(admin.token)).expect(200))
+        .body.api_keys as Array<{ id: string; replaced_by: string | null }>;
+      expect(Object.fromEntries(listed.map((key) => [key.id, key.replaced_by]))).toEqual({
+        [atOnce.id]: first.api_key.id,
+        [graceful.id]: second.api_key.id,
+        [untouched.id]: null,
+        [first.api_key.id]: null,
+        [second.api_key.id]: null,
+      });
+      // Rotating the one in its grace period again moves the mark to the newest key.
+      const third = (await rotate(admin.token, graceful.id).expect(201)).body;
+      expect((await getKey(admin.token, graceful.id).expect(200)).body.api_key.replaced_by).toBe(third.api_key.id);
+    });
+
     it("never lengthens the old key's life: its expires_at becomes min(its own, now + grace)", async () => {
       const admin = await user();
       const now = nextWholeSecond();

@@ -8,6 +8,7 @@ export const KEY_RECORD_FIELDS: readonly string[] = [
   'last_used_ip',
   'last_used_user_agent',
   'organization_id',
+  'replaced_by',
   'scopes',
   'status',
   'updated_at',

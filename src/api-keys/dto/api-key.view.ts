@@ -55,6 +55,14 @@ export class ApiKeyView {
     example: 'deploy-bot/2.1',
   })
   last_used_user_agent: string | null;
+  @ApiProperty({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description:
+      'The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated',
+  })
+  replaced_by: string | null;
 
   static from(key: ApiKey): ApiKeyView {
     return {
@@ -70,6 +78,7 @@ export class ApiKeyView {
       last_used_at: key.lastUsedAt === null ? null : key.lastUsedAt.toISOString(),
       last_used_ip: key.lastUsedIp,
       last_used_user_agent: key.lastUsedUserAgent,
+      replaced_by: key.replacedBy,
     };
   }
 }
