@@ -19,7 +19,7 @@ const MAY_USE = {
   // no module uses it.
   cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in'],
   // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics).
-  'console-sign-in': ['auth', 'identity', 'metrics'],
+  'console-sign-in': ['auth', 'identity', 'audit', 'metrics'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
 };

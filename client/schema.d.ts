@@ -708,7 +708,10 @@ export interface components {
         | 'integration.created'
         | 'integration.updated'
         | 'integration.deleted'
-        | 'organization.updated';
+        | 'organization.updated'
+        | 'console.signed_in'
+        | 'console.sign_in_refused'
+        | 'console.signed_out';
       /** @description api_key.revoked: user, admin, member_removed or exposed; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
@@ -2027,7 +2030,10 @@ export interface operations {
           | 'integration.created'
           | 'integration.updated'
           | 'integration.deleted'
-          | 'organization.updated';
+          | 'organization.updated'
+          | 'console.signed_in'
+          | 'console.sign_in_refused'
+          | 'console.signed_out';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events on this object (an API key, an integration) */

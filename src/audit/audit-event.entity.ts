@@ -10,6 +10,9 @@ export const AUDIT_ACTIONS = [
   'integration.updated',
   'integration.deleted',
   'organization.updated',
+  'console.signed_in',
+  'console.sign_in_refused',
+  'console.signed_out',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -41,7 +44,7 @@ export class AuditEvent {
   actorApiKeyId: string | null;
 
   @Column({ name: 'target_type', type: 'varchar', length: 32, nullable: true })
-  targetType: 'api_key' | 'notification_integration' | 'organization' | null;
+  targetType: 'api_key' | 'notification_integration' | 'organization' | 'user' | null;
 
   @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })
   targetId: string | null;

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
+import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { clientAddress } from '../common/client-address';
 import { ApiErrors } from '../common/openapi';
 import { CurrentPrincipal, Public, SessionOnly } from '../identity/access.decorators';
@@ -25,8 +26,12 @@ export class ConsoleSignInController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  async create(@Req() request: Request, @Body() body: CreateConsoleSessionDto): Promise<ConsoleSessionResponse> {
-    return ConsoleSessionResponse.from(await this.signIn.signIn(body.code, clientAddress(request)));
+  async create(
+    @Req() request: Request,
+    @Body() body: CreateConsoleSessionDto,
+    @CurrentRequestContext() context: RequestContext,
+  ): Promise<ConsoleSessionResponse> {
+    return ConsoleSessionResponse.from(await this.signIn.signIn(body.code, clientAddress(request), context));
   }
 
   /** Signs out: every session token of the caller in this organization stops (docs/api.md#delete-v1consolesessionscurrent). */
@@ -41,7 +46,10 @@ export class ConsoleSignInController {
   })
   @ApiNoContentResponse({ description: 'Signed out' })
   @HttpCode(204)
-  async signOut(@CurrentPrincipal() principal: Principal): Promise<void> {
-    await this.signIn.signOut(principal);
+  async signOut(
+    @CurrentPrincipal() principal: Principal,
+    @CurrentRequestContext() context: RequestContext,
+  ): Promise<void> {
+    await this.signIn.signOut(principal, context);
   }
 }

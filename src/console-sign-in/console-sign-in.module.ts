@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { IdentityModule } from '../identity/identity.module';
@@ -9,7 +10,7 @@ import { ConsoleSignInService } from './console-sign-in.service';
 
 /** One-time sign-in links of the web console and POST /v1/console/sessions (docs/console.md). */
 @Module({
-  imports: [AuthModule, IdentityModule, RateLimitStorageModule, MetricsModule],
+  imports: [AuditModule, AuthModule, IdentityModule, RateLimitStorageModule, MetricsModule],
   controllers: [ConsoleSignInController],
   providers: [ConsoleSignInRepository, ConsoleSignInService],
   exports: [ConsoleSignInService],

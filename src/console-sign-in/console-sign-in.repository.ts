@@ -45,7 +45,7 @@ export class ConsoleSignInRepository {
     this.consumeSql = `UPDATE console_sign_in_links SET used_at = ${p(1)}
       WHERE code_hash = ${p(2)} AND used_at IS NULL AND expires_at > ${p(3)}
       RETURNING organization_id, user_id`;
-    this.stateSql = `SELECT used_at FROM console_sign_in_links WHERE code_hash = ${p(1)}`;
+    this.stateSql = `SELECT used_at, organization_id, user_id FROM console_sign_in_links WHERE code_hash = ${p(1)}`;
     this.pruneSql = `DELETE FROM console_sign_in_links WHERE expires_at < ${p(1)}`;
   }
 
@@ -71,10 +71,18 @@ export class ConsoleSignInRepository {
   }
 
   /** After a failed consume: whether the link was used or has expired; null when there is no such link. */
-  async unusableReason(codeHash: string): Promise<UnusableLink | null> {
-    const rows = await this.run<{ used_at: Date | string | null }>(this.stateSql, [codeHash]);
-    if (rows[0] === undefined) return null;
-    return rows[0].used_at === null ? 'expired' : 'used';
+  async unusableReason(codeHash: string): Promise<(ConsumedLink & { reason: UnusableLink }) | null> {
+    const rows = await this.run<{ used_at: Date | string | null; organization_id: string; user_id: string }>(
+      this.stateSql,
+      [codeHash],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    return {
+      reason: row.used_at === null ? 'expired' : 'used',
+      organizationId: row.organization_id,
+      userId: row.user_id,
+    };
   }
 
   /** Deletes links that expired before `before`. */

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
 import { TokenService } from '../auth/token.service';
 import { clientNetwork } from '../common/client-address';
 import { AppError, ErrorCode, Messages, tooManyRequests } from '../common/errors';
@@ -71,6 +73,7 @@ export class ConsoleSignInService {
     private readonly tokens: TokenService,
     @Inject(FAILURE_COUNTER) private readonly failures: FailureCounter,
     private readonly metrics: Metrics,
+    private readonly audit: AuditService,
     @InjectConfig() config: AppConfiguration,
   ) {
     this.failureLimit = config.console.signInFailuresPerMinute;
@@ -101,7 +104,7 @@ export class ConsoleSignInService {
    * Trades a link's code for a session token. Failed attempts are limited per client network
    * (reserve, then check, as POST /v1/token does): a refusal keeps its slot, anything else gives it back.
    */
-  async signIn(code: string, address: string | undefined): Promise<ConsoleSession> {
+  async signIn(code: string, address: string | undefined, request?: RequestContext): Promise<ConsoleSession> {
     const slot = await this.failures.reserve(
       `console-sign-in:addr:${clientNetwork(address)}`,
       this.failureLimit,
@@ -112,7 +115,7 @@ export class ConsoleSignInService {
       throw tooManyRequests(slot.resetsInMs);
     }
     try {
-      const session = await this.trade(code);
+      const session = await this.trade(code, request);
       slot.release();
       return session;
     } catch (error) {
@@ -122,22 +125,55 @@ export class ConsoleSignInService {
     }
   }
 
-  /** Ends the member's session tokens (the route is @SessionOnly()). */
-  async signOut(principal: Principal): Promise<void> {
+  /** Ends the member's session tokens (the route is @SessionOnly()), audited as console.signed_out. */
+  async signOut(principal: Principal, request?: RequestContext): Promise<void> {
     await this.identity.endSessions(principal.organizationId, principal.userId);
+    await this.audit.record({
+      action: 'console.signed_out',
+      organizationId: principal.organizationId,
+      actorUserId: principal.userId,
+      targetType: 'user',
+      targetId: principal.userId,
+      request,
+    });
   }
 
-  private async trade(code: string): Promise<ConsoleSession> {
+  /**
+   * A sign-in or a refusal of a known link, in the link's organization (an unknown code names no
+   * organization: its refusal is counted by the failure limit and the access log only).
+   */
+  private recordSignIn(
+    link: { organizationId: string; userId: string },
+    reason: string | null,
+    request?: RequestContext,
+  ) {
+    return this.audit.record({
+      action: reason === null ? 'console.signed_in' : 'console.sign_in_refused',
+      organizationId: link.organizationId,
+      actorUserId: reason === null ? link.userId : null,
+      targetType: 'user',
+      targetId: link.userId,
+      reason,
+      request,
+    });
+  }
+
+  private async trade(code: string, request?: RequestContext): Promise<ConsoleSession> {
     if (!CODE.test(code)) throw refused(SignInMessages.invalid);
     const codeHash = hashCode(code);
     const link = await this.links.consume(codeHash, new Date());
     if (link === null) {
-      const reason = await this.links.unusableReason(codeHash);
-      throw refused(reason === null ? SignInMessages.invalid : SignInMessages[reason]);
+      const known = await this.links.unusableReason(codeHash);
+      if (known === null) throw refused(SignInMessages.invalid);
+      await this.recordSignIn(known, known.reason, request);
+      throw refused(SignInMessages[known.reason]);
     }
     // Removed from the organization since the link was made: the link signs in no one.
     const role = await this.identity.role(link.organizationId, link.userId);
-    if (role === null) throw refused(Messages.userNotAuthenticated);
+    if (role === null) {
+      await this.recordSignIn(link, 'not_a_member', request);
+      throw refused(Messages.userNotAuthenticated);
+    }
     const organization = await this.identity.organizationById(link.organizationId);
     await this.identity.readyForSession(link.organizationId, link.userId);
     const sessionToken = await this.tokens.mint({
@@ -146,6 +182,7 @@ export class ConsoleSignInService {
       lifetimeSeconds: CONSOLE_SESSION_SECONDS,
       tokenUse: 'session',
     });
+    await this.recordSignIn(link, null, request);
     return {
       sessionToken,
       expiresIn: CONSOLE_SESSION_SECONDS,

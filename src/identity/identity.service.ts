@@ -183,8 +183,7 @@ function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/** Resolves once the clock has reached `ms`. */
+/** Resolves once the wall clock has reached `ms` (a timer may fire a millisecond early by Date.now()). */
 export async function sleepUntil(ms: number): Promise<void> {
-  const wait = ms - Date.now();
-  if (wait > 0) await sleep(wait);
+  for (let wait = ms - Date.now(); wait > 0; wait = ms - Date.now()) await sleep(wait + 1);
 }

@@ -263,6 +263,85 @@ describe('console sign-out', () => {
   });
 });
 
+/**
+ * Console sign-ins in the audit trail (docs/api.md#audit-events): a sign-in, a refused known link (used, expired, the
+ * member removed) and a sign-out, each in the link's organization; an unknown code names no organization.
+ */
+describe('console sign-ins are audited', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TRUST_PROXY: 'loopback' } });
+  });
+  afterAll(() => t.close());
+
+  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, t.env);
+  async function linkFor(user: TestUser): Promise<string> {
+    const result = await cli('console-link', '--org', 'audited-org', '--email', user.email);
+    return new URL(JSON.parse(result.stdout).url).hash.replace(/^#code=/, '');
+  }
+  const signIn = (code: string) =>
+    t
+      .http()
+      .post('/v1/console/sessions')
+      .set('X-Forwarded-For', '203.0.113.77')
+      .set('X-Request-Id', `sign-in-${randomBytes(4).toString('hex')}`)
+      .send({ code });
+  const rows = async (organizationId: string) =>
+    (
+      (await t
+        .get(DataSource)
+        .query(
+          `SELECT action, reason, actor_user_id, target_type, target_id, client_ip, request_id FROM audit_events WHERE organization_id = '${organizationId}' AND action LIKE 'console.%' ORDER BY occurred_at, id`,
+        )) as Array<Record<string, unknown>>
+    ).map((row) => ({ ...row, request_id: typeof row.request_id === 'string' }));
+
+  it('records console.signed_in, console.sign_in_refused (used, expired, not_a_member) and console.signed_out', async () => {
+    const member = await t.user({ org: 'audited-org', role: 'member' });
+    const code = await linkFor(member);
+    const session = (await signIn(code).expect(200)).body.session_token as string;
+    await signIn(code).expect(401);
+    const old = await t
+      .get(ConsoleSignInService)
+      .createLink('audited-org', member.email, new Date(Date.now() - 11 * 60_000));
+    await signIn(new URL(old.url).hash.replace(/^#code=/, '')).expect(401);
+    await t.http().delete('/v1/console/sessions/current').set(bearer(session)).expect(204);
+    const leaver = await t.user({ org: 'audited-org', role: 'member' });
+    const leaverCode = await linkFor(leaver);
+    await cli('remove-member', '--org', 'audited-org', '--email', leaver.email);
+    await signIn(leaverCode).expect(401);
+    // An unknown code names no organization: nothing is written anywhere.
+    await signIn(randomBytes(32).toString('base64url')).expect(401);
+
+    const seen = (action: string, reason: string | null, user: TestUser, actor: boolean, ip = '203.0.113.77') => ({
+      action,
+      reason,
+      actor_user_id: actor ? user.userId : null,
+      target_type: 'user',
+      target_id: user.userId,
+      client_ip: ip,
+      request_id: true,
+    });
+    expect(await rows(member.organizationId)).toEqual([
+      seen('console.signed_in', null, member, true),
+      seen('console.sign_in_refused', 'used', member, false),
+      seen('console.sign_in_refused', 'expired', member, false),
+      { ...seen('console.signed_out', null, member, true), client_ip: expect.any(String) },
+      seen('console.sign_in_refused', 'not_a_member', leaver, false),
+    ]);
+    const total = (await t
+      .get(DataSource)
+      .query(`SELECT COUNT(*) AS n FROM audit_events WHERE action LIKE 'console.%'`)) as Array<{ n: number | string }>;
+    expect(Number(total[0].n)).toBe(5);
+  });
+
+  it('the audit log API lists them and filters by them', async () => {
+    const admin = await t.user({ org: 'audited-org', role: 'admin' });
+    await signIn(await linkFor(admin)).expect(200);
+    const listed = await t.http().get('/v1/audit-events?action=console.signed_in').set(bearer(admin.token)).expect(200);
+    expect(listed.body.audit_events.map((event: { target_id: string }) => event.target_id)).toContain(admin.userId);
+  });
+});
+
 describe('console sign-in failure limit', () => {
   let t: TestApp;
   beforeAll(async () => {
