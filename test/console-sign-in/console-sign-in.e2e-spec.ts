@@ -288,11 +288,11 @@ describe('console sign-ins are audited', () => {
       .send({ code });
   const rows = async (organizationId: string) =>
     (
-      (await t
+      await t
         .get(DataSource)
-        .query(
+        .query<Array<Record<string, unknown>>>(
           `SELECT action, reason, actor_user_id, target_type, target_id, client_ip, request_id FROM audit_events WHERE organization_id = '${organizationId}' AND action LIKE 'console.%' ORDER BY occurred_at, id`,
-        )) as Array<Record<string, unknown>>
+        )
     ).map((row) => ({ ...row, request_id: typeof row.request_id === 'string' }));
 
   it('records console.signed_in, console.sign_in_refused (used, expired, not_a_member) and console.signed_out', async () => {
@@ -328,9 +328,9 @@ describe('console sign-ins are audited', () => {
       { ...seen('console.signed_out', null, member, true), client_ip: expect.any(String) },
       seen('console.sign_in_refused', 'not_a_member', leaver, false),
     ]);
-    const total = (await t
+    const total = await t
       .get(DataSource)
-      .query(`SELECT COUNT(*) AS n FROM audit_events WHERE action LIKE 'console.%'`)) as Array<{ n: number | string }>;
+      .query<Array<{ n: number | string }>>(`SELECT COUNT(*) AS n FROM audit_events WHERE action LIKE 'console.%'`);
     expect(Number(total[0].n)).toBe(5);
   });
 
