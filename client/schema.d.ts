@@ -106,7 +106,7 @@ export interface paths {
     };
     /**
      * List every member's keys in the caller's organization, newest first (never a secret)
-     * @description user_id narrows the list to one user's keys. Paged as GET /v1/user-api-keys.
+     * @description user_id or email narrows the list to one user's keys. Each key carries its owner's e-mail address. Paged as GET /v1/user-api-keys.
      */
     get: operations['OrganizationApiKeysController_list'];
     put?: never;
@@ -534,6 +534,81 @@ export interface components {
     ApiKeyResponse: {
       api_key: components['schemas']['ApiKeyView'];
     };
+    OrganizationApiKeyView: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /** Format: uuid */
+      user_id: string;
+      /** @description "" when none was given */
+      label: string;
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions the key may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: the key does not expire
+       */
+      expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description The last successful exchange (POST /v1/token); null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
+      /**
+       * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
+       * @example deploy-bot/2.1
+       */
+      last_used_user_agent: string | null;
+      /**
+       * Format: uuid
+       * @description The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated
+       */
+      replaced_by: string | null;
+      /**
+       * @description The owner's e-mail address
+       * @example dev@acme.test
+       */
+      owner_email: string | null;
+    };
+    OrganizationApiKeyListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      api_keys: components['schemas']['OrganizationApiKeyView'][];
+    };
+    OrganizationApiKeyResponse: {
+      api_key: components['schemas']['OrganizationApiKeyView'];
+    };
     ReportExposedKeysDto: {
       /**
        * @description Values found where they should not be: API keys of this deployment or anything else. Every one that is an ACTIVE key, with its right secret, is revoked at once.
@@ -726,10 +801,17 @@ export interface components {
        * @description The API key behind the access token (or the exchange) the actor used
        */
       actor_api_key_id: string | null;
+      /**
+       * @description The acting user's e-mail address
+       * @example dev@acme.test
+       */
+      actor_email: string | null;
       /** @enum {string|null} */
-      target_type: 'api_key' | 'notification_integration' | null;
+      target_type: 'api_key' | 'notification_integration' | 'organization' | 'user' | null;
       /** Format: uuid */
       target_id: string | null;
+      /** @description target_type user: that user's e-mail address */
+      target_email: string | null;
       /**
        * Format: uuid
        * @description api_key.rotated: the key the new one (target_id) replaces
@@ -1190,6 +1272,8 @@ export interface operations {
         include_revoked?: boolean;
         /** @description Only this user's keys (in the caller's organization) */
         user_id?: string;
+        /** @description Only the keys of the user with this e-mail address (any case); with user_id, both must name the same user */
+        email?: string;
       };
       header?: never;
       path?: never;
@@ -1202,7 +1286,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ApiKeyListResponse'];
+          'application/json': components['schemas']['OrganizationApiKeyListResponse'];
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */
@@ -1259,7 +1343,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ApiKeyResponse'];
+          'application/json': components['schemas']['OrganizationApiKeyResponse'];
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */

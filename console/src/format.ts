@@ -1,4 +1,12 @@
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/** With the time zone: a time without one is ambiguous in a team across zones (and against the API's UTC). */
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+});
 
 export function formatTime(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '';
@@ -15,8 +23,10 @@ export function relativeTime(iso: string, now = Date.now()): string {
     ['minute', 60],
   ];
   const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  // Half a minute short of a unit still counts as one: a grace of an hour read a second later is "in 1 hour",
+  // as the dialog and the notice say, not "in 60 minutes".
   for (const [unit, size] of units) {
-    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
+    if (Math.abs(seconds) >= size - 30) return format.format(Math.round(seconds / size), unit);
   }
   return format.format(seconds, 'second');
 }
@@ -26,4 +36,15 @@ export function formatDuration(seconds: number): string {
   if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;
   if (seconds % 60 === 0) return `${seconds / 60} minute${seconds === 60 ? '' : 's'}`;
   return `${seconds} seconds`;
+}
+
+/** A key id as the key string writes it: 32 hex digits, no hyphens (`dev.<id>.<secret>.<crc>`). */
+export function compactId(id: string): string {
+  return id.replaceAll('-', '');
+}
+
+/** How dialogs and notices name a key: its label and the start of its id, so two keys of one label differ. */
+export function keyName(key: { id: string; label: string }): string {
+  const short = `${compactId(key.id).slice(0, 8)}…`;
+  return key.label === '' ? `key ${short}` : `“${key.label}” (${short})`;
 }

@@ -6,7 +6,7 @@ import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
-import { ApiKeyListResponse, ApiKeyResponse, ApiKeyView } from './dto/api-key.view';
+import { OrganizationApiKeyListResponse, OrganizationApiKeyResponse, OrganizationApiKeyView } from './dto/api-key.view';
 import { ListOrganizationApiKeysQuery } from './dto/list-organization-api-keys.query';
 import { OrganizationKeysService } from './organization-keys.service';
 
@@ -20,21 +20,26 @@ export class OrganizationApiKeysController {
   @RequirePermissions('api_keys:manage')
   @ApiOperation({
     summary: "List every member's keys in the caller's organization, newest first (never a secret)",
-    description: "user_id narrows the list to one user's keys. Paged as GET /v1/user-api-keys.",
+    description:
+      "user_id or email narrows the list to one user's keys. Each key carries its owner's e-mail address. Paged as GET /v1/user-api-keys.",
   })
-  @ApiOkResponse({ type: ApiKeyListResponse })
+  @ApiOkResponse({ type: OrganizationApiKeyListResponse })
   @ApiErrors(400)
   async list(
     @CurrentPrincipal() principal: Principal,
     @Query() query: ListOrganizationApiKeysQuery,
-  ): Promise<ApiKeyListResponse> {
-    const page = await this.organizationKeys.list(principal, {
+  ): Promise<OrganizationApiKeyListResponse> {
+    const { page, emails } = await this.organizationKeys.list(principal, {
       userId: query.user_id,
+      email: query.email,
       page: query.page,
       limit: query.limit,
       includeRevoked: query.include_revoked,
     });
-    return { api_keys: page.items.map(ApiKeyView.from), ...PageMetaView.of(page) };
+    return {
+      api_keys: page.items.map((key) => OrganizationApiKeyView.withOwner(key, emails)),
+      ...PageMetaView.of(page),
+    };
   }
 
   @Delete(':id')
@@ -43,13 +48,14 @@ export class OrganizationApiKeysController {
     summary: "Revoke any key of the caller's organization at once and for good (idempotent)",
     description: "Recorded as api_key.revoked with reason admin. Another organization's key is 404.",
   })
-  @ApiOkResponse({ type: ApiKeyResponse })
+  @ApiOkResponse({ type: OrganizationApiKeyResponse })
   @ApiErrors(400, 404)
   async revoke(
     @CurrentPrincipal() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @CurrentRequestContext() request: RequestContext,
-  ): Promise<ApiKeyResponse> {
-    return { api_key: ApiKeyView.from(await this.organizationKeys.revoke(principal, id, request)) };
+  ): Promise<OrganizationApiKeyResponse> {
+    const { key, emails } = await this.organizationKeys.revoke(principal, id, request);
+    return { api_key: OrganizationApiKeyView.withOwner(key, emails) };
   }
 }

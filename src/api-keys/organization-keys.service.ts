@@ -13,6 +13,13 @@ import { LastUsedRecorder } from './last-used.recorder';
 export interface OrganizationKeysQuery extends ListKeysQuery {
   /** Only this user's keys. */
   userId?: string;
+  /** Only the keys of the user with this e-mail address (with userId: the same user, else none). */
+  email?: string;
+}
+
+/** Keys and their owners' e-mail addresses, to show beside the owner ids. */
+export interface WithOwnerEmails {
+  emails: ReadonlyMap<string, string>;
 }
 
 /** What removing a member did. */
@@ -43,22 +50,34 @@ export class OrganizationKeysService {
    * The keys of the caller's organization (or of one user there), newest first, and how many there
    * are, both within the list window (docs/api.md#conventions), as ApiKeysService.list.
    */
-  async list(caller: KeyOwner, query: OrganizationKeysQuery): Promise<Page<ApiKey>> {
+  async list(caller: KeyOwner, query: OrganizationKeysQuery): Promise<WithOwnerEmails & { page: Page<ApiKey> }> {
     const offset = (query.page - 1) * query.limit;
     const window = {
       limit: Math.max(0, Math.min(query.limit, LIST_WINDOW - offset)),
       offset,
       includeRevoked: query.includeRevoked,
     };
+    let userId = query.userId;
+    if (query.email !== undefined) {
+      const byEmail = await this.identity.userIdByEmail(query.email);
+      // No such user, or another one than user_id names: no key matches.
+      if (byEmail === null || (userId !== undefined && userId !== byEmail)) {
+        return { page: { items: [], page: query.page, limit: query.limit, totalCount: 0 }, emails: new Map() };
+      }
+      userId = byEmail;
+    }
     const { keys, totalCount } =
-      query.userId === undefined
+      userId === undefined
         ? await this.keys.findPageByOrganization(caller.organizationId, window)
-        : await this.keys.findPageByOwner({ userId: query.userId, organizationId: caller.organizationId }, window);
+        : await this.keys.findPageByOwner({ userId, organizationId: caller.organizationId }, window);
     return {
-      items: keys.map((key) => this.lastUsed.withPendingUse(key)),
-      page: query.page,
-      limit: query.limit,
-      totalCount,
+      page: {
+        items: keys.map((key) => this.lastUsed.withPendingUse(key)),
+        page: query.page,
+        limit: query.limit,
+        totalCount,
+      },
+      emails: await this.identity.emailsOf(keys.map((key) => key.userId)),
     };
   }
 
@@ -67,7 +86,7 @@ export class OrganizationKeysService {
    * key is returned unchanged (and not recorded again). Recorded as api_key.revoked with reason
    * `admin` and the caller as actor, in the revocation's transaction.
    */
-  async revoke(caller: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
+  async revoke(caller: KeyOwner, id: string, request?: RequestContext): Promise<WithOwnerEmails & { key: ApiKey }> {
     const at = new Date();
     await this.unitOfWork.run(async (tx) => {
       if (!(await this.keys.revokeInOrganization(caller.organizationId, id, at, tx))) return;
@@ -87,7 +106,7 @@ export class OrganizationKeysService {
     });
     const key = await this.keys.findById(id);
     if (key === undefined || key.organizationId !== caller.organizationId) throw notFound(Messages.apiKeyNotFound);
-    return this.lastUsed.withPendingUse(key);
+    return { key: this.lastUsed.withPendingUse(key), emails: await this.identity.emailsOf([key.userId]) };
   }
 
   /**

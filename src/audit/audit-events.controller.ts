@@ -2,6 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/openapi';
 import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
 import { AuditService } from './audit.service';
 import { AuditEventListResponse, AuditEventView } from './dto/audit-event.view';
@@ -11,7 +12,10 @@ import { parseInstant } from './instants';
 @ApiTags('Audit events')
 @Controller('v1/audit-events')
 export class AuditEventsController {
-  constructor(private readonly audit: AuditService) {}
+  constructor(
+    private readonly audit: AuditService,
+    private readonly identity: IdentityService,
+  ) {}
 
   @Get()
   @RequirePermissions('audit:read')
@@ -35,6 +39,16 @@ export class AuditEventsController {
       query.limit,
       query.cursor,
     );
-    return { audit_events: page.events.map(AuditEventView.from), next_cursor: page.nextCursor };
+    // The people beside their ids: the actors, and the users some events are about (one query a page).
+    const emails = await this.identity.emailsOf(
+      page.events.flatMap((event) => [
+        ...(event.actorUserId === null ? [] : [event.actorUserId]),
+        ...(event.targetType === 'user' && event.targetId !== null ? [event.targetId] : []),
+      ]),
+    );
+    return {
+      audit_events: page.events.map((event) => AuditEventView.from(event, emails)),
+      next_cursor: page.nextCursor,
+    };
   }
 }

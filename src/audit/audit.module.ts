@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SECRETS } from '../config/config.module';
+import { IdentityModule } from '../identity/identity.module';
 import type { Secrets } from '../config/local-secrets';
 import { AuditCursorCodec } from './audit-cursor';
 import { AuditEvent } from './audit-event.entity';
@@ -10,7 +11,8 @@ import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([AuditEvent])],
+  // identity: the e-mail addresses shown beside user ids in the audit log.
+  imports: [TypeOrmModule.forFeature([AuditEvent]), IdentityModule],
   controllers: [AuditEventsController],
   providers: [
     AuditRepository,

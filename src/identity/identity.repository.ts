@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, In, Repository } from 'typeorm';
 import { toDate } from '../database/columns';
 import { placeholders, RowReader, rowReader } from '../database/sql';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
@@ -118,6 +118,13 @@ export class IdentityRepository {
 
   findUserByEmail(email: string): Promise<User | null> {
     return this.users.findOneBy({ email });
+  }
+
+  /** The e-mail addresses of these users (one query; an unknown id is left out). */
+  async findEmails(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const users = await this.users.find({ select: { id: true, email: true }, where: { id: In([...ids]) } });
+    return new Map(users.map((user) => [user.id, user.email]));
   }
 
   /** Adds the user unless one with that e-mail exists (a concurrent insert is not an error). */

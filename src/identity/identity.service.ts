@@ -140,6 +140,16 @@ export class IdentityService {
     return organization;
   }
 
+  /** The e-mail addresses of these users, to show beside their ids (one query). */
+  emailsOf(ids: Iterable<string>): Promise<Map<string, string>> {
+    return this.identity.findEmails([...new Set(ids)]);
+  }
+
+  /** The id of the user with this e-mail address (any case), or null. */
+  async userIdByEmail(email: string): Promise<string | null> {
+    return (await this.identity.findUserByEmail(normalizeEmail(email)))?.id ?? null;
+  }
+
   async userByEmail(email: string): Promise<User> {
     const user = await this.identity.findUserByEmail(normalizeEmail(email));
     if (user === null) throw new IdentityError(`user not found: ${email}`);

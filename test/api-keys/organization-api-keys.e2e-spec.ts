@@ -104,18 +104,46 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
         total_count: 5,
       });
       expect(response.body.api_keys.map((key: KeyBody) => key.id)).toEqual(newestFirst(org.keys));
+      const emails = new Map([org.admin, org.member, org.viewer].map((user) => [user.userId, user.email]));
       for (const key of response.body.api_keys) {
-        expect(Object.keys(key).sort()).toEqual(KEY_RECORD_FIELDS);
+        expect(Object.keys(key).sort()).toEqual([...KEY_RECORD_FIELDS, 'owner_email'].sort());
         expect(key.organization_id).toBe(org.admin.organizationId);
         const created = org.keys.find((made) => made.id === key.id)!;
         expect(key).toStrictEqual({
           ...Object.fromEntries(Object.entries(created).filter(([field]) => field !== 'value')),
           last_used_ip: null,
           last_used_user_agent: null,
+          owner_email: emails.get(created.user_id),
         });
       }
       for (const key of [...org.keys, ...other.keys]) expect(response.text).not.toContain(key.value.split('.')[2]);
       expect(response.text).not.toMatch(/secret|hash/);
+    });
+
+    it('narrows to one user by e-mail address (any case); an unknown address, or one that is not user_id, matches nothing', async () => {
+      const org = await organization();
+      const memberKeys = org.keys.filter((key) => key.user_id === org.member.userId);
+      for (const email of [org.member.email, org.member.email.toUpperCase()]) {
+        const response = await list(org.admin, `?email=${encodeURIComponent(email)}`).expect(200);
+        expect(response.body.total_count).toBe(2);
+        expect(response.body.api_keys.map((key: KeyBody) => key.id)).toEqual(newestFirst(memberKeys));
+        expect(new Set(response.body.api_keys.map((key: { owner_email: string }) => key.owner_email))).toEqual(
+          new Set([org.member.email]),
+        );
+      }
+      const both = await list(org.admin, `?email=${org.member.email}&user_id=${org.member.userId}`).expect(200);
+      expect(both.body.total_count).toBe(2);
+      for (const query of [`?email=nobody@example.com`, `?email=${org.member.email}&user_id=${org.admin.userId}`]) {
+        expect((await list(org.admin, query).expect(200)).body).toStrictEqual({
+          api_keys: [],
+          page: 1,
+          limit: 20,
+          total_count: 0,
+        });
+      }
+      for (const bad of ['not-an-email', 'a@b'.repeat(200), '']) {
+        expectInvalidArgument(await list(org.admin, `?email=${encodeURIComponent(bad)}`));
+      }
     });
 
     it('narrows to one user with user_id (any letter case); a user of another organization has no keys here', async () => {
@@ -206,7 +234,8 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       expect(response.body.api_key).toMatchObject({ id: key.id, user_id: org.member.userId, status: 'REVOKED' });
       expect(response.body.api_key.updated_at).toMatch(ISO_MS);
       expect(response.body.api_key.updated_at >= key.updated_at).toBe(true);
-      expect(Object.keys(response.body.api_key).sort()).toEqual(KEY_RECORD_FIELDS);
+      expect(Object.keys(response.body.api_key).sort()).toEqual([...KEY_RECORD_FIELDS, 'owner_email'].sort());
+      expect(response.body.api_key.owner_email).toBe(org.member.email);
 
       // The owner sees it revoked; the key and its access tokens stop working.
       expect((await ownKey(org.member, key.id).expect(200)).body.api_key.status).toBe('REVOKED');

@@ -14,6 +14,7 @@ const newestFirst = (events: AuditEvent[]): string[] =>
 const EVENT_FIELDS = [
   'action',
   'actor_api_key_id',
+  'actor_email',
   'actor_user_id',
   'client_ip',
   'id',
@@ -21,6 +22,7 @@ const EVENT_FIELDS = [
   'previous_api_key_id',
   'reason',
   'request_id',
+  'target_email',
   'target_id',
   'target_type',
 ];
@@ -75,8 +77,10 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
         occurred_at: expect.stringMatching(ISO_MS),
         actor_user_id: admin.userId,
         actor_api_key_id: key.id,
+        actor_email: admin.email,
         target_type: 'api_key',
         target_id: key.id,
+        target_email: null,
         previous_api_key_id: null,
         client_ip: expect.any(String),
         request_id: revoke.headers['x-request-id'],
@@ -93,6 +97,27 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
       for (const secret of [key.value, key.value.split('.')[2], token, admin.token]) {
         expect(response.text).not.toContain(secret);
       }
+    });
+
+    it('shows the e-mail address of the actor and of a user target beside their ids (one of another organization too)', async () => {
+      const admin = await freshAdmin();
+      const outsider = await t.user({ org: 'audit-emails-elsewhere', role: 'member' });
+      const signIn = auditEvent(admin.organizationId, {
+        action: 'console.sign_in_refused',
+        reason: 'used',
+        targetType: 'user',
+        targetId: outsider.userId,
+      });
+      const unknownActor = auditEvent(admin.organizationId, { actorUserId: randomUUID() });
+      await seedAuditEvents(t, [signIn, unknownActor]);
+      const events = (await auditPage(t, admin)).audit_events as unknown as Array<Record<string, unknown>>;
+      expect(events.find((event) => event.id === signIn.id)).toMatchObject({
+        actor_email: null,
+        target_type: 'user',
+        target_email: outsider.email,
+      });
+      // A user no longer known (never, here) has no address: null, not an error.
+      expect(events.find((event) => event.id === unknownActor.id)).toMatchObject({ actor_email: null });
     });
 
     it('shows every stored field, null where not applicable, times as ISO 8601 UTC with milliseconds', async () => {
@@ -122,8 +147,10 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
           occurred_at: '2030-01-02T03:04:05.006Z',
           actor_user_id: admin.userId,
           actor_api_key_id: rotated.actorApiKeyId,
+          actor_email: admin.email,
           target_type: 'api_key',
           target_id: rotated.targetId,
+          target_email: null,
           previous_api_key_id: rotated.previousApiKeyId,
           client_ip: '203.0.113.7',
           request_id: 'req-1',
@@ -135,8 +162,10 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
           occurred_at: '2030-01-01T00:00:00.000Z',
           actor_user_id: null,
           actor_api_key_id: null,
+          actor_email: null,
           target_type: null,
           target_id: null,
+          target_email: null,
           previous_api_key_id: null,
           client_ip: null,
           request_id: null,

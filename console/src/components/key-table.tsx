@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { ApiKey } from '../api/contract';
-import { formatTime, relativeTime } from '../format';
+import { compactId, formatTime, keyName, relativeTime } from '../format';
 
 /** A key as the list shows it (docs/api.md#api-key-object). */
 export type ListedKey = ApiKey;
@@ -47,6 +47,30 @@ function Scopes({ scopes }: { scopes: ListedKey['scopes'] }) {
   );
 }
 
+/** Which key replaced this one, or which one this replaced, as far as the page shows (docs/api.md#api-key-object). */
+function Rotation({ apiKey, keys }: { apiKey: ListedKey; keys: ListedKey[] }) {
+  const replacement = apiKey.replaced_by === null ? undefined : keys.find((key) => key.id === apiKey.replaced_by);
+  const replaced = keys.filter((key) => key.replaced_by === apiKey.id);
+  return (
+    <>
+      {apiKey.replaced_by !== null && (
+        <span className="detail rotation">
+          Replaced by{' '}
+          {replacement === undefined ? `key ${compactId(apiKey.replaced_by).slice(0, 8)}…` : keyName(replacement)}
+          {apiKey.status === 'ACTIVE' && apiKey.expires_at !== null && (
+            <> · grace period until {formatTime(apiKey.expires_at)}</>
+          )}
+        </span>
+      )}
+      {replaced.map((old) => (
+        <span key={old.id} className="detail rotation">
+          Replaces {keyName(old)}
+        </span>
+      ))}
+    </>
+  );
+}
+
 /**
  * The keys as a table; below 640 px wide each row becomes a card (styles.css), every cell keeping
  * its column's name (data-label).
@@ -85,11 +109,14 @@ export function KeyTable({
             <tr key={key.id} data-key-id={key.id}>
               <th scope="row" data-label="Label">
                 {key.label === '' ? <span className="muted">(no label)</span> : key.label}
-                <span className="detail id">{key.id}</span>
+                <span className="detail id" title="The key's id, as in the key string: dev.<id>.<secret>.<check>">
+                  {compactId(key.id)}
+                </span>
               </th>
               {owner !== undefined && <td data-label="Owner">{owner(key)}</td>}
               <td data-label="Status">
                 <StatusBadge status={key.status} />
+                <Rotation apiKey={key} keys={keys} />
               </td>
               <td data-label="Scopes">
                 <Scopes scopes={key.scopes} />

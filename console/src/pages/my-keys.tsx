@@ -6,7 +6,7 @@ import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
 import { Pager } from '../components/pager';
 import { SecretPanel } from '../components/secret-panel';
-import { formatDuration, formatTime } from '../format';
+import { formatDuration, formatTime, keyName } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { can, type Session } from '../session';
 import { CreateKeyForm } from './create-key-form';
@@ -45,7 +45,7 @@ export function MyKeysPage({ session }: { session: Session }) {
   const created = (answer: CreatedApiKey) => {
     setCreating(false);
     setDone(undefined);
-    setSecret({ value: answer.opaque_key, title: `Your new key “${answer.api_key.label || answer.api_key.id}”` });
+    setSecret({ value: answer.opaque_key, title: `Your new key ${keyName(answer.api_key)}` });
     setPage(1);
     keys.reload();
   };
@@ -55,11 +55,11 @@ export function MyKeysPage({ session }: { session: Session }) {
     const note =
       grace === 0 || old.expires_at === null || old.status !== 'ACTIVE'
         ? 'The old key has been revoked.'
-        : `The old key keeps working for ${formatDuration(grace)}, until ${formatTime(old.expires_at)}.`;
+        : `The old key ${keyName(old)} keeps working for ${formatDuration(grace)}, until ${formatTime(old.expires_at)}.`;
     setDone(undefined);
     setSecret({
       value: answer.opaque_key,
-      title: `Your rotated key “${answer.api_key.label || answer.api_key.id}”`,
+      title: `Your new key ${keyName(answer.api_key)}, replacing ${keyName(old)}`,
       note,
     });
     keys.reload();
@@ -125,9 +125,10 @@ export function MyKeysPage({ session }: { session: Session }) {
               actions={(key) =>
                 key.status === 'ACTIVE' ? (
                   <>
-                    {mayCreate && mayRevoke && (
+                    {/* A key in its grace period has been replaced already: rotate the new one. */}
+                    {mayCreate && mayRevoke && key.replaced_by === null && (
                       <button type="button" className="button button-small" onClick={() => setRotating(key)}>
-                        Rotate<span className="visually-hidden"> {key.label || key.id}</span>
+                        Rotate<span className="visually-hidden"> {keyName(key)}</span>
                       </button>
                     )}
                     {mayRevoke && (
@@ -136,7 +137,7 @@ export function MyKeysPage({ session }: { session: Session }) {
                         className="button button-small button-danger"
                         onClick={() => setRevoking(key)}
                       >
-                        Revoke<span className="visually-hidden"> {key.label || key.id}</span>
+                        Revoke<span className="visually-hidden"> {keyName(key)}</span>
                       </button>
                     )}
                   </>
@@ -148,16 +149,22 @@ export function MyKeysPage({ session }: { session: Session }) {
         ))}
       {revoking !== undefined && (
         <ConfirmDialog
-          title={`Revoke “${revoking.label || revoking.id}”?`}
+          title={`Revoke ${keyName(revoking)}?`}
           confirmLabel="Revoke key"
           danger
           onClose={() => setRevoking(undefined)}
           onConfirm={async () => {
             await unwrap(api.DELETE('/v1/user-api-keys/{id}', { params: { path: { id: revoking.id } } }));
-            setDone(`Key “${revoking.label || revoking.id}” revoked.`);
+            setDone(`Key ${keyName(revoking)} revoked.`);
             keys.reload();
           }}
         >
+          <p>
+            Created {formatTime(revoking.created_at)}
+            {revoking.last_used_at === null ? ', never used' : `, last used ${formatTime(revoking.last_used_at)}`}.
+            {revoking.replaced_by !== null &&
+              ' It has been replaced by a rotation: revoking it ends its grace period now.'}
+          </p>
           <p>
             Anything using this key, and every access token made from it, stops working at once. This cannot be undone.
           </p>

@@ -3,6 +3,7 @@ import { api, unwrap } from '../api/client';
 import type { RotatedApiKey } from '../api/contract';
 import { ConfirmDialog } from '../components/dialog';
 import type { ListedKey } from '../components/key-table';
+import { keyName } from '../format';
 
 const GRACE_PERIODS = [
   { seconds: 0, label: 'None: the old key stops working now' },
@@ -25,7 +26,7 @@ export function RotateDialog({
   const [grace, setGrace] = useState(86400);
   return (
     <ConfirmDialog
-      title={`Rotate “${apiKey.label === '' ? apiKey.id : apiKey.label}”`}
+      title={`Rotate ${keyName(apiKey)}`}
       confirmLabel="Rotate key"
       onClose={onClose}
       onConfirm={async () => {

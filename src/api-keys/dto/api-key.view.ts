@@ -106,6 +106,26 @@ export class ApiKeyResponse {
   api_key: ApiKeyView;
 }
 
+/** A key as organization key management shows it: with its owner's e-mail address. */
+export class OrganizationApiKeyView extends ApiKeyView {
+  @ApiProperty({ nullable: true, type: String, description: "The owner's e-mail address", example: 'dev@acme.test' })
+  owner_email: string | null;
+
+  static withOwner(key: ApiKey, emails: ReadonlyMap<string, string>): OrganizationApiKeyView {
+    return { ...ApiKeyView.from(key), owner_email: emails.get(key.userId) ?? null };
+  }
+}
+
+export class OrganizationApiKeyResponse {
+  @ApiProperty({ type: () => OrganizationApiKeyView })
+  api_key: OrganizationApiKeyView;
+}
+
+export class OrganizationApiKeyListResponse extends PageMetaView {
+  @ApiProperty({ type: () => [OrganizationApiKeyView] })
+  api_keys: OrganizationApiKeyView[];
+}
+
 export class ApiKeyListResponse extends PageMetaView {
   @ApiProperty({ type: () => [ApiKeyView] })
   api_keys: ApiKeyView[];

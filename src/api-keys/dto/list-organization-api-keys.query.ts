@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsUUID } from 'class-validator';
+import { IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
 import { ListApiKeysQuery } from './list-api-keys.query';
 
 /** GET /v1/organization/api-keys: the user's list query, and `user_id` (docs/api.md#get-v1organizationapi-keys). */
@@ -12,4 +12,16 @@ export class ListOrganizationApiKeysQuery extends ListApiKeysQuery {
   // (an array) stays as it is and fails @IsUUID.
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.toLowerCase() : value))
   user_id?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 320,
+    description:
+      'Only the keys of the user with this e-mail address (any case); with user_id, both must name the same user',
+    example: 'dev@acme.test',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  @Matches(/^[^\s@]+@[^\s@]+$/)
+  email?: string;
 }

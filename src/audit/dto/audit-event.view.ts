@@ -25,10 +25,19 @@ export class AuditEventView {
     description: 'The API key behind the access token (or the exchange) the actor used',
   })
   actor_api_key_id: string | null;
-  @ApiProperty({ type: String, enum: ['api_key', 'notification_integration'], nullable: true })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The acting user's e-mail address",
+    example: 'dev@acme.test',
+  })
+  actor_email: string | null;
+  @ApiProperty({ type: String, enum: ['api_key', 'notification_integration', 'organization', 'user'], nullable: true })
   target_type: string | null;
   @ApiProperty({ type: String, format: 'uuid', nullable: true })
   target_id: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "target_type user: that user's e-mail address" })
+  target_email: string | null;
   @ApiProperty({
     type: String,
     format: 'uuid',
@@ -41,7 +50,7 @@ export class AuditEventView {
   @ApiProperty({ type: String, nullable: true, description: 'X-Request-Id of the request' })
   request_id: string | null;
 
-  static from(event: AuditEvent): AuditEventView {
+  static from(event: AuditEvent, emails: ReadonlyMap<string, string> = new Map()): AuditEventView {
     return {
       id: event.id,
       action: event.action,
@@ -49,8 +58,11 @@ export class AuditEventView {
       occurred_at: event.occurredAt.toISOString(),
       actor_user_id: event.actorUserId,
       actor_api_key_id: event.actorApiKeyId,
+      actor_email: event.actorUserId === null ? null : (emails.get(event.actorUserId) ?? null),
       target_type: event.targetType,
       target_id: event.targetId,
+      target_email:
+        event.targetType === 'user' && event.targetId !== null ? (emails.get(event.targetId) ?? null) : null,
       previous_api_key_id: event.previousApiKeyId,
       client_ip: event.clientIp,
       request_id: event.requestId,
