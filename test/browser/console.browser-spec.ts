@@ -28,6 +28,9 @@ async function until(assertion: () => Promise<void>, timeoutMs = 10_000): Promis
   }
 }
 
+/** A key id as the console and the key string write it: 32 hex digits. */
+const compact = (id: string): string => id.replaceAll('-', '');
+
 const visible = (locator: Locator): Promise<void> => locator.first().waitFor({ state: 'visible' });
 const countOf = (locator: Locator, count: number): Promise<void> =>
   until(async () => expect(await locator.count()).toBe(count));
@@ -196,12 +199,19 @@ describe('web console in Chromium', () => {
     await screenshot(page, 'my-keys');
     await expectAccessible(page);
 
-    await row.getByRole('button', { name: 'Revoke ci deploys' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Revoke “ci deploys”?' });
+    // Times say their time zone; the key id is written as in the key string (32 hex digits).
+    await textOf(row.locator('td[data-label="Created"]'), /(UTC|GMT)/);
+    const shortId = compact(created.revokedKeyId!).slice(0, 8);
+    await containsText(row.locator('th[data-label="Label"]'), compact(created.revokedKeyId!));
+    expect(secret.split('.')[1]).toBe(compact(created.revokedKeyId!));
+    // Dialogs and notices name a key by label and id, so two keys of one label differ.
+    await row.getByRole('button', { name: `Revoke “ci deploys” (${shortId}…)` }).click();
+    const dialog = page.getByRole('dialog', { name: `Revoke “ci deploys” (${shortId}…)?` });
     await visible(dialog);
+    await containsText(dialog, 'never used');
     await screenshot(page, 'revoke-dialog');
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
-    await visible(page.getByText('Key “ci deploys” revoked.'));
+    await visible(page.getByText(`Key “ci deploys” (${shortId}…) revoked.`));
     await countOf(page.getByRole('row', { name: /ci deploys/ }), 0);
     await page.getByLabel('Show revoked keys').check();
     await visible(page.getByRole('row', { name: /ci deploys/ }).getByText('REVOKED'));
@@ -229,7 +239,7 @@ describe('web console in Chromium', () => {
     await page.keyboard.press('Enter');
     await countOf(page.getByTestId('new-secret'), 0);
     // A dialog takes the focus and Escape closes it.
-    await page.getByRole('button', { name: 'Revoke keyboard key' }).click();
+    await page.getByRole('button', { name: /^Revoke “keyboard key” \(/ }).click();
     await visible(page.getByRole('dialog'));
     await page.keyboard.press('Escape');
     await countOf(page.getByRole('dialog'), 0);
@@ -280,13 +290,16 @@ describe('web console in Chromium', () => {
     await containsText(row.locator('td[data-label="Last used"]'), 'never used');
     const firstId = (await row.getAttribute('data-key-id'))!;
 
-    await row.getByRole('button', { name: 'Rotate reporting' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Rotate “reporting”' });
+    const firstShort = `${compact(firstId).slice(0, 8)}…`;
+    await row.getByRole('button', { name: `Rotate “reporting” (${firstShort})` }).click();
+    const dialog = page.getByRole('dialog', { name: `Rotate “reporting” (${firstShort})` });
     await dialog.getByLabel('Grace period for the old key').selectOption('3600');
     await screenshot(page, 'rotate-dialog');
     await expectAccessible(page);
     await dialog.getByRole('button', { name: 'Rotate key' }).click();
-    await visible(page.getByText(/The old key keeps working for 1 hour, until/));
+    await visible(
+      page.getByText(/The old key “reporting” \([0-9a-f]{8}…\) keeps working for 1 hour, until .*(UTC|GMT)/),
+    );
     const second = (await page.getByTestId('new-secret').textContent()) ?? '';
     created.secrets.push(second);
     expect(second).toMatch(KEY);
@@ -309,6 +322,23 @@ describe('web console in Chromium', () => {
       .getAttribute('data-key-id');
     expect(newId).not.toBe(firstId);
     created.rotated = { oldId: firstId, newId: newId!, secret: second };
+    // Which key replaces which, and until when the old one works; the old one offers no second rotation.
+    const newShort = `${compact(newId!).slice(0, 8)}…`;
+    const fresh = page.locator(`tr[data-key-id="${newId}"]`);
+    await containsText(
+      old.locator('td[data-label="Status"]'),
+      `Replaced by “reporting” (${newShort}) · grace period until`,
+    );
+    await containsText(fresh.locator('td[data-label="Status"]'), `Replaces “reporting” (${firstShort})`);
+    await countOf(old.getByRole('button', { name: /^Rotate/ }), 0);
+    await countOf(fresh.getByRole('button', { name: /^Rotate/ }), 1);
+    // Revoking the old one names it, and says it is in its grace period.
+    await old.getByRole('button', { name: `Revoke “reporting” (${firstShort})` }).click();
+    const revokeOld = page.getByRole('dialog', { name: `Revoke “reporting” (${firstShort})?` });
+    await containsText(revokeOld, 'replaced by a rotation');
+    await screenshot(page, 'revoke-replaced-key');
+    await revokeOld.getByRole('button', { name: 'Cancel' }).click();
+    await countOf(page.getByRole('dialog'), 0);
 
     // The grace period over, the old key is EXPIRED: nothing is offered on it, and it no longer works.
     await server.expireKey(firstId);
@@ -388,15 +418,19 @@ describe('web console in Chromium', () => {
     await containsText(row.locator('td[data-label="Last used"]'), 'from 127.0.0.1');
     await containsText(row.locator('td[data-label="Last used"]'), 'laptop-sync/3.4 (member)');
     // Filtered to the member: the admin's own keys are not listed.
-    await page.getByLabel('Member (user id)').fill(memberId);
+    // The owner by e-mail beside the id; filtered to the member by e-mail address.
+    await containsText(row.locator('td[data-label="Owner"]'), MEMBER);
+    await containsText(row.locator('td[data-label="Owner"]'), memberId);
+    await page.getByLabel('Member (e-mail or user id)').fill(MEMBER.toUpperCase());
     await page.getByRole('button', { name: 'Filter' }).click();
     await countOf(page.getByRole('row', { name: /reporting/ }), 0);
     await visible(row);
     await screenshot(page, 'organization-keys');
     await expectAccessible(page);
-    await row.getByRole('button', { name: 'Revoke member laptop' }).click();
+    await row.getByRole('button', { name: /^Revoke “member laptop” \(/ }).click();
+    await containsText(page.getByRole('dialog'), `This key belongs to ${MEMBER}`);
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-    await visible(page.getByText(/Key “member laptop” of member .* revoked\./));
+    await visible(page.getByText(/^Key “member laptop” \([0-9a-f]{8}…\) of member@example\.com revoked\.$/));
     expect((await exchange(secret)).status).toBe(401);
     await member.context.close();
   });
@@ -466,18 +500,20 @@ describe('web console in Chromium', () => {
     // The rotation: the new key, and the one it replaces.
     const rotated = page.getByRole('row', { name: /api_key\.rotated/ });
     await countOf(rotated, 1);
-    await containsText(rotated, created.rotated!.newId);
-    await containsText(rotated, `replaces ${created.rotated!.oldId}`);
+    await containsText(rotated, compact(created.rotated!.newId));
+    await containsText(rotated, `replaces ${compact(created.rotated!.oldId)}`);
     await containsText(rotated, admin.userId);
+    // Who, by e-mail beside the id.
+    await containsText(rotated.locator('td[data-label="Actor"]'), ADMIN);
     await screenshot(page, 'audit-log');
     await expectAccessible(page);
     await page.getByLabel('Action').selectOption('api_key.revoked');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const revoked = page.getByRole('row', { name: /api_key\.revoked/ });
-    await countOf(revoked.filter({ hasText: created.revokedKeyId ?? 'none' }), 1);
-    await containsText(revoked.filter({ hasText: created.revokedKeyId ?? 'none' }), 'user');
+    await countOf(revoked.filter({ hasText: compact(created.revokedKeyId ?? 'none') }), 1);
+    await containsText(revoked.filter({ hasText: compact(created.revokedKeyId ?? 'none') }), 'user');
     // The admin's revocation of the member's key, with its reason.
-    await containsText(revoked.filter({ hasText: created.memberKeyId ?? 'none' }), 'admin');
+    await containsText(revoked.filter({ hasText: compact(created.memberKeyId ?? 'none') }), 'admin');
     await countOf(page.getByRole('row', { name: /integration\.created/ }), 0);
     await countOf(page.getByRole('row', { name: /api_key\.rotated/ }), 0);
     await screenshot(page, 'audit-log-revoked');

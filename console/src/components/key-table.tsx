@@ -75,16 +75,16 @@ function Rotation({ apiKey, keys }: { apiKey: ListedKey; keys: ListedKey[] }) {
  * The keys as a table; below 640 px wide each row becomes a card (styles.css), every cell keeping
  * its column's name (data-label).
  */
-export function KeyTable({
+export function KeyTable<K extends ListedKey>({
   keys,
   caption,
   owner,
   actions,
 }: {
-  keys: ListedKey[];
+  keys: K[];
   caption: string;
-  owner?: (key: ListedKey) => ReactNode;
-  actions: (key: ListedKey) => ReactNode;
+  owner?: (key: K) => ReactNode;
+  actions: (key: K) => ReactNode;
 }) {
   return (
     <div className="table-wrap">

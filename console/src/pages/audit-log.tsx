@@ -2,7 +2,7 @@ import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { AuditAction, AuditEvent } from '../api/contract';
 import { Empty, ErrorMessage, Loading } from '../components/feedback';
-import { formatTime } from '../format';
+import { compactId, formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 
 const ACTIONS: AuditAction[] = [
@@ -34,8 +34,9 @@ function Who({ event }: { event: AuditEvent }) {
   if (event.actor_user_id === null && event.actor_api_key_id === null) return <span className="muted">no one</span>;
   return (
     <>
-      {event.actor_user_id !== null && <code className="id">{event.actor_user_id}</code>}
-      {event.actor_api_key_id !== null && <span className="detail">with key {event.actor_api_key_id}</span>}
+      {event.actor_email !== null && <span className="person">{event.actor_email}</span>}
+      {event.actor_user_id !== null && <code className="id detail">{event.actor_user_id}</code>}
+      {event.actor_api_key_id !== null && <span className="detail">with key {compactId(event.actor_api_key_id)}</span>}
     </>
   );
 }
@@ -165,9 +166,12 @@ export function AuditLogPage() {
                     ) : (
                       <>
                         <span className="detail">{event.target_type}</span>{' '}
-                        <code className="id">{event.target_id}</code>
+                        {event.target_email !== null && <span className="person">{event.target_email}</span>}
+                        <code className="id">
+                          {event.target_type === 'api_key' ? compactId(event.target_id) : event.target_id}
+                        </code>
                         {event.previous_api_key_id !== null && (
-                          <span className="detail">replaces {event.previous_api_key_id}</span>
+                          <span className="detail">replaces {compactId(event.previous_api_key_id)}</span>
                         )}
                       </>
                     )}

@@ -3,12 +3,17 @@ import { api, unwrap } from '../api/client';
 import { ConfirmDialog } from '../components/dialog';
 import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
+import { keyName } from '../format';
 import { Pager } from '../components/pager';
 import { useLoad, useTitle } from '../hooks';
 import type { Session } from '../session';
 
+/** A key as organization key management lists it: with its owner's e-mail address. */
+type OrganizationKey = ListedKey & { owner_email: string | null };
+
 const PAGE_SIZE = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** Every member's keys (api_keys:manage): filter by member, revoke any. */
 export function OrganizationKeysPage({ session }: { session: Session }) {
@@ -17,31 +22,31 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
   const [page, setPage] = useState(1);
   const [includeRevoked, setIncludeRevoked] = useState(false);
   const [userInput, setUserInput] = useState('');
-  const [userId, setUserId] = useState<string>();
+  const [member, setMember] = useState<{ user_id: string } | { email: string }>();
   const [filterError, setFilterError] = useState<string>();
-  const [revoking, setRevoking] = useState<ListedKey>();
+  const [revoking, setRevoking] = useState<OrganizationKey>();
   const [done, setDone] = useState<string>();
   const keys = useLoad(
     () =>
       unwrap(
         api.GET('/v1/organization/api-keys', {
           params: {
-            query: { page, limit: PAGE_SIZE, include_revoked: includeRevoked, ...(userId ? { user_id: userId } : {}) },
+            query: { page, limit: PAGE_SIZE, include_revoked: includeRevoked, ...member },
           },
         }),
       ),
-    `${page}/${includeRevoked}/${userId ?? ''}`,
+    `${page}/${includeRevoked}/${JSON.stringify(member ?? {})}`,
   );
 
   const applyFilter = (event: FormEvent) => {
     event.preventDefault();
     const value = userInput.trim();
-    if (value !== '' && !UUID.test(value)) {
-      setFilterError('A member is named by their user id, a UUID such as 3f2b…-…');
+    if (value !== '' && !UUID.test(value) && !EMAIL.test(value)) {
+      setFilterError('Name a member by e-mail address (dev@acme.test) or user id (a UUID such as 3f2b…-…).');
       return;
     }
     setFilterError(undefined);
-    setUserId(value === '' ? undefined : value.toLowerCase());
+    setMember(value === '' ? undefined : UUID.test(value) ? { user_id: value.toLowerCase() } : { email: value });
     setPage(1);
   };
 
@@ -51,7 +56,7 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
       <p className="lead">Every member’s keys in {session.organization.name}. Revoking a key here stops it at once.</p>
       <form className="toolbar" onSubmit={applyFilter} role="search" aria-label="Filter keys">
         <div className="field inline-field">
-          <label htmlFor={filterId}>Member (user id)</label>
+          <label htmlFor={filterId}>Member (e-mail or user id)</label>
           <input
             id={filterId}
             value={userInput}
@@ -95,14 +100,15 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
               caption="Keys of every member"
               owner={(key) => (
                 <>
-                  <code className="id">{key.user_id}</code>
+                  {key.owner_email !== null && <span className="person">{key.owner_email}</span>}
+                  <code className="id detail">{key.user_id}</code>
                   {key.user_id === session.userId && <span className="detail">(you)</span>}
                 </>
               )}
               actions={(key) =>
                 key.status === 'ACTIVE' ? (
                   <button type="button" className="button button-small button-danger" onClick={() => setRevoking(key)}>
-                    Revoke<span className="visually-hidden"> {key.label || key.id}</span>
+                    Revoke<span className="visually-hidden"> {keyName(key)}</span>
                   </button>
                 ) : null
               }
@@ -118,19 +124,19 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
         ))}
       {revoking !== undefined && (
         <ConfirmDialog
-          title={`Revoke “${revoking.label || revoking.id}”?`}
+          title={`Revoke ${keyName(revoking)} of ${revoking.owner_email ?? revoking.user_id}?`}
           confirmLabel="Revoke key"
           danger
           onClose={() => setRevoking(undefined)}
           onConfirm={async () => {
             await unwrap(api.DELETE('/v1/organization/api-keys/{id}', { params: { path: { id: revoking.id } } }));
-            setDone(`Key “${revoking.label || revoking.id}” of member ${revoking.user_id} revoked.`);
+            setDone(`Key ${keyName(revoking)} of ${revoking.owner_email ?? revoking.user_id} revoked.`);
             keys.reload();
           }}
         >
           <p>
-            This key belongs to member <code>{revoking.user_id}</code>. Anything using it stops working at once; the
-            member cannot undo this.
+            This key belongs to {revoking.owner_email ?? 'member'} (<code>{revoking.user_id}</code>). Anything using it
+            stops working at once; the member cannot undo this.
           </p>
         </ConfirmDialog>
       )}
