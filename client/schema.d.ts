@@ -812,6 +812,8 @@ export interface components {
       target_id: string | null;
       /** @description target_type user: that user's e-mail address */
       target_email: string | null;
+      /** @description target_type api_key: the key's label ("" when it has none); null for other targets or a key not found */
+      target_label: string | null;
       /**
        * Format: uuid
        * @description api_key.rotated: the key the new one (target_id) replaces

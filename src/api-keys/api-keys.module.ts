@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
+import { AUDIT_TARGET_LABELS, AuditTargetLabels } from '../audit/target-labels';
 import { IdentityModule } from '../identity/identity.module';
 import { LARGE_BODY_ROUTE } from '../common/json-body';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
@@ -28,6 +29,14 @@ import { OrganizationKeysService } from './organization-keys.service';
     ExposedReportLimitGuard,
     // Its larger body, read only once the report limit's slot is taken (common/http-setup.ts).
     { provide: LARGE_BODY_ROUTE, useExisting: ExposedReportLimitGuard },
+    // The audit log shows key labels beside key ids.
+    {
+      provide: AUDIT_TARGET_LABELS,
+      useFactory: (keys: ApiKeysRepository): AuditTargetLabels => ({
+        labels: (organizationId, ids) => keys.findLabels(organizationId, ids),
+      }),
+      inject: [ApiKeysRepository],
+    },
   ],
   // OrganizationKeysService: for the admin CLI's remove-member.
   exports: [ApiKeysService, OrganizationKeysService],

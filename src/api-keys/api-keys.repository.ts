@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, In, Repository } from 'typeorm';
 import { LIST_WINDOW } from '../common/pagination';
 import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
@@ -432,6 +432,16 @@ export class ApiKeysRepository {
 
   private rows<Row>(sql: string, parameters: unknown[]): Promise<Row[]> {
     return this.read<Row>(sql, parameters);
+  }
+
+  /** The labels of these keys of the organization (the audit log shows them beside the key ids). */
+  async findLabels(organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const keys = await this.apiKeys.find({
+      select: { id: true, label: true },
+      where: { organizationId, id: In([...ids]) },
+    });
+    return new Map(keys.map((key) => [key.id, key.label]));
   }
 
   /**

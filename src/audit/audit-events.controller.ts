@@ -1,4 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/openapi';
 import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
@@ -8,14 +9,30 @@ import { AuditService } from './audit.service';
 import { AuditEventListResponse, AuditEventView } from './dto/audit-event.view';
 import { ListAuditEventsQuery } from './dto/list-audit-events.query';
 import { parseInstant } from './instants';
+import { AUDIT_TARGET_LABELS, AuditTargetLabels } from './target-labels';
 
 @ApiTags('Audit events')
 @Controller('v1/audit-events')
 export class AuditEventsController {
+  private targetLabels?: AuditTargetLabels | null;
+
   constructor(
     private readonly audit: AuditService,
     private readonly identity: IdentityService,
+    private readonly modules: ModuleRef,
   ) {}
+
+  /** api-keys' labels, found at first use: api-keys depends on audit, so audit cannot import it. */
+  private labels(): AuditTargetLabels | null {
+    if (this.targetLabels === undefined) {
+      try {
+        this.targetLabels = this.modules.get<AuditTargetLabels>(AUDIT_TARGET_LABELS, { strict: false });
+      } catch {
+        this.targetLabels = null;
+      }
+    }
+    return this.targetLabels;
+  }
 
   @Get()
   @RequirePermissions('audit:read')
@@ -39,15 +56,23 @@ export class AuditEventsController {
       query.limit,
       query.cursor,
     );
-    // The people beside their ids: the actors, and the users some events are about (one query a page).
+    // Names beside the ids: the actors' and user targets' e-mails, the key targets' labels (one query each a page).
     const emails = await this.identity.emailsOf(
       page.events.flatMap((event) => [
         ...(event.actorUserId === null ? [] : [event.actorUserId]),
         ...(event.targetType === 'user' && event.targetId !== null ? [event.targetId] : []),
       ]),
     );
+    const keyIds = [
+      ...new Set(
+        page.events.flatMap((event) =>
+          event.targetType === 'api_key' && event.targetId !== null ? [event.targetId] : [],
+        ),
+      ),
+    ];
+    const labels = (await this.labels()?.labels(principal.organizationId, keyIds)) ?? new Map<string, string>();
     return {
-      audit_events: page.events.map((event) => AuditEventView.from(event, emails)),
+      audit_events: page.events.map((event) => AuditEventView.from(event, emails, labels)),
       next_cursor: page.nextCursor,
     };
   }

@@ -24,6 +24,7 @@ const EVENT_FIELDS = [
   'request_id',
   'target_email',
   'target_id',
+  'target_label',
   'target_type',
 ];
 
@@ -81,6 +82,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
         target_type: 'api_key',
         target_id: key.id,
         target_email: null,
+        target_label: 'audited',
         previous_api_key_id: null,
         client_ip: expect.any(String),
         request_id: revoke.headers['x-request-id'],
@@ -120,6 +122,19 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
       expect(events.find((event) => event.id === unknownActor.id)).toMatchObject({ actor_email: null });
     });
 
+    it("shows a key target's label, for keys of the caller's organization only", async () => {
+      const admin = await freshAdmin();
+      const own = await t.createKey(admin, 'deploy bot');
+      const unlabelled = await t.createKey(admin, '');
+      const outsider = await t.user({ org: 'audit-labels-elsewhere', role: 'admin' });
+      const theirs = await t.createKey(outsider, 'not yours');
+      const pointing = auditEvent(admin.organizationId, { targetType: 'api_key', targetId: theirs.id });
+      await seedAuditEvents(t, [pointing]);
+      const events = (await auditPage(t, admin)).audit_events as unknown as Array<Record<string, unknown>>;
+      const labelOf = (id: string) => events.find((event) => event.target_id === id)?.target_label;
+      expect([labelOf(own.id), labelOf(unlabelled.id), labelOf(theirs.id)]).toEqual(['deploy bot', '', null]);
+    });
+
     it('shows every stored field, null where not applicable, times as ISO 8601 UTC with milliseconds', async () => {
       const admin = await freshAdmin();
       const rotated = auditEvent(admin.organizationId, {
@@ -151,6 +166,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
           target_type: 'api_key',
           target_id: rotated.targetId,
           target_email: null,
+          target_label: null,
           previous_api_key_id: rotated.previousApiKeyId,
           client_ip: '203.0.113.7',
           request_id: 'req-1',
@@ -166,6 +182,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
           target_type: null,
           target_id: null,
           target_email: null,
+          target_label: null,
           previous_api_key_id: null,
           client_ip: null,
           request_id: null,

@@ -503,8 +503,9 @@ describe('web console in Chromium', () => {
     await containsText(rotated, compact(created.rotated!.newId));
     await containsText(rotated, `replaces ${compact(created.rotated!.oldId)}`);
     await containsText(rotated, admin.userId);
-    // Who, by e-mail beside the id.
+    // Who, by e-mail beside the id; the key by its label beside its id.
     await containsText(rotated.locator('td[data-label="Actor"]'), ADMIN);
+    await containsText(rotated.locator('td[data-label="Target"]'), '“reporting”');
     await screenshot(page, 'audit-log');
     await expectAccessible(page);
     await page.getByLabel('Action').selectOption('api_key.revoked');

@@ -167,6 +167,11 @@ export function AuditLogPage() {
                       <>
                         <span className="detail">{event.target_type}</span>{' '}
                         {event.target_email !== null && <span className="person">{event.target_email}</span>}
+                        {event.target_label !== null && (
+                          <span className="person">
+                            {event.target_label === '' ? '(no label)' : `“${event.target_label}”`}
+                          </span>
+                        )}
                         <code className="id">
                           {event.target_type === 'api_key' ? compactId(event.target_id) : event.target_id}
                         </code>

@@ -40,6 +40,13 @@ export class AuditEventView {
   target_email: string | null;
   @ApiProperty({
     type: String,
+    nullable: true,
+    description:
+      'target_type api_key: the key\'s label ("" when it has none); null for other targets or a key not found',
+  })
+  target_label: string | null;
+  @ApiProperty({
+    type: String,
     format: 'uuid',
     nullable: true,
     description: 'api_key.rotated: the key the new one (target_id) replaces',
@@ -50,7 +57,11 @@ export class AuditEventView {
   @ApiProperty({ type: String, nullable: true, description: 'X-Request-Id of the request' })
   request_id: string | null;
 
-  static from(event: AuditEvent, emails: ReadonlyMap<string, string> = new Map()): AuditEventView {
+  static from(
+    event: AuditEvent,
+    emails: ReadonlyMap<string, string> = new Map(),
+    labels: ReadonlyMap<string, string> = new Map(),
+  ): AuditEventView {
     return {
       id: event.id,
       action: event.action,
@@ -63,6 +74,8 @@ export class AuditEventView {
       target_id: event.targetId,
       target_email:
         event.targetType === 'user' && event.targetId !== null ? (emails.get(event.targetId) ?? null) : null,
+      target_label:
+        event.targetType === 'api_key' && event.targetId !== null ? (labels.get(event.targetId) ?? null) : null,
       previous_api_key_id: event.previousApiKeyId,
       client_ip: event.clientIp,
       request_id: event.requestId,
