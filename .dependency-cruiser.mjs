@@ -3,7 +3,7 @@
 // like eslint.config.mjs, which leaves it out of the type-aware lint.
 
 /** Feature modules (folders under src/) and the feature modules each may import. */
-const MAY_USE = {
+export const MAY_USE = {
   identity: [],
   // The audit log API's controller uses identity's access vocabulary (docs/adr/0018-audit-event-pages.md).
   audit: ['identity'],
