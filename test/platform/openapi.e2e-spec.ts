@@ -65,6 +65,7 @@ describe('OpenAPI document', () => {
     expect(properties.last_used_user_agent).toMatchObject({ type: 'string', nullable: true, maxLength: 255 });
     const parameters = full.paths['/v1/organization/api-keys'].get.parameters;
     expect(parameters.map((parameter) => parameter.name).sort()).toEqual([
+      'email',
       'include_revoked',
       'limit',
       'page',
