@@ -1,0 +1,108 @@
+import { isIP } from 'node:net';
+import { isLoopbackHost, type Reader } from '../reader';
+
+/** Where the service listens, whom it trusts for client addresses, and where browsers reach it. */
+export interface NetworkSettings {
+  /** NODE_ENV was not set: a local development run, on loopback only. */
+  environmentUnset: boolean;
+  host: string;
+  port: number;
+  /** Express `trust proxy`: false, true, a number of hops, or addresses / subnets / loopback etc. */
+  trustProxy: boolean | number | string;
+  redisUrl: string | undefined;
+}
+
+export function parseNetwork(r: Reader, production: boolean): NetworkSettings {
+  const redisUrl = r.string('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
+    r.problem('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+  }
+  const trustProxy = parseTrustProxy(r, r.string('TRUST_PROXY'));
+  // `true` takes the left-most X-Forwarded-For entry, which any client can write (docs/operations.md#client-address).
+  if (trustProxy === true && production) {
+    r.problem(
+      'TRUST_PROXY=true is refused when NODE_ENV=production: it trusts any X-Forwarded-For a client sends; set the number of proxy hops in front of the service (e.g. 1) or their addresses or subnets',
+    );
+  }
+  const port = r.int('PORT', 3000, 0, 65535);
+  // Unset NODE_ENV: loopback only, so a deployment that forgot it never serves development's defaults (operations.md#node_env).
+  const environmentUnset = (r.env.NODE_ENV ?? '') === '';
+  const host = r.string('HOST', environmentUnset ? '127.0.0.1' : '0.0.0.0')!;
+  if (environmentUnset && !isLoopbackHost(host.includes(':') ? `[${host}]` : host)) {
+    r.problem(
+      `HOST=${host} listens beyond this machine, but NODE_ENV is not set: set NODE_ENV=production for a deployment (or NODE_ENV=development to run a development server on the network)`,
+    );
+  }
+  return { environmentUnset, host, port, trustProxy, redisUrl };
+}
+
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** Express reads "1" as the address 0.0.0.1 and fails on "true": numbers and names are checked here. */
+function parseTrustProxy(r: Reader, raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const valid = raw.split(',').every((entry) => {
+    const [address, prefix, ...rest] = entry.trim().split('/');
+    if (rest.length > 0) return false;
+    if (TRUST_PROXY_NAMES.has(address)) return prefix === undefined;
+    const version = isIP(address);
+    return (
+      version !== 0 &&
+      (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)))
+    );
+  });
+  if (!valid) {
+    r.problem(
+      'TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, subnets, loopback, linklocal or uniquelocal',
+    );
+    return false;
+  }
+  return raw;
+}
+
+/** METRICS_PORT (a port, 0 for any free one, or `off`) and METRICS_HOST (loopback unless opened): operations.md#metrics. */
+export function parseMetrics(r: Reader, publicPort: number): { enabled: boolean; host: string; port: number } {
+  const host = r.string('METRICS_HOST', '127.0.0.1')!;
+  if (host !== 'localhost' && isIP(host) === 0) {
+    r.problem('METRICS_HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::) or localhost');
+  }
+  const raw = r.string('METRICS_PORT');
+  if (raw === 'off') return { enabled: false, host, port: 0 };
+  const port = raw === undefined ? 9464 : Number(raw);
+  if (raw !== undefined && (!/^\d{1,5}$/.test(raw) || port > 65535)) {
+    r.problem(`METRICS_PORT must be a port from 0 to 65535, or off (got "${raw}")`);
+  } else if (port !== 0 && port === publicPort) {
+    r.problem('METRICS_PORT must differ from PORT: metrics are never served on the public port');
+  }
+  return { enabled: true, host, port };
+}
+
+/** PUBLIC_BASE_URL: an http(s) origin, maybe with a path prefix, no query or fragment; no trailing slash. */
+export function parsePublicBaseUrl(r: Reader, port: number): string {
+  const raw = r.string('PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    raw.includes('?') ||
+    raw.includes('#')
+  ) {
+    r.problem(
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
+    );
+    return `http://localhost:${port}`;
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
