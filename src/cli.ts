@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { Logger } from 'nestjs-pino';
 import { pino } from 'pino';
-import { OrganizationKeysService } from './api-keys/organization-keys.service';
+import { OrganizationKeysService } from './api-keys/organization/organization-keys.service';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';

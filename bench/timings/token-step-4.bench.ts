@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiKeyCodec, SecretHasher } from '../../src/api-keys/api-key-codec';
-import { ApiKeysService } from '../../src/api-keys/api-keys.service';
+import { KeyExchangeRules } from '../../src/auth/key-exchange';
 import { createTestApp, DATABASE_KIND, TestApp } from '../../test/support/test-app';
 
 /**
@@ -27,7 +27,7 @@ describe('POST /v1/token: an unknown key id costs what a wrong secret costs', ()
     const micros = (from: bigint) => Number(process.hrtime.bigint() - from) / 1000;
 
     // The service call (one query and the comparison), alternating so that drift hits both alike.
-    const service = t.get(ApiKeysService);
+    const service = t.get(KeyExchangeRules);
     const calls = { unknown: [] as number[], wrong: [] as number[] };
     for (let i = 0; i < 4000; i += 1) {
       const [kind, value] = i % 2 === 0 ? (['unknown', unknownId()] as const) : (['wrong', wrongSecret()] as const);
@@ -68,7 +68,7 @@ describe('POST /v1/token: an unknown key id costs what a wrong secret costs', ()
     console.log(
       [
         `timing of step 4 on ${DATABASE_KIND}, medians:`,
-        line('ApiKeysService.authenticate', calls),
+        line('KeyExchangeRules.authenticate', calls),
         line('HTTP answer', answers),
         `one secret comparison (HMAC-SHA256 + timingSafeEqual): ${comparison.toFixed(2)} µs`,
       ].join('\n  '),

@@ -9,19 +9,25 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
+import { ExposedKeysRepository } from './exposed/exposed-keys.repository';
+import { OrganizationKeysRepository } from './organization/organization-keys.repository';
+import { KeyUsageRepository } from './usage/key-usage.repository';
 import { ApiKeysService } from './api-keys.service';
-import { ExposedKeysController } from './exposed-keys.controller';
-import { ExposedKeysService } from './exposed-keys.service';
-import { ExposedReportLimitGuard } from './exposed-report-limit.guard';
-import { LastUsedRecorder } from './last-used.recorder';
-import { OrganizationApiKeysController } from './organization-api-keys.controller';
-import { OrganizationKeysService } from './organization-keys.service';
+import { ExposedKeysController } from './exposed/exposed-keys.controller';
+import { ExposedKeysService } from './exposed/exposed-keys.service';
+import { ExposedReportLimitGuard } from './exposed/exposed-report-limit.guard';
+import { LastUsedRecorder } from './usage/last-used.recorder';
+import { OrganizationApiKeysController } from './organization/organization-api-keys.controller';
+import { OrganizationKeysService } from './organization/organization-keys.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
   controllers: [ApiKeysController, OrganizationApiKeysController, ExposedKeysController],
   providers: [
     ApiKeysRepository,
+    OrganizationKeysRepository,
+    KeyUsageRepository,
+    ExposedKeysRepository,
     ApiKeysService,
     OrganizationKeysService,
     LastUsedRecorder,

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import {
-  API_KEY_CHALLENGE,
   AppError,
   ErrorCode,
   invalidArgument,
@@ -19,13 +18,12 @@ import type { Secrets } from '../config/local-secrets';
 import { parseZonedTimestamp } from '../common/timestamp';
 import { UnitOfWork } from '../database/unit-of-work';
 import { IdentityService } from '../identity/identity.service';
-import type { MembershipAccess } from '../identity/member-access';
 import { DEFAULT_KEY_SCOPES, Permission, PermissionMask, permissionMask } from '../identity/roles';
-import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
-import { ApiKey, displayStatus, isExpired } from './api-key.entity';
+import { ApiKeyCodec, SecretHasher } from './api-key-codec';
+import { ApiKey, displayStatus } from './api-key.entity';
 import { ApiKeysRepository, KeyCredential } from './api-keys.repository';
-import { usageUserAgent } from './key-use';
-import { LastUsedRecorder } from './last-used.recorder';
+import { usageUserAgent } from './usage/key-use';
+import { LastUsedRecorder } from './usage/last-used.recorder';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
 export interface KeyOwner {
@@ -61,32 +59,7 @@ export interface RotationInput {
 /** The shortest time ahead an `expires_at` may be (docs/api.md#expiry-and-key-policy). */
 export const MIN_KEY_LIFETIME_MS = 60_000;
 const DAY_MS = 86_400_000;
-/** Why an exchange was refused, as the audit trail records it. */
-export type ExchangeFailureReason =
-  'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'expired' | 'not_a_member';
-
-/** A refused POST /v1/token: the exact 401 of docs/api.md#errors, plus what the audit trail keeps. */
-export class ExchangeRefused extends AppError {
-  /** The key id the presented value named, when it was well-formed (not a secret). */
-  attemptedKeyId?: string;
-
-  constructor(
-    readonly reason: ExchangeFailureReason,
-    message: string,
-    readonly key?: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>,
-  ) {
-    super(ErrorCode.UNAUTHENTICATED, message, { headers: { ...API_KEY_CHALLENGE } });
-  }
-}
-
-/**
- * A usable key whose secret matched, with its owner's membership (null when no longer a member):
- * the credential as read (KeyCredential), nothing copied.
- */
-export type AuthenticatedKey = KeyCredential;
-
-/** A credential whose key is usable and whose owner is a member: what an access-token request runs with. */
-export type UsableKey = KeyCredential & { ownerAccess: MembershipAccess };
+export type { KeyCredential };
 
 export interface ListKeysQuery {
   page: number;
@@ -263,41 +236,17 @@ export class ApiKeysService {
     return this.get(owner, id);
   }
 
-  /**
-   * POST /v1/token steps 4-5 (docs/api.md#post-v1token): unknown id or wrong secret -> invalid
-   * credentials; right secret of a revoked key -> revoked. The secret is compared in constant time,
-   * and for an unknown id too (with a stand-in hash), so that the time of the answer does not tell
-   * whether a key id exists. The owner's membership comes back from the same query, for step 6 (the
-   * caller's to judge).
-   */
-  async authenticate(parsed: ParsedApiKey, nowMs: number): Promise<AuthenticatedKey> {
-    const found = await this.keys.findCredential(parsed.keyId);
-    const matches = this.hasher.matches(parsed.secret, found?.key.secretHash ?? this.unknownKeyHash);
-    if (found === undefined || !matches) {
-      throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
-    }
-    const { key } = found;
-    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, keyIds(key));
-    // Step 5b. Tokens count whole seconds and never outlive their key: a key in its last second
-    // (no whole second left after `nowMs`'s) can mint none, and is refused as expired too.
-    if (key.expiresAtMs !== null && key.expiresAtMs < (Math.floor(nowMs / 1000) + 1) * 1000) {
-      throw new ExchangeRefused('expired', Messages.apiKeyExpired, keyIds(key));
-    }
-    return found;
+  /** The key with this id and its owner's membership, for the token path's rules (auth/key-exchange.ts). */
+  credential(id: string): Promise<KeyCredential | undefined> {
+    return this.keys.findCredential(id);
   }
 
   /**
-   * For a request with an access token minted from this key (every one of them, so that a
-   * revocation, an expiry or a role change applies at once): the key with its owner's current role
-   * while it is ACTIVE, not expired and its owner still a member of its organization, else null.
-   * One query.
+   * Whether `secret` is the one `hash` was made from, in constant time; with no hash (an unknown key id) it is
+   * compared with a stand-in, so that the time of the answer does not tell whether a key id exists.
    */
-  async usableKey(id: string, owner: KeyOwner): Promise<UsableKey | null> {
-    const found = await this.keys.findCredential(id);
-    if (found === undefined || found.ownerAccess === null || !ownedBy(found.key, owner)) return null;
-    const { key } = found;
-    if (key.status !== 'ACTIVE' || isExpired(key.expiresAtMs, Date.now())) return null;
-    return found as UsableKey;
+  secretMatches(secret: string, hash: string | undefined): boolean {
+    return this.hasher.matches(secret, hash ?? this.unknownKeyHash);
   }
 
   /**
@@ -327,11 +276,6 @@ export class ApiKeysService {
     return (await this.identity.organizationById(owner.organizationId)).maxKeyLifetimeDays;
   }
 
-  /**
-   * An expiry asked for (a zoned timestamp the DTO has checked, or null for none) against the rules
-   * of docs/api.md#expiry-and-key-policy: at least MIN_KEY_LIFETIME_MS after `now`, not after
-   * `now` + the policy's maximum (400 otherwise); none asked for under a policy is its maximum.
-   */
   /** The asked-for expiry (400 when under the minimum or past `latest`), else `latest` (null: none). */
   private expiryOf(requested: string | null, now: Date, latest: Date | null): Date | null {
     if (requested === null) return latest;
@@ -379,13 +323,6 @@ export class ApiKeysService {
     });
     return { key, secret };
   }
-}
-
-/** What a refusal keeps of a key for the audit trail (never its hash). */
-function keyIds(
-  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId'>,
-): Pick<ApiKey, 'id' | 'organizationId' | 'userId'> {
-  return { id: key.id, organizationId: key.organizationId, userId: key.userId };
 }
 
 /** The UnitOfWork queue of the owner's writes that take the owner's lock (ApiKeysRepository.lockOwner). */

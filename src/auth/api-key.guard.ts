@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
-import { ApiKeysService, ExchangeRefused } from '../api-keys/api-keys.service';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { ExchangeRefused, KeyExchangeRules } from './key-exchange';
 import { AuditService } from '../audit/audit.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { clientAddress } from '../common/client-address';
@@ -32,6 +33,7 @@ export class ApiKeyGuard implements CanActivate {
 
   constructor(
     private readonly apiKeys: ApiKeysService,
+    private readonly rules: KeyExchangeRules,
     private readonly limiter: TokenAttemptLimiter,
     private readonly audit: AuditService,
     private readonly metrics: Metrics,
@@ -79,7 +81,7 @@ export class ApiKeyGuard implements CanActivate {
   private async authenticate(parsed: ParsedApiKey, address: string | undefined): Promise<Exchange> {
     try {
       const checkedAtMs = Date.now();
-      const { key, ownerAccess } = await this.apiKeys.authenticate(parsed, checkedAtMs);
+      const { key, ownerAccess } = await this.rules.authenticate(parsed, checkedAtMs);
       if (ownerAccess === null) {
         const { id, organizationId, userId } = key;
         throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, { id, organizationId, userId });

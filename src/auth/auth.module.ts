@@ -12,6 +12,7 @@ import { JwtSigner } from './jwt-signer';
 import { PrincipalService } from './principal.service';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
+import { KeyExchangeRules } from './key-exchange';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 
@@ -22,6 +23,7 @@ import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
     TokenService,
     JwtSigner,
     PrincipalService,
+    KeyExchangeRules,
     ApiKeyGuard,
     TokenAttemptLimiter,
     { provide: APP_GUARD, useClass: BearerAuthGuard },

@@ -1,4 +1,4 @@
-import { ExchangeRefused } from '../api-keys/api-keys.service';
+import { ExchangeRefused } from './key-exchange';
 import { AppError, ErrorCode } from '../common/errors';
 import { toAppError } from '../common/exception.filter';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeysService } from '../api-keys/api-keys.service';
+import { KeyExchangeRules } from './key-exchange';
 import { unauthenticatedBearer } from '../common/errors';
 import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
@@ -18,7 +18,7 @@ export class PrincipalService {
   constructor(
     private readonly tokens: TokenService,
     private readonly identity: IdentityService,
-    private readonly apiKeys: ApiKeysService,
+    private readonly exchange: KeyExchangeRules,
   ) {}
 
   async fromBearerToken(token: string): Promise<Principal> {
@@ -34,7 +34,7 @@ export class PrincipalService {
       return { ...owner, role, permissions: roleMask(role), tokenUse: claims.token_use };
     }
     // One query: the key's status, expiry and scopes come with the owner's membership.
-    const found = await this.apiKeys.usableKey(claims.akid, owner);
+    const found = await this.exchange.usableKey(claims.akid, owner);
     if (found === null) throw unauthenticatedBearer();
     const { role } = found.ownerAccess;
     return {

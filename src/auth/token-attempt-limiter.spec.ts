@@ -1,4 +1,4 @@
-import { ExchangeRefused } from '../api-keys/api-keys.service';
+import { ExchangeRefused } from './key-exchange';
 import type { AppError } from '../common/errors';
 import { MemoryFailureCounter } from '../common/failure-counter';
 import type { AppConfiguration } from '../config/configuration';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ExchangeRefused } from '../api-keys/api-keys.service';
+import { ExchangeRefused } from './key-exchange';
 import { AppError, tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';

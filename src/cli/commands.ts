@@ -1,4 +1,4 @@
-import type { OrganizationKeysService } from '../api-keys/organization-keys.service';
+import type { OrganizationKeysService } from '../api-keys/organization/organization-keys.service';
 import type { ConsoleSignInService } from '../console-sign-in/console-sign-in.service';
 import type { TokenService } from '../auth/token.service';
 import type { IdentityService } from '../identity/identity.service';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { LastUsedRecorder } from '../../src/api-keys/last-used.recorder';
+import { LastUsedRecorder } from '../../src/api-keys/usage/last-used.recorder';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { apiKeyAuth, bearer } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, TestDatabase, TestUser } from '../support/test-app';

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
+import { KeyExchangeRules } from '../../src/auth/key-exchange';
 import { AuditEvent } from '../../src/audit/audit-event.entity';
 import type { Environment } from '../../src/config/configuration';
 import { redisReachable, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis';
@@ -49,7 +50,7 @@ const SLOW_LOOKUP_MS = 200;
 
 /** Runs `run` with every key lookup of `t` made SLOW_LOOKUP_MS slower, and counts the lookups. */
 async function withSlowLookups<T>(t: TestApp, run: () => Promise<T>): Promise<{ result: T; lookups: number }> {
-  const service = t.get(ApiKeysService);
+  const service = t.get(KeyExchangeRules);
   const authenticate = service.authenticate.bind(service);
   let lookups = 0;
   const spy = jest.spyOn(service, 'authenticate').mockImplementation(async (parsed, nowMs) => {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiKeyCodec, SecretHasher } from '../../src/api-keys/api-key-codec';
 import { JwtSigner } from '../../src/auth/jwt-signer';
-import { LastUsedRecorder } from '../../src/api-keys/last-used.recorder';
+import { LastUsedRecorder } from '../../src/api-keys/usage/last-used.recorder';
 import { IdentityService } from '../../src/identity/identity.service';
 import {
   apiKeyAuth,

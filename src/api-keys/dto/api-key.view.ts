@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { PageMetaView } from '../../common/pagination';
 import { maskPermissions, Permission, PERMISSIONS } from '../../identity/roles';
 import { ApiKey, ApiKeyDisplayStatus, displayStatus } from '../api-key.entity';
-import { MAX_USER_AGENT_LENGTH } from '../key-use';
+import { MAX_USER_AGENT_LENGTH } from '../usage/key-use';
 
 /** docs/api.md#api-key-object, without the secret. */
 export class ApiKeyView {

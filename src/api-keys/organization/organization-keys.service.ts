@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service';
-import type { RequestContext } from '../audit/request-context';
-import { Messages, notFound } from '../common/errors';
-import { LIST_WINDOW, Page } from '../common/pagination';
-import { UnitOfWork } from '../database/unit-of-work';
-import { IdentityService, sleepUntil } from '../identity/identity.service';
-import type { ApiKey } from './api-key.entity';
-import { ApiKeysRepository } from './api-keys.repository';
-import { KeyOwner, ListKeysQuery, ownerQueue } from './api-keys.service';
-import { LastUsedRecorder } from './last-used.recorder';
+import { AuditService } from '../../audit/audit.service';
+import type { RequestContext } from '../../audit/request-context';
+import { Messages, notFound } from '../../common/errors';
+import { LIST_WINDOW, Page } from '../../common/pagination';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { IdentityService, sleepUntil } from '../../identity/identity.service';
+import type { ApiKey } from '../api-key.entity';
+import { ApiKeysRepository } from '../api-keys.repository';
+import { OrganizationKeysRepository } from './organization-keys.repository';
+import { KeyOwner, ListKeysQuery, ownerQueue } from '../api-keys.service';
+import { LastUsedRecorder } from '../usage/last-used.recorder';
 
 export interface OrganizationKeysQuery extends ListKeysQuery {
   /** Only this user's keys. */
@@ -40,6 +41,7 @@ export interface MemberRemoval {
 export class OrganizationKeysService {
   constructor(
     private readonly keys: ApiKeysRepository,
+    private readonly organizationKeys: OrganizationKeysRepository,
     private readonly lastUsed: LastUsedRecorder,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
@@ -68,7 +70,7 @@ export class OrganizationKeysService {
     }
     const { keys, totalCount } =
       userId === undefined
-        ? await this.keys.findPageByOrganization(caller.organizationId, window)
+        ? await this.organizationKeys.findPageByOrganization(caller.organizationId, window)
         : await this.keys.findPageByOwner({ userId, organizationId: caller.organizationId }, window);
     return {
       page: {
@@ -89,7 +91,7 @@ export class OrganizationKeysService {
   async revoke(caller: KeyOwner, id: string, request?: RequestContext): Promise<WithOwnerEmails & { key: ApiKey }> {
     const at = new Date();
     await this.unitOfWork.run(async (tx) => {
-      if (!(await this.keys.revokeInOrganization(caller.organizationId, id, at, tx))) return;
+      if (!(await this.organizationKeys.revokeInOrganization(caller.organizationId, id, at, tx))) return;
       await this.audit.record(
         {
           action: 'api_key.revoked',
@@ -113,7 +115,7 @@ export class OrganizationKeysService {
    * Removes the user from the organization and revokes every key they have there (expired ones
    * too), each recorded as api_key.revoked with reason `member_removed` and no actor: the membership,
    * the revocations and their entries in one transaction, all or nothing. Taken under the owner's
-   * lock (ApiKeysRepository.revokeAllOf), which key creations take too, so that a creation running
+   * lock (ApiKeysRepository.lockOwner), which key creations take too, so that a creation running
    * meanwhile is either revoked here or refused (no membership). Adding the user back later revives
    * none of these keys, nor the member's session tokens. Nothing changes when the user is not a member.
    */
@@ -123,7 +125,8 @@ export class OrganizationKeysService {
     const removal = await this.unitOfWork.run(
       async (tx) => {
         if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
-        const revoked = await this.keys.revokeAllOf(owner, at, tx);
+        await this.keys.lockOwner(owner, tx);
+        const revoked = await this.organizationKeys.revokeAllOf(owner, at, tx);
         await this.audit.recordAll(
           revoked.map((id) => ({
             action: 'api_key.revoked' as const,

@@ -1,12 +1,16 @@
 import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { ApiErrors } from '../common/openapi';
-import { PageMetaView } from '../common/pagination';
-import { UuidPipe } from '../common/validation.pipe';
-import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
-import type { Principal } from '../identity/principal';
-import { OrganizationApiKeyListResponse, OrganizationApiKeyResponse, OrganizationApiKeyView } from './dto/api-key.view';
+import { CurrentRequestContext, RequestContext } from '../../audit/request-context';
+import { ApiErrors } from '../../common/openapi';
+import { PageMetaView } from '../../common/pagination';
+import { UuidPipe } from '../../common/validation.pipe';
+import { CurrentPrincipal, RequirePermissions } from '../../identity/access.decorators';
+import type { Principal } from '../../identity/principal';
+import {
+  OrganizationApiKeyListResponse,
+  OrganizationApiKeyResponse,
+  OrganizationApiKeyView,
+} from '../dto/api-key.view';
 import { ListOrganizationApiKeysQuery } from './dto/list-organization-api-keys.query';
 import { OrganizationKeysService } from './organization-keys.service';
 

@@ -1,8 +1,8 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { ApiErrors } from '../common/openapi';
-import { Public } from '../identity/access.decorators';
+import { CurrentRequestContext, RequestContext } from '../../audit/request-context';
+import { ApiErrors } from '../../common/openapi';
+import { Public } from '../../identity/access.decorators';
 import { ReportExposedKeysDto } from './dto/report-exposed-keys.dto';
 import { ExposedKeysService } from './exposed-keys.service';
 import { ExposedReportLimitGuard } from './exposed-report-limit.guard';

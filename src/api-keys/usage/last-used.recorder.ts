@@ -1,15 +1,15 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { InjectConfig } from '../config/config.module';
-import type { AppConfiguration } from '../config/configuration';
-import type { ApiKey } from './api-key.entity';
-import { ApiKeysRepository } from './api-keys.repository';
+import { InjectConfig } from '../../config/config.module';
+import type { AppConfiguration } from '../../config/configuration';
+import type { ApiKey } from '../api-key.entity';
+import { KeyUsageRepository } from './key-usage.repository';
 import type { KeyUse } from './key-use';
 
 /**
  * The usage fields (`last_used_at`, `last_used_ip`, `last_used_user_agent`) without a write on
  * every exchange (docs/performance.md): the newest use of each key is kept in memory and written
  * every API_KEY_LAST_USED_FLUSH_MS (default 1 s), and once more at shutdown, by one UPDATE
- * statement per 500 keys (ApiKeysRepository.recordLastUsed) (a thousand clients exchanging every
+ * statement per 500 keys (KeyUsageRepository.recordLastUsed) (a thousand clients exchanging every
  * second cost two statements a second, not a thousand). Reads served by this instance see its
  * pending uses at once (withPendingUse); other instances see them after the next flush. The three
  * fields are written together, from one use, and never move backwards.
@@ -24,7 +24,7 @@ export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly keys: ApiKeysRepository,
+    private readonly keys: KeyUsageRepository,
     @InjectConfig() private readonly config: AppConfiguration,
   ) {}
 

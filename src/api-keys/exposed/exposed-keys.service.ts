@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service';
-import type { RequestContext } from '../audit/request-context';
-import { InjectConfig, InjectSecrets } from '../config/config.module';
-import type { AppConfiguration } from '../config/configuration';
-import type { Secrets } from '../config/local-secrets';
-import { UnitOfWork } from '../database/unit-of-work';
-import { ApiKeyCodec, ParsedApiKey, SecretHasher } from './api-key-codec';
-import { ApiKeysRepository } from './api-keys.repository';
+import { AuditService } from '../../audit/audit.service';
+import type { RequestContext } from '../../audit/request-context';
+import { InjectConfig, InjectSecrets } from '../../config/config.module';
+import type { AppConfiguration } from '../../config/configuration';
+import type { Secrets } from '../../config/local-secrets';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { ApiKeyCodec, ParsedApiKey, SecretHasher } from '../api-key-codec';
+import { ExposedKeysRepository } from './exposed-keys.repository';
 
 /**
  * Reports of exposed keys (docs/api.md#post-v1api-keysexposed): anyone may hand in values found
@@ -28,7 +28,7 @@ export class ExposedKeysService {
   private readonly minResponseMs: number;
 
   constructor(
-    private readonly keys: ApiKeysRepository,
+    private readonly keys: ExposedKeysRepository,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     @InjectConfig() config: AppConfiguration,

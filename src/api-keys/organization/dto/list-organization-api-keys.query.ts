@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
-import { ListApiKeysQuery } from './list-api-keys.query';
+import { ListApiKeysQuery } from '../../dto/list-api-keys.query';
 
 /** GET /v1/organization/api-keys: the user's list query, and `user_id` (docs/api.md#get-v1organizationapi-keys). */
 export class ListOrganizationApiKeysQuery extends ListApiKeysQuery {

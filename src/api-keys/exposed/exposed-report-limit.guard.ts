@@ -1,12 +1,12 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { clientAddress, clientNetwork } from '../common/client-address';
-import { tooManyRequests } from '../common/errors';
-import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
-import type { LargeBodyRoute } from '../common/json-body';
-import { InjectConfig } from '../config/config.module';
-import type { AppConfiguration } from '../config/configuration';
-import { Metrics } from '../metrics/metrics';
+import { clientAddress, clientNetwork } from '../../common/client-address';
+import { tooManyRequests } from '../../common/errors';
+import { FAILURE_COUNTER, FailureCounter } from '../../common/failure-counter';
+import type { LargeBodyRoute } from '../../common/json-body';
+import { InjectConfig } from '../../config/config.module';
+import type { AppConfiguration } from '../../config/configuration';
+import { Metrics } from '../../metrics/metrics';
 
 const HOUR_MS = 3_600_000;
 

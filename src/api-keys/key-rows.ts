@@ -1,0 +1,94 @@
+import { LIST_WINDOW } from '../common/pagination';
+import { toDate } from '../database/columns';
+import { ApiKey, ApiKeyStatus } from './api-key.entity';
+
+/** Whose keys: every query on a user's keys is scoped by both. */
+export interface OwnerIds {
+  userId: string;
+  organizationId: string;
+}
+
+export interface KeyPageQuery {
+  limit: number;
+  offset: number;
+  includeRevoked: boolean;
+}
+
+/** One page of keys, newest first, and how many the list window holds (at most LIST_WINDOW). */
+export interface KeyPage {
+  keys: ApiKey[];
+  totalCount: number;
+}
+
+/** A row of api_keys as a raw query returns it. */
+export interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  label: string;
+  secret_hash: string;
+  status: ApiKeyStatus;
+  scopes: number | string;
+  expires_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  last_used_at: Date | string | null;
+  last_used_ip: string | null;
+  last_used_user_agent: string | null;
+  revoked_at: Date | string | null;
+  replaced_by: string | null;
+}
+
+/** A row of a list page: a key and the owner's count, or only the count when the page is empty. */
+export type ListRow = (ApiKeyRow | { [column in keyof ApiKeyRow]: null }) & { total_count: number | string };
+
+export const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
+  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by`;
+
+/** The one mapper from an api_keys row to the entity. */
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return Object.assign(new ApiKey(), {
+    id: row.id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    label: row.label,
+    secretHash: row.secret_hash,
+    status: row.status,
+    scopes: Number(row.scopes),
+    expiresAt: row.expires_at === null ? null : toDate(row.expires_at),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
+    lastUsedIp: row.last_used_ip,
+    lastUsedUserAgent: row.last_used_user_agent,
+    revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
+    replacedBy: row.replaced_by,
+  });
+}
+
+/** A list page's rows as keys and their count: a page past the end is the count's row alone (no key columns). */
+export function toPage(rows: ListRow[]): KeyPage {
+  return {
+    keys: rows.filter((row): row is ApiKeyRow & ListRow => row.id !== null).map(toApiKey),
+    totalCount: Number(rows[0]?.total_count ?? 0),
+  };
+}
+
+/**
+ * One page of keys and their count in the list window, in one statement (docs/adr/0010-data-access-repositories.md):
+ * `scope` is the condition on the keys listed, with `width` placeholders from `first` on; `from` may name an index.
+ */
+export function keyListSql(
+  p: (n: number) => string,
+  scope: (first: number) => string,
+  width: number,
+  from = 'api_keys',
+  windowOrder = '',
+): string {
+  const window = `SELECT 1 FROM ${from} WHERE ${scope(1)} ${windowOrder} LIMIT ${LIST_WINDOW}`;
+  const page = `SELECT ${COLUMNS} FROM ${from} WHERE ${scope(1 + width)}
+    ORDER BY created_at DESC, id DESC LIMIT ${p(1 + 2 * width)} OFFSET ${p(2 + 2 * width)}`;
+  return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
+    LEFT JOIN (${page}) p ON 1 = 1
+    ORDER BY p.created_at DESC, p.id DESC`;
+}

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeysService, KeyCredential, KeyOwner } from '../api-keys/api-keys.service';
+import type { ParsedApiKey } from '../api-keys/api-key-codec';
+import { isExpired } from '../api-keys/api-key.entity';
+import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages } from '../common/errors';
+import type { MembershipAccess } from '../identity/member-access';
+
+/** Why an exchange was refused, as the audit trail records it. */
+export type ExchangeFailureReason =
+  'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'expired' | 'not_a_member';
+
+type KeyIds = { id: string; organizationId: string; userId: string };
+
+/** A refused POST /v1/token: the exact 401 of docs/api.md#errors, plus what the audit trail keeps. */
+export class ExchangeRefused extends AppError {
+  /** The key id the presented value named, when it was well-formed (not a secret). */
+  attemptedKeyId?: string;
+
+  constructor(
+    readonly reason: ExchangeFailureReason,
+    message: string,
+    readonly key?: KeyIds,
+  ) {
+    super(ErrorCode.UNAUTHENTICATED, message, { headers: { ...API_KEY_CHALLENGE } });
+  }
+}
+
+/** A credential whose key is usable and whose owner is a member: what an access-token request runs with. */
+export type UsableKey = KeyCredential & { ownerAccess: MembershipAccess };
+
+/**
+ * The rules of the token path (docs/api.md#post-v1token): which key may be exchanged, and which key's access tokens
+ * still work. The key and its owner's membership come from api-keys in one query (ApiKeysService.credential).
+ */
+@Injectable()
+export class KeyExchangeRules {
+  constructor(private readonly apiKeys: ApiKeysService) {}
+
+  /**
+   * Steps 4-5: unknown id or wrong secret -> invalid credentials; a revoked key -> revoked; no whole second left
+   * -> expired. The secret is compared in constant time, for an unknown id too (ApiKeysService.secretMatches).
+   */
+  async authenticate(parsed: ParsedApiKey, nowMs: number): Promise<KeyCredential> {
+    const found = await this.apiKeys.credential(parsed.keyId);
+    const matches = this.apiKeys.secretMatches(parsed.secret, found?.key.secretHash);
+    if (found === undefined || !matches) {
+      throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
+    }
+    const { key } = found;
+    const ids = { id: key.id, organizationId: key.organizationId, userId: key.userId };
+    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, ids);
+    // Tokens count whole seconds and never outlive their key: a key in its last second can mint none.
+    if (key.expiresAtMs !== null && key.expiresAtMs < (Math.floor(nowMs / 1000) + 1) * 1000) {
+      throw new ExchangeRefused('expired', Messages.apiKeyExpired, ids);
+    }
+    return found;
+  }
+
+  /** Every access-token request: the key while ACTIVE, unexpired and its owner a member, else null (one query). */
+  async usableKey(id: string, owner: KeyOwner): Promise<UsableKey | null> {
+    const found = await this.apiKeys.credential(id);
+    if (found === undefined || found.ownerAccess === null) return null;
+    const { key } = found;
+    if (key.userId !== owner.userId || key.organizationId !== owner.organizationId) return null;
+    if (key.status !== 'ACTIVE' || isExpired(key.expiresAtMs, Date.now())) return null;
+    return found as UsableKey;
+  }
+}
