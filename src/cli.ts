@@ -17,13 +17,7 @@ import type { Secrets } from './config/local-secrets';
 import { IdentityService } from './identity/identity.service';
 import { OrganizationSettingsService } from './organization-settings/organization-settings.service';
 
-/**
- * Admin command line (docs/operations.md#admin-cli), installed as the package's `gatehouse` bin.
- * Prints exactly one JSON object on stdout; help goes to stdout with exit code 0; errors go to
- * stderr with exit code 2. Same configuration (and database) as the server. The arguments are
- * parsed by cli/program.ts, the commands are cli/commands.ts; this file boots the application
- * context for the command and turns the outcome into output and an exit code.
- */
+/** The admin CLI's entry point (docs/operations.md#admin-cli): boots the context for one command, prints, exits. */
 
 export interface CliResult {
   exitCode: number;

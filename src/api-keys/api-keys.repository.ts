@@ -15,12 +15,7 @@ import { ApiKeyRow, COLUMNS, KeyPage, KeyPageQuery, keyListSql, ListRow, OwnerId
 
 export type { KeyPage, KeyPageQuery, OwnerIds };
 
-/**
- * What the hot paths (the exchange, every access-token request) read of a key, with its owner's
- * membership in the key's organization (null when no longer a member): no label and no Date (on
- * PostgreSQL every timestamp column would be parsed into one). The expiry comes as epoch
- * milliseconds, computed by the database, and the scopes as their bit mask.
- */
+/** What the hot paths read of a key and its owner's membership: no label, no Date (docs/adr/0027-the-house.md). */
 export interface KeyCredential {
   key: Pick<ApiKey, 'id' | 'organizationId' | 'userId' | 'secretHash' | 'status' | 'scopes'> & {
     /** expires_at in milliseconds since the epoch; null: never. */
@@ -33,11 +28,7 @@ type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'sec
   expires_at_ms: number | null;
 } & MemberAccessColumns;
 
-/**
- * First half of the PostgreSQL advisory-lock key that serialises key creations, rotations and the
- * owner's removal from the organization per owner (any constant other than the migration lock's);
- * the second half is the owner's ids, hashed. Owners whose hashes collide merely wait for each other.
- */
+/** First half of the owner's PostgreSQL advisory-lock key (the second: the owner's ids, hashed). */
 const OWNER_LOCK_CLASS = 0x61706b79;
 
 function toCredential(row: CredentialRow): KeyCredential {
@@ -55,10 +46,7 @@ function toCredential(row: CredentialRow): KeyCredential {
   };
 }
 
-/**
- * Every query on api_keys. The hot-path reads by id are batched per event-loop turn
- * (batchedById; docs/adr/0010-data-access-repositories.md) and their SQL is fixed at construction.
- */
+/** The key core's queries; hot-path reads batched per event-loop turn (docs/adr/0010-data-access-repositories.md). */
 @Injectable()
 export class ApiKeysRepository {
   private readonly dataSource: DataSource;
@@ -77,9 +65,7 @@ export class ApiKeysRepository {
     this.read = rowReader(dataSource);
     const p = placeholders(dataSource);
 
-    // The key and its owner's membership in one query: on PostgreSQL every query is a round trip.
-    // The expiry as a number of milliseconds, so that no Date is made per lookup (exact: timestamps
-    // are stored with millisecond precision).
+    // One query (a round trip on PostgreSQL); the expiry in ms, so no Date is made per lookup.
     const credentialIds = idListCondition(dataSource, 'k.id', 1);
     const expiresAtMs = this.postgres
       ? 'round(extract(epoch FROM k.expires_at) * 1000)::float8'
@@ -99,17 +85,8 @@ export class ApiKeysRepository {
     const owner = (condition: string) => (first: number) =>
       `user_id = ${p(first)} AND organization_id = ${p(first + 1)} ${condition}`;
     this.listSql = { active: keyListSql(p, owner("AND status = 'ACTIVE'"), 2), all: keyListSql(p, owner(''), 2) };
-    // A new key, only while the owner is a member of the organization and has fewer usable keys
-    // (ACTIVE and not expired) than the cap, not counting the key a rotation replaces: the checks and
-    // the insert are one statement. The membership is checked under the owner's lock, which a
-    // member's removal takes too (revokeAllOf): a creation that waited for a removal finds no
-    // membership, so a removed member is never left with a key that being added back would revive. The
-    // count reads api_keys_owner_usable in two ranges, the keys without an expiry and those expiring
-    // after now, each stopping at the cap: expired keys the owner has not revoked are never read, so
-    // the count costs at most twice the cap however many there are. On PostgreSQL the caller's
-    // transaction first takes the owner's advisory lock (ownerLockSql), so that of two concurrent
-    // creations the second counts after the first has committed (READ COMMITTED: each statement
-    // sees what was committed before it started). SQLite runs one writer at a time.
+    // The cap and the membership checked in the insert itself, under the owner's lock: why, in
+    // docs/adr/0027-the-house.md#creation-within-the-cap.
     const typed = (n: number, type: string): string => (this.postgres ? `${p(n)}::${type}` : p(n));
     // Placeholders are numbered in the order they appear (SQLite's are positional).
     const usable = (first: number, expiry: (n: number) => string, next: number): string =>
@@ -126,13 +103,7 @@ export class ApiKeysRepository {
     this.ownerLockSql = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(${p(1)}::text || '/' || ${p(2)}::text))`;
   }
 
-  /**
-   * Stores the new ACTIVE key unless its owner already has `cap` usable keys (ACTIVE and not expired
-   * at the key's creation) besides `replacing` (the key a rotation replaces), or is no longer a
-   * member of the key's organization; false when refused.
-   * Inside `tx` (which it locks for the owner on PostgreSQL), so that the caller's other writes
-   * commit with it.
-   */
+  /** Stores the key unless its owner has `cap` usable keys besides `replacing`, or is no longer a member. */
   async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction, replacing?: string): Promise<boolean> {
     await this.lockOwner(key, tx);
     const now = key.createdAt.toISOString();
@@ -164,20 +135,12 @@ export class ApiKeysRepository {
     return rows.length === 1;
   }
 
-  /**
-   * On PostgreSQL, the owner's advisory lock for the rest of `tx`: the owner's key creations,
-   * rotations and removal from the organization run one after another (it may be taken again in the
-   * same transaction).
-   */
+  /** PostgreSQL: the owner's creations, rotations and removal run one after another (re-entrant within `tx`). */
   async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
     if (this.postgres) await tx.query(this.ownerLockSql, [owner.userId, owner.organizationId]);
   }
 
-  /**
-   * The old key of a rotation, if it is still usable at `at` (ACTIVE, not expired): revoked at once
-   * (`graceEndsAt` null), or left to expire at min(its expires_at, graceEndsAt); either way marked as
-   * replaced by `replacedBy`. False when the key is not the owner's or no longer usable: then nothing was changed.
-   */
+  /** A rotation's old key, if still usable: revoked, or expiring at min(its expiry, graceEndsAt); false: unchanged. */
   async retire(
     owner: OwnerIds,
     id: string,

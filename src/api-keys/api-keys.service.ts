@@ -90,14 +90,7 @@ export class ApiKeysService {
     this.maxActivePerUser = config.apiKeys.maxActivePerUser;
   }
 
-  /**
-   * Creates an ACTIVE key; the returned value is the only time the secret exists outside the caller.
-   * Its scopes: those asked for, each of which the request must have (else 403), or the defaults the
-   * request has. Its expiry: the one asked for (at least MIN_KEY_LIFETIME_MS ahead, within the
-   * organization's key policy), else the policy's maximum, else none (docs/api.md#post-v1user-api-keys).
-   * Refused with 400 FAILED_PRECONDITION when the owner already has API_KEY_MAX_ACTIVE_PER_USER
-   * usable keys in the organization. The key and its audit entry are stored together or not at all.
-   */
+  /** docs/api.md#post-v1user-api-keys: the returned value is the only time the secret exists outside the caller. */
   async create(
     creator: KeyCreator,
     input: NewKeyInput,
@@ -117,23 +110,14 @@ export class ApiKeysService {
         );
         return true;
       },
-      // One creation per owner at a time on this instance: a burst waits here, not on the owner's
-      // database lock with a pooled connection each (docs/operations.md#transactions).
+      // A burst waits here, not on the owner's database lock with a connection each (operations.md#transactions).
       { queueKey: ownerQueue(creator) },
     );
     if (!created) throw await this.creationRefused(creator);
     return { key, value: this.codec.format(key.id, secret) };
   }
 
-  /**
-   * Replaces one of the caller's usable keys by a new one with the same label and scopes
-   * (docs/api.md#post-v1user-api-keysidrotate). The old key is revoked at once (grace 0) or left to
-   * expire at min(its expires_at, now + grace). Refused: another's or an unknown key 404; a key
-   * whose scopes the request does not all have 403 (as a creation with those scopes would be); a
-   * revoked or expired key 400 FAILED_PRECONDITION; a new key past the cap 400 (the old key does not
-   * count: a rotation succeeds whenever a creation would once the old key were gone). The old key's
-   * change, the new key and the api_key.rotated entry are stored together or not at all.
-   */
+  /** docs/api.md#post-v1user-api-keysidrotate: the old key's change, the new key and its audit entry commit together. */
   async rotate(
     creator: KeyCreator,
     id: string,
@@ -150,8 +134,7 @@ export class ApiKeysService {
     if (input.expiresAt !== undefined) {
       expiresAt = this.expiryOf(input.expiresAt, now, latest);
     } else if (old.expiresAt !== null) {
-      // The old key's lifetime again, from now (never under the minimum a creation may ask for),
-      // cut to the latest expiry allowed.
+      // The old key's lifetime again, from now, at least the minimum and within the latest allowed.
       const lifetime = Math.max(old.expiresAt.getTime() - old.createdAt.getTime(), MIN_KEY_LIFETIME_MS);
       expiresAt = earliest(new Date(now.getTime() + lifetime), latest);
     } else {
@@ -164,7 +147,6 @@ export class ApiKeysService {
       async (tx) => {
         // The owner's lock first, then the old key's row: concurrent rotations of one key follow each other.
         await this.keys.lockOwner(creator, tx);
-        // Throwing rolls the unit of work back: nothing of the rotation is stored.
         if (!(await this.keys.retire(creator, id, key.id, now, graceEndsAt, tx))) throw keyNotActive();
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx, id))) {
           throw await this.creationRefused(creator);
@@ -186,11 +168,7 @@ export class ApiKeysService {
     return { key, value: this.codec.format(key.id, secret), previous: await this.get(creator, id) };
   }
 
-  /**
-   * The caller's keys, newest first (created_at, then id, descending), and how many there are, both
-   * within the list window (docs/api.md#conventions): the newest LIST_WINDOW keys the query
-   * matches. The query DTO has checked that the page starts inside it.
-   */
+  /** The caller's keys, newest first, within the list window (docs/api.md#conventions). */
   async list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
     const offset = (query.page - 1) * query.limit;
     const { keys, totalCount } = await this.keys.findPageByOwner(owner, {
@@ -213,10 +191,7 @@ export class ApiKeysService {
     return this.lastUsed.withPendingUse(key);
   }
 
-  /**
-   * Revokes at once and for good; revoking a revoked key returns it unchanged. The revocation and
-   * its audit entry are stored together or not at all.
-   */
+  /** Revokes at once and for good (idempotent); the revocation and its audit entry commit together. */
   async revoke(owner: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
     const at = new Date();
     await this.unitOfWork.run(async (tx) => {
@@ -249,19 +224,12 @@ export class ApiKeysService {
     return this.hasher.matches(secret, hash ?? this.unknownKeyHash);
   }
 
-  /**
-   * A successful exchange of the key (docs/api.md#usage-fields): kept in memory with the client's
-   * address and User-Agent, written in the next batch (LastUsedRecorder). No query.
-   */
+  /** A successful exchange (docs/api.md#usage-fields): kept in memory, written in LastUsedRecorder's next batch. */
   recordUse(id: string, clientAddress: string | undefined, userAgent: string | undefined): void {
     this.lastUsed.record(id, { at: new Date(), ip: clientAddress ?? null, userAgent: usageUserAgent(userAgent) });
   }
 
-  /**
-   * Why a key was not stored (insertWithinActiveCap said no): the owner was removed from the
-   * organization meanwhile (401, as their next request would be answered), or has the most usable
-   * keys allowed (400).
-   */
+  /** Why insertWithinActiveCap said no: the owner is no longer a member (401), or is at the cap (400). */
   private async creationRefused(owner: KeyOwner): Promise<AppError> {
     if ((await this.identity.access(owner.organizationId, owner.userId)) === null) return unauthenticatedBearer();
     return new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
@@ -285,10 +253,7 @@ export class ApiKeysService {
     return new Date(at);
   }
 
-  /**
-   * The latest expiry a key made now by `creator` may have: the organization's key policy, and with
-   * an access token its key's own expiry (a key never outlives the key that made it). Null: none.
-   */
+  /** The latest expiry allowed: the key policy's, and an access token's key's own (null: none). */
   private async latestExpiry(creator: KeyCreator, now: Date): Promise<Date | null> {
     const policyDays = await this.policyDays(creator);
     const policy = policyDays === null ? null : policyEnd(now, policyDays);

@@ -21,11 +21,8 @@ declare module 'express-serve-static-core' {
 type Exchange = NonNullable<Request['apiKeyExchange']>;
 
 /**
- * POST /v1/token authentication, in the order docs/api.md fixes: header missing -> scheme -> format
- * (no database) -> id and secret -> revoked -> expired -> membership. The body comes after (a pipe):
- * whatever it holds, a failed authentication is the 401. The failure limit (TokenAttemptLimiter)
- * comes before any database work and sees every 401: a refusal known from the header alone takes
- * its failure as it is answered; a key goes to the database only with a slot taken.
+ * POST /v1/token authentication in the order of docs/api.md#post-v1token, before the body; the failure limit sees
+ * every 401, and a key reaches the database only with a slot taken.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -102,11 +99,7 @@ export class ApiKeyGuard implements CanActivate {
     }
   }
 
-  /**
-   * A refusal that names a key id goes to the audit trail with its reason. One that names none (no header,
-   * another scheme, a malformed value) is one log line instead: it says nothing about any key or tenant, and a
-   * database write each would let anyone fill the table (docs/operations.md#audit-trail).
-   */
+  /** Audited when it names a key id; else one log line, so no one can fill the table (operations.md#audit-trail). */
   private async recordRefusal(error: ExchangeRefused, requestId: string, address: string | undefined): Promise<void> {
     if (error.attemptedKeyId === undefined) {
       this.logger.log({ reason: error.reason, ip: address }, 'token exchange refused');

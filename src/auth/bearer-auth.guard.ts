@@ -13,11 +13,7 @@ import { PrincipalService } from './principal.service';
 const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/i;
 const SCHEME_LENGTH = 'Bearer '.length;
 
-/**
- * An `access_token` in the query string or the body as well as the header: RFC 6750 section 2 lets
- * a client use one method only. Such a request is refused, as it was while passport-http-bearer
- * read the header (it failed the attempt), rather than served on the header's token.
- */
+/** A token in the query or body as well as the header: refused (RFC 6750 section 2, one method only). */
 function sendsTokenTwice(request: Request): boolean {
   const body: unknown = request.body;
   const inBody =
@@ -26,12 +22,8 @@ function sendsTokenTwice(request: Request): boolean {
 }
 
 /**
- * The global guard (APP_GUARD): every route needs a valid Bearer token unless it is @Public(), and
- * the permissions its @RequirePermissions() names (the role's, and for an access token its scopes'
- * too). It reads the header itself, as nest's JWT sample does, rather than through Passport
- * (docs/adr/0012-bearer-guard-without-passport.md). Refusals
- * throw the exact 401 with WWW-Authenticate or the 403; any other error from PrincipalService (a
- * database that cannot answer) goes on to the exception filter, which makes it a 503, not a 401.
+ * The global guard: a valid Bearer token unless @Public(), and the route's permissions (docs/adr/0012-bearer-guard-without-passport.md).
+ * Only refusals are 401/403: a database that cannot answer reaches the exception filter as a 503.
  */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {

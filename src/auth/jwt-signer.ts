@@ -9,19 +9,8 @@ export type JoseType = 'JWT' | 'at+jwt';
 const encode = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
- * Compact JWS signing with ES256 (RFC 7515/7518) straight on node:crypto. jsonwebtoken (behind
- * @nestjs/jwt, which still verifies our tokens) signs through a DER signature that it converts to
- * the JOSE form in JavaScript, plus option validation on every call: 91 µs a token against 42 µs
- * for the signature itself on the 2-core machine, about a tenth of POST /v1/token. Signing is the
- * small half of JWT; verification, with its algorithm pinning and claim checks, stays with the
- * library (TokenService.verify), and the tests verify every token we sign with jsonwebtoken.
- *
- * The ECDSA signatures (about 22 µs of CPU a token) run on a thread of their own (signing.worker.ts,
- * docs/adr/0011-worker-threads-as-compiled-modules.md), the tokens of one event-loop turn in one
- * message (BatchingThread). Not on libuv's pool (crypto.sign with a callback): each of its jobs
- * wakes a pool thread, which cost the event loop about as much as the signature. The thread stops
- * when the application shuts down, after its HTTP server has closed; if it dies, the signatures it
- * had are refused (POST /v1/token answers 500) and the next starts a new one.
+ * ES256 compact JWS signing on node:crypto, on a worker thread, one message per event-loop turn: 91 µs a token
+ * through jsonwebtoken against 42 µs (docs/adr/0011-worker-threads-as-compiled-modules.md, docs/adr/0027-the-house.md).
  */
 @Injectable()
 export class JwtSigner implements OnApplicationShutdown {

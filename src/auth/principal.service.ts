@@ -7,11 +7,8 @@ import { roleMask } from '../identity/roles';
 import { TokenService } from './token.service';
 
 /**
- * Turns a Bearer token into a principal. Besides the signature, every request re-reads the
- * membership (a role change or removal applies at once) and, for access tokens, the status, expiry
- * and scopes of the API key they were minted from (a revocation or an expiry ends its tokens at
- * once, on every instance). An access token's permissions are its owner's role AND its key's scopes
- * AND its own `scope` (docs/api.md#scopes).
+ * A Bearer token as a principal: every request re-reads the membership and an access token's key, so a revocation or
+ * a role change applies at once on every instance (docs/api.md#scopes, #access-and-session-tokens).
  */
 @Injectable()
 export class PrincipalService {

@@ -2,11 +2,7 @@ import { KeyObject, sign } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import type { BatchAnswer, BatchRequest, ThreadResult } from '../common/thread-protocol';
 
-/**
- * The signing thread (JwtSigner's BatchingThread): ES256 signatures off the event loop, a batch of
- * them per message. Keys arrive once each (SigningKey) and are named by number in the items, so a
- * batch does not carry (and clone) a key object per token.
- */
+/** The signing thread: a batch of ES256 signatures per message; keys arrive once and are named by number. */
 
 /** A JWS signing input (`header.payload`, base64url) and the number of the key to sign it with. */
 export interface SigningItem {

@@ -8,15 +8,8 @@ import { clientNetwork } from '../common/client-address';
 import { Metrics } from '../metrics/metrics';
 
 /**
- * Failure limit of POST /v1/token (docs/operations.md#abuse-limits-on-post-v1token): 429 RESOURCE_EXHAUSTED with
- * Retry-After once a client network has TOKEN_FAILURE_LIMIT_PER_MINUTE failures in its window. Every 401 counts.
- *
- * An attempt takes its slot before anything is checked (reserve, then check), so that a burst of parallel failures
- * gets no further than the limit; a refusal keeps its slot as the failure, a success gives it back at once, so
- * successes are never counted. Identical attempts from one network in flight at the same time (the same key value)
- * are one attempt: they share its slot and its check, so that a burst of good exchanges of one key takes one slot
- * for a moment instead of one slot each, and is never refused for its own size. There is no per-key-id count: the
- * key id is public, and such a count let anyone keep a key's owner refused (docs/adr/0015-reserve-then-check-failure-limit.md).
+ * The failure limit of POST /v1/token: reserve a slot, then check; identical attempts in flight share one
+ * (docs/adr/0015-reserve-then-check-failure-limit.md, docs/operations.md#abuse-limits-on-post-v1token).
  */
 @Injectable()
 export class TokenAttemptLimiter {
@@ -60,12 +53,8 @@ export class TokenAttemptLimiter {
   }
 
   /**
-   * Takes a slot, then checks. When every slot is taken but some are held by this instance's attempts still
-   * being checked (not by failures), it waits for one of them to end and asks again: a success gives its slot
-   * back, so a burst of good exchanges larger than the limit queues instead of being refused; a failure keeps
-   * its slot, so a burst of failures still ends in 429 once the limit is used up. Each check that ends wakes one
-   * waiting attempt (the last one to end wakes them all, to be refused or to go on): waking every waiter at every
-   * end made a burst of 50 good exchanges from one address cost each exchange tens of microseconds.
+   * Takes a slot, then checks; with every slot held by checks still running, waits for one to end (a burst of good
+   * exchanges queues, failures end in 429). One waiter is woken per end: waking all cost tens of µs an exchange.
    */
   private async run<T>(network: string, check: () => Promise<T>): Promise<T> {
     let slot = await this.counter.reserve(bucketOf(network), this.limit, this.windowMs);

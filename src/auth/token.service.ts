@@ -29,11 +29,7 @@ export interface TokenClaims {
 /** A token that verified, as the Bearer guard uses it; made once per token and remembered with it. */
 export interface VerifiedToken {
   claims: TokenClaims;
-  /**
-   * What the token itself allows: an access token's `scope` as a mask (every permission for one
-   * minted before tokens had a scope: its key's scopes still apply); every permission for a session
-   * token (its role decides).
-   */
+  /** The token's own `scope` as a mask; every permission for a session token (its role decides). */
   permissions: PermissionMask;
 }
 
@@ -127,12 +123,7 @@ export class TokenService {
     this.audience = config.jwt.audience;
   }
 
-  /**
-   * What the access token of an exchange gets (docs/api.md#post-v1token): the asked-for scope, each
-   * name among the key's scopes (else 400), or all of them; a lifetime of min(asked-for, the
-   * organization's, the whole seconds left before the key expires), so that `exp` never passes the
-   * key's expires_at (ApiKeysService.authenticate refuses a key with no whole second left).
-   */
+  /** An exchange's scope and lifetime (docs/api.md#post-v1token): `exp` never passes the key's expires_at. */
   accessGrant(exchange: ApiKeyExchange, narrowing: TokenNarrowing): AccessGrant {
     let scopes = exchange.scopes;
     if (narrowing.scope !== undefined) {
@@ -166,12 +157,8 @@ export class TokenService {
   }
 
   /**
-   * Claims of a valid token of ours, or null: bad signature, unknown kid, expired, wrong iss/aud,
-   * alg none. A client sends the same token on every request for its lifetime, so tokens that
-   * verified are remembered until they expire (at most VERIFIED_CACHE_SIZE, oldest dropped first)
-   * and the ECDSA verification, the costliest step of a Bearer request, runs once per token.
-   * Only the signature check is skipped: membership and key status are still read every time.
-   * The `scope` claim is turned into a mask here, once per token.
+   * Claims of a valid token of ours, or null. Verified tokens are remembered until they expire, so the ECDSA check
+   * runs once per token; membership and key status are still read on every request (docs/performance.md).
    */
   authenticate(token: string): VerifiedToken | null {
     const known = this.verified.get(token);

@@ -13,9 +13,9 @@ import { parseSecrets } from './sections/secrets';
 export { ConfigurationError };
 export type { DatabaseConfig, Environment };
 
+/** Every field's variable, default and meaning: .env.example and docs/operations.md#configuration. */
 export interface AppConfiguration {
   production: boolean;
-  /** NODE_ENV was not set: a local development run, on loopback only. */
   environmentUnset: boolean;
   host: string;
   port: number;
@@ -26,75 +26,49 @@ export interface AppConfiguration {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   apiKeys: {
     environment: string;
-    /** Raw pepper for the secret HMAC; undefined outside production means "generate and keep one". */
+    /** Secrets left undefined outside production are generated and kept (local-secrets.ts). */
     pepper: string | undefined;
     lastUsedFlushMs: number;
-    /** ACTIVE keys one user may hold in one organization (docs/api.md#post-v1user-api-keys). */
     maxActivePerUser: number;
   };
   jwt: {
-    /** PEM of the ES256 (P-256) signing key; undefined outside production means "generate and keep one". */
     privateKeyPem: string | undefined;
-    /** PEMs of further public keys that still verify (key rotation). */
     previousPublicKeyPems: string[];
     issuer: string;
     audience: string;
   };
   integrations: {
-    /** 32-byte AES-256-GCM key, base64; undefined outside production means "generate and keep one". */
     encryptionKey: string | undefined;
     encryptionKeyId: string;
-    /** Older keys that still decrypt: `id:base64key` pairs. */
     previousEncryptionKeys: Array<{ id: string; key: string }>;
     monitoringApiBaseUrl: string | undefined;
     monitoringTimeoutMs: number;
-    /** Retries of one provider call after a 429, a 5xx or a network error (docs/integrations.md#provider-client). */
     monitoringMaxRetries: number;
-    /** Longest wait before a retry; a provider asking for longer is treated as unavailable. */
     monitoringMaxRetryWaitMs: number;
-    /** Permission probes in flight at once for one validation. */
     monitoringProbeConcurrency: number;
-    /** Longest time one validation may take, retries included; then 503 and its calls are aborted. */
     validationDeadlineMs: number;
-    /** Validations one organization may start per minute, across every instance with REDIS_URL. */
     validationsPerMinute: number;
-    /** Validations running at once on this instance. */
     maxConcurrentValidations: number;
   };
   redisUrl: string | undefined;
-  /** Prefix of every Redis key this service writes (several deployments, or test runs, on one Redis). */
   redisKeyPrefix: string;
   rateLimit: {
-    /** Failed POST /v1/token attempts allowed per client address and per key id in one window. */
     tokenFailuresPerMinute: number;
-    /** Length of that window (60 s by default, hence the name of the limit). */
     tokenFailureWindowSeconds: number;
-    /** POST /v1/api-keys/exposed requests allowed per client address per hour (docs/api.md#post-v1api-keysexposed). */
     exposedReportsPerHour: number;
   };
-  /** The Prometheus listener (docs/operations.md#metrics), never the public port; `enabled` false: METRICS_PORT=off. */
   metrics: { enabled: boolean; host: string; port: number };
-  /**
-   * The least time between a report of exposed keys reaching its handler and its answer, so that
-   * the answer's time does not show whether a key was revoked (docs/adr/0020-exposed-key-reports-answer-at-a-floor.md).
-   */
   exposedReportMinResponseMs: number;
   audit: {
-    /** Days an audit event is kept; older ones are pruned by the service (docs/operations.md#retention). */
     retentionDays: number;
   };
   console: {
-    /** Where the web console's built files are (docs/operations.md#web-console); served at /console when it holds index.html. */
     assetsDir: string;
-    /** The service's address as a browser reaches it: sign-in links start with it. */
     publicBaseUrl: string;
-    /** PUBLIC_BASE_URL was set (else publicBaseUrl is http://localhost:PORT, a guess the CLI warns about). */
     publicBaseUrlSet: boolean;
-    /** Failed sign-ins (POST /v1/console/sessions) allowed per client address (IPv6 per /64) per minute. */
     signInFailuresPerMinute: number;
   };
   shutdownTimeoutMs: number;
-  /** After SIGTERM: how long the instance keeps listening, answering new work 503, before it stops listening. */
   shutdownDrainMs: number;
 }
 

@@ -102,11 +102,8 @@ function readSecrets(file: string): Secrets | undefined {
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 /**
- * Writes `secrets` to `file` unless it exists, so that no reader ever sees a partial file: the
- * complete content goes to a temporary file of the same folder (mode 0600, flushed to disk), which
- * is then linked in under the final name. link() fails when the name exists, so of several
- * instances starting at once exactly one publishes and all read that one; rename() would replace an
- * earlier winner's file that it may already have read (docs/operations.md#local-secrets).
+ * Writes `secrets` unless the file exists, whole or not at all: a temporary file linked in under the final name, so of
+ * instances starting together exactly one publishes (docs/operations.md#local-secrets).
  */
 function publishOnce(file: string, dataDir: string, secrets: Secrets): void {
   const temporary = join(dataDir, `.${LOCAL_SECRETS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
@@ -135,12 +132,7 @@ function publishOnce(file: string, dataDir: string, secrets: Secrets): void {
   }
 }
 
-/**
- * Local runs need no secret set up by hand: the first start writes generated ones to
- * `<DATA_DIR>/local-secrets.json` (mode 0600) and every later start reads them back, so a
- * restart keeps tokens valid and stored keys readable. Production never gets here: configuration
- * refuses to start without API_KEY_PEPPER, JWT_PRIVATE_KEY and INTEGRATIONS_ENCRYPTION_KEY.
- */
+/** Local runs: secrets generated once into DATA_DIR and read back by every later start (never in production). */
 function readOrCreateLocalSecrets(dataDir: string): Secrets {
   const file = join(dataDir, LOCAL_SECRETS_FILE);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

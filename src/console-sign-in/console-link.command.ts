@@ -1,11 +1,6 @@
 import type { ConsoleSignInService } from './console-sign-in.service';
 
-/**
- * `console-link --org NAME --email EMAIL` (docs/operations.md#admin-cli): a one-time sign-in link to
- * the web console for a member, valid 10 minutes. The code travels in the URL fragment, which
- * browsers never send to a server, so it never reaches an access log; the link itself is printed
- * once, on stdout, for the administrator to hand over.
- */
+/** `console-link` (docs/operations.md#admin-cli): the code in the URL fragment, which browsers never send. */
 export async function consoleLinkCommand(
   consoleSignIn: ConsoleSignInService,
   options: { org: string; email: string },

@@ -56,12 +56,7 @@ function hashCode(code: string): string {
   return createHash('sha256').update(code, 'utf8').digest('hex');
 }
 
-/**
- * Sign-in for the web console without a password stored here: an administrator's CLI makes a
- * one-time link for a member, the page trades its code for a session token. The code has 256 bits
- * of entropy, so its SHA-256 alone is stored (a pepper would add nothing against guessing); it is
- * usable once, for SIGN_IN_LINK_SECONDS, on whichever instance sees it first.
- */
+/** One-time sign-in links (docs/api.md#post-v1consolesessions): the code's SHA-256 alone is stored (256 bits of entropy). */
 @Injectable()
 export class ConsoleSignInService {
   private readonly failureLimit: number;

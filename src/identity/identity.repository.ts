@@ -17,11 +17,7 @@ import { Organization, OrganizationSettings } from './organization.entity';
 import type { Role } from './roles';
 import { User } from './user.entity';
 
-/**
- * Every query on organizations, users and memberships (and the member_access view). The two reads
- * that Bearer requests make (role, access) have fixed SQL; the rest goes through TypeORM's
- * repositories, whose entity metadata maps the rows.
- */
+/** Every query on organizations, users and memberships; the Bearer path's reads have fixed SQL. */
 @Injectable()
 export class IdentityRepository {
   private readonly roleSql: string;
@@ -98,12 +94,7 @@ export class IdentityRepository {
       .execute();
   }
 
-  /**
-   * Sets the given settings (and only those: a concurrent change of another setting is kept) and
-   * reads the row back in the same transaction when there is one, so the caller sees the row as its
-   * own change left it (on PostgreSQL the update holds the row lock until commit). Null when there
-   * is no such organization.
-   */
+  /** Sets only the given settings and reads the row back in the same transaction; null: no such organization. */
   async updateSettings(
     organizationId: string,
     settings: OrganizationSettings,

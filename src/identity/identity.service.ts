@@ -23,11 +23,7 @@ export class IdentityError extends AppError {
   }
 }
 
-/**
- * Organizations, users and memberships: the rules (e-mail normalisation, lifetime bounds, "ensure"
- * semantics). Every query is IdentityRepository's; nothing outside this module touches these tables
- * (other modules' hot-path queries join the published member_access view, member-access.ts).
- */
+/** Organizations, users and memberships; other modules read them through this service or the member_access view. */
 @Injectable()
 export class IdentityService {
   constructor(private readonly identity: IdentityRepository) {}
@@ -95,19 +91,12 @@ export class IdentityService {
     return membership.role;
   }
 
-  /**
-   * Removes the membership (false when there was none), inside `tx` when given. The membership
-   * only: the removal of a member that also revokes their keys (the admin CLI's remove-member) is
-   * api-keys' OrganizationKeysService.removeMember, which runs this in its transaction.
-   */
+  /** The membership only; removing a member with their keys is OrganizationKeysService.removeMember. */
   removeMember(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
     return this.identity.deleteMembership(organizationId, userId, tx);
   }
 
-  /**
-   * Changes the organization's settings (the absent ones stay as they are) inside `tx` when given, and
-   * returns the organization as the change left it. Bounds: docs/api.md#organization-settings.
-   */
+  /** Changes the given settings (docs/api.md#organization-settings); the organization as the change left it. */
   async updateSettings(
     organizationId: string,
     settings: OrganizationSettings,
@@ -119,10 +108,7 @@ export class IdentityService {
     return organization;
   }
 
-  /**
-   * Sets the access-token lifetime without an audit entry: a test fixture. The admin paths (the API
-   * and the CLI) change settings through OrganizationSettingsService, which records them.
-   */
+  /** A test fixture: no audit entry (the API and CLI go through OrganizationSettingsService). */
   async setAccessTokenLifetime(organizationId: string, seconds: number): Promise<void> {
     await this.updateSettings(organizationId, { accessTokenLifetime: seconds });
   }

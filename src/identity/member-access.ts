@@ -1,11 +1,8 @@
 import type { Role } from './roles';
 
 /**
- * What identity publishes for other modules' queries: the database view `member_access` (created by
- * migration 1764200000000), one row per membership, with the columns of MemberAccessColumns. A
- * module whose hot path needs a row and its owner's membership in one query joins this view by
- * (organization_id, user_id) and reads the columns back with toMembershipAccess. The view is
- * identity's contract: its tables may change, its columns may not.
+ * The `member_access` view identity publishes (migration 1764200000000): other modules join it by (organization_id,
+ * user_id) in their hot-path queries. Its columns are the contract; identity's tables may change.
  */
 export const MEMBER_ACCESS_VIEW = 'member_access';
 

@@ -2,10 +2,7 @@
 export const ROLES = ['admin', 'member', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-/**
- * The permission catalogue, in catalogue order: every list of permissions the API shows (a key's
- * `scopes`, a token's `scope`) is in this order.
- */
+/** The permission catalogue: every list of permissions the API shows is in this order. */
 export const PERMISSIONS = [
   'api_keys:create',
   'api_keys:read',
@@ -41,18 +38,10 @@ export function rolePermissions(role: Role): Permission[] {
   return PERMISSIONS.filter((permission) => ROLE_PERMISSIONS[role].has(permission));
 }
 
-/**
- * A set of permissions as a bit mask: what a request may do (Principal.permissions), a key's
- * `scopes` (stored as this integer, docs/adr/0017-key-scopes-as-a-permission-bit-mask.md), a
- * token's `scope`. A check is one AND, with nothing to parse or allocate on the hot path.
- */
+/** Permissions as a bit mask: a check is one AND (docs/adr/0017-key-scopes-as-a-permission-bit-mask.md). */
 export type PermissionMask = number;
 
-/**
- * Each permission's bit. Stored in api_keys.scopes, so a bit never changes meaning: a new permission
- * takes the next free bit, a removed one leaves its bit unused. The catalogue order (PERMISSIONS)
- * is what the API shows and is independent of the bits.
- */
+/** Each permission's bit, stored in api_keys.scopes: a bit never changes meaning (new permissions take free bits). */
 export const PERMISSION_BITS: Readonly<Record<Permission, number>> = {
   'api_keys:create': 1 << 0,
   'api_keys:read': 1 << 1,
@@ -67,11 +56,7 @@ export const PERMISSION_BITS: Readonly<Record<Permission, number>> = {
 /** Every permission of the catalogue. */
 export const ALL_PERMISSIONS: PermissionMask = permissionMask(PERMISSIONS);
 
-/**
- * The permissions a new key gets when its creator names none, as far as the creating request has
- * them (docs/api.md#scopes): reading keys and the audit trail, and the integrations. The management
- * permissions (creating, revoking and managing keys, governing the organization) only when asked for.
- */
+/** A new key's scopes when none are named (docs/api.md#scopes): management permissions only when asked for. */
 export const DEFAULT_KEY_SCOPES: PermissionMask = permissionMask([
   'api_keys:read',
   'audit:read',
@@ -115,10 +100,7 @@ export function scopeString(mask: PermissionMask): string {
   return SCOPE_STRINGS[mask & ALL_PERMISSIONS];
 }
 
-/**
- * A token's `scope` claim as a mask. Names this version does not know (a newer instance's, during a
- * rolling deployment) grant nothing here.
- */
+/** A token's `scope` claim as a mask; names this version does not know grant nothing. */
 export function scopeClaimMask(scope: string): PermissionMask {
   let mask = 0;
   for (const name of scope.split(' ')) if (isPermission(name)) mask |= PERMISSION_BITS[name];

@@ -10,13 +10,8 @@ import { ApiKeyCodec, ParsedApiKey, SecretHasher } from '../api-key-codec';
 import { ExposedKeysRepository } from './exposed-keys.repository';
 
 /**
- * Reports of exposed keys (docs/api.md#post-v1api-keysexposed): anyone may hand in values found
- * where they should not be, and every one that is an ACTIVE key of this deployment with its right
- * secret is revoked at once, whichever organization it belongs to. The answer must not tell which
- * values were real, by its content or by its time (docs/adr/0020-exposed-key-reports-answer-at-a-floor.md):
- * every well-formed entry costs the same lookup and comparison, and the answer waits until
- * EXPOSED_REPORT_MIN_RESPONSE_MS after the report arrived, so that the revocations' writes, done
- * before it, do not show.
+ * Reports of exposed keys (docs/api.md#post-v1api-keysexposed): every real ACTIVE key revoked at once; the answer tells
+ * nothing by its content or time (docs/adr/0020-exposed-key-reports-answer-at-a-floor.md).
  */
 @Injectable()
 export class ExposedKeysService {
@@ -40,12 +35,7 @@ export class ExposedKeysService {
     this.minResponseMs = config.exposedReportMinResponseMs;
   }
 
-  /**
-   * Revokes every ACTIVE key among `values` whose secret matches, then returns no sooner than
-   * EXPOSED_REPORT_MIN_RESPONSE_MS after it was called (a failure too: a 503 or 500 comes at the
-   * same time as a 202 would have). The revocations are committed before it returns: a client that
-   * reads a reported key right after the answer finds it revoked, on every instance.
-   */
+  /** Revokes (committed before it returns), then answers no sooner than EXPOSED_REPORT_MIN_RESPONSE_MS, failures too. */
   async report(values: readonly string[], request: RequestContext): Promise<void> {
     const answerAt = performance.now() + this.minResponseMs;
     try {

@@ -17,20 +17,12 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/**
- * Its body: 100 entries of 512 characters (docs/api.md#post-v1api-keysexposed) are 51 KB in ASCII, 205 KB at 4 bytes
- * a character of UTF-8, 308 KB with every character a \u escape: 320 KiB holds every well-formed report but one
- * written with escaped surrogate pairs throughout. The parser stops reading at the limit.
- */
+/** 100 entries of 512 characters are 308 KB with every character \u-escaped (docs/api.md#post-v1api-keysexposed). */
 const EXPOSED_REPORT_BODY_LIMIT_BYTES = 320 * 1024;
 
 /**
- * At most EXPOSED_REPORTS_PER_HOUR requests to POST /v1/api-keys/exposed per client address (IPv6
- * per /64) in a fixed window of an hour, counted in the rate-limit counters (memory, or Redis shared
- * by every instance with REDIS_URL). Every request takes a slot and keeps it, whatever its body; the
- * slot is taken before a byte of the body is read (http-setup, as the route's LargeBodyRoute), so
- * past the limit it is 429 with Retry-After before the body is parsed, validated or stored
- * (docs/api.md#post-v1api-keysexposed). The guard only checks that it was taken.
+ * EXPOSED_REPORTS_PER_HOUR per client address, the slot taken before the body is read (http-setup, as the route's
+ * LargeBodyRoute; docs/adr/0026-request-body-bounds.md). The guard only checks that it was taken.
  */
 @Injectable()
 export class ExposedReportLimitGuard implements CanActivate, LargeBodyRoute {

@@ -31,12 +31,7 @@ export interface MemberRemoval {
   revokedKeys: number;
 }
 
-/**
- * The organization's control over its keys (docs/api.md#organization-key-management): an admin
- * (`api_keys:manage`) lists and revokes every member's keys of the caller's organization, and a
- * member's removal revokes all their keys there. Every query is scoped by the caller's
- * organization: another organization's key is "not found".
- */
+/** docs/api.md#organization-key-management; every query is scoped by the caller's organization. */
 @Injectable()
 export class OrganizationKeysService {
   constructor(
@@ -48,10 +43,7 @@ export class OrganizationKeysService {
     private readonly identity: IdentityService,
   ) {}
 
-  /**
-   * The keys of the caller's organization (or of one user there), newest first, and how many there
-   * are, both within the list window (docs/api.md#conventions), as ApiKeysService.list.
-   */
+  /** The organization's keys (or one user's), newest first, within the list window, with the owners' e-mails. */
   async list(caller: KeyOwner, query: OrganizationKeysQuery): Promise<WithOwnerEmails & { page: Page<ApiKey> }> {
     const offset = (query.page - 1) * query.limit;
     const window = {
@@ -83,11 +75,7 @@ export class OrganizationKeysService {
     };
   }
 
-  /**
-   * Revokes a key of the caller's organization, whoever owns it, at once and for good; a revoked
-   * key is returned unchanged (and not recorded again). Recorded as api_key.revoked with reason
-   * `admin` and the caller as actor, in the revocation's transaction.
-   */
+  /** Revokes any key of the organization (idempotent), audited with reason `admin` in the same transaction. */
   async revoke(caller: KeyOwner, id: string, request?: RequestContext): Promise<WithOwnerEmails & { key: ApiKey }> {
     const at = new Date();
     await this.unitOfWork.run(async (tx) => {
@@ -112,12 +100,8 @@ export class OrganizationKeysService {
   }
 
   /**
-   * Removes the user from the organization and revokes every key they have there (expired ones
-   * too), each recorded as api_key.revoked with reason `member_removed` and no actor: the membership,
-   * the revocations and their entries in one transaction, all or nothing. Taken under the owner's
-   * lock (ApiKeysRepository.lockOwner), which key creations take too, so that a creation running
-   * meanwhile is either revoked here or refused (no membership). Adding the user back later revives
-   * none of these keys, nor the member's session tokens. Nothing changes when the user is not a member.
+   * The membership and every key of the member there, revoked and audited in one transaction under the owner's lock,
+   * so a creation meanwhile is revoked or refused (docs/api.md#removing-a-member).
    */
   async removeMember(organizationId: string, userId: string): Promise<MemberRemoval> {
     const owner = { organizationId, userId };

@@ -22,11 +22,8 @@ const NON_ASCII = /[\x80-\xff]/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/gu;
 
 /**
- * A User-Agent header as `last_used_user_agent` keeps it: the header's bytes read as UTF-8 (a byte
- * sequence that is not UTF-8 becomes U+FFFD), without control characters, cut to the first
- * MAX_USER_AGENT_LENGTH code points (never inside a character); null when the header is absent or
- * nothing is left. Runs on every exchange: a plain ASCII value of at most 255 characters (nearly all
- * of them) costs one regular-expression test.
+ * A User-Agent as `last_used_user_agent` keeps it (docs/api.md#usage-fields): UTF-8, no control characters, cut to
+ * whole code points. On every exchange: a short ASCII value (nearly all) costs one regular-expression test.
  */
 export function usageUserAgent(header: string | string[] | undefined): string | null {
   if (typeof header !== 'string' || header === '') return null;

@@ -6,13 +6,8 @@ import { KeyUsageRepository } from './key-usage.repository';
 import type { KeyUse } from './key-use';
 
 /**
- * The usage fields (`last_used_at`, `last_used_ip`, `last_used_user_agent`) without a write on
- * every exchange (docs/performance.md): the newest use of each key is kept in memory and written
- * every API_KEY_LAST_USED_FLUSH_MS (default 1 s), and once more at shutdown, by one UPDATE
- * statement per 500 keys (KeyUsageRepository.recordLastUsed) (a thousand clients exchanging every
- * second cost two statements a second, not a thousand). Reads served by this instance see its
- * pending uses at once (withPendingUse); other instances see them after the next flush. The three
- * fields are written together, from one use, and never move backwards.
+ * The usage fields without a write per exchange: the newest use of each key is kept in memory and written every
+ * API_KEY_LAST_USED_FLUSH_MS and at shutdown, 500 keys a statement (docs/api.md#usage-fields, docs/performance.md).
  */
 @Injectable()
 export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {
