@@ -2,13 +2,11 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
- * API key values (docs/api.md): `<env>.<key id>.<secret>.<checksum>`
- *   env       the deployment's environment segment, 1-16 of [a-z0-9]
- *   key id    the key's UUID as 32 lower-case hex digits (an indexed lookup)
- *   secret    32 random bytes, unpadded base64url (43 characters)
- *   checksum  CRC-32 (IEEE, as zlib computes it) of `<env>.<key id>.<secret>`, 8 lower-case hex
- * A mistyped, truncated or foreign-environment key fails `parse` without touching the database,
- * and a secret scanner can verify a found key offline.
+ * API key values (docs/api.md): `<env>.<key id>.<secret>.<checksum>` env the deployment's environment segment, 1-16 of
+ * [a-z0-9] key id the key's UUID as 32 lower-case hex digits (an indexed lookup) secret 32 random bytes, unpadded
+ * base64url (43 characters) checksum CRC-32 (IEEE, as zlib computes it) of `<env>.<key id>.<secret>`, 8 lower-case hex
+ * A mistyped, truncated or foreign-environment key fails `parse` without touching the database, and a secret scanner
+ * can verify a found key offline.
  */
 export interface ParsedApiKey {
   /** Dashed UUID, as stored. */

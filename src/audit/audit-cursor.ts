@@ -17,13 +17,9 @@ const HKDF_SALT = 'gatehouse';
 const HKDF_INFO = 'audit-events cursor v1';
 
 /**
- * The opaque `cursor` of GET /v1/audit-events (docs/api.md#audit-events,
- * docs/adr/0018-audit-event-pages.md): a page position, authenticated with an HMAC-SHA256 (first
- * 128 bits) over the version, the caller's organization, the list's filters and the position, with a
- * key derived from the server secret (API_KEY_PEPPER) by HKDF. A cursor is therefore accepted only
- * from the organization it was issued to, with the same filters, by any instance sharing the
- * secret, and a position cannot be made up or altered. It is not encrypted: the position (a time
- * and an event id of the caller's own organization) is no secret from the caller.
+ * The opaque `cursor` of GET /v1/audit-events (docs/api.md#audit-events, docs/adr/0018-audit-event-pages.md): a page
+ * position, authenticated with an HMAC-SHA256 (first 128 bits) over the version, the caller's organization, the list's
+ * filters and the position, with a key derived from the server secret (API_KEY_PEPPER) by HKDF.
  */
 export class AuditCursorCodec {
   private readonly key: Buffer;

@@ -11,11 +11,7 @@ export const RETENTION_BATCH_SIZE = 1000;
 /** The first statement's size, and the least any statement deletes. */
 export const RETENTION_FIRST_BATCH_SIZE = 100;
 const RETENTION_MIN_BATCH_SIZE = 10;
-/**
- * What one statement should take: the batch grows (at most doubling) or shrinks towards it. On
- * SQLite a statement runs on the event loop and holds the one write lock, so this is how long a
- * request or a writer may wait for it; on PostgreSQL it is how long the deleted rows stay locked.
- */
+/** What one statement should take: the batch grows (at most doubling) or shrinks towards it. */
 export const RETENTION_STATEMENT_TARGET_MS = 20;
 /** Least pause between two statements; at least four times the last statement's time. */
 export const RETENTION_PAUSE_MS = 100;
@@ -34,14 +30,11 @@ export interface PruneOptions {
 }
 
 /**
- * Keeps the audit trail to AUDIT_RETENTION_DAYS (docs/operations.md#retention): at start and every
- * hour, deletes the events older than that, oldest first, in statements of at most
- * RETENTION_BATCH_SIZE events, each sized to take about RETENTION_STATEMENT_TARGET_MS and followed
- * by a pause of at least RETENTION_PAUSE_MS and four times its own time, until none is left: the
- * pruning takes at most a fifth of the database's (and, on SQLite, of the event loop's) time, and
- * nothing waits for it longer than one short statement. On PostgreSQL writers never wait anyway (new
- * events are other rows), and several instances pruning at once delete different rows (SKIP
- * LOCKED). A run in progress stops after its current statement when the application closes.
+ * Keeps the audit trail to AUDIT_RETENTION_DAYS (docs/operations.md#retention): at start and every hour, deletes the
+ * events older than that, oldest first, in statements of at most RETENTION_BATCH_SIZE events, each sized to take about
+ * RETENTION_STATEMENT_TARGET_MS and followed by a pause of at least RETENTION_PAUSE_MS and four times its own time,
+ * until none is left: the pruning takes at most a fifth of the database's (and, on SQLite, of the event loop's) time,
+ * and nothing waits for it longer than one short statement.
  */
 @Injectable()
 export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {

@@ -46,10 +46,8 @@ const COLUMNS = `id, occurred_at, action, organization_id, actor_user_id, actor_
   previous_api_key_id, reason, client_ip, request_id`;
 
 /**
- * The indexes a page reads (migration 1764600000000, docs/adr/0018-audit-event-pages.md), each in
- * list order after its equality columns. SQLite has no statistics here (no ANALYZE), so it is told
- * which one (`INDEXED BY`): the most selective filter given, target (one object's history), then
- * actor, then action. PostgreSQL chooses from its statistics.
+ * The indexes a page reads (migration 1764600000000, docs/adr/0018-audit-event-pages.md), each in list order after its
+ * equality columns.
  */
 const INDEX = {
   newest: 'audit_events_org_newest',
@@ -125,10 +123,9 @@ export class AuditRepository {
   }
 
   /**
-   * Up to `limit` of the organization's events matching `filters`, newest first (occurred_at, then
-   * id, both descending), strictly after `after` in that order: a keyset page, which reads `limit`
-   * index entries however deep it is and never skips or repeats an event because others were
-   * written or deleted meanwhile (docs/api.md#audit-events).
+   * Up to `limit` of the organization's events matching `filters`, newest first (occurred_at, then id, both
+   * descending), strictly after `after` in that order: a keyset page, which reads `limit` index entries however deep it
+   * is and never skips or repeats an event because others were written or deleted meanwhile (docs/api.md#audit-events).
    */
   async findPage(
     organizationId: string,
@@ -186,9 +183,8 @@ export class AuditRepository {
   }
 
   /**
-   * Deletes up to `limit` of the oldest events that occurred before `cutoff`, in one statement;
-   * returns how many it deleted (fewer than `limit`: nothing older is left, or another instance is
-   * deleting the rest).
+   * Deletes up to `limit` of the oldest events that occurred before `cutoff`, in one statement; returns how many it
+   * deleted (fewer than `limit`: nothing older is left, or another instance is deleting the rest).
    */
   async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
     const runner = this.dataSource.createQueryRunner();

@@ -37,9 +37,8 @@ export class AuditService {
   ) {}
 
   /**
-   * Stores the entry; inside `tx` when the change it records is written in that transaction, so that
-   * both are stored or neither is (docs/operations.md#audit-trail). The caller awaits it: an entry
-   * is stored before the answer goes out.
+   * Stores the entry; inside `tx` when the change it records is written in that transaction, so that both are stored or
+   * neither is (docs/operations.md#audit-trail).
    */
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
     await this.events.insert(toEvent(entry, new Date()), tx);

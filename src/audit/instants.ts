@@ -1,9 +1,6 @@
 /**
- * Instants of the audit log API as whole microseconds since the epoch (a plain number: exact up to
- * 2^53 µs, year 287,396). Microseconds because PostgreSQL stores them: a page position taken from a
- * row must compare exactly with the stored value, or rows of one millisecond could be skipped or
- * repeated (docs/adr/0018-audit-event-pages.md). The service itself writes milliseconds; SQLite
- * stores them as ISO 8601 text.
+ * Instants of the audit log API as whole microseconds since the epoch (a plain number: exact up to 2^53 µs, year
+ * 287,396) (docs/adr/0018-audit-event-pages.md).
  */
 export type Micros = number;
 
@@ -13,12 +10,7 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:
 const MIN_MS = Date.parse('0001-01-01T00:00:00.000Z');
 const MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-/**
- * An ISO 8601 date-time with seconds and a zone designator (`Z` or `±hh:mm`), e.g.
- * `2026-11-21T15:08:12Z` or `2026-11-21T16:08:12.868123+01:00`, as microseconds; null for anything
- * else, including dates that do not exist (`2026-02-30`, `24:00`). A fraction finer than a
- * microsecond is rounded up: nothing is stored between, so `>=` and `<` select the same events.
- */
+/** An ISO 8601 date-time with seconds and a zone designator (`Z` or `±hh:mm`), e.g. `2026-11-23T10:00:00Z`. */
 export function parseInstant(text: string): Micros | null {
   const match = ISO.exec(text);
   if (match === null) return null;

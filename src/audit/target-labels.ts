@@ -1,7 +1,5 @@
 /**
- * The labels of audit targets that another module owns (API keys: their label), shown beside the ids
- * in the audit log. Provided by that module under AUDIT_TARGET_LABELS, so that the dependency points
- * from it to audit, never back (api-keys -> audit).
+ * The labels of audit targets that another module owns (API keys: their label), shown beside the ids in the audit log.
  */
 export interface AuditTargetLabels {
   /** The label of each of these targets of `organizationId` (one query; unknown ids left out). */

@@ -38,9 +38,8 @@ export class TokenAttemptLimiter {
   }
 
   /**
-   * Runs `check` (the credential checks, which read the database) for the key value `presented` within the
-   * address's failures: 429 before `check` when none is left. `check` signals a failure by throwing ExchangeRefused;
-   * any other outcome (a success, the database unavailable) gives the slot back.
+   * Runs `check` (the credential checks, which read the database) for the key value `presented` within the address's
+   * failures: 429 before `check` when none is left.
    */
   attempt<T>(address: string | undefined, presented: string, check: () => Promise<T>): Promise<T> {
     const network = clientNetwork(address);

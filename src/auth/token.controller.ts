@@ -23,9 +23,7 @@ export class TokenController {
   ) {}
 
   /**
-   * Exchanges an API key (Authorization: ApiKey ...) for a short-lived access token, optionally
-   * narrowed by the body. The guard authenticates first; the body is validated after it (the global
-   * pipe) and checked against the key here, and an unreadable body is refused only then.
+   * Exchanges an API key (Authorization: ApiKey ...) for a short-lived access token, optionally narrowed by the body.
    */
   @Post()
   @Public()

@@ -6,9 +6,8 @@ import type { Role } from '../identity/roles';
 import type { OrganizationSettingsService } from '../organization-settings/organization-settings.service';
 
 /**
- * What each admin command does (docs/operations.md#admin-cli), given options already parsed and
- * checked by the program (program.ts): no argument parsing here, and no output: each command returns
- * the one JSON object the CLI prints.
+ * What each admin command does (docs/operations.md#admin-cli), given options already parsed and checked by the program
+ * (program.ts): no argument parsing here, and no output: each command returns the one JSON object the CLI prints.
  */
 
 /** A refusal only the database can tell (not a member, several organizations): exit code 2. */

@@ -11,9 +11,8 @@ import * as commands from './commands';
 import type { CliServices } from './commands';
 
 /**
- * The admin command line's arguments (docs/operations.md#admin-cli), parsed with commander: every
- * option is checked and converted here, before any command runs (so a typo writes nothing), and
- * each command receives typed options.
+ * The admin command line's arguments (docs/operations.md#admin-cli), parsed with commander: every option is checked and
+ * converted here, before any command runs (so a typo writes nothing), and each command receives typed options.
  */
 
 /** Runs a command with the application's services, and prints what it returns. */

@@ -9,10 +9,8 @@ const MAX_BATCH = 256;
 export const TEST_BUILD_DIR_VARIABLE = 'GATEHOUSE_TEST_BUILD_DIR';
 
 /**
- * The compiled file of a worker module, by its path under src/ (`auth/signing.worker.js`): in
- * production the build's own copy, beside the code that starts it (dist/). Jest runs the TypeScript
- * sources, which a Worker cannot load; its global setup compiles src/ as `npm run build` does and
- * names that folder in GATEHOUSE_TEST_BUILD_DIR (test/support/global-setup.ts).
+ * The compiled file of a worker module, by its path under src/ (`auth/signing.worker.js`): in production the build's
+ * own copy, beside the code that starts it (dist/).
  */
 export function workerFile(path: string): string {
   return join(process.env[TEST_BUILD_DIR_VARIABLE] ?? join(__dirname, '..'), path);
@@ -29,16 +27,9 @@ function threadError({ message, code }: { message: string; code?: string }): Err
 }
 
 /**
- * Work for a thread of its own, sent in batches: the items asked for during one event-loop turn go
- * as one message at setImmediate (a BatchRequest) and come back as one (a BatchAnswer, a
- * ThreadResult per item, in order; src/common/thread-protocol.ts). On the 2-core VM, handing one
- * job to a sleeping thread costs the event loop 15-20 µs (waking it); a batch pays that once
- * (docs/adr/0011-worker-threads-as-compiled-modules.md).
- *
- * `file` is the thread's compiled worker module (workerFile), which answers those messages; other
- * messages (`post`, of type Message) are its own business. The thread starts at the first item and
- * is given `onStart`'s messages first; it keeps the process alive only while it owes answers. If it
- * dies, the items it had are refused and the next item starts a new thread. `close` stops it.
+ * Work for a thread of its own, sent in batches: the items asked for during one event-loop turn go as one message at
+ * setImmediate (a BatchRequest) and come back as one (a BatchAnswer, a ThreadResult per item, in order;
+ * src/common/thread-protocol.ts) (docs/adr/0011-worker-threads-as-compiled-modules.md).
  */
 export class BatchingThread<Item, Result, Message = never> {
   private queued: Array<Pending<Result> & { item: Item }> = [];
@@ -73,9 +64,8 @@ export class BatchingThread<Item, Result, Message = never> {
   }
 
   /**
-   * Sends what is queued at the end of this event-loop turn, unless the thread still owes an
-   * answer: then it is sent when that answer arrives. Under load one batch is always in flight and
-   * the next one gathers everything asked for meanwhile (a thread woken once per batch, not per item).
+   * Sends what is queued at the end of this event-loop turn, unless the thread still owes an answer: then it is sent
+   * when that answer arrives.
    */
   private schedule(): void {
     if (this.scheduled || this.queued.length === 0) return;

@@ -11,10 +11,8 @@ export function isClientAddress(value: string | undefined | null): value is stri
 
 /**
  * The client's address as the failure limiter, the audit trail and the access log know it
- * (docs/operations.md#client-address): `req.ip` (which honours TRUST_PROXY) when it is an IP
- * address, else the socket's peer. A trusted proxy hop passes on whatever X-Forwarded-For held, so
- * `req.ip` can be any text a client chose; such text never becomes a limiter key or a stored
- * address. Undefined only when neither is an address (a socket already closed).
+ * (docs/operations.md#client-address): `req.ip` (which honours TRUST_PROXY) when it is an IP address, else the socket's
+ * peer.
  */
 export function clientAddress(req: Pick<Request, 'ip' | 'socket'>): string | undefined {
   const ip = req.ip;
@@ -24,10 +22,8 @@ export function clientAddress(req: Pick<Request, 'ip' | 'socket'>): string | und
 }
 
 /**
- * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is
- * usually handed a whole /64, so counting single IPv6 addresses would not limit anyone).
- * Anything that is not an address is "unknown" (clientAddress never passes one on). The key of the
- * per-address limits (POST /v1/token's failures, POST /v1/api-keys/exposed's reports).
+ * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is usually handed a whole
+ * /64, so counting single IPv6 addresses would not limit anyone).
  */
 export function clientNetwork(address: string | undefined): string {
   if (address === undefined) return 'unknown';

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import express, { NextFunction, Request, Response, Router } from 'express';
 
 /**
- * Headers of every /console response (docs/operations.md#web-console): scripts and styles from this
- * origin only (the built console has no inline script or style), calls to this origin only, no
- * framing, no referrer (a sign-in URL never leaks through one), no MIME sniffing.
+ * Headers of every /console response (docs/operations.md#web-console): scripts and styles from this origin only (the
+ * built console has no inline script or style), calls to this origin only, no framing, no referrer (a sign-in URL never
+ * leaks through one), no MIME sniffing.
  */
 export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': [
@@ -61,11 +61,9 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
 }
 
 /**
- * The web console's static files (built by `npm run build` into dist/console) under /console:
- * hashed files under /console/assets/ cached for good, every other GET a page of the single-page
- * app (index.html, never cached, so that a new release is picked up at once). A missing asset and
- * any other method fall through to the JSON 404. Undefined when `assetsDir` holds no built console
- * (a checkout that ran `tsc` only): /console is then not served at all.
+ * The web console's static files (built by `npm run build` into dist/console) under /console: hashed files under
+ * /console/assets/ cached for good, every other GET a page of the single-page app (index.html, never cached, so that a
+ * new release is picked up at once).
  */
 export function consoleRouter(assetsDir: string): Router | undefined {
   const indexFile = join(assetsDir, 'index.html');

@@ -56,9 +56,8 @@ export function toAppError(exception: unknown): AppError | undefined {
 }
 
 /**
- * The one place errors become responses: always `{ code, message }` JSON (plus the error's own
- * details), never HTML or a stack. Anything unexpected is a 500 INTERNAL with a generic message,
- * logged with the request id.
+ * The one place errors become responses: always `{ code, message }` JSON (plus the error's own details), never HTML or
+ * a stack.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {

@@ -1,9 +1,6 @@
 /**
- * Fixed-window attempt counters, the storage behind TokenAttemptLimiter (docs/operations.md#abuse-limits-on-post-v1token).
- * A window holds the failures of one key (a client network) plus the attempts still being checked; it opens with
- * the first of them and lasts `windowMs`. An attempt takes its slot before its credentials are checked ("reserve,
- * then check"): that is what keeps a burst of parallel failures within the limit. A failure keeps its slot, a
- * success gives it back, and a window left with nothing in it is dropped.
+ * Fixed-window attempt counters, the storage behind TokenAttemptLimiter
+ * (docs/operations.md#abuse-limits-on-post-v1token).
  */
 export interface FailureSlot {
   /** Whether a slot was taken: false when the window's `limit` slots were all taken already. */

@@ -1,15 +1,6 @@
 import { pino } from 'pino';
 
-/**
- * Secrets never reach the logs (docs/operations.md). The first line of defence is what is logged
- * at all: request and response bodies never, requests by an allow-list (request-logger.ts). This
- * is the second: any field with a secret's name, at any depth of a logged object or error, is
- * printed as `[REDACTED]`.
- *
- * Done here rather than with pino's `redact` option: its wildcard paths (`*.api_key`), the only
- * way to say "at any depth", cost about 100 µs a line, on every line; this walks only the objects a
- * log call passes, which on the access log (the hot path) is nothing.
- */
+/** Secrets never reach the logs (docs/operations.md). */
 export const REDACTED = '[REDACTED]';
 
 /** Header and field names that hold credentials, compared without case. */
@@ -51,9 +42,8 @@ export function redactLogObject(object: Record<string, unknown>): Record<string,
 }
 
 /**
- * pino's error serializer (type, message, stack, own fields, cause), then redaction: a driver error
- * carries the statement's bound values (`parameters`), an HTTP client error its request headers.
- * Also accepts an error pino-http has serialized already.
+ * pino's error serializer (type, message, stack, own fields, cause), then redaction: a driver error carries the
+ * statement's bound values (`parameters`), an HTTP client error its request headers.
  */
 export function serializeError(error: unknown): unknown {
   return redactSecrets(error instanceof Error ? pino.stdSerializers.err(error) : error);

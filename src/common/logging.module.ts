@@ -46,9 +46,9 @@ function prettyMessage(log: Record<string, unknown>, messageKey: string): string
 }
 
 /**
- * pino-pretty, in-process and synchronous like the JSON destination: one line per event (time, level,
- * `[context]`, message, the access line's request and response, then the other fields as JSON), made
- * from the same, already redacted, log object.
+ * pino-pretty, in-process and synchronous like the JSON destination: one line per event (time, level, `[context]`,
+ * message, the access line's request and response, then the other fields as JSON), made from the same, already
+ * redacted, log object.
  */
 export function prettyStream(destination: number | NodeJS.WritableStream = 1): DestinationStream {
   return PinoPretty({
@@ -74,10 +74,9 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
 }
 
 /**
- * Structured JSON logs (docs/operations.md#logs), pretty-printed at a development terminal: one pino
- * logger per application, and nestjs-pino so that Nest's `Logger` (framework messages, our services)
- * writes through it, bound to the current request's id. The HTTP middleware is ours (request-logger.ts, mounted by configureHttp ahead of the
- * body parser), hence `useExisting`: nestjs-pino only binds `req.log` to the request's async context.
+ * Structured JSON logs (docs/operations.md#logs), pretty-printed at a development terminal: one pino logger per
+ * application, and nestjs-pino so that Nest's `Logger` (framework messages, our services) writes through it, bound to
+ * the current request's id.
  */
 @Global()
 @Module({})

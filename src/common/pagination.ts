@@ -15,9 +15,9 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 /**
- * The list window (docs/api.md#conventions): a page starts before the 10,000th item
- * (`(page - 1) * limit < 10000`, else 400), and a list reads and counts at most the first 10,000
- * items, so that no page costs more than reading 10,000 index entries however many rows match.
+ * The list window (docs/api.md#conventions): a page starts before the 10,000th item (`(page - 1) * limit < 10000`, else
+ * 400), and a list reads and counts at most the first 10,000 items, so that no page costs more than reading 10,000
+ * index entries however many rows match.
  */
 export const LIST_WINDOW = 10_000;
 

@@ -13,9 +13,8 @@ export async function createFailureCounter(config: AppConfiguration): Promise<Fa
 }
 
 /**
- * The one set of rate-limit counters of the process (one Redis connection with REDIS_URL), used by
- * the failure limits of POST /v1/token and the validation limits of the integrations. Every module
- * that imports this gets the same instance; it is closed once, when the application shuts down.
+ * The one set of rate-limit counters of the process (one Redis connection with REDIS_URL), used by the failure limits
+ * of POST /v1/token and the validation limits of the integrations.
  */
 @Module({
   providers: [{ provide: FAILURE_COUNTER, useFactory: createFailureCounter, inject: [APP_CONFIG] }],

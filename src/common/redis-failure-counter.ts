@@ -5,8 +5,7 @@ import { FailureCounter, FailureSlot, MemoryFailureCounter } from './failure-cou
 /**
  * Takes a slot: INCR, the window's expiry and the limit in one atomic step, so that concurrent attempts on several
  * instances neither lose counts, nor both get the last slot, nor leave a counter without expiry (which would block an
- * address for good). Over the limit the count is put back: a refused attempt is not counted.
- * Returns {1 when granted else 0, milliseconds until the window closes}.
+ * address for good).
  */
 const RESERVE_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
@@ -37,11 +36,7 @@ interface ScriptedRedis extends Redis {
   gatehouseReleaseSlot(key: string): Promise<number>;
 }
 
-/**
- * Attempt counters shared by every instance through Redis (REDIS_URL). While Redis cannot be
- * reached, each instance counts in its own memory instead: the limit then holds per instance
- * rather than not at all, and a Redis outage does not take POST /v1/token down with it.
- */
+/** Attempt counters shared by every instance through Redis (REDIS_URL). */
 export class RedisFailureCounter implements FailureCounter {
   private readonly logger = new Logger('TokenAttemptLimiter');
   private readonly redis: ScriptedRedis;

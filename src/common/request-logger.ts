@@ -14,7 +14,7 @@ declare module 'express-serve-static-core' {
 /**
  * Told of every request once its response is done (or the client gave up on it), with the time it took: the
  * request-duration metric (metrics/metrics.ts, provided under REQUEST_OBSERVER by MetricsModule; null with
- * METRICS_PORT=off). It rides on the access log's one `close` listener rather than adding a second one per request.
+ * METRICS_PORT=off).
  */
 export type RequestObserver = (req: Request, res: Response, elapsedMs: number) => void;
 export const REQUEST_OBSERVER = Symbol('REQUEST_OBSERVER');
@@ -25,9 +25,9 @@ export const REQUEST_ID_KEY = 'requestId';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * The caller's X-Request-Id when it is sane (so a trace can be followed across services), else a new
- * UUID; a header made of anything else (spaces, control characters, JSON, a huge value) is not
- * echoed into our logs or headers. The response carries the id either way (docs/operations.md).
+ * The caller's X-Request-Id when it is sane (so a trace can be followed across services), else a new UUID; a header
+ * made of anything else (spaces, control characters, JSON, a huge value) is not echoed into our logs or headers
+ * (docs/operations.md).
  */
 export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
@@ -44,21 +44,8 @@ function pathOf(url: string | undefined): string {
 }
 
 /**
- * The access log, and the per-request logger (`req.log`, bound to the request id) that nestjs-pino
- * hands to every Nest `Logger` call made while the request is served. Mounted first, before the
- * body parser, so that a request refused there (bad JSON, too large) also has its id and its line.
- * The request is logged by an allow-list (method, path, address): never its headers or body.
- *
- * One line per request when its response is done: `info` "request completed", `error` "request
- * failed" for a 5xx (its cause is logged where it happened, by the exception filter), `info`
- * "request aborted" when the client went away before the response was complete. The line has
- * `req` {method, path, ip}, `res` {statusCode} and `responseTime` (ms), the fields pino-http wrote. The same
- * listener hands the request to `observe` (the request-duration metric) before it logs.
- *
- * Written here rather than with pino-http, which builds two child loggers per request (one of
- * them serializing the request into its bindings at once), four arrays and listeners: about a fifth
- * of a token exchange's cost on the 2-core machine, most of it garbage that outlives the request's
- * waits for the database and the signing thread (docs/performance.md).
+ * The access log, and the per-request logger (`req.log`, bound to the request id) that nestjs-pino hands to every Nest
+ * `Logger` call made while the request is served (docs/performance.md).
  */
 export function requestLogger(logger: Logger, observe: RequestObserver | null = null): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {

@@ -10,17 +10,15 @@ import { sendError } from './exception.filter';
 const ALWAYS_ANSWERED = new Set(['/healthz']);
 
 /**
- * How long a connection that has not sent its first request when the listener closes may still
- * send it (docs/operations.md#graceful-shutdown): a client that has just connected sends it at
- * once; one that sends nothing is closed then rather than holding the exit.
+ * How long a connection that has not sent its first request when the listener closes may still send it
+ * (docs/operations.md#graceful-shutdown): a client that has just connected sends it at once; one that sends nothing is
+ * closed then rather than holding the exit.
  */
 export const FIRST_REQUEST_GRACE_MS = 1000;
 
 /**
- * Whether this instance is draining (docs/operations.md: on SIGTERM stop taking new work, finish
- * what is in flight, exit). Once draining, GET /readyz answers 503 and so does every request that
- * arrives afterwards (its work is refused before its body is read, `Connection: close`, so the
- * client retries on another instance), while requests already in flight run to the end.
+ * Whether this instance is draining (docs/operations.md: on SIGTERM stop taking new work, finish what is in flight,
+ * exit).
  */
 @Injectable()
 export class ShutdownState implements OnModuleDestroy {
@@ -70,10 +68,7 @@ export class ShutdownState implements OnModuleDestroy {
 
 /**
  * The HTTP server's open connections, known from before it listens, for the close at shutdown
- * (docs/operations.md#graceful-shutdown). Node's `server.close()` stops listening and closes the
- * idle keep-alive connections (not one whose next request has started to arrive), but leaves a
- * connection that has not sent its first request open until `headersTimeout` (60 s): that would
- * hold the exit until SHUTDOWN_TIMEOUT_MS. Such a connection gets FIRST_REQUEST_GRACE_MS instead.
+ * (docs/operations.md#graceful-shutdown).
  */
 export class HttpConnections {
   private readonly open = new Set<Socket>();
@@ -90,10 +85,9 @@ export class HttpConnections {
   }
 
   /**
-   * Stops listening and closes the connections as they become idle: an idle keep-alive
-   * connection at once, one with a request in flight after its response (which carries
-   * `Connection: close`: `state` is draining), one that has not sent its first request when it
-   * does (503) or after FIRST_REQUEST_GRACE_MS. Resolves when the last one has closed.
+   * Stops listening and closes the connections as they become idle: an idle keep-alive connection at once, one with a
+   * request in flight after its response (which carries `Connection: close`: `state` is draining), one that has not
+   * sent its first request when it does (503) or after FIRST_REQUEST_GRACE_MS.
    */
   close(state: ShutdownState): Promise<void> {
     return new Promise((resolve) => {
@@ -123,12 +117,10 @@ export interface ShutdownOptions {
 }
 
 /**
- * SIGTERM / SIGINT (docs/operations.md#graceful-shutdown): turn not-ready and answer new work 503
- * while still listening for `drainMs` (so that load balancers stop sending here before the port
- * closes), stop listening and let the requests in flight finish (HttpConnections.close), then
- * Nest's close() (destroy hooks, the HTTP server, which has nothing left, then the shutdown hooks:
- * last_used_at flush, signing thread, database pool), exit 0. If that takes longer than
- * `timeoutMs` from the signal, or on a second signal, exit 1 at once.
+ * SIGTERM / SIGINT (docs/operations.md#graceful-shutdown): turn not-ready and answer new work 503 while still listening
+ * for `drainMs` (so that load balancers stop sending here before the port closes), stop listening and let the requests
+ * in flight finish (HttpConnections.close), then Nest's close() (destroy hooks, the HTTP server, which has nothing
+ * left, then the shutdown hooks: last_used_at flush, signing thread, database pool), exit 0.
  */
 export function exitGracefullyOnSignals(
   app: INestApplication,

@@ -1,7 +1,6 @@
 /**
- * The messages between a BatchingThread (batching-thread.ts, the main thread) and its worker module
- * (`*.worker.ts`, compiled beside it): the worker imports these as types only, so it loads none of
- * the main thread's code.
+ * The messages between a BatchingThread (batching-thread.ts, the main thread) and its worker module (`*.worker.ts`,
+ * compiled beside it): the worker imports these as types only, so it loads none of the main thread's code.
  */
 
 /** Items asked for during one event-loop turn (at most 256), numbered by the main thread. */

@@ -1,8 +1,6 @@
 /**
- * An ISO 8601 timestamp with a zone designator, as RFC 3339 section 5.6 profiles it:
- * `2026-11-21T15:08:12Z`, `2026-11-21T15:08:12.868Z`, `2026-11-21T16:08:12+01:00` (`T` and `Z` in
- * either case). A date alone, a time without seconds or without a zone, a leap second, or a field
- * out of range (month 13, 31 April, hour 24) is not one.
+ * An ISO 8601 timestamp with a zone designator, as RFC 3339 section 5.6 profiles it: `2026-11-21T15:08:12Z`,
+ * `2026-11-21T15:08:12.868Z`, `2026-11-21T16:08:12+01:00` (`T` and `Z` in either case).
  */
 const ZONED_TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;

@@ -22,10 +22,8 @@ function declaredProperties(metatype: Type): ReadonlySet<string> {
 }
 
 /**
- * class-validator, strictly: unknown properties, wrong types and non-object bodies are all 400
- * INVALID_ARGUMENT / "invalid request parameters". An absent body counts as `{}`. An unknown
- * top-level property is refused before class-transformer walks the value, and nothing a client
- * sends makes it a 500 (docs/adr/0026-request-body-bounds.md).
+ * class-validator, strictly: unknown properties, wrong types and non-object bodies are all 400 INVALID_ARGUMENT /
+ * "invalid request parameters" (docs/adr/0026-request-body-bounds.md).
  */
 @Injectable()
 export class StrictValidationPipe extends ValidationPipe {

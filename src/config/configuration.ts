@@ -6,9 +6,8 @@ import { NetworkSettings, parseMetrics, parseNetwork, parsePublicBaseUrl } from 
 import { parseSecrets } from './sections/secrets';
 
 /**
- * Typed configuration, read once from the environment and validated before anything starts
- * (docs/operations.md); every variable is in .env.example. A bad value stops the service with a
- * message naming the variable. The reader is reader.ts; each section has its parser in sections/.
+ * Typed configuration, read once from the environment and validated before anything starts (docs/operations.md); every
+ * variable is in .env.example.
  */
 export { ConfigurationError };
 export type { DatabaseConfig, Environment };

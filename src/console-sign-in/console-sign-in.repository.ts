@@ -22,11 +22,7 @@ export interface ConsumedLink {
   userId: string;
 }
 
-/**
- * Every query on console_sign_in_links. The statements are fixed text with the driver's
- * placeholders (src/database/sql.ts); timestamps are passed as ISO 8601 UTC text, which PostgreSQL
- * reads as timestamptz and SQLite compares in time order.
- */
+/** Every query on console_sign_in_links. */
 @Injectable()
 export class ConsoleSignInRepository {
   private readonly insertSql: string;

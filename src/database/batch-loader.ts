@@ -6,13 +6,9 @@ export const MAX_BATCH = 256;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A hot-path lookup of rows by UUID primary key (docs/performance.md), batched the DataLoader way:
- * the lookups that requests ask for while the event loop serves one batch of ready sockets go to
- * the database as one query when that batch is done (setImmediate), and each caller gets its row.
- * No request waits on a timer. DataLoader's cache is off: every lookup is sent after the request
- * asked for it, so it reads the database as it is then (a revocation that has returned is seen by
- * every later request). A value that is not a UUID finds nothing without a query; ids are
- * compared in lower case. `load` gets distinct lower-case ids and returns the rows it found.
+ * A hot-path lookup of rows by UUID primary key (docs/performance.md), batched the DataLoader way: the lookups that
+ * requests ask for while the event loop serves one batch of ready sockets go to the database as one query when that
+ * batch is done (setImmediate), and each caller gets its row.
  */
 export function batchedById<Row extends { id: string }>(
   load: (ids: string[]) => Promise<Row[]>,

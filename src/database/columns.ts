@@ -1,10 +1,6 @@
 import { Column, ColumnOptions, ValueTransformer } from 'typeorm';
 
-/**
- * Timestamps are `timestamptz` on PostgreSQL and ISO 8601 text on SQLite (see the migrations).
- * The entity sees a Date either way; what goes to the database is always the UTC ISO string, which
- * PostgreSQL parses exactly and SQLite stores so that text order is time order.
- */
+/** Timestamps are `timestamptz` on PostgreSQL and ISO 8601 text on SQLite (see the migrations). */
 const timestampTransformer: ValueTransformer = {
   to: (value: Date | null | undefined) => (value instanceof Date ? value.toISOString() : value),
   from: (value: Date | string | null) => (value === null || value instanceof Date ? value : new Date(value)),

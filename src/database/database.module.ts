@@ -7,11 +7,7 @@ import type { AppConfiguration, DatabaseConfig } from '../config/configuration';
 import { dataSourceOptions } from './data-source-options';
 import { UnitOfWork } from './unit-of-work';
 
-/**
- * A configured PostgreSQL schema is created before the migrations run in it. `IF NOT EXISTS` does not
- * make two instances starting at once safe (both see no schema, one insert loses with a unique
- * violation), so losing that race counts as success.
- */
+/** A configured PostgreSQL schema is created before the migrations run in it. */
 async function ensureSchema(database: DatabaseConfig): Promise<void> {
   if (database.type !== 'postgres' || database.schema === undefined) return;
   const client = new Client({ connectionString: database.url, connectionTimeoutMillis: database.connectTimeoutMs });
@@ -35,18 +31,7 @@ const MIGRATION_LOCK_CLASS = 0x67617465;
 /** How often an instance asks again for the migration lock while another instance migrates. */
 const MIGRATION_LOCK_POLL_MS = 100;
 
-/**
- * Migrations run at start (docs/operations.md). On PostgreSQL they run on connections of their
- * own, without the request statement and query timeouts (a migration may legitimately take longer
- * than a request), and under an advisory lock: instances started together wait for each other
- * instead of racing through the same migrations. TypeORM takes no such lock itself.
- *
- * The lock is per schema (instances on other schemas of the database do not wait), and it is
- * waited for by asking again (`pg_try_advisory_lock`), never inside `pg_advisory_lock`: a session
- * blocked there holds a snapshot, a migration that builds an index CONCURRENTLY waits for every
- * older snapshot in the database, and the two would wait for each other for good (PostgreSQL cannot
- * see that deadlock: its cycle runs through this process's two connections).
- */
+/** Migrations run at start (docs/operations.md). */
 async function runMigrationsLocked(options: DataSourceOptions): Promise<void> {
   // Two connections: one holds the lock, the other runs the migrations.
   const extra: Record<string, unknown> = { ...(options.extra as object), max: 2, statement_timeout: 0 };

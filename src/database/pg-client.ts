@@ -14,18 +14,8 @@ function isReadTimeout(error: unknown): boolean {
 const poolMembers = new WeakMap<object, Set<TimeoutSafePgClient>>();
 
 /**
- * The pool's client class (pool option `Client`), for a database that goes silent (network
- * partition, stalled server) rather than refusing.
- *
- * When a query hits `query_timeout`, pg (8.23.1, brianc/node-postgres issue 3399) fails it but leaves
- * it running on the connection, and the pool takes the connection back: the next query on it (a
- * ROLLBACK, or the next request's) would queue behind it and time out as well, for as long as the
- * connection lives. This client closes itself instead, and also drops the pool's idle connections:
- * they lead to the same silent server, and each would cost one more request a full timeout. The pool
- * then opens fresh connections on demand, so every request fails once, quickly (503), and the service
- * recovers as soon as the database answers again. Why, what it relies on, and when to delete it:
- * docs/adr/0014-timeout-safe-pg-client.md (the canary in test/database/pg-client.e2e-spec.ts fails when pg
- * fixes the bug).
+ * The pool's client class (pool option `Client`), for a database that goes silent (network partition, stalled server)
+ * rather than refusing (docs/adr/0014-timeout-safe-pg-client.md).
  */
 export class TimeoutSafePgClient extends Client {
   private readonly members: Set<TimeoutSafePgClient>;

@@ -3,10 +3,8 @@ import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
 /**
- * Raw SQL in a repository is written once, at construction, with the driver's own placeholders
- * (TypeORM's `Driver.createParameter`): `$n` on PostgreSQL, `?` on SQLite. Each placeholder is
- * used once, in order. The text then never changes, so the driver prepares it once (SQLite's
- * statement cache) and the hot paths build no query per request.
+ * Raw SQL in a repository is written once, at construction, with the driver's own placeholders (TypeORM's
+ * `Driver.createParameter`): `$n` on PostgreSQL, `?` on SQLite.
  */
 export function placeholders(dataSource: DataSource): (n: number) => string {
   return (n) => dataSource.driver.createParameter(`p${n}`, n - 1);
@@ -20,9 +18,9 @@ export interface IdListCondition {
 }
 
 /**
- * One statement text whatever the list's length: PostgreSQL `= ANY($n::uuid[])` with an array,
- * SQLite `IN (SELECT value FROM json_each(?))` with a JSON array (the primary-key index is used
- * either way: the repositories' query-plan tests check it).
+ * One statement text whatever the list's length: PostgreSQL `= ANY($n::uuid[])` with an array, SQLite `IN (SELECT value
+ * FROM json_each(?))` with a JSON array (the primary-key index is used either way: the repositories' query-plan tests
+ * check it).
  */
 export function idListCondition(dataSource: DataSource, column: string, n: number): IdListCondition {
   const parameter = placeholders(dataSource)(n);
@@ -36,15 +34,8 @@ export function idListCondition(dataSource: DataSource, column: string, n: numbe
 export type RowReader = <Row>(sql: string, parameters: unknown[]) => Promise<Row[]>;
 
 /**
- * The reader for the hot paths' reads (a key and its owner on every exchange and access-token
- * request, a role on every session-token request). On PostgreSQL it sends the query straight to the
- * pool that TypeORM's driver holds (`PostgresDriver.master`), as TypeORM's own query runner does,
- * without the query runner it creates, connects, broadcasts through and releases for every
- * `DataSource.query`: measured at 15-20 µs of event-loop time a query on the 2-core machine, about
- * a fifth of what an exchange adds over a trivial route
- * (docs/adr/0010-data-access-repositories.md). Errors are the driver's own; the exception filter
- * classifies them (src/common/database-errors.ts). On SQLite, `DataSource.query` is already cheap (one
- * shared query runner whose statement cache prepares each text once).
+ * The reader for the hot paths' reads (a key and its owner on every exchange and access-token request, a role on every
+ * session-token request) (docs/adr/0010-data-access-repositories.md).
  */
 export function rowReader(dataSource: DataSource): RowReader {
   if (dataSource.options.type !== 'postgres') {

@@ -4,10 +4,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 export type SqliteModuleName = 'better-sqlite3' | 'better-sqlite3-node20';
 
 /**
- * Which better-sqlite3 this Node loads (docs/adr/0019-node-24-and-complete-lock.md): 13, a Node-API
- * module whose npm package carries prebuilt binaries, on Node 22 and later; on Node 20, 12 (the
- * optional dependency `better-sqlite3-node20`), compiled at install. 13's binary crashes Node 20, and
- * 12 compiled against Node 24.19+ headers aborts the process when a statement is garbage-collected.
+ * Which better-sqlite3 this Node loads (docs/adr/0019-node-24-and-complete-lock.md): 13, a Node-API module whose npm
+ * package carries prebuilt binaries, on Node 22 and later; on Node 20, 12 (the optional dependency
+ * `better-sqlite3-node20`), compiled at install.
  */
 export function sqliteModuleName(nodeVersion: string = process.versions.node): SqliteModuleName {
   return Number(nodeVersion.split('.')[0]) >= 22 ? 'better-sqlite3' : 'better-sqlite3-node20';

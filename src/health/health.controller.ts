@@ -11,11 +11,7 @@ export const READINESS_TIMEOUT_MS = 1000;
 
 const NO_CACHE = 'no-cache, no-store, must-revalidate';
 
-/**
- * Probes (docs/operations.md). GET /healthz: the process is alive and serving, nothing else is
- * asked. GET /readyz: the database answers `SELECT 1` within READINESS_TIMEOUT_MS and the instance
- * is not draining; otherwise 503 UNAVAILABLE (the error body of every error, docs/api.md).
- */
+/** Probes (docs/operations.md). */
 @Public()
 @ApiTags('Operations')
 @Controller()

@@ -4,9 +4,8 @@ import { ShutdownState } from '../common/shutdown.state';
 import { HealthController } from './health.controller';
 
 /**
- * GET /healthz and GET /readyz, and the instance's draining state (global: the HTTP gate and
- * anything that must stop taking work at shutdown read it). Terminus' own logger is off: a failed
- * probe is a 503 UNAVAILABLE, which the exception filter already logs.
+ * GET /healthz and GET /readyz, and the instance's draining state (global: the HTTP gate and anything that must stop
+ * taking work at shutdown read it).
  */
 @Global()
 @Module({

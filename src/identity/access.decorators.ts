@@ -31,9 +31,9 @@ export const RequirePermissions = (...permissions: Permission[]): MethodDecorato
   );
 
 /**
- * A Bearer-authenticated route open to every member of the caller's organization, whatever the role
- * (and an access token whatever its key's scopes): the explicit declaration that the route needs no
- * permission, so that a route that names none by mistake stands out in the route table test.
+ * A Bearer-authenticated route open to every member of the caller's organization, whatever the role (and an access
+ * token whatever its key's scopes): the explicit declaration that the route needs no permission, so that a route that
+ * names none by mistake stands out in the route table test.
  */
 export const AnyMember = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(ANY_MEMBER, true), ApiBearerAuth(BEARER_SCHEME), ApiErrors(401, 503));

@@ -9,9 +9,8 @@ export interface Principal {
   organizationId: string;
   role: Role;
   /**
-   * What this request may do: the role's permissions, and for an access token only those of them
-   * that its key's scopes and its own `scope` also grant (docs/api.md#scopes). Read when the request
-   * is served, so a role change applies at once.
+   * What this request may do: the role's permissions, and for an access token only those of them that its key's scopes
+   * and its own `scope` also grant (docs/api.md#scopes).
    */
   permissions: PermissionMask;
   tokenUse: 'access' | 'session';

@@ -2,10 +2,6 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 /**
  * Provider keys at rest (docs/api.md#notification-integration-object): AES-256-GCM with a fresh 96-bit IV per value.
- * A stored value is one versioned string, `v1:<key id>:<iv>:<ciphertext>:<tag>` (base64url parts),
- * so each value names the key that sealed it and the key can be rotated: new values use the
- * current key, older ones still open with the previous keys. The record id and the field name are
- * the associated data, so a value copied into another record or field does not decrypt.
  */
 export interface CipherKey {
   id: string;

@@ -13,11 +13,8 @@ import { ValidationLimits } from './validation-limits';
 import { buildOutcome, saveVerdict, ValidationOutcome } from './validation-outcome';
 
 /**
- * Validating provider credentials (docs/integrations.md#validation): the keys first,
- * and the permissions only when the keys work. Both POST .../validate and every save go through here,
- * within the limits of docs/integrations.md#limits: admitted by ValidationLimits, and given
- * MONITORING_VALIDATION_DEADLINE_MS in all, after which the provider calls still in flight are
- * aborted and the answer is 503.
+ * Validating provider credentials (docs/integrations.md#validation): the keys first, and the permissions only when the
+ * keys work.
  */
 @Injectable()
 export class CredentialsValidator {
@@ -31,11 +28,7 @@ export class CredentialsValidator {
     this.deadlineMs = config.integrations.validationDeadlineMs;
   }
 
-  /**
-   * The outcome, whether or not it allows a save. The provider being unavailable (steps 1-2
-   * failed, or a required check is Unknown) is 503 here too (docs/api.md#notification-integration-object),
-   * and so is a validation that did not finish within its deadline.
-   */
+  /** The outcome, whether or not it allows a save (docs/api.md#notification-integration-object). */
   async validate(organizationId: string, credentials: MonitoringCredentials): Promise<ValidationOutcome> {
     const release = await this.limits.admit(organizationId);
     const deadline = new Deadline(this.deadlineMs);

@@ -18,9 +18,9 @@ export interface DatadogAdapterOptions {
 }
 
 /**
- * How one provider call ended, retries included: `ok` (2xx), `denied` (401, 403), `unavailable` (429 or 5xx once
- * the retries are spent), `unexpected` (any other status: a 3xx, a 400 that would be a bug of ours, a 404),
- * `timeout`, `network_error`, or `deadline_exceeded` (the validation's deadline passed and aborted it).
+ * How one provider call ended, retries included: `ok` (2xx), `denied` (401, 403), `unavailable` (429 or 5xx once the
+ * retries are spent), `unexpected` (any other status: a 3xx, a 400 that would be a bug of ours, a 404), `timeout`,
+ * `network_error`, or `deadline_exceeded` (the validation's deadline passed and aborted it).
  */
 export type ProviderCallOutcome =
   'ok' | 'denied' | 'unavailable' | 'unexpected' | 'timeout' | 'network_error' | 'deadline_exceeded';

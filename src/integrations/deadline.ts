@@ -6,11 +6,7 @@ export class DeadlineExceededError extends Error {
   }
 }
 
-/**
- * The overall time budget of one validation. When it runs out, `signal` aborts with a
- * DeadlineExceededError: provider calls in flight are aborted, and no new one starts.
- * `remainingMs` lets a caller decline to start a wait that could not end in time. `clear` when done.
- */
+/** The overall time budget of one validation. */
 export class Deadline {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;

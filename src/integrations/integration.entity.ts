@@ -11,11 +11,7 @@ const jsonText: ValueTransformer = {
   from: (value: string | null) => (value === null ? null : (JSON.parse(value) as unknown)),
 };
 
-/**
- * A notification integration (docs/api.md#notification-integration-object). The provider keys are stored only
- * encrypted (credential-cipher.ts) beside their last four characters, which is all that is ever
- * shown again.
- */
+/** A notification integration (docs/api.md#notification-integration-object). */
 @Entity({ name: 'notification_integrations' })
 export class NotificationIntegration {
   @PrimaryColumn({ type: 'varchar', length: 36 })

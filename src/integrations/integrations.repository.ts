@@ -18,9 +18,8 @@ export type IntegrationChanges = Pick<
 >;
 
 /**
- * Every query on notification_integrations, each scoped by the organization that owns the row;
- * TypeORM's entity metadata maps the rows. The writes run inside the caller's transaction when given
- * one (the service stores each change with its audit entry).
+ * Every query on notification_integrations, each scoped by the organization that owns the row; TypeORM's entity
+ * metadata maps the rows.
  */
 @Injectable()
 export class IntegrationsRepository {

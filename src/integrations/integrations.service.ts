@@ -44,8 +44,6 @@ export class IntegrationsService {
 
   /**
    * Validated first; a blocked save throws before anything is written (docs/api.md#post-v1notification-integrations).
-   * The integration and its audit entry are stored together or not at all, as are the update's and
-   * the deletion's below.
    */
   async create(
     actor: IntegrationActor,
@@ -90,9 +88,8 @@ export class IntegrationsService {
   }
 
   /**
-   * docs/api.md#patch-v1notification-integrationsid: the stored configuration with the changes applied is validated exactly
-   * like a create before anything is written; a blocked update leaves the record as it was. The
-   * keys are sealed again with the current encryption key, which is how a rotation reaches old rows.
+   * docs/api.md#patch-v1notification-integrationsid: the stored configuration with the changes applied is validated
+   * exactly like a create before anything is written; a blocked update leaves the record as it was.
    */
   async update(
     actor: IntegrationActor,

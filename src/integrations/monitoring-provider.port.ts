@@ -4,8 +4,7 @@ import type { KeysStatus, PermissionStatus } from './validation-outcome';
 
 /**
  * The monitoring provider as the service sees it (docs/architecture.md#code-conventions: an outside provider behind an
- * interface, one adapter per vendor). The only adapter is Datadog's (datadog.adapter.ts); tests
- * run it against a fake Datadog on loopback rather than replacing it.
+ * interface, one adapter per vendor).
  */
 export interface MonitoringCredentials {
   apiKey: string;

@@ -1,8 +1,4 @@
-/**
- * The provider's sites (docs/integrations.md#validation): the only accepted values. The base URL of every
- * provider call comes from this fixed table, never from the caller's input, so a site value cannot
- * steer our requests anywhere else (no SSRF): the input is only ever used as a key into the table.
- */
+/** The provider's sites (docs/integrations.md#validation): the only accepted values. */
 const SITE_BASE_URLS = {
   'datadoghq.com': 'https://api.datadoghq.com',
   'us3.datadoghq.com': 'https://api.us3.datadoghq.com',

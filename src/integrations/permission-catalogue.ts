@@ -1,8 +1,6 @@
 /**
- * The fourteen permission checks of docs/integrations.md#the-fourteen-permission-checks, in the order
- * they are reported. The documented `logs_read` and `datalogs_read_index_data` are the provider's
- * `logs_read_data` and `logs_read_index_data`; `metrics_read`, in both lists, is one
- * check and it is required.
+ * The fourteen permission checks of docs/integrations.md#the-fourteen-permission-checks, in the order they are
+ * reported.
  */
 export type PermissionProbe =
   /** A read-only GET whose answer (2xx / 403) tells whether the keys hold the permission. */

@@ -1,15 +1,10 @@
 import type { Deadline } from './deadline';
 
 /**
- * HTTP to the monitoring provider, with the limits of docs/integrations.md#provider-client: a timeout on
- * every request, redirects never followed (a 3xx is an answer like any other, so keys are never
- * sent on to another host), and a bounded number of retries after 429, 5xx or a network error
- * that honours the provider's `X-RateLimit-Reset` (seconds) or `Retry-After` (seconds or a date).
- * A provider asking us to wait longer than `maxRetryWaitMs` is not waited for: the call ends with
- * that answer, and the caller reports the check as Unknown. A timeout is not retried: it has
- * already cost the whole per-request budget. Under a validation's deadline, a wait that would not
- * end before it is not started either, and when the deadline passes the request in flight is
- * aborted and the call rejects with the DeadlineExceededError (docs/integrations.md#limits).
+ * HTTP to the monitoring provider, with the limits of docs/integrations.md#provider-client: a timeout on every request,
+ * redirects never followed (a 3xx is an answer like any other, so keys are never sent on to another host), and a
+ * bounded number of retries after 429, 5xx or a network error that honours the provider's `X-RateLimit-Reset` (seconds)
+ * or `Retry-After` (seconds or a date).
  */
 export interface ProviderHttpOptions {
   timeoutMs: number;

@@ -9,11 +9,9 @@ const MINUTE_MS = 60_000;
 
 /**
  * One validation makes up to fourteen provider calls with retries, so validations are limited
- * (docs/integrations.md#limits): at most MONITORING_MAX_CONCURRENT_VALIDATIONS at once on this
- * instance, and MONITORING_VALIDATIONS_PER_MINUTE started per organization in a fixed window of a
- * minute, counted in the rate-limit counters (shared through Redis with REDIS_URL). Both refusals
- * are 429 `too many requests` with Retry-After, before any provider call, each counted in
- * gatehouse_rate_limit_refusals_total (docs/operations.md#metrics).
+ * (docs/integrations.md#limits): at most MONITORING_MAX_CONCURRENT_VALIDATIONS at once on this instance, and
+ * MONITORING_VALIDATIONS_PER_MINUTE started per organization in a fixed window of a minute, counted in the rate-limit
+ * counters (shared through Redis with REDIS_URL).
  */
 @Injectable()
 export class ValidationLimits {
@@ -30,12 +28,7 @@ export class ValidationLimits {
     this.maxConcurrent = config.integrations.maxConcurrentValidations;
   }
 
-  /**
-   * A slot for one validation of `organizationId`, or a 429. The slot is taken first (no I/O), so
-   * that a request the instance has no room for does not use up its organization's allowance; the
-   * allowance is counted before the check (reserve, then compare), so concurrent requests cannot all
-   * pass on the same count. Call the returned function when the validation ends.
-   */
+  /** A slot for one validation of `organizationId`, or a 429. */
   async admit(organizationId: string): Promise<() => void> {
     if (this.running >= this.maxConcurrent) {
       this.metrics.rateLimited('validations_concurrent');

@@ -54,9 +54,7 @@ export function buildOutcome(
 }
 
 /**
- * Invalid keys block (rule 1), a missing required permission blocks (rule 2), missing optional
- * ones do not (rule 3). A required check we could not decide is neither a yes nor a no: the
- * provider did not answer, so the caller is told to try again (503) rather than refused.
+ * Invalid keys block (rule 1), a missing required permission blocks (rule 2), missing optional ones do not (rule 3).
  */
 export function saveVerdict(outcome: ValidationOutcome): SaveVerdict {
   if (outcome.keys_status === 'Invalid') return 'keys_invalid';

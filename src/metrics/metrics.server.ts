@@ -22,12 +22,7 @@ function sendJson(res: ServerResponse, status: number, code: ErrorCode, message:
 
 /**
  * `GET /metrics` in Prometheus's text format on a listener of its own, METRICS_HOST:METRICS_PORT (loopback:9464 by
- * default), never on the public port (docs/operations.md#metrics). A plain node:http server: nothing of the public
- * app (guards, access log, body parser) runs for a scrape, and a scrape costs the public port nothing.
- *
- * It listens from the application's bootstrap (before the public port in main.ts) to its shutdown hooks (after the
- * public port has closed, so the drain can be watched), and only in an HTTP application: the admin CLI, an
- * application context, opens no port. METRICS_PORT=off: no listener.
+ * default), never on the public port (docs/operations.md#metrics).
  */
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -41,8 +41,7 @@ export interface ConnectionPool {
 
 /**
  * The service's own metrics (docs/operations.md#metrics), in a registry of this app's own, so that several apps in one
- * process (the tests) count separately. Node's process metrics are the process's, not the app's: see
- * process-metrics.ts. Every method is an increment or one histogram observation; nothing here does I/O.
+ * process (the tests) count separately.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -84,12 +83,7 @@ export class Metrics {
 
   /**
    * The request observer of the access log (common/request-logger.ts), called once per request when its response is
-   * done. The route is the template Express matched (`/v1/user-api-keys/:id`), never the URL: ids in a label would
-   * make a series per key. A response the client did not wait for has status_code "aborted".
-   *
-   * Nest mounts module middleware (nestjs-pino's, for every path) as an Express route with a wildcard (`{/*splat}`),
-   * which sets `req.route` before any controller route matches, and a request no endpoint answers keeps it. So a
-   * template with a wildcard is no endpoint: no controller declares one (test/metrics/metrics.e2e-spec.ts checks both).
+   * done.
    */
   readonly observeRequest = (req: Request, res: Response, elapsedMs: number): void => {
     const route = req.route as { path?: unknown } | undefined;

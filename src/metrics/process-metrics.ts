@@ -15,9 +15,7 @@ const MISNAMED_GAUGES = [
 /**
  * Node's default process metrics (CPU, memory, heap, event-loop delay, GC, handles) under their standard names
  * (`process_cpu_seconds_total`, `nodejs_eventloop_lag_seconds`, ...: what Node.js dashboards and alerts expect), in one
- * registry per process, made when the first metrics listener starts. They describe the process, not an app, and
- * prom-client starts an event-loop-delay monitor and a GC observer for them that it never stops: one registry per app
- * would add a pair for every app a test process starts. The admin CLI, which serves no metrics, never makes it.
+ * registry per process, made when the first metrics listener starts.
  */
 export function processMetrics(): Registry {
   if (shared === undefined) {

@@ -29,9 +29,8 @@ export class OrganizationSettingsService {
   }
 
   /**
-   * Sets the given settings and records `organization.updated`, both in one transaction; returns the
-   * organization as this change left it. No setting given: nothing is written and nothing recorded.
-   * A setting given with the value it already has is still a change request, and recorded.
+   * Sets the given settings and records `organization.updated`, both in one transaction; returns the organization as
+   * this change left it.
    */
   async update(
     organizationId: string,

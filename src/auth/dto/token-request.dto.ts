@@ -60,14 +60,7 @@ export class TokenRequestDto {
 
 const NO_NARROWING: TokenNarrowing = Object.freeze({});
 
-/**
- * POST /v1/token's body as a TokenNarrowing. A pipe, so it runs after the guard: a failed
- * authentication is the 401 whatever the body holds. The global StrictValidationPipe has already
- * made an absent body `{}` and refused one that is not an object; the usual body, `{}`, then costs
- * no validation at all (the parameter's type is an interface, which the global pipe does not
- * validate), and a body with fields is validated as TokenRequestDto, strictly (unknown property,
- * wrong type, out of range: 400).
- */
+/** POST /v1/token's body as a TokenNarrowing. */
 @Injectable()
 export class TokenRequestPipe implements PipeTransform<unknown, TokenNarrowing> {
   transform(value: unknown): TokenNarrowing {
