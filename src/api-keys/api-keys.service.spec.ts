@@ -40,17 +40,17 @@ class InMemoryKeys {
     return key;
   }
 
-  async findById(id: string): Promise<ApiKey | undefined> {
-    return this.rows.get(id);
+  findById(id: string): Promise<ApiKey | undefined> {
+    return Promise.resolve(this.rows.get(id));
   }
   async lockOwner(): Promise<void> {}
-  async retire(_owner: unknown, id: string, replacedBy: string, _at: Date, graceEndsAt: Date | null): Promise<boolean> {
+  retire(_owner: unknown, id: string, replacedBy: string, _at: Date, graceEndsAt: Date | null): Promise<boolean> {
     this.retired = { id, replacedBy, graceEndsAt };
-    return true;
+    return Promise.resolve(true);
   }
-  async insertWithinActiveCap(key: ApiKey): Promise<boolean> {
+  insertWithinActiveCap(key: ApiKey): Promise<boolean> {
     this.rows.set(key.id, key);
-    return true;
+    return Promise.resolve(true);
   }
 }
 
@@ -60,9 +60,9 @@ function service(keys: InMemoryKeys, policyDays: number | null = null): ApiKeysS
   return new ApiKeysService(
     keys as never,
     { withPendingUse: (key: ApiKey) => key } as never,
-    { record: async () => undefined } as never,
+    { record: () => Promise.resolve() } as never,
     { run: async (work: (tx: unknown) => Promise<unknown>) => work({}) } as never,
-    { organizationById: async () => ({ maxKeyLifetimeDays: policyDays }) } as never,
+    { organizationById: () => Promise.resolve({ maxKeyLifetimeDays: policyDays }) } as never,
     config,
     secrets,
   );
