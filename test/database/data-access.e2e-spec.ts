@@ -75,8 +75,9 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     expect(removed?.key.status).toBe('ACTIVE');
     expect(removed?.ownerAccess).toBeNull();
 
-    await identity.setRole(member.organizationId, member.userId, 'member');
-    await t.http().delete(`/v1/user-api-keys/${id}`).set('Authorization', `Bearer ${member.token}`).expect(200);
+    // Added back: a new session (the earlier membership's session tokens stay refused, docs/adr/0025-session-sign-out.md).
+    const back = await t.user({ org: 'data-access-2', email: member.email, role: 'member' });
+    await t.http().delete(`/v1/user-api-keys/${id}`).set('Authorization', `Bearer ${back.token}`).expect(200);
     expect((await keys.findCredential(id))?.key.status).toBe('REVOKED');
   });
 
