@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { Micros } from './instants';
 
-/** Where a page of audit events ends: the last event's time and id, in list order (newest first). */
+/** The last event of a page: its time and id, in list order. */
 export interface AuditPosition {
   occurredAt: Micros;
   id: string;
@@ -17,9 +17,8 @@ const HKDF_SALT = 'gatehouse';
 const HKDF_INFO = 'audit-events cursor v1';
 
 /**
- * The opaque `cursor` of GET /v1/audit-events (docs/api.md#audit-events, docs/adr/0018-audit-event-pages.md): a page
- * position, authenticated with an HMAC-SHA256 (first 128 bits) over the version, the caller's organization, the list's
- * filters and the position, with a key derived from the server secret (API_KEY_PEPPER) by HKDF.
+ * A position MAC'd with the organization and filters, so it only works for the list that issued it
+ * (docs/api.md#audit-events, docs/adr/0018-audit-event-pages.md).
  */
 export class AuditCursorCodec {
   private readonly key: Buffer;
@@ -28,7 +27,6 @@ export class AuditCursorCodec {
     this.key = Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, HKDF_INFO, 32));
   }
 
-  /** `scope`: the organization's id and the filters, in one canonical string (see AuditService). */
   encode(scope: string, position: AuditPosition): string {
     const body = Buffer.alloc(CURSOR_BYTES - MAC_BYTES);
     body.writeUInt8(VERSION, 0);
@@ -37,7 +35,7 @@ export class AuditCursorCodec {
     return Buffer.concat([body, this.mac(scope, body)]).toString('base64url');
   }
 
-  /** The position, or null for anything that is not a cursor this service issued for `scope`. */
+  /** Null for anything that is not a cursor this service issued for `scope`. */
   decode(scope: string, cursor: string): AuditPosition | null {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
     const bytes = Buffer.from(cursor, 'base64url');

@@ -16,10 +16,7 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/**
- * One entry of the audit trail. It names who did what to which object and when, and never holds a
- * secret: key ids, never key values; integration ids, never provider keys.
- */
+/** Never holds a secret: key and integration ids, never key values. */
 @Entity({ name: 'audit_events' })
 export class AuditEvent {
   @PrimaryColumn({ type: 'varchar', length: 36 })
@@ -35,11 +32,9 @@ export class AuditEvent {
   @Column({ name: 'organization_id', type: 'varchar', length: 36, nullable: true })
   organizationId: string | null;
 
-  /** The acting user; null for an unauthenticated caller. */
   @Column({ name: 'actor_user_id', type: 'varchar', length: 36, nullable: true })
   actorUserId: string | null;
 
-  /** The API key the actor used (access tokens, exchanges), when there is one. */
   @Column({ name: 'actor_api_key_id', type: 'varchar', length: 36, nullable: true })
   actorApiKeyId: string | null;
 

@@ -6,7 +6,6 @@ import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { AuditRepository } from './audit.repository';
 
-/** Events one DELETE statement removes at most. */
 export const RETENTION_BATCH_SIZE = 1000;
 /** The first statement's size, and the least any statement deletes. */
 export const RETENTION_FIRST_BATCH_SIZE = 100;
@@ -15,26 +14,19 @@ const RETENTION_MIN_BATCH_SIZE = 10;
 export const RETENTION_STATEMENT_TARGET_MS = 20;
 /** Least pause between two statements; at least four times the last statement's time. */
 export const RETENTION_PAUSE_MS = 100;
-/** How often a run starts (besides one at start). */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface PruneOptions {
-  /** The clock (tests); default now. */
   now?: Date;
-  /** Upper bound of a statement's size (default RETENTION_BATCH_SIZE). */
   maxBatchSize?: number;
-  /** Least pause between statements (default RETENTION_PAUSE_MS). */
   pauseMs?: number;
 }
 
 /**
- * Keeps the audit trail to AUDIT_RETENTION_DAYS (docs/operations.md#retention): at start and every hour, deletes the
- * events older than that, oldest first, in statements of at most RETENTION_BATCH_SIZE events, each sized to take about
- * RETENTION_STATEMENT_TARGET_MS and followed by a pause of at least RETENTION_PAUSE_MS and four times its own time,
- * until none is left: the pruning takes at most a fifth of the database's (and, on SQLite, of the event loop's) time,
- * and nothing waits for it longer than one short statement.
+ * Prunes events past AUDIT_RETENTION_DAYS in short, paced statements so pruning takes at most a fifth of the database's
+ * time and nothing waits longer than one statement (docs/operations.md#retention).
  */
 @Injectable()
 export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
@@ -57,22 +49,17 @@ export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
     void this.prune();
   }
 
-  /** Before the database closes (TypeORM closes it at application shutdown). */
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
     this.stopping.abort();
     await this.running;
   }
 
-  /** Whether a run is in progress. */
   get isRunning(): boolean {
     return this.running !== undefined;
   }
 
-  /**
-   * One run: resolves with the number of events it deleted (never rejects: a failure is logged
-   * and the next run tries again). While a run is in progress, the same run.
-   */
+  /** Resolves with the count deleted; never rejects (the next run retries). Joins a run in progress. */
   prune(options: PruneOptions = {}): Promise<number> {
     if (this.running !== undefined) return this.running;
     if (this.stopping.signal.aborted) return Promise.resolve(0);

@@ -13,9 +13,7 @@ export interface AuditEventFilters {
   action?: AuditAction;
   actorUserId?: string;
   targetId?: string;
-  /** occurred_at >= since */
   since?: Micros;
-  /** occurred_at < until */
   until?: Micros;
 }
 
@@ -45,10 +43,7 @@ interface AuditEventRow {
 const COLUMNS = `id, occurred_at, action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id,
   previous_api_key_id, reason, client_ip, request_id`;
 
-/**
- * The indexes a page reads (migration 1764600000000, docs/adr/0018-audit-event-pages.md), each in list order after its
- * equality columns.
- */
+/** The indexes a page reads (docs/adr/0018-audit-event-pages.md). */
 const INDEX = {
   newest: 'audit_events_org_newest',
   action: 'audit_events_org_action',
@@ -76,7 +71,6 @@ function toAuditEvent(row: AuditEventRow): AuditEvent {
 /** Events one INSERT stores at most (12 parameters each: well under either database's limit). */
 const INSERT_CHUNK = 500;
 
-/** Every query on audit_events. */
 @Injectable()
 export class AuditRepository {
   private readonly dataSource: DataSource;
@@ -87,9 +81,7 @@ export class AuditRepository {
     this.dataSource = events.manager.connection;
     this.postgres = this.dataSource.options.type === 'postgres';
     const p = placeholders(this.dataSource);
-    // The oldest events first, through audit_events_occurred; at most `limit` per statement. On
-    // PostgreSQL, SKIP LOCKED: instances pruning at the same time delete different rows instead of
-    // waiting for each other's (docs/operations.md#retention).
+    // SKIP LOCKED: concurrent pruners delete different rows instead of waiting (docs/operations.md#retention).
     this.pruneSql = this.postgres
       ? `DELETE FROM audit_events WHERE id IN (
            SELECT id FROM audit_events WHERE occurred_at < ${p(1)} ORDER BY occurred_at LIMIT ${p(2)}
@@ -103,7 +95,6 @@ export class AuditRepository {
     await (tx?.getRepository(AuditEvent) ?? this.events).insert(event);
   }
 
-  /** Several events, INSERT_CHUNK rows per statement; inside `tx` when given, as insert. */
   async insertAll(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
     const repository = tx?.getRepository(AuditEvent) ?? this.events;
     for (let start = 0; start < events.length; start += INSERT_CHUNK) {
@@ -111,7 +102,7 @@ export class AuditRepository {
     }
   }
 
-  /** Newest first (occurred_at, then id); every organization's when `organizationId` is null. */
+  /** Every organization's when `organizationId` is null. */
   findNewest(organizationId: string | null, limit: number): Promise<AuditEvent[]> {
     const query = this.events
       .createQueryBuilder('e')
@@ -122,11 +113,7 @@ export class AuditRepository {
     return query.getMany();
   }
 
-  /**
-   * Up to `limit` of the organization's events matching `filters`, newest first (occurred_at, then id, both
-   * descending), strictly after `after` in that order: a keyset page, which reads `limit` index entries however deep it
-   * is and never skips or repeats an event because others were written or deleted meanwhile (docs/api.md#audit-events).
-   */
+  /** A keyset page: never skips or repeats events as others are written or deleted (docs/api.md#audit-events). */
   async findPage(
     organizationId: string,
     filters: AuditEventFilters,
@@ -150,10 +137,8 @@ export class AuditRepository {
     if (after === undefined) {
       if (filters.until !== undefined) conditions.push(`occurred_at < ${next(instant(filters.until))}`);
     } else {
-      // A row-value comparison: both databases start the index range at the position itself. The
-      // position is an event of this very list (the cursor is bound to the filters), so it is before
-      // `until` already; with both, a database could start the range at `until` and filter up to the
-      // position, reading every event between them.
+      // Row-value comparison starts the index range at the position. `until` is left out: the position
+      // already precedes it, and with both a database could scan from `until` up to the position.
       conditions.push(
         this.postgres
           ? `(occurred_at, id) < (${next(isoMicros(after.occurredAt))}::timestamptz, ${next(after.id)}::uuid)`
@@ -182,10 +167,7 @@ export class AuditRepository {
     });
   }
 
-  /**
-   * Deletes up to `limit` of the oldest events that occurred before `cutoff`, in one statement; returns how many it
-   * deleted (fewer than `limit`: nothing older is left, or another instance is deleting the rest).
-   */
+  /** Returns how many it deleted; fewer than `limit` means nothing older is left or another instance has it. */
   async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
     const runner = this.dataSource.createQueryRunner();
     try {

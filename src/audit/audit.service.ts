@@ -24,11 +24,10 @@ export interface AuditEntry {
 /** One page of GET /v1/audit-events. */
 export interface AuditEventPage {
   events: AuditEvent[];
-  /** Where the next page starts; null on the last page. */
+  /** Null on the last page. */
   nextCursor: string | null;
 }
 
-/** Appends to the audit trail and reads it back. */
 @Injectable()
 export class AuditService {
   constructor(
@@ -36,18 +35,12 @@ export class AuditService {
     private readonly cursors: AuditCursorCodec,
   ) {}
 
-  /**
-   * Stores the entry; inside `tx` when the change it records is written in that transaction, so that both are stored or
-   * neither is (docs/operations.md#audit-trail).
-   */
+  /** Inside `tx` so the entry and its change are stored together or not at all (docs/operations.md#audit-trail). */
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
     await this.events.insert(toEvent(entry, new Date()), tx);
   }
 
-  /**
-   * Stores entries of one change together (a member's removal revokes each of their keys), a few
-   * hundred rows per statement, as record does one.
-   */
+  /** Entries of one change (a member's removal revokes each of their keys), batched per statement. */
   async recordAll(entries: readonly AuditEntry[], tx?: Transaction): Promise<void> {
     const occurredAt = new Date();
     await this.events.insertAll(
@@ -56,15 +49,12 @@ export class AuditService {
     );
   }
 
-  /** Newest first, for the admin CLI and tests. */
+  /** For the admin CLI and tests. */
   list(organizationId: string | null, limit = 100): Promise<AuditEvent[]> {
     return this.events.findNewest(organizationId, limit);
   }
 
-  /**
-   * One page of the organization's events, newest first (docs/api.md#audit-events). `cursor` is a
-   * `nextCursor` of this list: issued to the same organization with the same filters, else 400.
-   */
+  /** `cursor` must come from this organization with the same filters, else 400 (docs/api.md#audit-events). */
   async page(
     organizationId: string,
     filters: AuditEventFilters,
@@ -74,7 +64,7 @@ export class AuditService {
     const scope = cursorScope(organizationId, filters);
     const after = cursor === undefined ? undefined : this.cursors.decode(scope, cursor);
     if (after === null) throw invalidArgument();
-    // One more than the page: whether there is a next page is known without a request that finds nothing.
+    // One extra row tells whether a next page exists.
     const found = await this.events.findPage(organizationId, filters, after, limit + 1);
     const page = found.slice(0, limit);
     const nextCursor = found.length > limit ? this.cursors.encode(scope, page[page.length - 1].position) : null;
@@ -101,10 +91,7 @@ function toEvent(entry: AuditEntry, occurredAt: Date): AuditEvent {
   };
 }
 
-/**
- * What a cursor is bound to: the organization and every filter, in one fixed order, instants as
- * numbers (so `...T10:00:00Z` and `...T11:00:00+01:00` are the same filter).
- */
+/** Instants as numbers, so `...T10:00:00Z` and `...T11:00:00+01:00` are the same filter. */
 function cursorScope(organizationId: string, filters: AuditEventFilters): string {
   return JSON.stringify([
     organizationId,

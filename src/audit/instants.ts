@@ -1,16 +1,13 @@
-/**
- * Instants of the audit log API as whole microseconds since the epoch (a plain number: exact up to 2^53 µs, year
- * 287,396) (docs/adr/0018-audit-event-pages.md).
- */
+/** Microseconds since the epoch; a plain number is exact to year 287,396 (docs/adr/0018-audit-event-pages.md). */
 export type Micros = number;
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
 
-/** 0001-01-01T00:00:00Z and the last microsecond of 9999: what both databases and toISOString write as four-digit years. */
+/** Both databases and toISOString write four-digit years only. */
 const MIN_MS = Date.parse('0001-01-01T00:00:00.000Z');
 const MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-/** An ISO 8601 date-time with seconds and a zone designator (`Z` or `±hh:mm`), e.g. `2026-11-23T10:00:00Z`. */
+/** ISO 8601 with seconds and a zone designator, e.g. `2026-11-23T10:00:00Z`. */
 export function parseInstant(text: string): Micros | null {
   const match = ISO.exec(text);
   if (match === null) return null;
@@ -43,22 +40,18 @@ export function parseInstant(text: string): Micros | null {
   return total;
 }
 
-/** A Date (millisecond precision) as microseconds. */
 export function microsOf(date: Date): Micros {
   return date.getTime() * 1000;
 }
 
-/** `2026-11-21T15:08:12.868123Z`: exact, for PostgreSQL's timestamptz. */
+/** Exact, for PostgreSQL's timestamptz. */
 export function isoMicros(micros: Micros): string {
   const ms = Math.floor(micros / 1000);
   const rest = micros - ms * 1000;
   return `${new Date(ms).toISOString().slice(0, -1)}${String(rest).padStart(3, '0')}Z`;
 }
 
-/**
- * `2026-11-21T15:08:12.869Z`: the ISO text SQLite stores (toISOString), for comparisons with `>=` and
- * `<`. Rounded up to the millisecond, which selects the same stored values as the exact instant.
- */
+/** SQLite stores toISOString text; rounding up to the ms selects the same values as the exact instant. */
 export function isoMillisCeil(micros: Micros): string {
   return new Date(Math.ceil(micros / 1000)).toISOString();
 }

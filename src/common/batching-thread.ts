@@ -2,16 +2,12 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { BatchAnswer, BatchRequest } from './thread-protocol';
 
-/** Most items one message carries. */
 const MAX_BATCH = 256;
 
 /** Names the folder of a compiled copy of src/ for code run from its TypeScript sources (Jest). */
 export const TEST_BUILD_DIR_VARIABLE = 'GATEHOUSE_TEST_BUILD_DIR';
 
-/**
- * The compiled file of a worker module, by its path under src/ (`auth/signing.worker.js`): in production the build's
- * own copy, beside the code that starts it (dist/).
- */
+/** The compiled worker file by its path under src/ (`auth/signing.worker.js`). */
 export function workerFile(path: string): string {
   return join(process.env[TEST_BUILD_DIR_VARIABLE] ?? join(__dirname, '..'), path);
 }
@@ -27,13 +23,11 @@ function threadError({ message, code }: { message: string; code?: string }): Err
 }
 
 /**
- * Work for a thread of its own, sent in batches: the items asked for during one event-loop turn go as one message at
- * setImmediate (a BatchRequest) and come back as one (a BatchAnswer, a ThreadResult per item, in order;
- * src/common/thread-protocol.ts) (docs/adr/0011-worker-threads-as-compiled-modules.md).
+ * A worker thread fed in batches: one message per event-loop turn, answered in order
+ * (docs/adr/0011-worker-threads-as-compiled-modules.md).
  */
 export class BatchingThread<Item, Result, Message = never> {
   private queued: Array<Pending<Result> & { item: Item }> = [];
-  /** Batches sent and not yet answered, with the thread they went to. */
   private readonly inFlight = new Map<number, { worker: Worker; waiting: Array<Pending<Result>> }>();
   private worker: Worker | undefined;
   private nextBatch = 0;
@@ -52,7 +46,7 @@ export class BatchingThread<Item, Result, Message = never> {
     });
   }
 
-  /** A message to the running thread, if any (a new thread gets `onStart`'s instead). */
+  /** A new thread gets `onStart`'s message instead. */
   post(message: Message): void {
     this.worker?.postMessage(message);
   }
@@ -63,10 +57,7 @@ export class BatchingThread<Item, Result, Message = never> {
     if (worker !== undefined) await worker.terminate();
   }
 
-  /**
-   * Sends what is queued at the end of this event-loop turn, unless the thread still owes an answer: then it is sent
-   * when that answer arrives.
-   */
+  /** While the thread still owes an answer, the queue waits for it. */
   private schedule(): void {
     if (this.scheduled || this.queued.length === 0) return;
     if (this.worker !== undefined && this.inFlight.size > 0) return;

@@ -4,16 +4,11 @@ import type { Request } from 'express';
 /** The longest textual IP address: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`. */
 export const MAX_ADDRESS_LENGTH = 45;
 
-/** Whether `value` is an IPv4 or IPv6 address no longer than an IPv6 address can be. */
 export function isClientAddress(value: string | undefined | null): value is string {
   return typeof value === 'string' && value.length <= MAX_ADDRESS_LENGTH && isIP(value) !== 0;
 }
 
-/**
- * The client's address as the failure limiter, the audit trail and the access log know it
- * (docs/operations.md#client-address): `req.ip` (which honours TRUST_PROXY) when it is an IP address, else the socket's
- * peer.
- */
+/** `req.ip` (which honours TRUST_PROXY) when it is an IP address, else the peer (docs/operations.md#client-address). */
 export function clientAddress(req: Pick<Request, 'ip' | 'socket'>): string | undefined {
   const ip = req.ip;
   if (isClientAddress(ip)) return ip;
@@ -21,10 +16,7 @@ export function clientAddress(req: Pick<Request, 'ip' | 'socket'>): string | und
   return isClientAddress(peer) ? peer : undefined;
 }
 
-/**
- * What one client controls: an IPv4 address, or the /64 of an IPv6 address (a single host is usually handed a whole
- * /64, so counting single IPv6 addresses would not limit anyone).
- */
+/** An IPv6 host usually gets a whole /64, so counting single IPv6 addresses would limit no one. */
 export function clientNetwork(address: string | undefined): string {
   if (address === undefined) return 'unknown';
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);

@@ -2,11 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { NextFunction, Request, Response, Router } from 'express';
 
-/**
- * Headers of every /console response (docs/operations.md#web-console): scripts and styles from this origin only (the
- * built console has no inline script or style), calls to this origin only, no framing, no referrer (a sign-in URL never
- * leaks through one), no MIME sniffing.
- */
+/** No referrer, so a sign-in URL never leaks; no inline script or style needed (docs/operations.md#web-console). */
 export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': [
     "default-src 'none'",
@@ -28,10 +24,7 @@ export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
 };
 
-/**
- * Headers of the API documentation (/docs, Swagger UI): the console's, but Swagger UI's page has an
- * inline <style> and style attributes, so styles may be inline; scripts still come from this origin only.
- */
+/** The console's, but Swagger UI needs inline styles; scripts still come from this origin only. */
 export const DOCS_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   ...CONSOLE_SECURITY_HEADERS,
   'Content-Security-Policy': CONSOLE_SECURITY_HEADERS['Content-Security-Policy'].replace(
@@ -43,13 +36,12 @@ export const DOCS_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 export const CONSOLE_PATH = '/console';
 export const DOCS_PATH = '/docs';
 
-/** Every response: no MIME sniffing of a JSON answer into something a browser would run. */
+/** A browser must never sniff a JSON answer into something it would run. */
 export function noSniff(_req: Request, res: Response, next: NextFunction): void {
   res.setHeader('X-Content-Type-Options', 'nosniff');
   next();
 }
 
-/** The API documentation's security headers (DOCS_SECURITY_HEADERS). */
 export function docsSecurityHeaders(_req: Request, res: Response, next: NextFunction): void {
   res.set(DOCS_SECURITY_HEADERS);
   next();
@@ -60,11 +52,7 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
   next();
 }
 
-/**
- * The web console's static files (built by `npm run build` into dist/console) under /console: hashed files under
- * /console/assets/ cached for good, every other GET a page of the single-page app (index.html, never cached, so that a
- * new release is picked up at once).
- */
+/** Hashed assets are cached for good; index.html never, so a new release is picked up at once. */
 export function consoleRouter(assetsDir: string): Router | undefined {
   const indexFile = join(assetsDir, 'index.html');
   if (!existsSync(indexFile)) return undefined;

@@ -1,7 +1,4 @@
-/**
- * Errors that mean "the database cannot answer right now" (refused, timed out, restarted, busy)
- * rather than "this query is wrong". They become 503 UNAVAILABLE (docs/api.md).
- */
+/** "The database cannot answer right now", not "this query is wrong": 503 UNAVAILABLE (docs/api.md). */
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 // PostgreSQL SQLSTATEs: 57014 query_canceled (statement_timeout), 57P01-57P03 shutdown / cannot
 // connect now, 53300 too many connections, 08xxx connection exceptions.

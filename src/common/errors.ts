@@ -1,7 +1,4 @@
-/**
- * Every error the service answers with is one of these codes (docs/api.md#errors, docs/architecture.md
- * section 2). The HTTP status belongs to the code and is decided in exactly one table.
- */
+/** Every error code the service answers with; the HTTP status is decided only in HTTP_STATUS (docs/api.md#errors). */
 export enum ErrorCode {
   INVALID_ARGUMENT = 'INVALID_ARGUMENT',
   UNAUTHENTICATED = 'UNAUTHENTICATED',
@@ -14,7 +11,7 @@ export enum ErrorCode {
   INTERNAL = 'INTERNAL',
 }
 
-/** HTTP status for each code. PAYLOAD_TOO_LARGE is rendered with the wire code INVALID_ARGUMENT. */
+/** PAYLOAD_TOO_LARGE is rendered with the wire code INVALID_ARGUMENT. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.INVALID_ARGUMENT]: 400,
   [ErrorCode.UNAUTHENTICATED]: 401,
@@ -27,12 +24,11 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.INTERNAL]: 500,
 };
 
-/** The code as it appears in the response body. */
 export function wireCode(code: ErrorCode): string {
   return code === ErrorCode.PAYLOAD_TOO_LARGE ? ErrorCode.INVALID_ARGUMENT : code;
 }
 
-/** Exact messages of docs/api.md#errors, in one place. */
+/** Exact messages of docs/api.md#errors. */
 export const Messages = {
   invalidArgument: 'invalid request parameters',
   bodyTooLarge: 'request body too large',
@@ -59,9 +55,8 @@ export const Messages = {
 } as const;
 
 export interface AppErrorOptions {
-  /** Response headers that belong to the error (WWW-Authenticate, Retry-After). */
   headers?: Record<string, string>;
-  /** Extra top-level body fields beside code and message (e.g. `validation`). */
+  /** Extra top-level body fields (e.g. `validation`). */
   details?: Record<string, unknown>;
   cause?: unknown;
 }
@@ -94,7 +89,6 @@ export const unauthenticatedBearer = (): AppError =>
     headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
   });
 
-/** The challenge every 401 of POST /v1/token carries (docs/api.md). */
 export const API_KEY_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' };
 
 export const permissionDenied = (): AppError =>
@@ -102,7 +96,7 @@ export const permissionDenied = (): AppError =>
 
 export const notFound = (message: string): AppError => new AppError(ErrorCode.NOT_FOUND, message);
 
-/** 429 with `Retry-After`, the whole seconds until the window that refused the request closes (at least 1). */
+/** `Retry-After` in whole seconds, at least 1. */
 export const tooManyRequests = (retryAfterMs: number): AppError =>
   new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests, {
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },

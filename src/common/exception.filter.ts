@@ -55,10 +55,7 @@ export function toAppError(exception: unknown): AppError | undefined {
   return undefined;
 }
 
-/**
- * The one place errors become responses: always `{ code, message }` JSON (plus the error's own details), never HTML or
- * a stack.
- */
+/** The one place errors become responses: `{ code, message }` JSON, never HTML or a stack. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');

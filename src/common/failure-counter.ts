@@ -1,18 +1,12 @@
-/**
- * Fixed-window attempt counters, the storage behind TokenAttemptLimiter
- * (docs/operations.md#abuse-limits-on-post-v1token).
- */
+/** Fixed-window counters behind TokenAttemptLimiter (docs/operations.md#abuse-limits-on-post-v1token). */
 export interface FailureSlot {
-  /** Whether a slot was taken: false when the window's `limit` slots were all taken already. */
   granted: boolean;
-  /** Time until the window closes and its count starts again from zero. */
   resetsInMs: number;
-  /** Gives the slot back (the attempt did not fail); once. Neither waits nor throws; nothing when none was granted. */
+  /** For an attempt that did not fail; once. Neither waits nor throws. */
   release(): void;
 }
 
 export interface FailureCounter {
-  /** Takes one of `limit` slots of `key`'s window, opening a window of `windowMs` if none is open. */
   reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot>;
   close(): Promise<void>;
 }
@@ -35,7 +29,7 @@ export class MemoryFailureCounter implements FailureCounter {
     this.sweeper.unref();
   }
 
-  /** Synchronous check and count (one event-loop step), so that concurrent attempts never both get the last slot. */
+  /** Synchronous, so concurrent attempts never both get the last slot. */
   reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot> {
     const now = this.now();
     let window = this.windows.get(key);

@@ -15,10 +15,7 @@ function constructing<T>(base: T, prototype: object): T {
   return Built as unknown as T;
 }
 
-/**
- * Nest's Express platform, with one change: the HTTP server makes each request and response an Express request and
- * response from the start (docs/adr/0013-express-platform.md).
- */
+/** Requests and responses are Express objects from the start (docs/adr/0013-express-platform.md). */
 export class ExpressPlatform extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
     super.initHttpServer(options);

@@ -14,7 +14,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** POST /v1/token only: its body was of another type than JSON, or malformed JSON (answered after the header). */
+    /** POST /v1/token only: non-JSON or malformed body, answered after the header check. */
     unreadableBody?: true;
   }
 }
@@ -26,7 +26,7 @@ function isUnreadableBody(error: unknown): boolean {
   return isBodyParserError(error) && (error.status ?? 500) < 500 && error.type !== 'entity.too.large';
 }
 
-/** Express's routing: case-insensitive, an optional trailing slash. */
+/** Matches Express's routing: case-insensitive, optional trailing slash. */
 function samePath(path: string, route: string): boolean {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   return trimmed.toLowerCase() === route;
@@ -42,20 +42,16 @@ function requireJsonBody(req: Request, _res: Response, next: NextFunction): void
   next();
 }
 
-/**
- * HTTP set-up shared by the server (main.ts) and the e2e tests, which build the app through
- * Nest's testing module with `bodyParser: false` and then call this.
- */
+/** Shared by main.ts and the e2e tests (which build the app with `bodyParser: false`). */
 export function configureHttp(app: INestApplication, config: AppConfiguration): void {
   const expressApp = app as NestExpressApplication;
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
   expressApp.set('trust proxy', config.trustProxy);
-  // First: every request, even one the body parser refuses, gets its id (req.id, X-Request-Id), its log line and
-  // its place in the request-duration metric (docs/operations.md#metrics).
+  // First, so even requests the body parser refuses get an id, a log line and a metric (docs/operations.md#metrics).
   expressApp.use(requestLogger(app.get(ROOT_LOGGER), app.get<RequestObserver | null>(REQUEST_OBSERVER)));
   expressApp.use(noSniff);
-  // Then, before any body is read: while draining for shutdown, new requests get 503 (docs/operations.md).
+  // Before any body is read: while draining, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
   expressApp.use(requireJsonBody);
   const json = (limit: number) =>
@@ -66,8 +62,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       verify: verifyJsonBody,
     });
   const parseJson = json(config.bodyLimitBytes);
-  // A route allowed a larger body (POST /v1/api-keys/exposed) gets it on its exact method and path only, and
-  // only once its own check (the report limit's slot) has passed, before a byte is read.
+  // The larger limit applies only on the exact route and only after its own admission check, before a byte is read.
   const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE, { strict: false });
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
@@ -77,8 +72,8 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
     }
     large.admit(req).then(() => parseLarge(req, res, next), next);
   });
-  // POST /v1/token authenticates before it looks at the body (docs/api.md#post-v1token): a body of the wrong type
-  // or malformed JSON is held on the request and answered 400 only once the header has passed (TokenController).
+  // POST /v1/token authenticates before it looks at the body, so a bad body is answered 400 only after the header
+  // check (docs/api.md#post-v1token).
   expressApp.use(TOKEN_PATH, (error: unknown, req: Request, _res: Response, next: NextFunction) => {
     if (isUnreadableBody(error) && req.method === 'POST' && req.path === '/') {
       req.unreadableBody = true;
@@ -94,12 +89,10 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
     } as never),
   );
-  // The web console's static files, with their security headers (docs/operations.md#web-console).
+  // docs/operations.md#web-console
   const consoleAssets = consoleRouter(config.console.assetsDir);
   if (consoleAssets !== undefined) expressApp.use(CONSOLE_PATH, consoleAssets);
   expressApp.use(DOCS_PATH, docsSecurityHeaders);
   setupOpenApi(app);
-  // No enableShutdownHooks() here: main.ts handles SIGTERM itself (exitGracefullyOnSignals), so that it drains
-  // for SHUTDOWN_DRAIN_MS, resets no connection and exits 0 within SHUTDOWN_TIMEOUT_MS; tests close their apps
-  // explicitly.
+  // No enableShutdownHooks(): main.ts handles SIGTERM itself to drain cleanly; tests close their apps explicitly.
 }

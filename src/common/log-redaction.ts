@@ -3,7 +3,6 @@ import { pino } from 'pino';
 /** Secrets never reach the logs (docs/operations.md). */
 export const REDACTED = '[REDACTED]';
 
-/** Header and field names that hold credentials, compared without case. */
 const SECRET_NAME =
   /^(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|dd-api-key|dd-application-key|access_?token|session_?token|refresh_?token|opaque_?key|api_?key|application_?key|secret|client_?secret|pepper|password|private_?key(?:_?pem)?|encryption_?key|parameters)$/i;
 
@@ -16,7 +15,6 @@ export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
-/** A copy of `value` with every secret-named field replaced; errors become plain serialized objects. */
 export function redactSecrets(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) return '[Object]';
@@ -30,7 +28,7 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
   return copy;
 }
 
-/** pino `formatters.log`: the object of each log call (not req/res/err, serialized below). */
+/** pino `formatters.log`; req/res/err have their own serializers. */
 export function redactLogObject(object: Record<string, unknown>): Record<string, unknown> {
   let copy: Record<string, unknown> | undefined;
   for (const [name, field] of Object.entries(object)) {
@@ -41,10 +39,7 @@ export function redactLogObject(object: Record<string, unknown>): Record<string,
   return copy ?? object;
 }
 
-/**
- * pino's error serializer (type, message, stack, own fields, cause), then redaction: a driver error carries the
- * statement's bound values (`parameters`), an HTTP client error its request headers.
- */
+/** Redacted too: a driver error carries bound values, an HTTP client error its request headers. */
 export function serializeError(error: unknown): unknown {
   return redactSecrets(error instanceof Error ? pino.stdSerializers.err(error) : error);
 }

@@ -12,10 +12,7 @@ export type LogLevel = AppConfiguration['logLevel'];
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 export interface LoggingOptions {
-  /**
-   * Where the JSON lines go: stdout when absent (the server; pretty-printed when it is a terminal, see
-   * `logFormat`); the CLI passes stderr, tests a buffer.
-   */
+  /** Default stdout (the server); the CLI passes stderr, tests a buffer. */
   destination?: DestinationStream;
   /** Overrides LOG_LEVEL (the CLI stays quiet unless LOG_LEVEL is set). */
   level?: LogLevel;
@@ -23,10 +20,7 @@ export interface LoggingOptions {
 
 export type LogFormat = 'json' | 'pretty';
 
-/**
- * docs/operations.md#logs: readable lines for a person at a terminal during development, JSON lines
- * everywhere else (a pipe, a file, a log collector, and always in production).
- */
+/** Pretty only at a development terminal; JSON everywhere else (docs/operations.md#logs). */
 export function logFormat(production: boolean, stdoutIsTerminal: boolean): LogFormat {
   return stdoutIsTerminal && !production ? 'pretty' : 'json';
 }
@@ -45,11 +39,7 @@ function prettyMessage(log: Record<string, unknown>, messageKey: string): string
   return `${context}${typeof message === 'string' ? message : JSON.stringify(message ?? '')}${access}`;
 }
 
-/**
- * pino-pretty, in-process and synchronous like the JSON destination: one line per event (time, level, `[context]`,
- * message, the access line's request and response, then the other fields as JSON), made from the same, already
- * redacted, log object.
- */
+/** In-process and synchronous like the JSON destination, from the same already-redacted log object. */
 export function prettyStream(destination: number | NodeJS.WritableStream = 1): DestinationStream {
   return PinoPretty({
     destination,
@@ -73,11 +63,7 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
   );
 }
 
-/**
- * Structured JSON logs (docs/operations.md#logs), pretty-printed at a development terminal: one pino logger per
- * application, and nestjs-pino so that Nest's `Logger` (framework messages, our services) writes through it, bound to
- * the current request's id.
- */
+/** One pino logger per app; nestjs-pino routes Nest's `Logger` through it (docs/operations.md#logs). */
 @Global()
 @Module({})
 export class LoggingModule {

@@ -32,10 +32,7 @@ export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorat
 export const BEARER_SCHEME = 'bearer';
 export const API_KEY_SCHEME = 'apiKey';
 
-/**
- * The OpenAPI document of the routes and DTOs: what GET /openapi.json serves, and what
- * `npm run client:generate` builds the typed client from (docs/client.md).
- */
+/** Also the source of the typed client (`npm run client:generate`, docs/client.md). */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Gatehouse')
@@ -53,7 +50,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return SwaggerModule.createDocument(app, config);
 }
 
-/** Serves the document at /openapi.json and the UI at /docs. */
 export function setupOpenApi(app: INestApplication): void {
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });

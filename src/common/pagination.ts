@@ -14,11 +14,7 @@ import {
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
-/**
- * The list window (docs/api.md#conventions): a page starts before the 10,000th item (`(page - 1) * limit < 10000`, else
- * 400), and a list reads and counts at most the first 10,000 items, so that no page costs more than reading 10,000
- * index entries however many rows match.
- */
+/** Caps what any page costs, however many rows match (docs/api.md#conventions). */
 export const LIST_WINDOW = 10_000;
 
 /** "12" -> 12; anything that is not a plain run of digits stays as it is and fails @IsInt. */
@@ -29,7 +25,6 @@ export const toInteger = ({ value }: { value: unknown }): unknown =>
 export const toBoolean = ({ value }: { value: unknown }): unknown =>
   value === 'true' ? true : value === 'false' ? false : value;
 
-/** `page` starts inside the list window for the query's `limit` (an invalid limit fails on its own). */
 @ValidatorConstraint({ name: 'pageWithinWindow' })
 export class PageWithinWindow implements ValidatorConstraintInterface {
   validate(page: unknown, args: ValidationArguments): boolean {
@@ -39,7 +34,6 @@ export class PageWithinWindow implements ValidatorConstraintInterface {
   }
 }
 
-/** `page` and `limit` (docs/api.md#get-v1user-api-keys, docs/api.md). */
 export class PageQueryDto {
   @ApiPropertyOptional({
     type: 'integer',
@@ -70,7 +64,6 @@ export interface Page<T> {
   totalCount: number;
 }
 
-/** The page fields every list response carries beside its items (docs/api.md). */
 export class PageMetaView {
   @ApiProperty({ type: 'integer' })
   page: number;

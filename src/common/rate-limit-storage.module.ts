@@ -12,10 +12,7 @@ export async function createFailureCounter(config: AppConfiguration): Promise<Fa
   return counter;
 }
 
-/**
- * The one set of rate-limit counters of the process (one Redis connection with REDIS_URL), used by the failure limits
- * of POST /v1/token and the validation limits of the integrations.
- */
+/** One set of rate-limit counters per process (one Redis connection with REDIS_URL). */
 @Module({
   providers: [{ provide: FAILURE_COUNTER, useFactory: createFailureCounter, inject: [APP_CONFIG] }],
   exports: [FAILURE_COUNTER],

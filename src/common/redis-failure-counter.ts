@@ -3,9 +3,8 @@ import { Redis } from 'ioredis';
 import { FailureCounter, FailureSlot, MemoryFailureCounter } from './failure-counter';
 
 /**
- * Takes a slot: INCR, the window's expiry and the limit in one atomic step, so that concurrent attempts on several
- * instances neither lose counts, nor both get the last slot, nor leave a counter without expiry (which would block an
- * address for good).
+ * Atomic so concurrent instances neither lose counts, share the last slot, nor leave a counter without expiry (which
+ * would block an address for good).
  */
 const RESERVE_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
@@ -21,10 +20,7 @@ end
 return {1, ttl}
 `;
 
-/**
- * Gives a slot back, dropping the window when nothing is left in it. A window that has closed meanwhile is not
- * recreated. (One that closed and reopened in the milliseconds between taking and giving back loses one count.)
- */
+/** A window that closed meanwhile is not recreated. */
 const RELEASE_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('DECR', KEYS[1]) <= 0 then redis.call('DEL', KEYS[1]) end
@@ -66,7 +62,7 @@ export class RedisFailureCounter implements FailureCounter {
     });
   }
 
-  /** Connects, or carries on with the fallback (ioredis keeps reconnecting in the background). */
+  /** On failure carries on with the fallback; ioredis keeps reconnecting in the background. */
   async connect(): Promise<void> {
     try {
       await this.redis.connect();
@@ -75,7 +71,6 @@ export class RedisFailureCounter implements FailureCounter {
     }
   }
 
-  /** One round trip; a slot taken here is given back here (without waiting for the answer). */
   async reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot> {
     let granted: number;
     let ttl: number;

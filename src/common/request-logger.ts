@@ -6,29 +6,19 @@ import { clientAddress } from './client-address';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Request id: the caller's X-Request-Id when it is sane, else a new UUID. */
     id: string;
   }
 }
 
-/**
- * Told of every request once its response is done (or the client gave up on it), with the time it took: the
- * request-duration metric (metrics/metrics.ts, provided under REQUEST_OBSERVER by MetricsModule; null with
- * METRICS_PORT=off).
- */
+/** The request-duration metric (metrics/metrics.ts); null with METRICS_PORT=off. */
 export type RequestObserver = (req: Request, res: Response, elapsedMs: number) => void;
 export const REQUEST_OBSERVER = Symbol('REQUEST_OBSERVER');
 
-/** Name of the request id on every log line made while serving a request. */
 export const REQUEST_ID_KEY = 'requestId';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/**
- * The caller's X-Request-Id when it is sane (so a trace can be followed across services), else a new UUID; a header
- * made of anything else (spaces, control characters, JSON, a huge value) is not echoed into our logs or headers
- * (docs/operations.md).
- */
+/** Echo a sane X-Request-Id so traces follow across services; never echo anything else (docs/operations.md). */
 export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
@@ -43,10 +33,7 @@ function pathOf(url: string | undefined): string {
   return query === -1 ? path : path.slice(0, query);
 }
 
-/**
- * The access log, and the per-request logger (`req.log`, bound to the request id) that nestjs-pino hands to every Nest
- * `Logger` call made while the request is served (docs/performance.md).
- */
+/** The access log, and `req.log`, which nestjs-pino hands to Nest `Logger` calls (docs/performance.md). */
 export function requestLogger(logger: Logger, observe: RequestObserver | null = null): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     const id = requestIdFor(req, res);

@@ -9,17 +9,10 @@ import { sendError } from './exception.filter';
 /** Liveness stays 200 while the process drains (it is alive); everything else is new work. */
 const ALWAYS_ANSWERED = new Set(['/healthz']);
 
-/**
- * How long a connection that has not sent its first request when the listener closes may still send it
- * (docs/operations.md#graceful-shutdown): a client that has just connected sends it at once; one that sends nothing is
- * closed then rather than holding the exit.
- */
+/** Grace for a connection's first request after the listener closes (docs/operations.md#graceful-shutdown). */
 export const FIRST_REQUEST_GRACE_MS = 1000;
 
-/**
- * Whether this instance is draining (docs/operations.md: on SIGTERM stop taking new work, finish what is in flight,
- * exit).
- */
+/** On SIGTERM: stop taking new work, finish what is in flight, exit (docs/operations.md). */
 @Injectable()
 export class ShutdownState implements OnModuleDestroy {
   private draining = false;
@@ -46,7 +39,6 @@ export class ShutdownState implements OnModuleDestroy {
     this.begin();
   }
 
-  /** The connections with a request in flight (its response is not finished). */
   busyConnections(): Set<Socket> {
     return new Set([...this.inFlight].map((response) => response.req.socket));
   }
@@ -66,10 +58,7 @@ export class ShutdownState implements OnModuleDestroy {
   };
 }
 
-/**
- * The HTTP server's open connections, known from before it listens, for the close at shutdown
- * (docs/operations.md#graceful-shutdown).
- */
+/** The HTTP server's open connections, for the close at shutdown (docs/operations.md#graceful-shutdown). */
 export class HttpConnections {
   private readonly open = new Set<Socket>();
 
@@ -84,11 +73,7 @@ export class HttpConnections {
     return this.open.size;
   }
 
-  /**
-   * Stops listening and closes the connections as they become idle: an idle keep-alive connection at once, one with a
-   * request in flight after its response (which carries `Connection: close`: `state` is draining), one that has not
-   * sent its first request when it does (503) or after FIRST_REQUEST_GRACE_MS.
-   */
+  /** Stops listening; connections close as they go idle, unused ones after FIRST_REQUEST_GRACE_MS. */
   close(state: ShutdownState): Promise<void> {
     return new Promise((resolve) => {
       const grace = setTimeout(() => this.closeUnused(state), FIRST_REQUEST_GRACE_MS);
@@ -99,7 +84,6 @@ export class HttpConnections {
     });
   }
 
-  /** Closes the connections that have neither carried a request nor one in flight. */
   private closeUnused(state: ShutdownState): void {
     const busy = state.busyConnections();
     for (const socket of this.open) {
@@ -117,10 +101,8 @@ export interface ShutdownOptions {
 }
 
 /**
- * SIGTERM / SIGINT (docs/operations.md#graceful-shutdown): turn not-ready and answer new work 503 while still listening
- * for `drainMs` (so that load balancers stop sending here before the port closes), stop listening and let the requests
- * in flight finish (HttpConnections.close), then Nest's close() (destroy hooks, the HTTP server, which has nothing
- * left, then the shutdown hooks: last_used_at flush, signing thread, database pool), exit 0.
+ * SIGTERM / SIGINT: answer 503 while still listening for `drainMs` so load balancers stop sending here before the port
+ * closes, then finish in-flight work and close (docs/operations.md#graceful-shutdown).
  */
 export function exitGracefullyOnSignals(
   app: INestApplication,

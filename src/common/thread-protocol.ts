@@ -1,7 +1,4 @@
-/**
- * The messages between a BatchingThread (batching-thread.ts, the main thread) and its worker module (`*.worker.ts`,
- * compiled beside it): the worker imports these as types only, so it loads none of the main thread's code.
- */
+/** Types only, so a worker loads none of the main thread's code. */
 
 /** Items asked for during one event-loop turn (at most 256), numbered by the main thread. */
 export interface BatchRequest<Item> {
@@ -9,7 +6,6 @@ export interface BatchRequest<Item> {
   items: Item[];
 }
 
-/** The answer to a BatchRequest: one result per item, in the order of its items. */
 export interface BatchAnswer<Result> {
   batch: number;
   results: Array<ThreadResult<Result>>;

@@ -1,7 +1,4 @@
-/**
- * An ISO 8601 timestamp with a zone designator, as RFC 3339 section 5.6 profiles it: `2026-11-21T15:08:12Z`,
- * `2026-11-21T15:08:12.868Z`, `2026-11-21T16:08:12+01:00` (`T` and `Z` in either case).
- */
+/** RFC 3339 section 5.6, e.g. `2026-11-21T16:08:12+01:00` (`T` and `Z` in either case). */
 const ZONED_TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 

@@ -9,7 +9,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
-/** The properties a DTO class declares (any class-validator decorator), read once per class. */
+/** Read once per class. */
 const declared = new WeakMap<object, ReadonlySet<string>>();
 function declaredProperties(metatype: Type): ReadonlySet<string> {
   let names = declared.get(metatype);
@@ -21,10 +21,7 @@ function declaredProperties(metatype: Type): ReadonlySet<string> {
   return names;
 }
 
-/**
- * class-validator, strictly: unknown properties, wrong types and non-object bodies are all 400 INVALID_ARGUMENT /
- * "invalid request parameters" (docs/adr/0026-request-body-bounds.md).
- */
+/** Strict: unknown properties, wrong types and non-object bodies are 400 (docs/adr/0026-request-body-bounds.md). */
 @Injectable()
 export class StrictValidationPipe extends ValidationPipe {
   constructor() {

@@ -5,11 +5,7 @@ export const MAX_BATCH = 256;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * A hot-path lookup of rows by UUID primary key (docs/performance.md), batched the DataLoader way: the lookups that
- * requests ask for while the event loop serves one batch of ready sockets go to the database as one query when that
- * batch is done (setImmediate), and each caller gets its row.
- */
+/** Hot-path lookups by primary key, batched per event-loop turn the DataLoader way (docs/performance.md). */
 export function batchedById<Row extends { id: string }>(
   load: (ids: string[]) => Promise<Row[]>,
 ): (id: string) => Promise<Row | undefined> {

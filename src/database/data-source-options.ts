@@ -48,10 +48,7 @@ export const MIGRATIONS = [
   ApiKeysReplacedBy1764910000000,
 ];
 
-/**
- * One definition of the database connection, used by the app (TypeOrmModule), the admin CLI and
- * ormconfig.ts (the TypeORM CLI). `synchronize` is never on: the schema is the migrations.
- */
+/** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */
 export function dataSourceOptions(
   database: DatabaseConfig,
   extra: { entities?: DataSourceOptions['entities']; migrations?: DataSourceOptions['migrations'] } = {},
@@ -78,9 +75,7 @@ export function dataSourceOptions(
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('foreign_keys = ON');
         db.pragma('synchronous = NORMAL');
-        // Reads go through a memory map and a larger page cache: a key lookup in a large table then
-        // costs no read() system calls (docs/performance.md: nothing on the hot path grows with the
-        // number of keys). Both are upper bounds; SQLite maps and caches what it touches.
+        // A key lookup in a large table then costs no read() system calls (docs/performance.md).
         db.pragma('mmap_size = 1073741824');
         db.pragma('cache_size = -65536');
       },
@@ -93,18 +88,14 @@ export function dataSourceOptions(
     url: database.url,
     schema: database.schema,
     connectTimeoutMS: database.connectTimeoutMs,
-    // pg emits 'error' for an idle pooled connection that dies (database restart, network cut); the
-    // pool has already dropped it. Log it: without a handler the process would crash.
+    // Without a handler, an idle pooled connection dying would crash the process; the pool already dropped it.
     poolErrorHandler: (error: unknown) =>
       new Logger('Database').warn({ err: error }, 'idle database connection lost; the pool reconnects on demand'),
     extra: {
       max: database.poolSize,
-      // Both the connect itself and the wait for a free pooled connection.
       connectionTimeoutMillis: database.connectTimeoutMs,
-      // A stalled database fails the request (503) instead of hanging it: statement_timeout is the
-      // server cancelling a slow statement (the connection stays usable); query_timeout, a little
-      // longer, catches a database or network that went silent, and TimeoutSafePgClient then drops
-      // that connection (docs/api.md: 503 UNAVAILABLE, not a hung request).
+      // A stalled database fails the request (503) instead of hanging it; query_timeout catches a silent
+      // database or network, and TimeoutSafePgClient drops that connection (docs/api.md).
       statement_timeout: database.statementTimeoutMs,
       query_timeout: database.statementTimeoutMs + 500,
       idle_in_transaction_session_timeout: database.statementTimeoutMs * 5,

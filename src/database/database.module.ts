@@ -7,7 +7,6 @@ import type { AppConfiguration, DatabaseConfig } from '../config/configuration';
 import { dataSourceOptions } from './data-source-options';
 import { UnitOfWork } from './unit-of-work';
 
-/** A configured PostgreSQL schema is created before the migrations run in it. */
 async function ensureSchema(database: DatabaseConfig): Promise<void> {
   if (database.type !== 'postgres' || database.schema === undefined) return;
   const client = new Client({ connectionString: database.url, connectionTimeoutMillis: database.connectTimeoutMs });
@@ -23,15 +22,10 @@ async function ensureSchema(database: DatabaseConfig): Promise<void> {
   }
 }
 
-/**
- * First half of the key of the PostgreSQL advisory lock that serialises migrations between
- * instances (any constant); the second half is the schema's name, hashed.
- */
+/** Advisory lock key serialising migrations between instances; the second half is the schema name's hash. */
 const MIGRATION_LOCK_CLASS = 0x67617465;
-/** How often an instance asks again for the migration lock while another instance migrates. */
 const MIGRATION_LOCK_POLL_MS = 100;
 
-/** Migrations run at start (docs/operations.md). */
 async function runMigrationsLocked(options: DataSourceOptions): Promise<void> {
   // Two connections: one holds the lock, the other runs the migrations.
   const extra: Record<string, unknown> = { ...(options.extra as object), max: 2, statement_timeout: 0 };

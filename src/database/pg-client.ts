@@ -1,6 +1,5 @@
 import { Client, ClientConfig } from 'pg';
 
-/** What pg rejects a query with when `query_timeout` passes without an answer. */
 const QUERY_READ_TIMEOUT = 'Query read timeout';
 
 type QueryFunction = (...args: unknown[]) => unknown;
@@ -13,10 +12,7 @@ function isReadTimeout(error: unknown): boolean {
 /** The clients of one pool: pg-pool hands every client it creates the same options object. */
 const poolMembers = new WeakMap<object, Set<TimeoutSafePgClient>>();
 
-/**
- * The pool's client class (pool option `Client`), for a database that goes silent (network partition, stalled server)
- * rather than refusing (docs/adr/0014-timeout-safe-pg-client.md).
- */
+/** For a database that goes silent rather than refusing (docs/adr/0014-timeout-safe-pg-client.md). */
 export class TimeoutSafePgClient extends Client {
   private readonly members: Set<TimeoutSafePgClient>;
   private releaseToPool: Release | undefined;
@@ -67,8 +63,7 @@ export class TimeoutSafePgClient extends Client {
 
   private onQueryError(error: unknown): void {
     if (!isReadTimeout(error)) return;
-    // end() with a query in flight destroys the socket at once; the pool sees the client ending
-    // when it is released and removes it instead of keeping it.
+    // end() destroys the socket at once; the pool then removes the client on release instead of keeping it.
     this.end().catch(() => undefined);
     for (const member of this.members) if (member !== this && !member.checkedOut) member.dropIdle();
   }

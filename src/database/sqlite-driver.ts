@@ -3,11 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 export type SqliteModuleName = 'better-sqlite3' | 'better-sqlite3-node20';
 
-/**
- * Which better-sqlite3 this Node loads (docs/adr/0019-node-24-and-complete-lock.md): 13, a Node-API module whose npm
- * package carries prebuilt binaries, on Node 22 and later; on Node 20, 12 (the optional dependency
- * `better-sqlite3-node20`), compiled at install.
- */
+/** Node 22+ loads prebuilt better-sqlite3 13; Node 20 needs 12 (docs/adr/0019-node-24-and-complete-lock.md). */
 export function sqliteModuleName(nodeVersion: string = process.versions.node): SqliteModuleName {
   return Number(nodeVersion.split('.')[0]) >= 22 ? 'better-sqlite3' : 'better-sqlite3-node20';
 }

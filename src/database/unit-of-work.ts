@@ -2,29 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 
-/**
- * An open database transaction, as repositories receive it: a write method that takes one runs its statement inside it
- * (TypeORM's EntityManager bound to the transaction's connection).
- */
+/** An open transaction as repositories receive it. */
 export type Transaction = EntityManager;
 
 export interface UnitOfWorkOptions {
-  /**
-   * Units of work with the same key run one after another on this instance, each before the next asks the pool for a
-   * connection (docs/operations.md#transactions).
-   */
+  /** Same-key units run in turn, before asking the pool for a connection (docs/operations.md#transactions). */
   queueKey?: string;
 }
 
-/** The queue every unit of work joins on SQLite (one connection per process). */
+/** SQLite has one connection per process, so every unit of work queues. */
 const SQLITE_QUEUE = 'sqlite';
 
 const settle = (): undefined => undefined;
 
-/**
- * Runs several repositories' writes in one transaction: all of them are stored, or none
- * (docs/operations.md#transactions).
- */
+/** Several repositories' writes in one transaction: all stored, or none (docs/operations.md#transactions). */
 @Injectable()
 export class UnitOfWork {
   private readonly sqlite: boolean;
@@ -45,7 +36,6 @@ export class UnitOfWork {
     return options.queueKey === undefined ? transaction() : this.queued(options.queueKey, transaction);
   }
 
-  /** Runs `task` after every task queued before it under `key` has settled. */
   private queued<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.queues.get(key) ?? Promise.resolve();
     const result = previous.then(task);

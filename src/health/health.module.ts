@@ -3,10 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { ShutdownState } from '../common/shutdown.state';
 import { HealthController } from './health.controller';
 
-/**
- * GET /healthz and GET /readyz, and the instance's draining state (global: the HTTP gate and anything that must stop
- * taking work at shutdown read it).
- */
+/** Global: the HTTP gate and anything that stops work at shutdown read the draining state. */
 @Global()
 @Module({
   imports: [TerminusModule.forRoot({ logger: false })],

@@ -12,10 +12,7 @@ import {
 import { ValidationLimits } from './validation-limits';
 import { buildOutcome, saveVerdict, ValidationOutcome } from './validation-outcome';
 
-/**
- * Validating provider credentials (docs/integrations.md#validation): the keys first, and the permissions only when the
- * keys work.
- */
+/** Permissions are checked only when the keys work (docs/integrations.md#validation). */
 @Injectable()
 export class CredentialsValidator {
   private readonly deadlineMs: number;

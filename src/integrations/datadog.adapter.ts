@@ -8,7 +8,6 @@ import type { KeysStatus, PermissionStatus } from './validation-outcome';
 export interface DatadogAdapterOptions {
   /** Config MONITORING_API_BASE_URL: every site's calls go there (tests, local trials). */
   baseUrlOverride?: string;
-  /** Probes in flight at once. */
   concurrency: number;
   now?: () => Date;
   /** Where surprising answers are reported; never given keys or headers. */
@@ -17,15 +16,11 @@ export interface DatadogAdapterOptions {
   onCall?: (check: string, outcome: ProviderCallOutcome) => void;
 }
 
-/**
- * How one provider call ended, retries included: `ok` (2xx), `denied` (401, 403), `unavailable` (429 or 5xx once the
- * retries are spent), `unexpected` (any other status: a 3xx, a 400 that would be a bug of ours, a 404), `timeout`,
- * `network_error`, or `deadline_exceeded` (the validation's deadline passed and aborted it).
- */
+/** How one provider call ended, retries included (see callOutcome for the status mapping). */
 export type ProviderCallOutcome =
   'ok' | 'denied' | 'unavailable' | 'unexpected' | 'timeout' | 'network_error' | 'deadline_exceeded';
 
-/** What each call asks, for the `check` label: the two key checks, each endpoint probe's permission, the owner's permissions. */
+/** The `check` label values; endpoint probes use their permission name. */
 const API_KEY_CHECK = 'validate_api_key';
 const KEYS_CHECK = 'validate_keys';
 const OWNER_CHECK = 'owner_permissions';
@@ -40,16 +35,10 @@ function callOutcome(response: ProviderResponse): ProviderCallOutcome {
 
 const CURRENT_USER = '/api/v2/current_user';
 
-/**
- * A key that is not a plain run of visible ASCII cannot be sent as a header unchanged (fetch would
- * trim it or refuse it), and the provider issues no such keys: it is Invalid without a call.
- */
+/** fetch would trim or refuse a non-visible-ASCII header, and the provider issues no such keys: Invalid, no call. */
 const SENDABLE_KEY = /^[\x21-\x7e]+$/;
 
-/**
- * Runs `fn` over `items` with at most `limit` promises pending; results keep the input order. After
- * a rejection (a passed deadline) no further item is started.
- */
+/** At most `limit` pending, input order kept; after a rejection (a passed deadline) nothing new starts. */
 export async function mapWithConcurrency<T, R>(
   items: readonly T[],
   limit: number,
@@ -74,8 +63,8 @@ export async function mapWithConcurrency<T, R>(
 }
 
 /**
- * Datadog's HTTP API (docs/integrations.md), through our own client rather than
- * @datadog/datadog-api-client: see docs/adr/0007-plain-fetch-provider-client.md for why. Only GETs.
+ * Datadog's HTTP API (docs/integrations.md), only GETs, through our own client
+ * (docs/adr/0007-plain-fetch-provider-client.md).
  */
 export class DatadogAdapter implements MonitoringProvider {
   private readonly now: () => Date;
@@ -89,14 +78,13 @@ export class DatadogAdapter implements MonitoringProvider {
 
   async checkKeys(credentials: MonitoringCredentials, deadline?: Deadline): Promise<KeysStatus> {
     if (!SENDABLE_KEY.test(credentials.apiKey) || !SENDABLE_KEY.test(credentials.applicationKey)) return 'Invalid';
-    // Step 1: the API key alone. 200 {"valid": true} is the only "yes".
+    // Step 1: the API key alone; only 200 {"valid": true} is a "yes".
     const apiKey = await this.call(API_KEY_CHECK, credentials, '/api/v1/validate', {}, true, deadline);
     const first = this.keyAnswer(apiKey, '/api/v1/validate');
     if (first === 'Invalid') return 'Invalid';
     const valid = apiKey.kind === 'answered' ? (apiKey.body as { valid?: unknown } | undefined)?.valid : undefined;
     if (valid === false) return 'Invalid';
     if (valid !== true) throw new ProviderUnavailableError('unexpected answer to /api/v1/validate');
-    // Step 2: both keys.
     const both = await this.call(KEYS_CHECK, credentials, '/api/v2/validate_keys', {}, false, deadline);
     return this.keyAnswer(both, '/api/v2/validate_keys');
   }
@@ -131,7 +119,6 @@ export class DatadogAdapter implements MonitoringProvider {
     return statuses;
   }
 
-  /** The key owner's permissions: `included` entries of type `permissions` of GET /api/v2/current_user. */
   private async ownerPermissions(
     credentials: MonitoringCredentials,
     names: string[],
@@ -146,7 +133,6 @@ export class DatadogAdapter implements MonitoringProvider {
     return names.map((name) => [name, granted.has(name) ? 'Granted' : 'Missing']);
   }
 
-  /** 2xx Granted, 403 Missing; anything else (429, 5xx, timeout, 400 = a bug of ours) Unknown. */
   private probeStatus(response: ProviderResponse, permission: string, path: string): PermissionStatus {
     if (response.kind === 'answered' && response.status >= 200 && response.status < 300) return 'Granted';
     if (response.kind === 'answered' && response.status === 403) return 'Missing';
@@ -154,7 +140,7 @@ export class DatadogAdapter implements MonitoringProvider {
     return 'Unknown';
   }
 
-  /** Steps 1-2: 200 good, 401/403 Invalid, anything else means the provider could not tell us. */
+  /** Anything but 200/401/403 means the provider could not tell us. */
   private keyAnswer(response: ProviderResponse, path: string): KeysStatus {
     if (response.kind === 'answered' && (response.status === 401 || response.status === 403)) return 'Invalid';
     if (response.kind === 'answered' && response.status === 200) return 'Working';
@@ -215,7 +201,6 @@ function describe(response: ProviderResponse): string {
   }
 }
 
-/** The set of permission names in a JSON:API `included` list, or null when the body is not one. */
 function includedPermissions(body: unknown): Set<string> | null {
   const included = (body as { included?: unknown } | undefined)?.included;
   if (!Array.isArray(included)) return null;

@@ -17,10 +17,7 @@ export type IntegrationChanges = Pick<
   | 'updatedAt'
 >;
 
-/**
- * Every query on notification_integrations, each scoped by the organization that owns the row; TypeORM's entity
- * metadata maps the rows.
- */
+/** Every query is scoped by the organization that owns the row. */
 @Injectable()
 export class IntegrationsRepository {
   constructor(
@@ -31,7 +28,6 @@ export class IntegrationsRepository {
     await this.on(tx).insert(integration);
   }
 
-  /** One page of the organization's integrations, newest first, and how many it has. */
   findPage(organizationId: string, offset: number, limit: number): Promise<[NotificationIntegration[], number]> {
     return this.integrations
       .createQueryBuilder('i')

@@ -18,7 +18,6 @@ import type { ValidationOutcome } from './validation-outcome';
 export interface IntegrationActor {
   userId: string;
   organizationId: string;
-  /** The key behind the caller's access token, if any (for the audit trail). */
   apiKeyId?: string;
 }
 
@@ -37,14 +36,12 @@ export class IntegrationsService {
     private readonly unitOfWork: UnitOfWork,
   ) {}
 
-  /** POST .../monitoring/validate: nothing is stored (docs/api.md#post-v1notification-integrationsmonitoringvalidate). */
+  /** Nothing is stored (docs/api.md#post-v1notification-integrationsmonitoringvalidate). */
   validate(actor: IntegrationActor, config: MonitoringCredentialsDto): Promise<ValidationOutcome> {
     return this.validator.validate(actor.organizationId, toCredentials(config));
   }
 
-  /**
-   * Validated first; a blocked save throws before anything is written (docs/api.md#post-v1notification-integrations).
-   */
+  /** A blocked save throws before anything is written (docs/api.md#post-v1notification-integrations). */
   async create(
     actor: IntegrationActor,
     body: CreateIntegrationDto,
@@ -80,7 +77,7 @@ export class IntegrationsService {
     return { items, page: query.page, limit: query.limit, totalCount };
   }
 
-  /** An integration of the caller's organization; any other id is "not found" (docs/api.md). */
+  /** Another organization's id is "not found" (docs/api.md). */
   async get(actor: IntegrationActor, id: string): Promise<NotificationIntegration> {
     const integration = await this.integrations.findOne(actor.organizationId, id);
     if (integration === null) throw notFound(Messages.integrationNotFound);
@@ -88,8 +85,8 @@ export class IntegrationsService {
   }
 
   /**
-   * docs/api.md#patch-v1notification-integrationsid: the stored configuration with the changes applied is validated
-   * exactly like a create before anything is written; a blocked update leaves the record as it was.
+   * Validated like a create before writing; a blocked update changes nothing
+   * (docs/api.md#patch-v1notification-integrationsid).
    */
   async update(
     actor: IntegrationActor,

@@ -2,10 +2,7 @@ import type { Deadline } from './deadline';
 import type { MonitoringSite } from './monitoring-sites';
 import type { KeysStatus, PermissionStatus } from './validation-outcome';
 
-/**
- * The monitoring provider as the service sees it (docs/architecture.md#code-conventions: an outside provider behind an
- * interface, one adapter per vendor).
- */
+/** One adapter per vendor behind this interface (docs/architecture.md#code-conventions). */
 export interface MonitoringCredentials {
   apiKey: string;
   applicationKey: string;
@@ -20,17 +17,11 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
-/**
- * Both methods take the validation's deadline: once it passes, the calls in flight are aborted and
- * the method rejects with its DeadlineExceededError (docs/integrations.md#limits).
- */
+/** Once the deadline passes, calls in flight are aborted and the method rejects (docs/integrations.md#limits). */
 export interface MonitoringProvider {
-  /** Whether the provider accepts both keys; rejects with ProviderUnavailableError when it cannot tell. */
+  /** Rejects with ProviderUnavailableError when the provider cannot tell. */
   checkKeys(credentials: MonitoringCredentials, deadline?: Deadline): Promise<KeysStatus>;
-  /**
-   * A status for each permission of the catalogue. Provider trouble never rejects: the checks it
-   * affects are Unknown (docs/integrations.md#the-fourteen-permission-checks).
-   */
+  /** Provider trouble never rejects: checks are Unknown (docs/integrations.md#the-fourteen-permission-checks). */
   checkPermissions(credentials: MonitoringCredentials, deadline?: Deadline): Promise<Map<string, PermissionStatus>>;
 }
 

@@ -24,10 +24,7 @@ export function isMonitoringSite(value: unknown): value is MonitoringSite {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(SITE_BASE_URLS, value);
 }
 
-/**
- * `https://api.<site>` from the table. `override` (config MONITORING_API_BASE_URL, refused in
- * production) sends every site to one origin: the fake provider in tests and local trials.
- */
+/** `override` (MONITORING_API_BASE_URL, refused in production) points every site at a fake provider. */
 export function siteBaseUrl(site: MonitoringSite, override?: string): string {
   if (override !== undefined) return override;
   if (!isMonitoringSite(site)) throw new Error('not a monitoring site');

@@ -1,7 +1,4 @@
-/**
- * The fourteen permission checks of docs/integrations.md#the-fourteen-permission-checks, in the order they are
- * reported.
- */
+/** docs/integrations.md#the-fourteen-permission-checks, in reporting order. */
 export type PermissionProbe =
   /** A read-only GET whose answer (2xx / 403) tells whether the keys hold the permission. */
   | { kind: 'endpoint'; path: string; query: (now: Date) => Record<string, string> }

@@ -1,10 +1,8 @@
 import type { Deadline } from './deadline';
 
 /**
- * HTTP to the monitoring provider, with the limits of docs/integrations.md#provider-client: a timeout on every request,
- * redirects never followed (a 3xx is an answer like any other, so keys are never sent on to another host), and a
- * bounded number of retries after 429, 5xx or a network error that honours the provider's `X-RateLimit-Reset` (seconds)
- * or `Retry-After` (seconds or a date).
+ * Limits of docs/integrations.md#provider-client: per-request timeout, redirects never followed (so keys never reach
+ * another host), bounded retries honouring the provider's rate-limit headers.
  */
 export interface ProviderHttpOptions {
   timeoutMs: number;
@@ -20,9 +18,8 @@ export interface ProviderHttpOptions {
 export interface ProviderRequest {
   url: URL;
   headers: Record<string, string>;
-  /** Parse the JSON body; otherwise it is discarded unread (some list answers are large). */
+  /** Otherwise discarded unread (some list answers are large). */
   readBody: boolean;
-  /** The overall deadline of the validation this call belongs to. */
   deadline?: Deadline;
 }
 
@@ -37,10 +34,7 @@ export function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
-/**
- * How long to wait before the next try (ms), or null when the provider asks for longer than we are
- * willing to wait. `X-RateLimit-Reset` is Datadog's own header (seconds until the window resets).
- */
+/** Null when the provider asks for longer than we will wait. `X-RateLimit-Reset` is Datadog's own header. */
 export function retryDelayMs(
   headers: Headers | undefined,
   retry: number,

@@ -7,12 +7,7 @@ import { Metrics } from '../metrics/metrics';
 
 const MINUTE_MS = 60_000;
 
-/**
- * One validation makes up to fourteen provider calls with retries, so validations are limited
- * (docs/integrations.md#limits): at most MONITORING_MAX_CONCURRENT_VALIDATIONS at once on this instance, and
- * MONITORING_VALIDATIONS_PER_MINUTE started per organization in a fixed window of a minute, counted in the rate-limit
- * counters (shared through Redis with REDIS_URL).
- */
+/** A validation makes up to fourteen provider calls with retries, hence limits (docs/integrations.md#limits). */
 @Injectable()
 export class ValidationLimits {
   private readonly perMinute: number;
@@ -28,7 +23,6 @@ export class ValidationLimits {
     this.maxConcurrent = config.integrations.maxConcurrentValidations;
   }
 
-  /** A slot for one validation of `organizationId`, or a 429. */
   async admit(organizationId: string): Promise<() => void> {
     if (this.running >= this.maxConcurrent) {
       this.metrics.rateLimited('validations_concurrent');

@@ -1,6 +1,6 @@
 import { PERMISSION_CATALOGUE } from './permission-catalogue';
 
-/** docs/api.md#notification-integration-object, "Validation outcome" (docs/api.md#validation-outcome). */
+/** docs/api.md#validation-outcome */
 export type KeysStatus = 'Working' | 'Invalid';
 export type PermissionStatus = 'Granted' | 'Missing' | 'Unknown';
 
@@ -21,7 +21,6 @@ export interface ValidationOutcome {
 /** What a save does with an outcome (docs/integrations.md#validation, docs/api.md#notification-integration-object). */
 export type SaveVerdict = 'allowed' | 'keys_invalid' | 'permissions_missing' | 'provider_unavailable';
 
-/** Missing if any required one is missing, else Unknown if any is unknown, else Granted. */
 export function requiredPermissionsStatus(permissions: readonly PermissionResult[]): PermissionStatus {
   const required = permissions.filter((p) => p.required);
   if (required.some((p) => p.status === 'Missing')) return 'Missing';
@@ -29,10 +28,7 @@ export function requiredPermissionsStatus(permissions: readonly PermissionResult
   return 'Granted';
 }
 
-/**
- * The outcome in catalogue order. With invalid keys nothing was checked: every permission, and
- * the required status, is Unknown. A check the provider did not report on is Unknown.
- */
+/** With invalid keys nothing was checked, so everything is Unknown. */
 export function buildOutcome(
   keys: KeysStatus,
   statuses: ReadonlyMap<string, PermissionStatus>,
@@ -53,9 +49,7 @@ export function buildOutcome(
   };
 }
 
-/**
- * Invalid keys block (rule 1), a missing required permission blocks (rule 2), missing optional ones do not (rule 3).
- */
+/** Invalid keys and missing required permissions block a save; missing optional ones do not. */
 export function saveVerdict(outcome: ValidationOutcome): SaveVerdict {
   if (outcome.keys_status === 'Invalid') return 'keys_invalid';
   switch (outcome.required_permissions_status) {

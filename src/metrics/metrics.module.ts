@@ -13,10 +13,7 @@ function connectionPool(dataSource: DataSource): ConnectionPool | undefined {
   return (dataSource.driver as unknown as { master: ConnectionPool }).master;
 }
 
-/**
- * Prometheus metrics (docs/operations.md#metrics, docs/adr/0023-prometheus-metrics.md): `Metrics` for the modules that
- * count something, the request observer for the access log (configureHttp), and the listener that serves them.
- */
+/** Prometheus metrics (docs/operations.md#metrics, docs/adr/0023-prometheus-metrics.md). */
 @Module({
   providers: [
     {

@@ -20,10 +20,7 @@ function sendJson(res: ServerResponse, status: number, code: ErrorCode, message:
   res.end(body);
 }
 
-/**
- * `GET /metrics` in Prometheus's text format on a listener of its own, METRICS_HOST:METRICS_PORT (loopback:9464 by
- * default), never on the public port (docs/operations.md#metrics).
- */
+/** On a listener of its own, never on the public port (docs/operations.md#metrics). */
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Metrics');

@@ -25,10 +25,7 @@ const RATE_LIMITERS: readonly RateLimiter[] = [
 /** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/**
- * Seconds. Most answers take a millisecond or a few; a database outage answers 503 within 1-2 s, a validation of
- * monitoring credentials may take up to MONITORING_VALIDATION_DEADLINE_MS (15 s).
- */
+/** Seconds: most answers take ms; a DB outage 503s in 1-2 s; a credentials validation may take up to 15 s. */
 const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 
 /** What the pool gauges read: pg's Pool (TypeORM's PostgreSQL driver keeps one). */
@@ -39,10 +36,7 @@ export interface ConnectionPool {
   readonly options: { max?: number };
 }
 
-/**
- * The service's own metrics (docs/operations.md#metrics), in a registry of this app's own, so that several apps in one
- * process (the tests) count separately.
- */
+/** A registry per app, so several apps in one process (tests) count separately (docs/operations.md#metrics). */
 export class Metrics {
   readonly registry = new Registry();
 
@@ -75,16 +69,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** `pool`: the PostgreSQL connection pool; none on SQLite (one connection, no pool), so no pool gauges there. */
+  /** No `pool` on SQLite (one connection), so no pool gauges there. */
   constructor(pool?: ConnectionPool) {
     for (const limiter of RATE_LIMITERS) this.rateLimitRefusals.inc({ limiter }, 0);
     if (pool !== undefined) this.watchPool(pool);
   }
 
-  /**
-   * The request observer of the access log (common/request-logger.ts), called once per request when its response is
-   * done.
-   */
+  /** The access log's request observer (common/request-logger.ts), once per finished response. */
   readonly observeRequest = (req: Request, res: Response, elapsedMs: number): void => {
     const route = req.route as { path?: unknown } | undefined;
     const endpoint = typeof route?.path === 'string' && !route.path.includes('*');
@@ -98,22 +89,20 @@ export class Metrics {
     );
   };
 
-  /** One POST /v1/token by outcome (`success`, a refusal reason, `rate_limited`, ...): see auth/exchange-outcome.ts. */
+  /** Outcomes: see auth/exchange-outcome.ts. */
   tokenExchange(outcome: string): void {
     this.exchanges.inc({ outcome });
   }
 
-  /** One request answered 429 by `limiter`. */
   rateLimited(limiter: RateLimiter): void {
     this.rateLimitRefusals.inc({ limiter });
   }
 
-  /** One call to the monitoring provider: `check` names what it asked, `outcome` how it ended. */
   providerCall(check: string, outcome: string): void {
     this.providerCalls.inc({ check, outcome });
   }
 
-  /** Gauges read from the pool at each scrape (a collect callback: no timer, nothing on the request path). */
+  /** Read at each scrape (collect callback): no timer, nothing on the request path. */
   private watchPool(pool: ConnectionPool): void {
     new Gauge({
       name: 'gatehouse_db_pool_connections_in_use',
