@@ -15,13 +15,13 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { AuditCursorCodec } from '../src/audit/audit-cursor';
+import { freePort, waitFor } from './support';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
 const Database = loadBetterSqlite3();
@@ -176,30 +176,6 @@ async function countOlderThan(env: NodeJS.ProcessEnv, days: number): Promise<num
   } finally {
     await client.end();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server did not answer ${url} within ${timeoutMs} ms`);
 }
 
 const quantile = (sorted: number[], q: number): number =>

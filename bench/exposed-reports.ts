@@ -20,12 +20,12 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { ApiKeyCodec } from '../src/api-keys/api-key-codec';
+import { freePort, waitFor } from './support';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
 const Database = loadBetterSqlite3();
@@ -55,30 +55,6 @@ const SCENARIOS: Scenario[] = [
 ];
 /** An ACTIVE key that is only ever reported with wrong secrets. */
 let wrongSecretId = '';
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server not up at ${url}`);
-}
 
 /** ACTIVE keys of one user of `organizationId`, inserted straight into the database; returns their values. */
 async function seedKeys(env: NodeJS.ProcessEnv, organizationId: string, count: number): Promise<string[]> {

@@ -9,9 +9,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort, waitFor } from './support';
 
 const ROOT = process.env.BENCH_ROOT ?? resolve(__dirname, '..', '..');
 const REQUESTS = Number(process.env.BENCH_BODIES ?? 200);
@@ -40,17 +40,6 @@ const SCENARIOS = [
     body: `{"code":"x","extra":${nested(8000)}}`,
   },
 ];
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 /** The process's user + system CPU time so far, in ms. */
 function cpuMs(pid: number): number {
@@ -110,14 +99,7 @@ async function main(): Promise<void> {
   });
   const server = spawn('node', [join(ROOT, 'dist/main.js')], { env, stdio: ['ignore', 'ignore', 'ignore'] });
   try {
-    for (let i = 0; ; i += 1) {
-      try {
-        if ((await fetch(`${base}/healthz`)).ok) break;
-      } catch {
-        if (i > 200) throw new Error('server not up');
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(`${base}/healthz`, 20_000);
     console.log(`hostile bodies against ${ROOT}: ${REQUESTS} requests per scenario, one at a time`);
     for (const scenario of SCENARIOS) {
       for (let i = 0; i < 20; i += 1) await send(base, scenario);

@@ -25,12 +25,12 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
+import { freePort, waitFor } from './support';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -80,30 +80,6 @@ function cpuMsOf(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server did not answer ${url} within ${timeoutMs} ms`);
 }
 
 async function json<T>(response: Response): Promise<T> {
