@@ -306,6 +306,7 @@ function earliest(at: Date, latest: Date | null): Date {
   return latest !== null && latest < at ? latest : at;
 }
 
-function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {
+/** Whether the key is this owner's (user and organization). */
+export function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {
   return key.userId === owner.userId && key.organizationId === owner.organizationId;
 }

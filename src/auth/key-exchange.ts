@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeysService, KeyCredential, KeyOwner } from '../api-keys/api-keys.service';
+import { ApiKeysService, KeyCredential, KeyOwner, ownedBy } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { isExpired } from '../api-keys/api-key.entity';
 import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages } from '../common/errors';
@@ -59,9 +59,8 @@ export class KeyExchangeRules {
   /** Every access-token request: the key while ACTIVE, unexpired and its owner a member, else null (one query). */
   async usableKey(id: string, owner: KeyOwner): Promise<UsableKey | null> {
     const found = await this.apiKeys.credential(id);
-    if (found === undefined || found.ownerAccess === null) return null;
+    if (found === undefined || found.ownerAccess === null || !ownedBy(found.key, owner)) return null;
     const { key } = found;
-    if (key.userId !== owner.userId || key.organizationId !== owner.organizationId) return null;
     if (key.status !== 'ACTIVE' || isExpired(key.expiresAtMs, Date.now())) return null;
     return found as UsableKey;
   }

@@ -164,13 +164,13 @@ export class ConsoleSignInService {
       throw refused(SignInMessages[known.reason]);
     }
     // Removed from the organization since the link was made: the link signs in no one.
-    const role = await this.identity.role(link.organizationId, link.userId);
-    if (role === null) {
+    const access = await this.identity.readyForSession(link.organizationId, link.userId);
+    if (access === null) {
       await this.recordSignIn(link, 'not_a_member', request);
       throw refused(Messages.userNotAuthenticated);
     }
+    const { role } = access;
     const organization = await this.identity.organizationById(link.organizationId);
-    await this.identity.readyForSession(link.organizationId, link.userId);
     const sessionToken = await this.tokens.mint({
       userId: link.userId,
       organizationId: link.organizationId,

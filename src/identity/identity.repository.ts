@@ -20,7 +20,6 @@ import { User } from './user.entity';
 /** Every query on organizations, users and memberships; the Bearer path's reads have fixed SQL. */
 @Injectable()
 export class IdentityRepository {
-  private readonly roleSql: string;
   private readonly sessionSql: string;
   private readonly accessSql: string;
   private readonly read: RowReader;
@@ -34,17 +33,10 @@ export class IdentityRepository {
   ) {
     const p = placeholders(dataSource);
     this.read = rowReader(dataSource);
-    this.roleSql = `SELECT role FROM memberships WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
     this.sessionSql = `SELECT role, created_at, sessions_valid_after FROM memberships
       WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
     this.accessSql = `SELECT role, access_token_lifetime FROM ${MEMBER_ACCESS_VIEW}
       WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
-  }
-
-  /** The user's role in the organization, or null when not a member (every session-token request). */
-  async findRole(organizationId: string, userId: string): Promise<Role | null> {
-    const rows = await this.read<{ role: Role }>(this.roleSql, [organizationId, userId]);
-    return rows[0]?.role ?? null;
   }
 
   /** The role and the earliest issue time of a session token still valid (every session-token request). */

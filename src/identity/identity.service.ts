@@ -33,23 +33,19 @@ export class IdentityService {
     return this.identity.findAccess(organizationId, userId);
   }
 
-  /** The user's role in the organization, or null when not a member. */
-  role(organizationId: string, userId: string): Promise<Role | null> {
-    return this.identity.findRole(organizationId, userId);
-  }
-
   /** The role and session validity of the membership, or null when not a member (every session-token request). */
   sessionAccess(organizationId: string, userId: string): Promise<SessionAccess | null> {
     return this.identity.findSessionAccess(organizationId, userId);
   }
 
   /**
-   * Waits, at most a second, until a session token issued now is valid: after a sign-out in this
-   * second, the next one (`iat` is in whole seconds; docs/adr/0025-session-sign-out.md).
+   * The membership's session access (null: not a member), once a session token issued now is valid: after a sign-out
+   * in this second, it waits for the next one (`iat` is in whole seconds; docs/adr/0025-session-sign-out.md).
    */
-  async readyForSession(organizationId: string, userId: string): Promise<void> {
+  async readyForSession(organizationId: string, userId: string): Promise<SessionAccess | null> {
     const access = await this.identity.findSessionAccess(organizationId, userId);
     if (access !== null) await sleepUntil(access.minIssuedAt * 1000);
+    return access;
   }
 
   /** Ends every session token of the member issued until now (the console's sign-out); false when not a member. */
