@@ -43,6 +43,8 @@ async function runServer(database: TestDatabase, env: Environment, terminal: boo
       ...database.env,
       HOST: '127.0.0.1',
       PORT: String(port),
+      // Any free port: a server already listening on the default 9464 must not make this suite fail.
+      METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       ...env,
     },
