@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, In, Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { batchedById } from '../database/batch-loader';
-import { idListCondition, placeholders, RowReader, rowReader } from '../database/sql';
+import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
@@ -11,7 +11,21 @@ import {
   toMembershipAccess,
 } from '../identity/member-access';
 import { ApiKey } from './api-key.entity';
-import { ApiKeyRow, COLUMNS, KeyPage, KeyPageQuery, keyListSql, ListRow, OwnerIds, toApiKey, toPage } from './key-rows';
+import {
+  ApiKeyRow,
+  COLUMNS,
+  KeyPage,
+  KeyPageQuery,
+  keyListSql,
+  ListRow,
+  OwnerIds,
+  page,
+  PageArgs,
+  toApiKey,
+  toPage,
+} from './key-rows';
+
+type OwnerListArgs = OwnerIds & PageArgs;
 
 export type { KeyPage, KeyPageQuery, OwnerIds };
 
@@ -46,98 +60,103 @@ function toCredential(row: CredentialRow): KeyCredential {
   };
 }
 
+/** Arguments of the insert within the cap (docs/adr/0027-the-house.md#creation-within-the-cap). */
+interface InsertArgs {
+  id: string;
+  organizationId: string;
+  userId: string;
+  label: string;
+  secretHash: string;
+  scopes: number;
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  excluded: string;
+  cap: number;
+}
+
 /** The key core's queries; hot-path reads batched per event-loop turn (docs/adr/0010-data-access-repositories.md). */
 @Injectable()
 export class ApiKeysRepository {
-  private readonly dataSource: DataSource;
+  private readonly db: Dialect;
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly rowById: (id: string) => Promise<ApiKeyRow | undefined>;
-  private readonly listSql: { active: string; all: string };
-  private readonly insertWithinCapSql: string;
-  private readonly ownerLockSql: string;
-  private readonly postgres: boolean;
-  private readonly read: RowReader;
+  private readonly list: { active: Statement<OwnerListArgs>; all: Statement<OwnerListArgs> };
+  private readonly insertWithinCap: Statement<InsertArgs>;
+  private readonly ownerLock: Statement<OwnerIds> | null;
 
   constructor(@InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>) {
-    const dataSource = apiKeys.manager.connection;
-    this.dataSource = dataSource;
-    this.postgres = dataSource.options.type === 'postgres';
-    this.read = rowReader(dataSource);
-    const p = placeholders(dataSource);
+    const db = Dialect.of(apiKeys.manager.connection);
+    this.db = db;
 
     // One query (a round trip on PostgreSQL); the expiry in ms, so no Date is made per lookup.
-    const credentialIds = idListCondition(dataSource, 'k.id', 1);
-    const expiresAtMs = this.postgres
-      ? 'round(extract(epoch FROM k.expires_at) * 1000)::float8'
-      : "CAST(round(unixepoch(k.expires_at, 'subsec') * 1000) AS INTEGER)";
-    const credentialSql = `SELECT k.id, k.organization_id, k.user_id, k.secret_hash, k.status, k.scopes,
-        ${expiresAtMs} AS expires_at_ms, a.role, a.access_token_lifetime
-      FROM api_keys k LEFT JOIN ${MEMBER_ACCESS_VIEW} a ON a.organization_id = k.organization_id AND a.user_id = k.user_id
-      WHERE ${credentialIds.sql}`;
-    this.credentialById = batchedById((ids) => this.rows<CredentialRow>(credentialSql, [credentialIds.bind(ids)]));
+    const credential = db.prepare<{ ids: readonly string[] }>(sql`
+      SELECT k.id, k.organization_id, k.user_id, k.secret_hash, k.status, k.scopes,
+        ${db.epochMs('k.expires_at')} AS expires_at_ms, a.role, a.access_token_lifetime
+      FROM api_keys k LEFT JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = k.organization_id AND a.user_id = k.user_id
+      WHERE ${db.idIn('k.id', 'ids')}`);
+    this.credentialById = batchedById((ids) => db.rows<CredentialRow, { ids: readonly string[] }>(credential, { ids }));
 
-    const keyIds = idListCondition(dataSource, 'id', 1);
-    const keySql = `SELECT ${COLUMNS} FROM api_keys WHERE ${keyIds.sql}`;
-    this.rowById = batchedById((ids) => this.rows<ApiKeyRow>(keySql, [keyIds.bind(ids)]));
+    const keys = db.prepare<{ ids: readonly string[] }>(
+      sql`SELECT ${raw(COLUMNS)} FROM api_keys WHERE ${db.idIn('id', 'ids')}`,
+    );
+    this.rowById = batchedById((ids) => db.rows<ApiKeyRow, { ids: readonly string[] }>(keys, { ids }));
 
     // One owner's keys, one page and their count in one statement, each reading at most the list window
     // (api_keys_owner_active, api_keys_owner_newest; docs/adr/0010-data-access-repositories.md).
-    const owner = (condition: string) => (first: number) =>
-      `user_id = ${p(first)} AND organization_id = ${p(first + 1)} ${condition}`;
-    this.listSql = { active: keyListSql(p, owner("AND status = 'ACTIVE'"), 2), all: keyListSql(p, owner(''), 2) };
+    const owner = sql`user_id = ${param('userId')} AND organization_id = ${param('organizationId')}`;
+    this.list = {
+      active: db.prepare(keyListSql(sql`${owner} AND status = 'ACTIVE'`)),
+      all: db.prepare(keyListSql(owner)),
+    };
     // The cap and the membership checked in the insert itself, under the owner's lock: why, in
     // docs/adr/0027-the-house.md#creation-within-the-cap.
-    const typed = (n: number, type: string): string => (this.postgres ? `${p(n)}::${type}` : p(n));
-    // Placeholders are numbered in the order they appear (SQLite's are positional).
-    const usable = (first: number, expiry: (n: number) => string, next: number): string =>
-      `SELECT COUNT(*) FROM (SELECT 1 FROM api_keys WHERE user_id = ${p(first)} AND organization_id = ${p(first + 1)}
-          AND status = 'ACTIVE' AND ${expiry(first + 2)} AND id <> ${p(next)} LIMIT ${p(next + 1)}) u`;
-    this.insertWithinCapSql = `INSERT INTO api_keys
+    const usable = (expiry: Sql): Sql =>
+      sql`SELECT COUNT(*) FROM (SELECT 1 FROM api_keys WHERE user_id = ${param('userId')}
+          AND organization_id = ${param('organizationId')} AND status = 'ACTIVE' AND ${expiry}
+          AND id <> ${param('excluded')} LIMIT ${param('cap')}) u`;
+    const value = (name: string, type: string): Sql => db.cast(param(name), type);
+    this.insertWithinCap = db.prepare(sql`INSERT INTO api_keys
         (id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at)
-      SELECT ${typed(1, 'uuid')}, ${typed(2, 'uuid')}, ${typed(3, 'uuid')}, ${typed(4, 'varchar')}, ${typed(5, 'varchar')},
-        'ACTIVE', ${typed(6, 'integer')}, ${typed(7, 'timestamptz')}, ${typed(8, 'timestamptz')}, ${typed(9, 'timestamptz')}
-      WHERE (${usable(10, () => 'expires_at IS NULL', 12)})
-        + (${usable(14, (n) => `expires_at > ${p(n)}`, 17)}) < ${p(19)}
-        AND EXISTS (SELECT 1 FROM ${MEMBER_ACCESS_VIEW} WHERE organization_id = ${p(20)} AND user_id = ${p(21)})
-      RETURNING id`;
-    this.ownerLockSql = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(${p(1)}::text || '/' || ${p(2)}::text))`;
+      SELECT ${value('id', 'uuid')}, ${value('organizationId', 'uuid')}, ${value('userId', 'uuid')},
+        ${value('label', 'varchar')}, ${value('secretHash', 'varchar')}, 'ACTIVE', ${value('scopes', 'integer')},
+        ${value('expiresAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}, ${value('updatedAt', 'timestamptz')}
+      WHERE (${usable(sql`expires_at IS NULL`)}) + (${usable(sql`expires_at > ${param('createdAt')}`)}) < ${param('cap')}
+        AND EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
+          WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')})
+      RETURNING id`);
+    const lock = db.transactionLock(
+      OWNER_LOCK_CLASS,
+      sql`${db.cast(param('userId'), 'text')} || '/' || ${db.cast(param('organizationId'), 'text')}`,
+    );
+    this.ownerLock = lock === null ? null : db.prepare(lock);
   }
 
   /** Stores the key unless its owner has `cap` usable keys besides `replacing`, or is no longer a member. */
   async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction, replacing?: string): Promise<boolean> {
     await this.lockOwner(key, tx);
-    const now = key.createdAt.toISOString();
-    // The new key's own id stands for "no key replaced": it is not stored yet, so it excludes nothing.
-    const excluded = replacing ?? key.id;
-    const rows = await tx.query<Array<{ id: string }>>(this.insertWithinCapSql, [
-      key.id,
-      key.organizationId,
-      key.userId,
-      key.label,
-      key.secretHash,
-      key.scopes,
-      key.expiresAt === null ? null : key.expiresAt.toISOString(),
-      now,
-      key.updatedAt.toISOString(),
-      key.userId,
-      key.organizationId,
-      excluded,
+    const rows = await this.db.run(tx, this.insertWithinCap, {
+      id: key.id,
+      organizationId: key.organizationId,
+      userId: key.userId,
+      label: key.label,
+      secretHash: key.secretHash,
+      scopes: key.scopes,
+      expiresAt: key.expiresAt === null ? null : key.expiresAt.toISOString(),
+      createdAt: key.createdAt.toISOString(),
+      updatedAt: key.updatedAt.toISOString(),
+      // The new key's own id stands for "no key replaced": it is not stored yet, so it excludes nothing.
+      excluded: replacing ?? key.id,
       cap,
-      key.userId,
-      key.organizationId,
-      now,
-      excluded,
-      cap,
-      cap,
-      key.organizationId,
-      key.userId,
-    ]);
+    });
     return rows.length === 1;
   }
 
-  /** PostgreSQL: the owner's creations, rotations and removal run one after another (re-entrant within `tx`). */
+  /** The owner's creations, rotations and removal run one after another (re-entrant within `tx`). */
   async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
-    if (this.postgres) await tx.query(this.ownerLockSql, [owner.userId, owner.organizationId]);
+    if (this.ownerLock !== null) {
+      await this.db.run(tx, this.ownerLock, { userId: owner.userId, organizationId: owner.organizationId });
+    }
   }
 
   /** A rotation's old key, if still usable: revoked, or expiring at min(its expiry, graceEndsAt); false: unchanged. */
@@ -184,15 +203,8 @@ export class ApiKeysRepository {
   /** A page of the owner's keys, newest first (created_at, then id, descending), and their count in the list window. */
   async findPageByOwner(owner: OwnerIds, query: KeyPageQuery): Promise<KeyPage> {
     const { userId, organizationId } = owner;
-    const rows = await this.rows<ListRow>(query.includeRevoked ? this.listSql.all : this.listSql.active, [
-      userId,
-      organizationId,
-      userId,
-      organizationId,
-      query.limit,
-      query.offset,
-    ]);
-    return toPage(rows);
+    const statement = query.includeRevoked ? this.list.all : this.list.active;
+    return toPage(await this.db.rows<ListRow, OwnerListArgs>(statement, { userId, organizationId, ...page(query) }));
   }
 
   /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */
@@ -208,10 +220,6 @@ export class ApiKeysRepository {
       })
       .execute();
     return (result.affected ?? 0) > 0;
-  }
-
-  private rows<Row>(sql: string, parameters: unknown[]): Promise<Row[]> {
-    return this.read<Row>(sql, parameters);
   }
 
   /** The labels of these keys of the organization (the audit log shows them beside the key ids). */

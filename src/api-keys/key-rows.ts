@@ -1,5 +1,6 @@
 import { LIST_WINDOW } from '../common/pagination';
 import { toDate } from '../database/columns';
+import { param, raw, sql, Sql } from '../database/sql';
 import { ApiKey, ApiKeyStatus } from './api-key.entity';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
@@ -74,21 +75,25 @@ export function toPage(rows: ListRow[]): KeyPage {
   };
 }
 
+/** The window and page of a list statement: `limit` and `offset` of the page. */
+export interface PageArgs {
+  limit: number;
+  offset: number;
+}
+
+export function page(query: KeyPageQuery): PageArgs {
+  return { limit: query.limit, offset: query.offset };
+}
+
 /**
- * One page of keys and their count in the list window, in one statement (docs/adr/0010-data-access-repositories.md):
- * `scope` is the condition on the keys listed, with `width` placeholders from `first` on; `from` may name an index.
+ * One page of the keys `scope` selects and their count in the list window, in one statement
+ * (docs/adr/0010-data-access-repositories.md); `from` may name an index, `windowOrder` orders the window as the page.
  */
-export function keyListSql(
-  p: (n: number) => string,
-  scope: (first: number) => string,
-  width: number,
-  from = 'api_keys',
-  windowOrder = '',
-): string {
-  const window = `SELECT 1 FROM ${from} WHERE ${scope(1)} ${windowOrder} LIMIT ${LIST_WINDOW}`;
-  const page = `SELECT ${COLUMNS} FROM ${from} WHERE ${scope(1 + width)}
-    ORDER BY created_at DESC, id DESC LIMIT ${p(1 + 2 * width)} OFFSET ${p(2 + 2 * width)}`;
-  return `SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
-    LEFT JOIN (${page}) p ON 1 = 1
+export function keyListSql(scope: Sql, from: Sql = raw('api_keys'), windowOrder = ''): Sql {
+  const window = sql`SELECT 1 FROM ${from} WHERE ${scope} ${raw(windowOrder)} LIMIT ${raw(String(LIST_WINDOW))}`;
+  const rows = sql`SELECT ${raw(COLUMNS)} FROM ${from} WHERE ${scope}
+    ORDER BY created_at DESC, id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`;
+  return sql`SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
+    LEFT JOIN (${rows}) p ON 1 = 1
     ORDER BY p.created_at DESC, p.id DESC`;
 }

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { toDate } from '../database/columns';
-import { placeholders } from '../database/sql';
+import { Dialect, join, Param, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import { AuditAction, AuditEvent } from './audit-event.entity';
 import type { AuditPosition } from './audit-cursor';
-import { isoMicros, isoMillisCeil, Micros } from './instants';
+import type { Micros } from './instants';
 
 /** What a page of one organization's events is narrowed to (every field optional, all must hold). */
 export interface AuditEventFilters {
@@ -23,11 +23,11 @@ export interface PositionedAuditEvent {
   position: AuditPosition;
 }
 
-/** A row of audit_events as a raw query returns it (occurred_us on PostgreSQL only). */
+/** A row of audit_events as a raw query returns it, with occurred_at in microseconds. */
 interface AuditEventRow {
   id: string;
   occurred_at: Date | string;
-  occurred_us?: string | number;
+  occurred_us: string | number;
   action: AuditAction;
   organization_id: string | null;
   actor_user_id: string | null;
@@ -74,20 +74,16 @@ const INSERT_CHUNK = 500;
 @Injectable()
 export class AuditRepository {
   private readonly dataSource: DataSource;
-  private readonly postgres: boolean;
-  private readonly pruneSql: string;
+  private readonly db: Dialect;
+  private readonly prune: Statement<{ cutoff: string; limit: number }>;
 
   constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {
     this.dataSource = events.manager.connection;
-    this.postgres = this.dataSource.options.type === 'postgres';
-    const p = placeholders(this.dataSource);
+    this.db = Dialect.of(this.dataSource);
     // SKIP LOCKED: concurrent pruners delete different rows instead of waiting (docs/operations.md#retention).
-    this.pruneSql = this.postgres
-      ? `DELETE FROM audit_events WHERE id IN (
-           SELECT id FROM audit_events WHERE occurred_at < ${p(1)} ORDER BY occurred_at LIMIT ${p(2)}
-           FOR UPDATE SKIP LOCKED)`
-      : `DELETE FROM audit_events WHERE id IN (
-           SELECT id FROM audit_events WHERE occurred_at < ${p(1)} ORDER BY occurred_at LIMIT ${p(2)})`;
+    this.prune = this.db.prepare(sql`DELETE FROM audit_events WHERE id IN (
+      SELECT id FROM audit_events WHERE occurred_at < ${param('cutoff')} ORDER BY occurred_at LIMIT ${param('limit')}
+      ${this.db.skipLocked})`);
   }
 
   /** Inside `tx` when given: the entry is stored with the change it records, or not at all. */
@@ -120,29 +116,27 @@ export class AuditRepository {
     after: AuditPosition | undefined,
     limit: number,
   ): Promise<PositionedAuditEvent[]> {
-    const p = placeholders(this.dataSource);
-    const parameters: unknown[] = [organizationId];
-    const next = (value: unknown): string => {
-      parameters.push(value);
-      return p(parameters.length);
+    const db = this.db;
+    const args: Record<string, unknown> = { organizationId, limit };
+    const conditions = [sql`organization_id = ${param('organizationId')}`];
+    const condition = (name: string, value: unknown, text: (value: Param) => Sql): void => {
+      args[name] = value;
+      conditions.push(text(param(name)));
     };
-    // SQLite stores toISOString text (ordered as time); a bound rounded up to the millisecond
-    // selects the same rows as the exact instant. PostgreSQL gets the exact microsecond.
-    const instant = (micros: Micros): string => (this.postgres ? isoMicros(micros) : isoMillisCeil(micros));
-    const conditions = [`organization_id = ${p(1)}`];
-    if (filters.action !== undefined) conditions.push(`action = ${next(filters.action)}`);
-    if (filters.actorUserId !== undefined) conditions.push(`actor_user_id = ${next(filters.actorUserId)}`);
-    if (filters.targetId !== undefined) conditions.push(`target_id = ${next(filters.targetId)}`);
-    if (filters.since !== undefined) conditions.push(`occurred_at >= ${next(instant(filters.since))}`);
+    if (filters.action !== undefined) condition('action', filters.action, (v) => sql`action = ${v}`);
+    if (filters.actorUserId !== undefined) condition('actor', filters.actorUserId, (v) => sql`actor_user_id = ${v}`);
+    if (filters.targetId !== undefined) condition('target', filters.targetId, (v) => sql`target_id = ${v}`);
+    if (filters.since !== undefined) condition('since', db.instant(filters.since), (v) => sql`occurred_at >= ${v}`);
     if (after === undefined) {
-      if (filters.until !== undefined) conditions.push(`occurred_at < ${next(instant(filters.until))}`);
+      if (filters.until !== undefined) condition('until', db.instant(filters.until), (v) => sql`occurred_at < ${v}`);
     } else {
       // Row-value comparison starts the index range at the position. `until` is left out: the position
       // already precedes it, and with both a database could scan from `until` up to the position.
-      conditions.push(
-        this.postgres
-          ? `(occurred_at, id) < (${next(isoMicros(after.occurredAt))}::timestamptz, ${next(after.id)}::uuid)`
-          : `(occurred_at, id) < (${next(new Date(after.occurredAt / 1000).toISOString())}, ${next(after.id)})`,
+      args.afterId = after.id;
+      condition(
+        'afterAt',
+        db.instant(after.occurredAt),
+        (v) => sql`(occurred_at, id) < (${db.cast(v, 'timestamptz')}, ${db.cast(param('afterId'), 'uuid')})`,
       );
     }
     const index =
@@ -153,17 +147,14 @@ export class AuditRepository {
           : filters.action !== undefined
             ? INDEX.action
             : INDEX.newest;
-    const from = this.postgres ? 'audit_events' : `audit_events INDEXED BY ${index}`;
-    const micros = this.postgres ? ', (extract(epoch FROM occurred_at) * 1000000)::int8 AS occurred_us' : '';
-    const sql = `SELECT ${COLUMNS}${micros} FROM ${from}
-      WHERE ${conditions.join(' AND ')}
-      ORDER BY occurred_at DESC, id DESC LIMIT ${next(limit)}`;
-    const rows = await this.dataSource.query<AuditEventRow[]>(sql, parameters);
+    // occurred_us: PostgreSQL keeps microseconds, which the driver's Date drops.
+    const statement = db.prepare(sql`SELECT ${raw(COLUMNS)}, ${db.epochMicros('occurred_at')} AS occurred_us
+      FROM ${db.table('audit_events', index)} WHERE ${join(conditions, ' AND ')}
+      ORDER BY occurred_at DESC, id DESC LIMIT ${param('limit')}`);
+    const rows = await db.rows<AuditEventRow, Record<string, unknown>>(statement, args);
     return rows.map((row) => {
       const event = toAuditEvent(row);
-      // PostgreSQL keeps microseconds, which the driver's Date drops; SQLite keeps what the service wrote (ms).
-      const occurredAt = row.occurred_us === undefined ? event.occurredAt.getTime() * 1000 : Number(row.occurred_us);
-      return { event, position: { occurredAt, id: row.id } };
+      return { event, position: { occurredAt: Number(row.occurred_us), id: row.id } };
     });
   }
 
@@ -171,7 +162,11 @@ export class AuditRepository {
   async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
     const runner = this.dataSource.createQueryRunner();
     try {
-      const result = await runner.query(this.pruneSql, [cutoff.toISOString(), limit], true);
+      const result = await runner.query(
+        this.prune.text,
+        this.prune.values({ cutoff: cutoff.toISOString(), limit }),
+        true,
+      );
       return result.affected ?? 0;
     } finally {
       await runner.release();

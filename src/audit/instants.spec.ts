@@ -1,4 +1,5 @@
-import { isoMicros, isoMillisCeil, parseInstant } from './instants';
+import { isoMicros, isoMillisCeil } from '../database/sql';
+import { parseInstant } from './instants';
 
 describe('audit instants', () => {
   const ms = (text: string): number => Date.parse(text) * 1000;

@@ -43,15 +43,3 @@ export function parseInstant(text: string): Micros | null {
 export function microsOf(date: Date): Micros {
   return date.getTime() * 1000;
 }
-
-/** Exact, for PostgreSQL's timestamptz. */
-export function isoMicros(micros: Micros): string {
-  const ms = Math.floor(micros / 1000);
-  const rest = micros - ms * 1000;
-  return `${new Date(ms).toISOString().slice(0, -1)}${String(rest).padStart(3, '0')}Z`;
-}
-
-/** SQLite stores toISOString text; rounding up to the ms selects the same values as the exact instant. */
-export function isoMillisCeil(micros: Micros): string {
-  return new Date(Math.ceil(micros / 1000)).toISOString();
-}

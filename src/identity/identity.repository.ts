@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, In, Repository } from 'typeorm';
 import { toDate } from '../database/columns';
-import { placeholders, RowReader, rowReader } from '../database/sql';
+import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
@@ -17,12 +17,17 @@ import { Organization, OrganizationSettings } from './organization.entity';
 import type { Role } from './roles';
 import { User } from './user.entity';
 
+interface MemberArgs {
+  organizationId: string;
+  userId: string;
+}
+
 /** Every query on organizations, users and memberships; the Bearer path's reads have fixed SQL. */
 @Injectable()
 export class IdentityRepository {
-  private readonly sessionSql: string;
-  private readonly accessSql: string;
-  private readonly read: RowReader;
+  private readonly db: Dialect;
+  private readonly session: Statement<MemberArgs>;
+  private readonly access: Statement<MemberArgs>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -31,20 +36,20 @@ export class IdentityRepository {
     @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
     private readonly unitOfWork: UnitOfWork,
   ) {
-    const p = placeholders(dataSource);
-    this.read = rowReader(dataSource);
-    this.sessionSql = `SELECT role, created_at, sessions_valid_after FROM memberships
-      WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
-    this.accessSql = `SELECT role, access_token_lifetime FROM ${MEMBER_ACCESS_VIEW}
-      WHERE organization_id = ${p(1)} AND user_id = ${p(2)}`;
+    this.db = Dialect.of(dataSource);
+    const member = sql`organization_id = ${param('organizationId')} AND user_id = ${param('userId')}`;
+    this.session = this.db.prepare(sql`SELECT role, created_at, sessions_valid_after FROM memberships WHERE ${member}`);
+    this.access = this.db.prepare(
+      sql`SELECT role, access_token_lifetime FROM ${raw(MEMBER_ACCESS_VIEW)} WHERE ${member}`,
+    );
   }
 
   /** The role and the earliest issue time of a session token still valid (every session-token request). */
   async findSessionAccess(organizationId: string, userId: string): Promise<SessionAccess | null> {
-    const rows = await this.read<{ role: Role; created_at: Date | string; sessions_valid_after: Date | string | null }>(
-      this.sessionSql,
-      [organizationId, userId],
-    );
+    const rows = await this.db.rows<
+      { role: Role; created_at: Date | string; sessions_valid_after: Date | string | null },
+      MemberArgs
+    >(this.session, { organizationId, userId });
     const row = rows[0];
     if (row === undefined) return null;
     const began = Math.floor(toDate(row.created_at).getTime() / 1000);
@@ -60,7 +65,7 @@ export class IdentityRepository {
   }
 
   async findAccess(organizationId: string, userId: string): Promise<MembershipAccess | null> {
-    const rows = await this.read<MemberAccessColumns>(this.accessSql, [organizationId, userId]);
+    const rows = await this.db.rows<MemberAccessColumns, MemberArgs>(this.access, { organizationId, userId });
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
   }
 

@@ -1,4 +1,6 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { AuditEventFilters, AuditRepository } from '../../src/audit/audit.repository';
 import { auditEvent, seedAuditEvents } from '../support/audit-events';
 import { explain } from '../support/query-plans';
@@ -39,7 +41,7 @@ describe(`audit_events query plans on ${DATABASE_KIND}`, () => {
   afterAll(() => t.close());
   afterEach(() => jest.restoreAllMocks());
 
-  /** The plan of the first statement `run` sends (through DataSource.query or a query runner). */
+  /** The plan of the first statement `run` sends (through DataSource.query, a query runner or pg's pool). */
   async function planOf(run: () => Promise<unknown>): Promise<string> {
     const calls: Array<[string, unknown[]]> = [];
     const query = dataSource.query.bind(dataSource);
@@ -47,6 +49,14 @@ describe(`audit_events query plans on ${DATABASE_KIND}`, () => {
       calls.push([sql, (parameters as unknown[] | undefined) ?? []]);
       return query(sql, parameters as unknown[]);
     });
+    if (dataSource.options.type === 'postgres') {
+      const pool = (dataSource.driver as PostgresDriver).master as Pool;
+      const poolQuery = pool.query.bind(pool) as (sql: string, parameters: unknown[]) => Promise<unknown>;
+      jest.spyOn(pool, 'query').mockImplementation((sql: string, parameters: unknown[]) => {
+        calls.push([sql, parameters ?? []]);
+        return poolQuery(sql, parameters);
+      });
+    }
     const createQueryRunner = dataSource.createQueryRunner.bind(dataSource);
     jest.spyOn(dataSource, 'createQueryRunner').mockImplementation((mode) => {
       const runner = createQueryRunner(mode);

@@ -29,7 +29,7 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
 
   afterAll(() => t.close());
 
-  /** The calls that reach the database: the pool on PostgreSQL, DataSource.query on SQLite (rowReader). */
+  /** The calls that reach the database: the pool on PostgreSQL, DataSource.query on SQLite (Dialect.rows). */
   function spyOnQueries(): jest.SpyInstance {
     if (DATABASE_KIND === 'sqlite') return jest.spyOn(dataSource, 'query');
     return jest.spyOn((dataSource.driver as PostgresDriver).master as Pool, 'query');

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { idListCondition, placeholders, rowReader, RowReader } from '../../database/sql';
+import { Dialect, param, sql, Statement } from '../../database/sql';
 import type { Transaction } from '../../database/unit-of-work';
 import type { ApiKeyStatus } from '../api-key.entity';
 
@@ -16,34 +16,32 @@ export interface ExposableKey {
 /** The two statements of a report of exposed keys (docs/api.md#post-v1api-keysexposed), on the primary key. */
 @Injectable()
 export class ExposedKeysRepository {
-  private readonly read: RowReader;
-  private readonly findSql: string;
-  private readonly revokeSql: string;
-  private readonly bindIds: (ids: readonly string[]) => unknown;
+  private readonly db: Dialect;
+  private readonly find: Statement<{ ids: readonly string[] }>;
+  private readonly revoke: Statement<{ ids: readonly string[]; at: string }>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
-    this.read = rowReader(dataSource);
-    const p = placeholders(dataSource);
-    const findIds = idListCondition(dataSource, 'id', 1);
-    const revokeIds = idListCondition(dataSource, 'id', 3);
-    const update = `UPDATE api_keys SET status = 'REVOKED', revoked_at = ${p(1)}, updated_at = ${p(2)}
-      WHERE ${revokeIds.sql} AND status = 'ACTIVE' RETURNING id, organization_id`;
-    this.findSql = `SELECT id, organization_id, secret_hash, status FROM api_keys WHERE ${findIds.sql}`;
-    // PostgreSQL answers an UPDATE ... RETURNING through TypeORM as [rows, count]; as a CTE it is a SELECT.
-    this.revokeSql =
-      dataSource.options.type === 'postgres'
-        ? `WITH revoked AS (${update}) SELECT id, organization_id FROM revoked`
-        : update;
-    this.bindIds = (ids) => findIds.bind(ids);
+    const db = Dialect.of(dataSource);
+    this.db = db;
+    this.find = db.prepare(
+      sql`SELECT id, organization_id, secret_hash, status FROM api_keys WHERE ${db.idIn('id', 'ids')}`,
+    );
+    this.revoke = db.prepare(
+      db.returning(
+        sql`UPDATE api_keys SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
+          WHERE ${db.idIn('id', 'ids')} AND status = 'ACTIVE' RETURNING id, organization_id`,
+        'id, organization_id',
+      ),
+    );
   }
 
   /** The keys with these ids, whoever owns them, with what a report compares: one query for the whole report. */
   async findSecretsByIds(ids: readonly string[]): Promise<ExposableKey[]> {
     if (ids.length === 0) return [];
-    const rows = await this.read<{ id: string; organization_id: string; secret_hash: string; status: ApiKeyStatus }>(
-      this.findSql,
-      [this.bindIds(ids)],
-    );
+    const rows = await this.db.rows<
+      { id: string; organization_id: string; secret_hash: string; status: ApiKeyStatus },
+      { ids: readonly string[] }
+    >(this.find, { ids });
     return rows.map((row) => ({
       id: row.id,
       organizationId: row.organization_id,
@@ -61,12 +59,11 @@ export class ExposedKeysRepository {
     at: Date,
     tx: Transaction,
   ): Promise<Array<Pick<ExposableKey, 'id' | 'organizationId'>>> {
-    const when = at.toISOString();
-    const rows = await tx.query<Array<{ id: string; organization_id: string }>>(this.revokeSql, [
-      when,
-      when,
-      this.bindIds(ids),
-    ]);
+    const rows = await this.db.run<{ id: string; organization_id: string }, { ids: readonly string[]; at: string }>(
+      tx,
+      this.revoke,
+      { ids, at: at.toISOString() },
+    );
     return rows.map((row) => ({ id: row.id, organizationId: row.organization_id }));
   }
 }
