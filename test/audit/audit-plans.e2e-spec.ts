@@ -50,9 +50,12 @@ describe(`audit_events query plans on ${DATABASE_KIND}`, () => {
       return query(sql, parameters as unknown[]);
     });
     if (dataSource.options.type === 'postgres') {
-      const pool = (dataSource.driver as PostgresDriver).master as Pool;
-      const poolQuery = pool.query.bind(pool) as (sql: string, parameters: unknown[]) => Promise<unknown>;
-      jest.spyOn(pool, 'query').mockImplementation((sql: string, parameters: unknown[]) => {
+      // Dialect.rows reads through pg's pool (the promise form of its query).
+      const pool = (dataSource.driver as PostgresDriver).master as Pool as unknown as {
+        query: (sql: string, parameters: unknown[]) => Promise<unknown>;
+      };
+      const poolQuery = pool.query.bind(pool);
+      jest.spyOn(pool, 'query').mockImplementation((sql, parameters) => {
         calls.push([sql, parameters ?? []]);
         return poolQuery(sql, parameters);
       });
