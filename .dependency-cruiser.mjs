@@ -13,11 +13,15 @@ export const MAY_USE = {
   integrations: ['identity', 'audit', 'metrics'],
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
-  auth: ['api-keys', 'identity', 'audit', 'metrics'],
+  // The registry of resource servers: the operator's CLI writes it, auth and oauth read it.
+  'resource-servers': [],
+  auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers'],
+  // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
+  oauth: ['auth', 'api-keys', 'identity', 'resource-servers'],
   // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
   // the services of the modules it administers (api-keys: a member's removal revokes their keys);
   // no module uses it.
-  cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in'],
+  cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in', 'resource-servers'],
   // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics).
   'console-sign-in': ['auth', 'identity', 'audit', 'metrics'],
   // Health only needs @Public() from identity's access vocabulary.

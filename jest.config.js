@@ -10,6 +10,10 @@ const esmPackages = [
   '@borewit',
   'uint8array-extras',
   'uid',
+  // The independent OAuth/JOSE clients the interop tests use.
+  'jose',
+  'oauth4webapi',
+  'openid-client',
 ];
 module.exports = {
   testEnvironment: 'node',

@@ -326,6 +326,80 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/.well-known/oauth-authorization-server': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** OAuth 2.0 authorization-server metadata (RFC 8414) */
+    get: operations['MetadataController_document'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4) */
+    post: operations['OAuthTokenController_token'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth/introspect': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A token's live state, for a registered resource server (RFC 7662) */
+    post: operations['IntrospectionController_introspect'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/forward-auth': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    get: operations['ForwardAuthController_check_get'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    put: operations['ForwardAuthController_check_put'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    post: operations['ForwardAuthController_check_post'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    delete: operations['ForwardAuthController_check_delete'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    options: operations['ForwardAuthController_check_options'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    head: operations['ForwardAuthController_check_head'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    patch: operations['ForwardAuthController_check_patch'];
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -626,6 +700,11 @@ export interface components {
       scope?: string;
       /** @description The token's lifetime in seconds, at most the organization's access-token lifetime and the time left before the key expires */
       expires_in?: number;
+      /**
+       * @description A registered resource server's audience (RFC 8707): the token's `aud`, accepted there and nowhere else. Absent: the default audience (Gatehouse itself). Unknown: 400 `unknown resource`.
+       * @example https://api.example.com
+       */
+      resource?: string;
     };
     AccessTokenResponse: {
       /** @description JWT (ES256, `typ: at+jwt`) to send as `Authorization: Bearer <token>` */
@@ -865,6 +944,22 @@ export interface components {
         | 'integrations:write'
         | 'organization:write'
       )[];
+    };
+    OAuthErrorBody: {
+      /**
+       * @example invalid_client
+       * @enum {string}
+       */
+      error:
+        | 'invalid_request'
+        | 'invalid_client'
+        | 'invalid_scope'
+        | 'invalid_target'
+        | 'unsupported_grant_type'
+        | 'temporarily_unavailable'
+        | 'server_error';
+      /** @example invalid api key credentials */
+      error_description?: string;
     };
   };
   responses: never;
@@ -2267,6 +2362,549 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MetadataController_document: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The metadata document */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+    };
+  };
+  OAuthTokenController_token: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @enum {string} */
+          grant_type: 'client_credentials';
+          /** @description The API key id (client_secret_post; or HTTP Basic) */
+          client_id?: string;
+          /** @description The whole API key (client_secret_post; or HTTP Basic) */
+          client_secret?: string;
+          /** @description Permission names separated by spaces, among the key's scopes */
+          scope?: string;
+          /** @description A registered resource server's audience (RFC 8707) */
+          resource?: string;
+        };
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessTokenResponse'];
+        };
+      };
+      /** @description invalid_request, unsupported_grant_type, invalid_scope, invalid_target */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description invalid_client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description temporarily_unavailable (failure limit) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+    };
+  };
+  IntrospectionController_introspect: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @description The access token */
+          token: string;
+          /** @description Accepted and ignored: Gatehouse has one kind of token here */
+          token_type_hint?: string;
+          /** @description The resource server's client_id (client_secret_post; or HTTP Basic) */
+          client_id?: string;
+          /** @description Its client_secret */
+          client_secret?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description `{ "active": false }`, or the active token's claims with its scope now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description invalid_request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description invalid_client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_get: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_put: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_post: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_delete: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_options: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_head: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_patch: {
+    parameters: {
+      query?: {
+        /** @description The audience the gateway protects (default: the default audience) */
+        audience?: unknown;
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: unknown;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
       };
       /** @description UNAUTHENTICATED (with WWW-Authenticate) */
       401: {

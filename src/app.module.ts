@@ -16,6 +16,7 @@ import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
+import { OAuthModule } from './oauth/oauth.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
@@ -44,6 +45,7 @@ export class AppModule {
         OrganizationSettingsModule,
         AuditModule,
         ConsoleSignInModule,
+        OAuthModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { ResourceServersService } from './resource-servers/resource-servers.service';
 import 'reflect-metadata';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -84,6 +85,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         settings: app.get(OrganizationSettingsService),
         consoleSignIn: app.get(ConsoleSignInService),
         organizationKeys: app.get(OrganizationKeysService),
+        resourceServers: app.get(ResourceServersService),
       };
       const hadOrganizations = await services.identity.hasOrganizations();
       stdout += `${JSON.stringify(await command(services))}\n`;

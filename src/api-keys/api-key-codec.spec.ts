@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
-import { ApiKeyCodec, SecretHasher } from './api-key-codec';
+import { ApiKeyCodec } from './api-key-codec';
+import { SecretHasher } from '../common/secret-hasher';
 
 describe('ApiKeyCodec', () => {
   const codec = new ApiKeyCodec('dev');

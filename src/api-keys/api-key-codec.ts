@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -48,25 +48,5 @@ export class ApiKeyCodec {
     // bits zero. A non-canonical spelling is not a key we issued.
     if (Buffer.from(secret, 'base64url').toString('base64url') !== secret) return null;
     return { keyId: hexToUuid(hexId), secret };
-  }
-}
-
-/** HMAC-SHA256 of the secret under the server-side pepper; only this is stored. */
-export class SecretHasher {
-  private readonly pepper: Buffer;
-
-  constructor(pepper: string) {
-    this.pepper = Buffer.from(pepper, 'utf8');
-  }
-
-  hash(secret: string): string {
-    return createHmac('sha256', this.pepper).update(secret).digest('hex');
-  }
-
-  /** Constant-time comparison of a presented secret with a stored hash. */
-  matches(secret: string, storedHash: string): boolean {
-    const expected = Buffer.from(storedHash, 'hex');
-    const actual = createHmac('sha256', this.pepper).update(secret).digest();
-    return expected.length === actual.length && timingSafeEqual(expected, actual);
   }
 }

@@ -15,9 +15,19 @@ import { TokenService } from './token.service';
 import { KeyExchangeRules } from './key-exchange';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
+import { ResourceServersModule } from '../resource-servers/resource-servers.module';
+import { TokenExchangeService } from './token-exchange.service';
 
 @Module({
-  imports: [JwtModule.register({}), ApiKeysModule, IdentityModule, AuditModule, RateLimitStorageModule, MetricsModule],
+  imports: [
+    JwtModule.register({}),
+    ApiKeysModule,
+    IdentityModule,
+    AuditModule,
+    RateLimitStorageModule,
+    MetricsModule,
+    ResourceServersModule,
+  ],
   controllers: [TokenController, JwksController],
   providers: [
     TokenService,
@@ -26,8 +36,9 @@ import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
     KeyExchangeRules,
     ApiKeyGuard,
     TokenAttemptLimiter,
+    TokenExchangeService,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],
-  exports: [TokenService],
+  exports: [TokenService, TokenExchangeService, PrincipalService],
 })
 export class AuthModule {}

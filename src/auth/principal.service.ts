@@ -4,7 +4,13 @@ import { unauthenticatedBearer } from '../common/errors';
 import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
 import { roleMask } from '../identity/roles';
-import { TokenService } from './token.service';
+import { TokenClaims, TokenService, VerifiedToken } from './token.service';
+
+/** An access token's live principal and the claims it carries (introspection answers with both). */
+export interface TokenPrincipal {
+  principal: Principal;
+  claims: TokenClaims;
+}
 
 /**
  * A Bearer token as a principal: every request re-reads the membership and an access token's key, so a revocation or
@@ -21,18 +27,37 @@ export class PrincipalService {
   async fromBearerToken(token: string): Promise<Principal> {
     const verified = this.tokens.authenticate(token);
     if (verified === null) throw unauthenticatedBearer();
+    const principal = await this.fromVerified(verified);
+    if (principal === null) throw unauthenticatedBearer();
+    return principal;
+  }
+
+  /**
+   * An access token's live principal for a resource server (introspection, forward auth): null unless it is an
+   * access token of ours for one of `audiences`, its key usable and its owner a member, read now.
+   */
+  async forResourceServer(token: string, audiences: readonly string[]): Promise<TokenPrincipal | null> {
+    const verified = this.tokens.verifiedToken(token);
+    if (verified === null || verified.claims.token_use !== 'access' || !audiences.includes(verified.claims.aud)) {
+      return null;
+    }
+    const principal = await this.fromVerified(verified);
+    return principal === null ? null : { principal, claims: verified.claims };
+  }
+
+  private async fromVerified(verified: VerifiedToken): Promise<Principal | null> {
     const { claims } = verified;
     const owner = { userId: claims.sub, organizationId: claims.org };
     if (claims.akid === undefined) {
       const access = await this.identity.sessionAccess(claims.org, claims.sub);
       // Signed out, or removed and added back, since the token was issued.
-      if (access === null || !(claims.iat >= access.minIssuedAt)) throw unauthenticatedBearer();
+      if (access === null || !(claims.iat >= access.minIssuedAt)) return null;
       const { role } = access;
       return { ...owner, role, permissions: roleMask(role), tokenUse: claims.token_use };
     }
     // One query: the key's status, expiry and scopes come with the owner's membership.
     const found = await this.exchange.usableKey(claims.akid, owner);
-    if (found === null) throw unauthenticatedBearer();
+    if (found === null) return null;
     const { role } = found.ownerAccess;
     return {
       ...owner,

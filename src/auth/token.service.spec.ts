@@ -72,7 +72,7 @@ describe('TokenService', () => {
       const token = await tokens.mint(access);
       const claims = tokens.verify(token);
       expect(claims).toStrictEqual({
-        iss: 'gatehouse',
+        iss: 'http://localhost:3000',
         aud: 'gatehouse',
         sub: access.userId,
         org: access.organizationId,
@@ -81,6 +81,7 @@ describe('TokenService', () => {
         exp: expect.any(Number),
         token_use: 'access',
         akid: access.apiKeyId,
+        client_id: access.apiKeyId,
         scope: 'api_keys:read integrations:read',
       });
       expect(claims!.exp - claims!.iat).toBe(1800);
@@ -231,8 +232,17 @@ describe('TokenService', () => {
     });
 
     it('another issuer or audience', async () => {
-      expect(tokens.verify(await service({ key, env: { JWT_ISSUER: 'other' } }).mint(session))).toBeNull();
+      expect(
+        tokens.verify(await service({ key, env: { JWT_ISSUER: 'https://other.example' } }).mint(session)),
+      ).toBeNull();
       expect(tokens.verify(await service({ key, env: { JWT_AUDIENCE: 'other' } }).mint(session))).toBeNull();
+    });
+
+    it("a resource server's audience: not Gatehouse's (authenticate), but a valid token of ours (verifiedToken)", async () => {
+      const token = await tokens.mint({ ...access, audience: 'https://orders.example.com' });
+      expect(tokens.verify(token)).toBeNull();
+      expect(tokens.authenticate(token, 'https://orders.example.com')?.claims.aud).toBe('https://orders.example.com');
+      expect(tokens.verifiedToken(token)?.claims.aud).toBe('https://orders.example.com');
     });
 
     it.each([

@@ -22,6 +22,8 @@ export interface TokenClaims {
   exp: number;
   token_use: TokenUse;
   akid?: string;
+  /** Access tokens: the API key id, as `akid` (RFC 9068 section 2.2). */
+  client_id?: string;
   /** Access tokens: the granted permissions, space-separated, in catalogue order (docs/api.md#scopes). */
   scope?: string;
 }
@@ -43,6 +45,8 @@ export interface MintRequest {
   scope?: string;
   /** The issue time in milliseconds (default: now); access tokens use the instant the key was checked at. */
   issuedAtMs?: number;
+  /** `aud`: a registered resource server's audience (RFC 8707); default: JWT_AUDIENCE. */
+  audience?: string;
 }
 
 /** An authenticated POST /v1/token (ApiKeyGuard): the key, its owner and what a token of it may get. */
@@ -66,6 +70,8 @@ export interface ApiKeyExchange {
 export interface TokenNarrowing {
   scope?: string;
   expiresIn?: number;
+  /** RFC 8707: a registered resource server's audience, the token's `aud`. */
+  resource?: string;
 }
 
 /** What an access token gets: its `scope` and lifetime. */
@@ -88,6 +94,7 @@ function isClaims(payload: unknown): payload is TokenClaims {
     typeof p.org === 'string' &&
     UUID.test(p.org) &&
     typeof p.jti === 'string' &&
+    typeof p.aud === 'string' &&
     typeof p.exp === 'number';
   if (!common) return false;
   if (p.token_use === 'session') return p.akid === undefined && p.scope === undefined;
@@ -110,7 +117,8 @@ export class TokenService {
   readonly keys: SigningKeys;
   private readonly verified = new Map<string, VerifiedToken>();
   private readonly issuer: string;
-  private readonly audience: string;
+  /** The default audience: Gatehouse's own API accepts only tokens for it. */
+  readonly audience: string;
 
   constructor(
     private readonly jwt: JwtService,
@@ -143,7 +151,7 @@ export class TokenService {
     const iat = Math.floor((request.issuedAtMs ?? Date.now()) / 1000);
     const claims: TokenClaims = {
       iss: this.issuer,
-      aud: this.audience,
+      aud: request.audience ?? this.audience,
       sub: request.userId,
       org: request.organizationId,
       jti: randomUUID(),
@@ -151,16 +159,26 @@ export class TokenService {
       exp: iat + request.lifetimeSeconds,
       token_use: request.tokenUse,
     };
-    if (request.apiKeyId !== undefined) claims.akid = request.apiKeyId;
+    if (request.apiKeyId !== undefined) {
+      claims.akid = request.apiKeyId;
+      claims.client_id = request.apiKeyId;
+    }
     if (request.scope !== undefined) claims.scope = request.scope;
     return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid, joseType(request.tokenUse));
   }
 
   /**
-   * Claims of a valid token of ours, or null. Verified tokens are remembered until they expire, so the ECDSA check
-   * runs once per token; membership and key status are still read on every request (docs/performance.md).
+   * Claims of a valid token of ours for `audience` (default: the default audience), or null. Verified tokens are
+   * remembered until they expire, so the ECDSA check runs once per token; membership and key status are still read on
+   * every request (docs/performance.md).
    */
-  authenticate(token: string): VerifiedToken | null {
+  authenticate(token: string, audience: string = this.audience): VerifiedToken | null {
+    const verified = this.verifiedToken(token);
+    return verified !== null && verified.claims.aud === audience ? verified : null;
+  }
+
+  /** A valid token of ours whatever its audience (introspection and forward auth check the audience themselves). */
+  verifiedToken(token: string): VerifiedToken | null {
     const known = this.verified.get(token);
     if (known !== undefined) {
       if (Math.floor(Date.now() / 1000) < known.claims.exp) return known;
@@ -195,7 +213,6 @@ export class TokenService {
         publicKey: key as unknown as Buffer,
         algorithms: [JWT_ALGORITHM],
         issuer: this.issuer,
-        audience: this.audience,
       });
       return isClaims(payload) ? payload : null;
     } catch {

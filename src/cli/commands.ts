@@ -4,6 +4,7 @@ import type { TokenService } from '../auth/token.service';
 import type { IdentityService } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 import type { OrganizationSettingsService } from '../organization-settings/organization-settings.service';
+import type { ResourceServersService } from '../resource-servers/resource-servers.service';
 
 /**
  * What each admin command does (docs/operations.md#admin-cli), given options already parsed and checked by the program
@@ -20,6 +21,7 @@ export interface CliServices {
   settings: OrganizationSettingsService;
   consoleSignIn: ConsoleSignInService;
   organizationKeys: OrganizationKeysService;
+  resourceServers: ResourceServersService;
 }
 
 export const DEFAULT_SESSION_TTL = 3600;

@@ -7,6 +7,8 @@ import {
 } from '../identity/organization.entity';
 import { isRole, Role } from '../identity/roles';
 import { consoleLinkCommand } from '../console-sign-in/console-link.command';
+import { audienceProblem } from '../resource-servers/audience';
+import * as resourceServerCommands from '../resource-servers/resource-server.command';
 import * as commands from './commands';
 import type { CliServices } from './commands';
 
@@ -42,6 +44,18 @@ function email(value: string): string {
     throw new InvalidArgumentError('--email must be an email address');
   }
   return address;
+}
+
+function audience(value: string): string {
+  const problem = audienceProblem(value);
+  if (problem !== null) throw new InvalidArgumentError(problem);
+  return value;
+}
+
+function serverName(value: string): string {
+  const name = value.trim();
+  if (name === '' || [...name].length > 255) throw new InvalidArgumentError('--name must be 1 to 255 characters');
+  return name;
 }
 
 function role(value: string): Role {
@@ -80,14 +94,17 @@ const ROLE_DESCRIPTION = 'admin, member or viewer';
  */
 export function buildProgram(run: CommandRunner, output: ProgramOutput): Command {
   const program = new Command('gatehouse')
-    .description('Gatehouse admin command line: organizations, users, roles, session tokens and organization settings.')
+    .description(
+      'Gatehouse admin command line: organizations, users, roles, session tokens, organization settings and resource servers.',
+    )
     .addHelpText(
       'after',
       [
         '',
         "Run it with the server's environment (the same .env, or the same variables): the same DATA_DIR and DATABASE_URL",
         '(else it works on another database, with other local secrets, and the server refuses its session tokens), and',
-        'PUBLIC_BASE_URL (or PORT) for the links console-link prints. It warns on stderr when it finds a database with no',
+        'JWT_ISSUER or PUBLIC_BASE_URL (or PORT): the issuer of the session tokens it prints, and the address of the links',
+        'console-link prints. It warns on stderr when it finds a database with no',
         'organization, generates new local secrets, or has no PUBLIC_BASE_URL for a link.',
         'Prints exactly one JSON object on stdout; errors go to stderr with exit code 2.',
         "Details: docs/operations.md, section 'Admin CLI'.",
@@ -179,8 +196,44 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
       run((services) => consoleLinkCommand(services.consoleSignIn, options)),
     );
 
-  for (const command of program.commands) {
-    command.showHelpAfterError(`(run 'gatehouse ${command.name()} --help' for its options)`);
+  const AUDIENCE = [
+    '--audience <uri>',
+    "the https:// URI the resource server is known by (the tokens' aud)",
+    audience,
+  ] as const;
+  const resourceServer = program
+    .command('resource-server')
+    .description('register the services that accept Gatehouse tokens (introspection, resource, forward auth)');
+  resourceServer
+    .command('add')
+    .description('register a resource server; prints its client_id and client_secret (shown only this once)')
+    .requiredOption('--name <name>', 'a name for people (1-255 characters)', serverName)
+    .requiredOption(...AUDIENCE)
+    .action((options: { name: string; audience: string }) =>
+      run((services) => resourceServerCommands.addResourceServer(services.resourceServers, options)),
+    );
+  resourceServer
+    .command('list')
+    .description('list the registered resource servers (never their secrets)')
+    .action(() => run((services) => resourceServerCommands.listResourceServers(services.resourceServers)));
+  resourceServer
+    .command('remove')
+    .description('remove a resource server: its secret stops at once, and tokens for its audience are refused')
+    .requiredOption(...AUDIENCE)
+    .action((options: { audience: string }) =>
+      run((services) => resourceServerCommands.removeResourceServer(services.resourceServers, options)),
+    );
+  resourceServer
+    .command('rotate-secret')
+    .description('give a resource server a new client_secret (printed once); the old one stops at once')
+    .requiredOption(...AUDIENCE)
+    .action((options: { audience: string }) =>
+      run((services) => resourceServerCommands.rotateResourceServerSecret(services.resourceServers, options)),
+    );
+
+  for (const command of [...program.commands, ...resourceServer.commands]) {
+    const name = command.parent === program ? command.name() : `${command.parent?.name()} ${command.name()}`;
+    command.showHelpAfterError(`(run 'gatehouse ${name} --help' for its options)`);
   }
   return program;
 }

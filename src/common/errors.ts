@@ -31,6 +31,7 @@ export function wireCode(code: ErrorCode): string {
 /** Exact messages of docs/api.md#errors. */
 export const Messages = {
   invalidArgument: 'invalid request parameters',
+  unknownResource: 'unknown resource',
   bodyTooLarge: 'request body too large',
   userNotAuthenticated: 'user not authenticated',
   invalidApiKeyCredentials: 'invalid api key credentials',

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { AppError, ErrorCode, HTTP_STATUS, Messages, wireCode } from './errors';
 import { isDatabaseUnavailable } from './database-errors';
+import { OAUTH_PATH_PREFIX, OAuthError, sendOAuthError, toOAuthError } from './oauth-errors';
 
 /** What the body parser throws (it is not a Nest HttpException). */
 interface BodyParserError {
@@ -64,6 +65,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
+    if (exception instanceof OAuthError) {
+      sendOAuthError(response, exception);
+      return;
+    }
     let error = toAppError(exception);
     if (error === undefined) {
       // The request id is bound to every line logged while serving the request (request-logger.ts).
@@ -72,7 +77,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     } else if (error.code === ErrorCode.UNAVAILABLE) {
       this.logger.warn({ err: exception }, 'dependency unavailable');
     }
-    sendError(response, error);
+    if (request.path.startsWith(OAUTH_PATH_PREFIX)) sendOAuthError(response, toOAuthError(error));
+    else sendError(response, error);
   }
 }
 

@@ -32,8 +32,30 @@ function samePath(path: string, route: string): boolean {
   return trimmed.toLowerCase() === route;
 }
 
-/** Every body is JSON (docs/api.md): a body of another type is refused, not ignored. */
+/** The OAuth endpoints take form bodies (RFC 6749 section 4.4.2, RFC 7662 section 2.1). */
+const FORM_PATHS = ['/oauth/token', '/oauth/introspect'];
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+/** Forward auth reads headers only: a gateway may pass any method and body along, which are not read. */
+const FORWARD_AUTH_PATH = '/v1/forward-auth';
+
+function isFormRoute(req: Request): boolean {
+  return req.method === 'POST' && FORM_PATHS.some((path) => samePath(req.path, path));
+}
+
+/** Every body is JSON (docs/api.md), forms on the OAuth endpoints: a body of another type is refused, not ignored. */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
+  if (samePath(req.path, FORWARD_AUTH_PATH)) {
+    next();
+    return;
+  }
+  if (isFormRoute(req)) {
+    if (!FORM_TYPE.test(req.headers['content-type'] ?? '')) {
+      next(Object.assign(new Error('unsupported content type'), { type: 'content.type.unsupported', status: 400 }));
+      return;
+    }
+    next();
+    return;
+  }
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   if (hasBody && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
     next(Object.assign(new Error('unsupported content type'), { type: 'content.type.unsupported', status: 400 }));
@@ -65,7 +87,17 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // The larger limit applies only on the exact route and only after its own admission check, before a byte is read.
   const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE, { strict: false });
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
+  // Repeated parameters stay arrays, which the OAuth endpoints refuse (RFC 6749 section 3.2).
+  const parseForm = express.urlencoded({ extended: false, limit: config.bodyLimitBytes, parameterLimit: 32 });
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
+    if (samePath(req.path, FORWARD_AUTH_PATH)) {
+      next();
+      return;
+    }
+    if (isFormRoute(req)) {
+      parseForm(req, res, next);
+      return;
+    }
     if (req.method !== large.method || !samePath(req.path, large.path)) {
       parseJson(req, res, next);
       return;

@@ -36,6 +36,8 @@ const productionSecrets = (): Environment => ({
   API_KEY_PEPPER: randomBytes(32).toString('base64'),
   JWT_PRIVATE_KEY: ecPem(),
   INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  // The issuer defaults to it, and must be https:// in production.
+  PUBLIC_BASE_URL: 'https://gatehouse.example.com',
 });
 
 describe('loadConfiguration', () => {
@@ -72,7 +74,7 @@ describe('loadConfiguration', () => {
       expect(config.jwt).toEqual({
         privateKeyPem: undefined,
         previousPublicKeyPems: [],
-        issuer: 'gatehouse',
+        issuer: 'http://localhost:3000',
         audience: 'gatehouse',
       });
     });
@@ -132,6 +134,23 @@ describe('loadConfiguration', () => {
         type: 'sqlite',
         path: '/tmp/b.sqlite',
       });
+    });
+
+    it('has an absolute issuer URL: http://localhost:<PORT>, or PUBLIC_BASE_URL, or JWT_ISSUER as written', () => {
+      expect(loadConfiguration({ PORT: '8080' }).jwt.issuer).toBe('http://localhost:8080');
+      expect(loadConfiguration({ PUBLIC_BASE_URL: 'http://gh.local:81/id/' }).jwt.issuer).toBe('http://gh.local:81/id');
+      expect(loadConfiguration({ JWT_ISSUER: 'http://127.0.0.1:9/' }).jwt.issuer).toBe('http://127.0.0.1:9/');
+      for (const value of ['gatehouse', 'ftp://id.example', 'https://id.example/?a=1', 'https://u:p@id.example']) {
+        expect(problems({ JWT_ISSUER: value })).toEqual([
+          'JWT_ISSUER must be an absolute http(s) URL without query or fragment, e.g. https://gatehouse.example.com',
+        ]);
+      }
+    });
+
+    it('lets gateways cache an allowed forward-auth answer 1 s by default, 0 to 5 s', () => {
+      expect(loadConfiguration({}).forwardAuthCacheSeconds).toBe(1);
+      expect(loadConfiguration({ FORWARD_AUTH_CACHE_SECONDS: '0' }).forwardAuthCacheSeconds).toBe(0);
+      expect(problems({ FORWARD_AUTH_CACHE_SECONDS: '6' })).toHaveLength(1);
     });
 
     it('trims values and treats blank ones as unset', () => {
@@ -456,7 +475,21 @@ describe('loadConfiguration', () => {
         'API_KEY_PEPPER is required when NODE_ENV=production',
         'JWT_PRIVATE_KEY is required when NODE_ENV=production',
         'INTEGRATIONS_ENCRYPTION_KEY is required when NODE_ENV=production',
+        'JWT_ISSUER must be an https:// URL when NODE_ENV=production (got http://localhost:3000, from PUBLIC_BASE_URL)',
       ]);
+    });
+
+    it('takes the issuer from PUBLIC_BASE_URL, or JWT_ISSUER, which must be https://', () => {
+      expect(loadConfiguration({ NODE_ENV: 'production', ...productionSecrets() }).jwt.issuer).toBe(
+        'https://gatehouse.example.com',
+      );
+      const issuer = 'https://id.example.com/tenant';
+      expect(loadConfiguration({ NODE_ENV: 'production', ...productionSecrets(), JWT_ISSUER: issuer }).jwt.issuer).toBe(
+        issuer,
+      );
+      expect(problems({ NODE_ENV: 'production', ...productionSecrets(), JWT_ISSUER: 'http://id.example.com' })).toEqual(
+        ['JWT_ISSUER must be an https:// URL when NODE_ENV=production (got http://id.example.com)'],
+      );
     });
 
     it('refuses a placeholder pepper', () => {

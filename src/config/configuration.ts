@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigurationError, Environment, Reader } from './reader';
 import { DatabaseConfig, parseDatabase } from './sections/database';
 import { parseMonitoringApiBaseUrl } from './sections/integrations';
-import { NetworkSettings, parseMetrics, parseNetwork, parsePublicBaseUrl } from './sections/network';
+import { NetworkSettings, parseIssuer, parseMetrics, parseNetwork, parsePublicBaseUrl } from './sections/network';
 import { parseSecrets } from './sections/secrets';
 
 /**
@@ -33,9 +33,13 @@ export interface AppConfiguration {
   jwt: {
     privateKeyPem: string | undefined;
     previousPublicKeyPems: string[];
+    /** An absolute URL (RFC 8414, RFC 9068): metadata and tokens carry exactly this string as `iss`. */
     issuer: string;
+    /** The default audience: tokens minted without a `resource` (docs/resource-servers.md). */
     audience: string;
   };
+  /** Cache-Control max-age of an allowed forward-auth answer, 0-5 s (docs/resource-servers.md#forward-auth). */
+  forwardAuthCacheSeconds: number;
   integrations: {
     encryptionKey: string | undefined;
     encryptionKeyId: string;
@@ -81,6 +85,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
   const monitoringApiBaseUrl = parseMonitoringApiBaseUrl(r, production);
   const network = parseNetwork(r, production);
   const { port } = network;
+  const publicBaseUrl = parsePublicBaseUrl(r, port);
   const config: AppConfiguration = {
     production,
     environmentUnset: network.environmentUnset,
@@ -101,7 +106,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     jwt: {
       privateKeyPem: secrets.privateKeyPem,
       previousPublicKeyPems: secrets.previousPublicKeyPems,
-      issuer: r.string('JWT_ISSUER', 'gatehouse')!,
+      issuer: parseIssuer(r, production, publicBaseUrl),
       audience: r.string('JWT_AUDIENCE', 'gatehouse')!,
     },
     integrations: {
@@ -117,6 +122,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       validationsPerMinute: r.int('MONITORING_VALIDATIONS_PER_MINUTE', 10, 1, 100000),
       maxConcurrentValidations: r.int('MONITORING_MAX_CONCURRENT_VALIDATIONS', 8, 1, 1000),
     },
+    forwardAuthCacheSeconds: r.int('FORWARD_AUTH_CACHE_SECONDS', 1, 0, 5),
     redisUrl: network.redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,
     rateLimit: {
@@ -133,7 +139,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     console: {
       // Beside the compiled server: dist/console next to dist/config (npm run build writes both).
       assetsDir: resolve(r.string('CONSOLE_ASSETS_DIR', resolve(__dirname, '..', 'console'))!),
-      publicBaseUrl: parsePublicBaseUrl(r, port),
+      publicBaseUrl,
       publicBaseUrlSet: r.string('PUBLIC_BASE_URL') !== undefined,
       signInFailuresPerMinute: r.int('CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE', 10, 1, 100000),
     },

@@ -25,10 +25,12 @@ import { ApiKeyUsage1764800000000 } from './migrations/1764800000000-api-key-usa
 import { ApiKeysOrganizationNewest1764810000000 } from './migrations/1764810000000-api-keys-organization-newest';
 import { MembershipSessionsValidAfter1764900000000 } from './migrations/1764900000000-membership-sessions-valid-after';
 import { ApiKeysReplacedBy1764910000000 } from './migrations/1764910000000-api-keys-replaced-by';
+import { ResourceServers1765000000000 } from './migrations/1765000000000-resource-servers';
+import { ResourceServer } from '../resource-servers/resource-server.entity';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
-export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration];
+export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration, ResourceServer];
 export const MIGRATIONS = [
   CoreSchema1763700000000,
   AuditEvents1763900000000,
@@ -46,6 +48,7 @@ export const MIGRATIONS = [
   ApiKeysOrganizationNewest1764810000000,
   MembershipSessionsValidAfter1764900000000,
   ApiKeysReplacedBy1764910000000,
+  ResourceServers1765000000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { ApiKeyCodec, SecretHasher } from '../../src/api-keys/api-key-codec';
+import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
+import { SecretHasher } from '../../src/common/secret-hasher';
 import { loadConfiguration } from '../../src/config/configuration';
 import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source-options';
 import { ApiKeyScopesAndExpiry1764500000000 } from '../../src/database/migrations/1764500000000-api-key-scopes-and-expiry';

@@ -11,7 +11,7 @@ import {
   sessionClaims,
   signEs256,
 } from '../support/http-assertions';
-import { createTestApp, TestApp, testSecrets, TestUser } from '../support/test-app';
+import { createTestApp, TEST_ISSUER, TestApp, testSecrets, TestUser } from '../support/test-app';
 
 /** Bearer authentication, roles and the app-wide error rendering (docs/api.md). */
 describe('Bearer authentication', () => {
@@ -289,7 +289,7 @@ describe('Bearer authentication', () => {
         const publicKey = createPublicKey({ key: jwk, format: 'jwk' });
         const claims = jwt.verify(token, publicKey, {
           algorithms: ['ES256'],
-          issuer: 'gatehouse',
+          issuer: TEST_ISSUER,
           audience: 'gatehouse',
         });
         expect(claims).toMatchObject({ sub: user.userId, org: user.organizationId });

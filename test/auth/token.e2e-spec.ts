@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ApiKeyCodec, SecretHasher } from '../../src/api-keys/api-key-codec';
+import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
+import { SecretHasher } from '../../src/common/secret-hasher';
 import { JwtSigner } from '../../src/auth/jwt-signer';
 import { LastUsedRecorder } from '../../src/api-keys/usage/last-used.recorder';
 import { IdentityService } from '../../src/identity/identity.service';
@@ -12,7 +13,7 @@ import {
   expectInvalidArgument,
   UUID,
 } from '../support/http-assertions';
-import { createTestApp, createTestDatabase, TestApp } from '../support/test-app';
+import { createTestApp, createTestDatabase, TEST_ISSUER, TestApp } from '../support/test-app';
 
 /** POST /v1/token: docs/api.md#post-v1token, each step in its order. */
 describe('POST /v1/token', () => {
@@ -179,7 +180,7 @@ describe('POST /v1/token', () => {
       expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(header.kid);
 
       expect(payload).toStrictEqual({
-        iss: 'gatehouse',
+        iss: TEST_ISSUER,
         aud: 'gatehouse',
         sub: user.userId,
         org: user.organizationId,
@@ -188,6 +189,7 @@ describe('POST /v1/token', () => {
         exp: expect.any(Number),
         token_use: 'access',
         akid: id,
+        client_id: id,
         scope: body.scope,
       });
       const iat = payload.iat as number;

@@ -180,7 +180,7 @@ describe('structured logs', () => {
   it("routes Nest's Logger through pino, bound to the request", () => {
     const mintFailed = parsed().filter((line) => line.msg === 'signing an access token failed');
     expect(mintFailed).toHaveLength(1);
-    expect(mintFailed[0]).toMatchObject({ level: 'error', context: 'TokenController' });
+    expect(mintFailed[0]).toMatchObject({ level: 'error', context: 'TokenExchangeService' });
     expect(mintFailed[0].err).toMatchObject({ message: 'signing key unavailable' });
     const mintResponse = responses.find(({ response }) => response.body?.message === 'failed to mint access token');
     expect(mintFailed[0].requestId).toBe(mintResponse!.response.headers['x-request-id']);

@@ -1,3 +1,4 @@
+import { TEST_ISSUER } from './test-app';
 import { createHmac, generateKeyPairSync, KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Response } from 'supertest';
@@ -70,7 +71,7 @@ export function sessionClaims(
     org: user.organizationId,
     token_use: 'session',
     sub: user.userId,
-    iss: 'gatehouse',
+    iss: TEST_ISSUER,
     aud: 'gatehouse',
     jti: 'forged-jti',
     iat: now,

@@ -25,8 +25,13 @@ export const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL 
   : undefined;
 export const DATABASE_KIND = POSTGRES_URL === undefined ? 'sqlite' : 'postgres';
 
-/** Secrets shared by every test app of this process (and the CLI under test): one key pair, one pepper. */
+/**
+ * Secrets shared by every test app of this process (and the CLI under test): one key pair, one pepper, one issuer
+ * (the default one depends on PORT, which differs between the apps and servers a test starts).
+ */
+export const TEST_ISSUER = 'https://gatehouse.test';
 export const testSecrets = {
+  JWT_ISSUER: TEST_ISSUER,
   API_KEY_PEPPER: randomBytes(32).toString('base64'),
   JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
     .privateKey.export({ type: 'pkcs8', format: 'pem' })

@@ -6,7 +6,8 @@ import { InjectConfig, InjectSecrets } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
 import type { Secrets } from '../../config/local-secrets';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { ApiKeyCodec, ParsedApiKey, SecretHasher } from '../api-key-codec';
+import { ApiKeyCodec, ParsedApiKey } from '../api-key-codec';
+import { SecretHasher } from '../../common/secret-hasher';
 import { ExposedKeysRepository } from './exposed-keys.repository';
 
 /**

@@ -5,6 +5,7 @@ import {
   IsInt,
   IsString,
   Max,
+  MaxLength,
   Min,
   Validate,
   ValidateIf,
@@ -16,6 +17,7 @@ import { invalidArgument } from '../../common/errors';
 import { isPermission } from '../../identity/roles';
 import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from '../../identity/organization.entity';
 import type { TokenNarrowing } from '../token.service';
+import { MAX_AUDIENCE_LENGTH } from '../../resource-servers/audience';
 
 /**
  * An OAuth `scope` (RFC 6749 section 3.3) of permission names: one or more distinct names of the
@@ -56,6 +58,17 @@ export class TokenRequestDto {
   @Min(MIN_ACCESS_TOKEN_LIFETIME)
   @Max(MAX_ACCESS_TOKEN_LIFETIME)
   expires_in?: number;
+
+  @ApiPropertyOptional({
+    description:
+      "A registered resource server's audience (RFC 8707): the token's `aud`, accepted there and nowhere else. " +
+      'Absent: the default audience (Gatehouse itself). Unknown: 400 `unknown resource`.',
+    example: 'https://api.example.com',
+  })
+  @ValidateIf((_dto: TokenRequestDto, value: unknown) => value !== undefined)
+  @IsString()
+  @MaxLength(MAX_AUDIENCE_LENGTH)
+  resource?: string;
 }
 
 const NO_NARROWING: TokenNarrowing = Object.freeze({});
@@ -69,7 +82,7 @@ export class TokenRequestPipe implements PipeTransform<unknown, TokenNarrowing> 
     const dto = plainToInstance(TokenRequestDto, value);
     const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
     if (errors.length > 0) throw invalidArgument();
-    return { scope: dto.scope, expiresIn: dto.expires_in };
+    return { scope: dto.scope, expiresIn: dto.expires_in, resource: dto.resource };
   }
 }
 

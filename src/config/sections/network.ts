@@ -106,3 +106,34 @@ export function parsePublicBaseUrl(r: Reader, port: number): string {
   }
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
+
+/**
+ * JWT_ISSUER: an absolute http(s) URL without query or fragment, written as given (it is compared as a string);
+ * by default PUBLIC_BASE_URL (itself http://localhost:<PORT> by default). https:// in production.
+ */
+export function parseIssuer(r: Reader, production: boolean, publicBaseUrl: string): string {
+  const issuer = r.string('JWT_ISSUER', publicBaseUrl)!;
+  let url: URL | undefined;
+  try {
+    url = new URL(issuer);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    issuer.includes('?') ||
+    issuer.includes('#')
+  ) {
+    r.problem(
+      'JWT_ISSUER must be an absolute http(s) URL without query or fragment, e.g. https://gatehouse.example.com',
+    );
+  } else if (production && url.protocol !== 'https:') {
+    r.problem(
+      `JWT_ISSUER must be an https:// URL when NODE_ENV=production (got ${issuer}${r.string('JWT_ISSUER') === undefined ? ', from PUBLIC_BASE_URL' : ''})`,
+    );
+  }
+  return issuer;
+}

@@ -1,0 +1,149 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import type { ParsedApiKey } from '../api-keys/api-key-codec';
+import { AuditService } from '../audit/audit.service';
+import { AppError, ErrorCode, Messages } from '../common/errors';
+import { Metrics } from '../metrics/metrics';
+import { ResourceServersService } from '../resource-servers/resource-servers.service';
+import { AccessTokenResponse } from './dto/access-token.response';
+import { refusalOutcome } from './exchange-outcome';
+import { ExchangeRefused, KeyExchangeRules } from './key-exchange';
+import { TokenAttemptLimiter } from './token-attempt-limiter';
+import { ApiKeyExchange, TokenNarrowing, TokenService } from './token.service';
+
+/** Who asks, for the failure limit, the audit trail and the key's usage fields. */
+export interface ExchangeClient {
+  address: string | undefined;
+  requestId: string;
+  userAgent: string | undefined;
+}
+
+/** Raised when `resource` names no registered resource server (400 `unknown resource`; OAuth: invalid_target). */
+export class UnknownResource extends AppError {
+  constructor() {
+    super(ErrorCode.INVALID_ARGUMENT, Messages.unknownResource);
+  }
+}
+
+/**
+ * The exchange of an API key for an access token, whichever protocol carries it: POST /v1/token (ApiKey header, JSON)
+ * and POST /oauth/token (client credentials, form). One code path for the rules, the failure limit, the audit records
+ * and the metrics (docs/api.md#post-v1token, docs/resource-servers.md#client-credentials).
+ */
+@Injectable()
+export class TokenExchangeService {
+  private readonly logger = new Logger(TokenExchangeService.name);
+
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly rules: KeyExchangeRules,
+    private readonly limiter: TokenAttemptLimiter,
+    private readonly audit: AuditService,
+    private readonly metrics: Metrics,
+    private readonly tokens: TokenService,
+    private readonly resourceServers: ResourceServersService,
+  ) {}
+
+  /** The key value as presented (already checked as a credential by its protocol), or the refusal to count. */
+  parse(value: string): ParsedApiKey | ExchangeRefused {
+    return this.apiKeys.codec.parse(value) ?? new ExchangeRefused('malformed_key', Messages.apiKeyInvalid);
+  }
+
+  /**
+   * Steps 1-6 of docs/api.md#post-v1token after the protocol's own parsing: a refusal found without I/O is counted by
+   * the failure limit; a key reaches the database only with a slot taken. Refusals are counted, audited and thrown.
+   */
+  async authenticate(
+    presented: [ParsedApiKey, string] | ExchangeRefused,
+    client: ExchangeClient,
+  ): Promise<ApiKeyExchange> {
+    try {
+      if (presented instanceof ExchangeRefused) {
+        await this.limiter.countFailure(client.address);
+        throw presented;
+      }
+      const [parsed, value] = presented;
+      return await this.limiter.attempt(client.address, value, () => this.check(parsed, client.address));
+    } catch (error) {
+      this.metrics.tokenExchange(refusalOutcome(error));
+      // 429s are neither recorded nor logged here (the access log has them), so that a client hammering
+      // a closed door costs no write at all.
+      if (error instanceof ExchangeRefused) await this.recordRefusal(error, client);
+      throw error;
+    }
+  }
+
+  /** Steps 7-8: the token, narrowed by scope, lifetime and resource; the key's use recorded. */
+  async grant(
+    exchange: ApiKeyExchange,
+    narrowing: TokenNarrowing,
+    client: ExchangeClient,
+  ): Promise<AccessTokenResponse> {
+    const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing);
+    if (narrowing.resource !== undefined && !(await this.resourceServers.isRegistered(narrowing.resource))) {
+      throw new UnknownResource();
+    }
+    let accessToken: string;
+    try {
+      accessToken = await this.tokens.mint({
+        userId: exchange.userId,
+        organizationId: exchange.organizationId,
+        apiKeyId: exchange.apiKeyId,
+        lifetimeSeconds,
+        scope,
+        issuedAtMs: exchange.checkedAtMs,
+        tokenUse: 'access',
+        audience: narrowing.resource,
+      });
+    } catch (error) {
+      this.logger.error({ err: error }, 'signing an access token failed');
+      this.metrics.tokenExchange('mint_failed');
+      throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
+    }
+    this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
+    this.metrics.tokenExchange('success');
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds, scope };
+  }
+
+  /** Steps 4-6. */
+  private async check(parsed: ParsedApiKey, address: string | undefined): Promise<ApiKeyExchange> {
+    try {
+      const checkedAtMs = Date.now();
+      const { key, ownerAccess } = await this.rules.authenticate(parsed, checkedAtMs);
+      if (ownerAccess === null) {
+        const { id, organizationId, userId } = key;
+        throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, { id, organizationId, userId });
+      }
+      return {
+        userId: key.userId,
+        organizationId: key.organizationId,
+        apiKeyId: key.id,
+        lifetimeSeconds: ownerAccess.accessTokenLifetime,
+        scopes: key.scopes,
+        expiresAtMs: key.expiresAtMs,
+        checkedAtMs,
+        clientAddress: address,
+      };
+    } catch (error) {
+      if (error instanceof ExchangeRefused) error.attemptedKeyId = parsed.keyId;
+      throw error;
+    }
+  }
+
+  /** Audited when it names a key id; else one log line, so no one can fill the table (operations.md#audit-trail). */
+  private async recordRefusal(error: ExchangeRefused, client: ExchangeClient): Promise<void> {
+    if (error.attemptedKeyId === undefined) {
+      this.logger.log({ reason: error.reason, ip: client.address }, 'token exchange refused');
+      return;
+    }
+    await this.audit.record({
+      action: 'token.exchange_failed',
+      reason: error.reason,
+      organizationId: error.key?.organizationId,
+      actorUserId: error.key?.userId,
+      targetType: 'api_key',
+      targetId: error.attemptedKeyId,
+      request: { id: client.requestId, ip: client.address },
+    });
+  }
+}

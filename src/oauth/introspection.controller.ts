@@ -1,0 +1,102 @@
+import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { PrincipalService } from '../auth/principal.service';
+import { TokenService } from '../auth/token.service';
+import { OAuthError } from '../common/oauth-errors';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { Public } from '../identity/access.decorators';
+import { scopeString } from '../identity/roles';
+import { ResourceServersService } from '../resource-servers/resource-servers.service';
+import { clientCredentials, formParameters, invalidClient } from './client-authentication';
+import { OAuthErrorBody } from './openapi';
+
+/** RFC 7662 section 2.2: an active token's members, or `{ active: false }` alone. */
+export type IntrospectionResponse =
+  | { active: false }
+  | {
+      active: true;
+      scope: string;
+      client_id: string;
+      sub: string;
+      org: string;
+      aud: string;
+      iss: string;
+      exp: number;
+      iat: number;
+      jti: string;
+      token_type: 'Bearer';
+    };
+
+const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
+
+/**
+ * RFC 7662 introspection for registered resource servers: the token's live state, read as for any Bearer request (the
+ * key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance.
+ */
+@ApiTags('OAuth')
+@Controller('oauth/introspect')
+export class IntrospectionController {
+  private readonly defaultAudience: string;
+  private readonly issuer: string;
+
+  constructor(
+    private readonly principals: PrincipalService,
+    private readonly resourceServers: ResourceServersService,
+    @InjectConfig() config: AppConfiguration,
+    tokens: TokenService,
+  ) {
+    this.defaultAudience = tokens.audience;
+    this.issuer = config.jwt.issuer;
+  }
+
+  @Post()
+  @Public()
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: "A token's live state, for a registered resource server (RFC 7662)" })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['token'],
+      properties: {
+        token: { type: 'string', description: 'The access token' },
+        token_type_hint: { type: 'string', description: 'Accepted and ignored: Gatehouse has one kind of token here' },
+        client_id: {
+          type: 'string',
+          description: "The resource server's client_id (client_secret_post; or HTTP Basic)",
+        },
+        client_secret: { type: 'string', description: 'Its client_secret' },
+      },
+    },
+  })
+  @ApiOkResponse({ description: '`{ "active": false }`, or the active token\'s claims with its scope now' })
+  @ApiResponse({ status: 400, description: 'invalid_request', type: OAuthErrorBody })
+  @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorBody })
+  async introspect(@Req() request: Request): Promise<IntrospectionResponse> {
+    const form = formParameters(request);
+    const credentials = clientCredentials(request, form);
+    const server = await this.resourceServers.authenticate(credentials.clientId, credentials.clientSecret);
+    if (server === null) throw invalidClient('unknown resource server or wrong client_secret', credentials.basic);
+    if (form.token === undefined) throw new OAuthError(400, 'invalid_request', 'token is required');
+    const audiences = [server.audience, this.defaultAudience];
+    const found = await this.principals.forResourceServer(form.token, audiences);
+    if (found === null) return INACTIVE;
+    const { principal, claims } = found;
+    return {
+      active: true,
+      scope: scopeString(principal.permissions),
+      client_id: principal.apiKeyId!,
+      sub: principal.userId,
+      org: principal.organizationId,
+      aud: claims.aud,
+      iss: this.issuer,
+      exp: claims.exp,
+      iat: claims.iat,
+      jti: claims.jti,
+      token_type: 'Bearer',
+    };
+  }
+}

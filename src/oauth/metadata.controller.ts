@@ -1,0 +1,52 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { Public } from '../identity/access.decorators';
+import { PERMISSIONS } from '../identity/roles';
+
+/** RFC 8414 authorization-server metadata (docs/resource-servers.md#discovery). */
+export interface AuthorizationServerMetadata {
+  issuer: string;
+  jwks_uri: string;
+  token_endpoint: string;
+  token_endpoint_auth_methods_supported: string[];
+  grant_types_supported: string[];
+  introspection_endpoint: string;
+  introspection_endpoint_auth_methods_supported: string[];
+  scopes_supported: string[];
+  response_types_supported: string[];
+}
+
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
+
+@ApiTags('OAuth')
+@Controller('.well-known')
+export class MetadataController {
+  private readonly metadata: AuthorizationServerMetadata;
+
+  constructor(@InjectConfig() config: AppConfiguration) {
+    const base = config.console.publicBaseUrl;
+    this.metadata = {
+      issuer: config.jwt.issuer,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      token_endpoint: `${base}/oauth/token`,
+      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      grant_types_supported: ['client_credentials'],
+      introspection_endpoint: `${base}/oauth/introspect`,
+      introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      scopes_supported: [...PERMISSIONS],
+      // RFC 8414 requires the member; Gatehouse has no authorization endpoint.
+      response_types_supported: [],
+    };
+  }
+
+  @Get('oauth-authorization-server')
+  @Public()
+  @ApiOperation({ summary: 'OAuth 2.0 authorization-server metadata (RFC 8414)' })
+  @ApiOkResponse({ description: 'The metadata document', schema: { type: 'object' } })
+  @Header('Cache-Control', 'public, max-age=300')
+  document(): AuthorizationServerMetadata {
+    return this.metadata;
+  }
+}

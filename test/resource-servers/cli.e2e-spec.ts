@@ -1,0 +1,105 @@
+import { DataSource } from 'typeorm';
+import { CliResult, runCli } from '../../src/cli';
+import type { Environment } from '../../src/config/configuration';
+import { ResourceServer } from '../../src/resource-servers/resource-server.entity';
+import { UUID } from '../support/http-assertions';
+import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
+
+/** `gatehouse resource-server ...` (docs/resource-servers.md#registering-a-resource-server), on the test database. */
+describe('admin CLI: resource-server', () => {
+  let database: TestDatabase;
+  let env: Environment;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    database = createTestDatabase();
+    env = testEnvironment(database);
+    t = await createTestApp({ database });
+    await t.user({ org: 'cli-resource-servers' });
+  });
+  afterAll(async () => {
+    await t.close();
+    await database.drop();
+  });
+
+  const cli = (...argv: string[]): Promise<CliResult> => runCli(['resource-server', ...argv], env);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the CLI's JSON, asserted field by field
+  const ok = async (...argv: string[]): Promise<Record<string, any>> => {
+    const result = await cli(...argv);
+    expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^\{.*\}\n$/);
+    return JSON.parse(result.stdout);
+  };
+  const fails = async (argv: string[], message: RegExp): Promise<string> => {
+    const result = await cli(...argv);
+    expect({ exitCode: result.exitCode, stdout: result.stdout }).toEqual({ exitCode: 2, stdout: '' });
+    expect(result.stderr).toMatch(message);
+    return result.stderr;
+  };
+  const introspect = (clientId: string, clientSecret: string) =>
+    t
+      .http()
+      .post('/oauth/introspect')
+      .type('form')
+      .send(new URLSearchParams({ token: 'x', client_id: clientId, client_secret: clientSecret }).toString());
+
+  it('add prints the server, its client_id and its client_secret once; only an HMAC is stored', async () => {
+    const added = await ok('add', '--name', 'Orders API', '--audience', 'https://orders.cli.example.com');
+    expect(added).toEqual({
+      resource_server: {
+        id: expect.stringMatching(UUID),
+        name: 'Orders API',
+        audience: 'https://orders.cli.example.com',
+        created_at: expect.any(String),
+        secret_rotated_at: expect.any(String),
+      },
+      client_id: added.resource_server.id,
+      client_secret: expect.stringMatching(/^gh_rs_[A-Za-z0-9_-]{43}$/),
+    });
+    await introspect(added.client_id, added.client_secret).expect(200);
+    const stored = await t.get(DataSource).getRepository(ResourceServer).findOneByOrFail({ id: added.client_id });
+    expect(JSON.stringify(stored)).not.toContain(added.client_secret);
+
+    const listed = await ok('list');
+    expect(listed.resource_servers).toContainEqual(added.resource_server);
+    expect(JSON.stringify(listed)).not.toContain('client_secret');
+  });
+
+  it('rotate-secret prints a new secret; the old one stops at once; remove stops the new one', async () => {
+    const added = await ok('add', '--name', 'Billing', '--audience', 'http://127.0.0.1:9000/billing');
+    const rotated = await ok('rotate-secret', '--audience', 'http://127.0.0.1:9000/billing');
+    expect(rotated.client_id).toBe(added.client_id);
+    expect(rotated.client_secret).not.toBe(added.client_secret);
+    expect((await introspect(added.client_id, added.client_secret)).status).toBe(401);
+    await introspect(rotated.client_id, rotated.client_secret).expect(200);
+    const removed = await ok('remove', '--audience', 'http://127.0.0.1:9000/billing');
+    expect(removed.removed).toMatchObject({ id: added.client_id, audience: 'http://127.0.0.1:9000/billing' });
+    expect((await introspect(rotated.client_id, rotated.client_secret)).status).toBe(401);
+    expect((await ok('list')).resource_servers.map((s: { id: string }) => s.id)).not.toContain(added.client_id);
+  });
+
+  it('refuses a taken audience, an unknown one, and an audience that is not https (or http on loopback): exit 2', async () => {
+    await ok('add', '--name', 'Once', '--audience', 'https://once.cli.example.com');
+    await fails(['add', '--name', 'Twice', '--audience', 'https://once.cli.example.com'], /already registered/);
+    await fails(['remove', '--audience', 'https://nowhere.example.com'], /no resource server has the audience/);
+    await fails(['rotate-secret', '--audience', 'https://nowhere.example.com'], /no resource server has the audience/);
+    for (const audience of [
+      'http://api.example.com',
+      'orders',
+      'https://u:p@api.example.com',
+      `https://${'a'.repeat(250)}.com`,
+    ]) {
+      await fails(['add', '--name', 'Bad', '--audience', audience], /--audience must/);
+    }
+    await fails(['add', '--audience', 'https://noname.example.com'], /--name/);
+  });
+
+  it('has --help for the group and each command', async () => {
+    const group = await runCli(['resource-server', '--help'], env);
+    expect(group.exitCode).toBe(0);
+    expect(group.stdout).toMatch(/add.*\n[\s\S]*list[\s\S]*remove[\s\S]*rotate-secret/);
+    const add = await cli('add', '--help');
+    expect(add.exitCode).toBe(0);
+    expect(add.stdout).toContain('--audience <uri>');
+  });
+});
