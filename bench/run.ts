@@ -6,6 +6,9 @@
  *   (b) POST /v1/token
  *   (c) GET /v1/user-api-keys/{id} with an access token
  *   (d) GET /v1/user-api-keys with an access token
+ *   (e) POST /oauth/introspect of an access token, by a resource server (HTTP Basic)
+ *   (f) GET /v1/forward-auth with an access token and a required scope
+ *   (g) POST /oauth/token, the client-credentials grant with an API key (HTTP Basic)
  * then (b) again with 1,000,000 keys in the database, with (a) again beside it (to tell the VM's
  * drift from a cost of the key count). The 1,000 keys made through the API are 1,000 clients:
  * (b)-(d) go round all of them (each key, and the access token minted from it), as a service with
@@ -19,7 +22,7 @@
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz), BENCH_METRICS (on; off
  * serves no metrics and observes no request: the cost of the metrics), BENCH_SERVER_ENV ("NAME=value ..." for the
  * server).
- * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcd"; the ratios need a),
+ * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcdefg"; the ratios need a),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -39,7 +42,7 @@ const WARM_UP = Number(process.env.BENCH_WARMUP ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BULK_KEYS = Number(process.env.BENCH_BULK_KEYS ?? 1_000_000);
 const BASELINE_PATH = process.env.BENCH_BASELINE_PATH ?? '/healthz';
-const ONLY = process.env.BENCH_SCENARIOS ?? 'abcd';
+const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefg';
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const SMALL_KEYS = 1000;
 const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined;
@@ -227,6 +230,8 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     NODE_ENV: 'production',
+    // Production wants an https:// issuer; nothing here fetches it.
+    JWT_ISSUER: 'https://gatehouse.bench.example',
     HOST: '127.0.0.1',
     PORT: String(port),
     // The metrics listener stays on, as in production, on a free port (nothing here scrapes it);
@@ -263,6 +268,24 @@ async function main(): Promise<void> {
     }),
   ) as { organization_id: string; session_token: string };
 
+  // The resource server that introspects in (e).
+  const registered = JSON.parse(
+    execFileSync(
+      'node',
+      [
+        join(ROOT, 'dist/cli.js'),
+        'resource-server',
+        'add',
+        '--name',
+        'bench',
+        '--audience',
+        'https://bench.example.com',
+      ],
+      { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+    ),
+  ) as { client_id: string; client_secret: string };
+  const resourceServer = `Basic ${Buffer.from(`${registered.client_id}:${registered.client_secret}`).toString('base64')}`;
+
   let server: ChildProcess | undefined;
   const startServer = async (): Promise<void> => {
     server = spawn('node', [...SERVER_NODE_ARGS, join(ROOT, 'dist/main.js')], {
@@ -296,7 +319,7 @@ async function main(): Promise<void> {
     }
     const roundRobin = (
       method: 'GET' | 'POST',
-      request: (client: (typeof clients)[number]) => { path: string; authorization?: string },
+      request: (client: (typeof clients)[number]) => { path: string; authorization?: string; form?: string },
     ): autocannon.Options => {
       let next = 0;
       return {
@@ -305,11 +328,13 @@ async function main(): Promise<void> {
           {
             method,
             setupRequest: (req: autocannon.Request) => {
-              const { path, authorization } = request(clients[next]);
+              const { path, authorization, form } = request(clients[next]);
               next = (next + 1) % clients.length;
-              return authorization === undefined
-                ? { ...req, path }
-                : { ...req, path, headers: { ...req.headers, authorization } };
+              const headers = { ...req.headers };
+              if (authorization !== undefined) headers.authorization = authorization;
+              if (form === undefined) return { ...req, path, headers };
+              headers['content-type'] = 'application/x-www-form-urlencoded';
+              return { ...req, path, headers, body: form };
             },
           },
         ],
@@ -329,6 +354,29 @@ async function main(): Promise<void> {
       [
         '(d) GET /v1/user-api-keys',
         roundRobin('GET', (c) => ({ path: '/v1/user-api-keys', authorization: `Bearer ${c.accessToken}` })),
+      ],
+      [
+        '(e) POST /oauth/introspect',
+        roundRobin('POST', (c) => ({
+          path: '/oauth/introspect',
+          authorization: resourceServer,
+          form: `token=${c.accessToken}`,
+        })),
+      ],
+      [
+        '(f) GET /v1/forward-auth',
+        roundRobin('GET', (c) => ({
+          path: '/v1/forward-auth?scope=api_keys:read',
+          authorization: `Bearer ${c.accessToken}`,
+        })),
+      ],
+      [
+        '(g) POST /oauth/token',
+        roundRobin('POST', (c) => ({
+          path: '/oauth/token',
+          authorization: `Basic ${Buffer.from(`${c.keyId}:${c.apiKey}`).toString('base64')}`,
+          form: 'grant_type=client_credentials',
+        })),
       ],
     ];
     const scenarios = all.filter(([name]) => ONLY.includes(name[1]));

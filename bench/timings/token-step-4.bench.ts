@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiKeyCodec, SecretHasher } from '../../src/api-keys/api-key-codec';
+import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
+import { SecretHasher } from '../../src/common/secret-hasher';
 import { KeyExchangeRules } from '../../src/auth/key-exchange';
 import { createTestApp, DATABASE_KIND, TestApp } from '../../test/support/test-app';
 
