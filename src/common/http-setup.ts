@@ -42,6 +42,59 @@ function isFormRoute(req: Request): boolean {
   return req.method === 'POST' && FORM_PATHS.some((path) => samePath(req.path, path));
 }
 
+/** A body-parser style error (the exception filter's isBodyParserError). */
+function bodyError(type: string, status: number): Error {
+  return Object.assign(new Error(type), { type, status });
+}
+
+/**
+ * The OAuth endpoints' form bodies, read and parsed with URLSearchParams (a third of body-parser's cost on the
+ * client-credentials grant, docs/performance.md#resource-servers): UTF-8 only, at most `limit` bytes; a repeated
+ * parameter becomes an array, which the endpoints refuse (RFC 6749 section 3.2).
+ */
+function formBody(limit: number): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, _res, next) => {
+    const charset = /;\s*charset\s*=\s*"?([^";]+)/i.exec(req.headers['content-type'] ?? '')?.[1].toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      req.resume();
+      next(bodyError('charset.unsupported', 415));
+      return;
+    }
+    if (Number(req.headers['content-length'] ?? 0) > limit) {
+      req.resume();
+      next(bodyError('entity.too.large', 413));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit && !failed) {
+        failed = true;
+        next(bodyError('entity.too.large', 413));
+      }
+      if (!failed) chunks.push(chunk);
+    });
+    req.on('error', (error) => {
+      if (failed) return;
+      failed = true;
+      next(Object.assign(error, { type: 'request.aborted', status: 400 }));
+    });
+    req.on('end', () => {
+      if (failed) return;
+      // No prototype: a parameter named __proto__ is a parameter like any other.
+      const body = Object.create(null) as Record<string, string | string[]>;
+      for (const [name, value] of new URLSearchParams(Buffer.concat(chunks).toString('utf8'))) {
+        const seen = body[name];
+        body[name] = seen === undefined ? value : ([] as string[]).concat(seen, value);
+      }
+      req.body = body;
+      next();
+    });
+  };
+}
+
 /** Every body is JSON (docs/api.md), forms on the OAuth endpoints: a body of another type is refused, not ignored. */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
   if (samePath(req.path, FORWARD_AUTH_PATH)) {
@@ -87,8 +140,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // The larger limit applies only on the exact route and only after its own admission check, before a byte is read.
   const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE, { strict: false });
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
-  // Repeated parameters stay arrays, which the OAuth endpoints refuse (RFC 6749 section 3.2).
-  const parseForm = express.urlencoded({ extended: false, limit: config.bodyLimitBytes, parameterLimit: 32 });
+  const parseForm = formBody(config.bodyLimitBytes);
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
     if (samePath(req.path, FORWARD_AUTH_PATH)) {
       next();

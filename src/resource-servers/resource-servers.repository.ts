@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { batchedById } from '../database/batch-loader';
 import { Dialect, param, sql, Statement } from '../database/sql';
 import { ResourceServer } from './resource-server.entity';
 
@@ -14,12 +15,16 @@ interface ResourceServerRow {
 @Injectable()
 export class ResourceServersRepository {
   private readonly db: Dialect;
-  private readonly byId: Statement<{ id: string }>;
+  private readonly credentialById: (id: string) => Promise<ResourceServerRow | undefined>;
   private readonly byAudience: Statement<{ audience: string }>;
 
   constructor(@InjectRepository(ResourceServer) private readonly servers: Repository<ResourceServer>) {
     this.db = Dialect.of(servers.manager.connection);
-    this.byId = this.db.prepare(sql`SELECT id, audience, secret_hash FROM resource_servers WHERE id = ${param('id')}`);
+    // Every introspection reads its caller: batched per event-loop turn, as the key lookups are.
+    const byIds = this.db.prepare<{ ids: readonly string[] }>(
+      sql`SELECT id, audience, secret_hash FROM resource_servers WHERE ${this.db.idIn('id', 'ids')}`,
+    );
+    this.credentialById = batchedById((ids) => this.db.rows<ResourceServerRow, { ids: readonly string[] }>(byIds, { ids }));
     this.byAudience = this.db.prepare(
       sql`SELECT id, audience, secret_hash FROM resource_servers WHERE audience = ${param('audience')}`,
     );
@@ -27,7 +32,7 @@ export class ResourceServersRepository {
 
   /** The audience and secret hash of the resource server with this id (introspection's client check). */
   async findCredential(id: string): Promise<{ id: string; audience: string; secretHash: string } | undefined> {
-    const [row] = await this.db.rows<ResourceServerRow, { id: string }>(this.byId, { id });
+    const row = await this.credentialById(id);
     return row === undefined ? undefined : { id: row.id, audience: row.audience, secretHash: row.secret_hash };
   }
 

@@ -129,6 +129,18 @@ describe('POST /oauth/token (client credentials)', () => {
       expectOAuthError(otherId, 400, 'invalid_request');
     });
 
+    it('a charset other than UTF-8, or a __proto__ parameter, is refused or ignored as any other', async () => {
+      const latin = await t
+        .http()
+        .post('/oauth/token')
+        .set('Content-Type', 'application/x-www-form-urlencoded; charset=iso-8859-1')
+        .send('grant_type=client_credentials');
+      expectOAuthError(latin, 400, 'invalid_request');
+      const proto = await token('grant_type=client_credentials&__proto__=x&__proto__=y', basic(key.id, key.value));
+      expectOAuthError(proto, 400, 'invalid_request');
+      await token('grant_type=client_credentials&__proto__=x', basic(key.id, key.value)).expect(200);
+    });
+
     it('a body over BODY_LIMIT_BYTES is 413 invalid_request', async () => {
       const response = await token(`grant_type=client_credentials&scope=${'a'.repeat(20_000)}`);
       expectOAuthError(response, 413, 'invalid_request');
@@ -171,6 +183,19 @@ describe('POST /oauth/token (client credentials)', () => {
         .getRepository(AuditEvent)
         .findBy({ action: 'token.exchange_failed', targetId: key.id });
       expect(audit.map((event) => event.reason)).toContain('invalid_credentials');
+    });
+
+    it("another organization's key under this key's client_id: 401 invalid_client", async () => {
+      const stranger = await t.user({ org: 'oauth-cc-other', role: 'admin' });
+      const foreign = await t.createKey(stranger, 'foreign');
+      const response = await token({
+        grant_type: 'client_credentials',
+        client_id: key.id,
+        client_secret: foreign.value,
+      });
+      expectOAuthError(response, 401, 'invalid_client');
+      const crossed = await token({ grant_type: 'client_credentials' }, basic(foreign.id, key.value));
+      expectOAuthError(crossed, 401, 'invalid_client');
     });
 
     it('a revoked key: 401 invalid_client "api key revoked", audited with its owner', async () => {

@@ -86,6 +86,14 @@ describe('/v1/forward-auth', () => {
     expect(elsewhere.headers['www-authenticate']).toContain('invalid_token');
   });
 
+  it("names the token's own organization: another organization's member gets its id, for the gateway to compare", async () => {
+    const stranger = await t.user({ org: 'forward-other', role: 'admin' });
+    const strangerToken = await t.exchange((await t.createKey(stranger, 'stranger')).value);
+    const response = await check(`Bearer ${strangerToken}`).expect(200);
+    expect(response.headers['x-gatehouse-organization-id']).toBe(stranger.organizationId);
+    expect(response.headers['x-gatehouse-organization-id']).not.toBe(member.organizationId);
+  });
+
   it('refuses a revoked key at the next request', async () => {
     const revoked = await t.createKey(member, 'revoked');
     const revokedToken = await t.exchange(revoked.value);
