@@ -18,6 +18,9 @@ export const MAY_USE = {
   auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers'],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
   oauth: ['auth', 'api-keys', 'identity', 'resource-servers'],
+  // The revocation feed: audit entries become CAEP events (audit's observer), delivered to resource servers, signed
+  // with auth's key.
+  ssf: ['audit', 'auth', 'identity', 'resource-servers'],
   // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
   // the services of the modules it administers (api-keys: a member's removal revokes their keys);
   // no module uses it.

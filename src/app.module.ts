@@ -17,6 +17,7 @@ import { IntegrationsModule } from './integrations/integrations.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 import { OAuthModule } from './oauth/oauth.module';
+import { SsfModule } from './ssf/ssf.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
@@ -46,6 +47,7 @@ export class AppModule {
         AuditModule,
         ConsoleSignInModule,
         OAuthModule,
+        SsfModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'console.signed_in',
   'console.sign_in_refused',
   'console.signed_out',
+  'member.role_changed',
+  'member.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -48,7 +50,10 @@ export class AuditEvent {
   @Column({ name: 'previous_api_key_id', type: 'varchar', length: 36, nullable: true })
   previousApiKeyId: string | null;
 
-  /** Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`, `exposed`). */
+  /**
+   * Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`,
+   * `exposed`); member.role_changed: the new role.
+   */
   @Column({ type: 'varchar', length: 64, nullable: true })
   reason: string | null;
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { Request } from 'express';
 import { isClientAddress } from '../common/client-address';
 import { invalidArgument } from '../common/errors';
@@ -7,6 +8,7 @@ import type { Transaction } from '../database/unit-of-work';
 import { AuditCursorCodec } from './audit-cursor';
 import { AuditAction, AuditEvent } from './audit-event.entity';
 import { AuditEventFilters, AuditRepository } from './audit.repository';
+import { AUDIT_OBSERVER, AuditObserver } from './observer';
 
 export interface AuditEntry {
   action: AuditAction;
@@ -29,24 +31,36 @@ export interface AuditEventPage {
 }
 
 @Injectable()
-export class AuditService {
+export class AuditService implements OnModuleInit {
+  private observer: AuditObserver | undefined;
+
   constructor(
     private readonly events: AuditRepository,
     private readonly cursors: AuditCursorCodec,
+    private readonly modules: ModuleRef,
   ) {}
+
+  onModuleInit(): void {
+    try {
+      this.observer = this.modules.get<AuditObserver>(AUDIT_OBSERVER, { strict: false });
+    } catch {
+      this.observer = undefined;
+    }
+  }
 
   /** Inside `tx` so the entry and its change are stored together or not at all (docs/operations.md#audit-trail). */
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
-    await this.events.insert(toEvent(entry, new Date()), tx);
+    const event = toEvent(entry, new Date());
+    await this.events.insert(event, tx);
+    await this.observer?.recorded([event], tx);
   }
 
   /** Entries of one change (a member's removal revokes each of their keys), batched per statement. */
   async recordAll(entries: readonly AuditEntry[], tx?: Transaction): Promise<void> {
     const occurredAt = new Date();
-    await this.events.insertAll(
-      entries.map((entry) => toEvent(entry, occurredAt)),
-      tx,
-    );
+    const events = entries.map((entry) => toEvent(entry, occurredAt));
+    await this.events.insertAll(events, tx);
+    await this.observer?.recorded(events, tx);
   }
 
   /** For the admin CLI and tests. */

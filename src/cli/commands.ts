@@ -50,7 +50,7 @@ export async function bootstrap(services: CliServices, options: BootstrapOptions
   if (options.role === undefined) {
     role = await identity.ensureMembership(organization.id, user.id, 'admin');
   } else {
-    await identity.setRole(organization.id, user.id, options.role);
+    await services.organizationKeys.setRole(organization.id, user.id, options.role);
     role = options.role;
   }
   await identity.readyForSession(organization.id, user.id);
@@ -117,7 +117,7 @@ export async function setRole(
 ): Promise<{ organization_id: string; user_id: string; role: Role }> {
   const organization = await services.identity.organizationByName(options.org);
   const user = await services.identity.userByEmail(options.email);
-  await services.identity.setRole(organization.id, user.id, options.role);
+  await services.organizationKeys.setRole(organization.id, user.id, options.role);
   return { organization_id: organization.id, user_id: user.id, role: options.role };
 }
 

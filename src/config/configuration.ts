@@ -40,6 +40,8 @@ export interface AppConfiguration {
   };
   /** Cache-Control max-age of an allowed forward-auth answer, 0-5 s (docs/resource-servers.md#forward-auth). */
   forwardAuthCacheSeconds: number;
+  /** The revocation feed (docs/revocation-feed.md). */
+  ssf: { pollWaitSeconds: number; eventRetentionDays: number };
   integrations: {
     encryptionKey: string | undefined;
     encryptionKeyId: string;
@@ -123,6 +125,10 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       maxConcurrentValidations: r.int('MONITORING_MAX_CONCURRENT_VALIDATIONS', 8, 1, 1000),
     },
     forwardAuthCacheSeconds: r.int('FORWARD_AUTH_CACHE_SECONDS', 1, 0, 5),
+    ssf: {
+      pollWaitSeconds: r.int('SSF_POLL_WAIT_SECONDS', 20, 0, 60),
+      eventRetentionDays: r.int('SSF_EVENT_RETENTION_DAYS', 7, 1, 365),
+    },
     redisUrl: network.redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,
     rateLimit: {

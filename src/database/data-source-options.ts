@@ -26,11 +26,23 @@ import { ApiKeysOrganizationNewest1764810000000 } from './migrations/17648100000
 import { MembershipSessionsValidAfter1764900000000 } from './migrations/1764900000000-membership-sessions-valid-after';
 import { ApiKeysReplacedBy1764910000000 } from './migrations/1764910000000-api-keys-replaced-by';
 import { ResourceServers1765000000000 } from './migrations/1765000000000-resource-servers';
+import { SsfEvents1765100000000 } from './migrations/1765100000000-ssf-events';
 import { ResourceServer } from '../resource-servers/resource-server.entity';
+import { SsfDelivery, SsfEvent } from '../ssf/ssf-event.entity';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
-export const ENTITIES = [Organization, User, Membership, ApiKey, AuditEvent, NotificationIntegration, ResourceServer];
+export const ENTITIES = [
+  Organization,
+  User,
+  Membership,
+  ApiKey,
+  AuditEvent,
+  NotificationIntegration,
+  ResourceServer,
+  SsfEvent,
+  SsfDelivery,
+];
 export const MIGRATIONS = [
   CoreSchema1763700000000,
   AuditEvents1763900000000,
@@ -49,6 +61,7 @@ export const MIGRATIONS = [
   MembershipSessionsValidAfter1764900000000,
   ApiKeysReplacedBy1764910000000,
   ResourceServers1765000000000,
+  SsfEvents1765100000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -172,8 +172,9 @@ export class Dialect {
    * The table, read through `index` on SQLite, which has no statistics to choose it; PostgreSQL's planner chooses
    * (the query-plan tests check both).
    */
-  table(name: string, index: string): Sql {
-    return raw(this.postgres ? name : `${name} INDEXED BY ${index}`);
+  table(name: string, index: string, alias?: string): Sql {
+    const table = alias === undefined ? name : `${name} ${alias}`;
+    return raw(this.postgres ? table : `${table} INDEXED BY ${index}`);
   }
 
   /** An UPDATE or DELETE ... RETURNING as a statement whose rows TypeORM returns on both drivers (a CTE on PostgreSQL). */
@@ -192,6 +193,11 @@ export class Dialect {
    */
   transactionLock(lockClass: number, key: Sql): Sql | null {
     return this.postgres ? sql`SELECT pg_advisory_xact_lock(${raw(String(lockClass))}, hashtext(${key}))` : null;
+  }
+
+  /** A notification to every session listening on the channel, sent at commit (PostgreSQL); null on SQLite. */
+  notify(channel: Param): Sql | null {
+    return this.postgres ? sql`SELECT pg_notify(${channel}, '')` : null;
   }
 
   /** A time bound as stored: PostgreSQL gets the exact microsecond; SQLite's ISO text, rounded up to the millisecond. */

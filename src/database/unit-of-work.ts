@@ -20,6 +20,7 @@ const settle = (): undefined => undefined;
 export class UnitOfWork {
   private readonly sqlite: boolean;
   private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly commitCallbacks = new WeakMap<Transaction, Array<() => void>>();
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.sqlite = dataSource.options.type !== 'postgres';
@@ -29,11 +30,33 @@ export class UnitOfWork {
     if (this.sqlite) {
       return this.queued(SQLITE_QUEUE, async () => {
         await new Promise((resolve) => setImmediate(resolve));
-        return this.dataSource.transaction(work);
+        return this.transaction(work);
       });
     }
-    const transaction = (): Promise<T> => this.dataSource.transaction(work);
+    const transaction = (): Promise<T> => this.transaction(work);
     return options.queueKey === undefined ? transaction() : this.queued(options.queueKey, transaction);
+  }
+
+  /** Runs `callback` once `tx` has committed (never if it rolls back); outside a transaction, on the next turn. */
+  afterCommit(tx: Transaction | undefined, callback: () => void): void {
+    if (tx === undefined) {
+      setImmediate(callback);
+      return;
+    }
+    const callbacks = this.commitCallbacks.get(tx);
+    if (callbacks === undefined) this.commitCallbacks.set(tx, [callback]);
+    else callbacks.push(callback);
+  }
+
+  private async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    let manager: Transaction | undefined;
+    const result = await this.dataSource.transaction((tx) => {
+      manager = tx;
+      return work(tx);
+    });
+    const callbacks = manager === undefined ? undefined : this.commitCallbacks.get(manager);
+    if (callbacks !== undefined) for (const callback of callbacks) callback();
+    return result;
   }
 
   private queued<T>(key: string, task: () => Promise<T>): Promise<T> {

@@ -17,6 +17,9 @@ import { Organization, OrganizationSettings } from './organization.entity';
 import type { Role } from './roles';
 import { User } from './user.entity';
 
+/** What setting a role did to the membership. */
+export type RoleChange = 'added' | 'changed' | 'unchanged';
+
 interface MemberArgs {
   organizationId: string;
   userId: string;
@@ -143,15 +146,25 @@ export class IdentityRepository {
    * Adds the membership with this role, or changes the role of the existing one, in one transaction
    * (through UnitOfWork, like every transaction: on SQLite they must not overlap).
    */
-  async upsertMembershipRole(organizationId: string, userId: string, role: Role, now: Date): Promise<void> {
-    await this.unitOfWork.run(async (manager) => {
+  /** Sets the role, adding the membership if missing (inside `tx` when given): what changed. */
+  async upsertMembershipRole(
+    organizationId: string,
+    userId: string,
+    role: Role,
+    now: Date,
+    tx?: Transaction,
+  ): Promise<RoleChange> {
+    const upsert = async (manager: Transaction): Promise<RoleChange> => {
       const existing = await manager.findOneBy(Membership, { organizationId, userId });
       if (existing === null) {
         await manager.insert(Membership, { organizationId, userId, role, createdAt: now, updatedAt: now });
-      } else if (existing.role !== role) {
-        await manager.update(Membership, { organizationId, userId }, { role, updatedAt: now });
+        return 'added';
       }
-    });
+      if (existing.role === role) return 'unchanged';
+      await manager.update(Membership, { organizationId, userId }, { role, updatedAt: now });
+      return 'changed';
+    };
+    return tx === undefined ? this.unitOfWork.run(upsert) : upsert(tx);
   }
 
   /** Removes the membership, inside `tx` when given; false when there was none. */

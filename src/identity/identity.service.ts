@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/errors';
 import type { Transaction } from '../database/unit-of-work';
-import { IdentityRepository } from './identity.repository';
+import { IdentityRepository, RoleChange } from './identity.repository';
 import type { MembershipAccess, SessionAccess } from './member-access';
 import { Membership } from './membership.entity';
 import {
@@ -73,8 +73,9 @@ export class IdentityService {
     return this.userByEmail(normalized);
   }
 
-  setRole(organizationId: string, userId: string, role: Role): Promise<void> {
-    return this.identity.upsertMembershipRole(organizationId, userId, role, new Date());
+  /** Sets the role (adds the membership if missing), inside `tx` when given; a change of role is audited by the caller. */
+  setRole(organizationId: string, userId: string, role: Role, tx?: Transaction): Promise<RoleChange> {
+    return this.identity.upsertMembershipRole(organizationId, userId, role, new Date(), tx);
   }
 
   /** Adds the membership only when the user has none in that organization yet. */

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { basicCredentials } from '../common/basic-auth';
 import { OAuthError } from '../common/oauth-errors';
 
 /** Client credentials as RFC 6749 section 2.3.1 sends them: HTTP Basic, or in the form body. */
@@ -23,15 +24,6 @@ export function formParameters(request: Request): Record<string, string> {
   return parameters;
 }
 
-/** `application/x-www-form-urlencoded` decoding of one Basic part (RFC 6749 section 2.3.1). */
-function formDecode(part: string): string | null {
-  try {
-    return decodeURIComponent(part.replace(/\+/g, ' '));
-  } catch {
-    return null;
-  }
-}
-
 export function invalidClient(description: string, basic: boolean): OAuthError {
   return new OAuthError(401, 'invalid_client', description, basic ? { ...BASIC_CHALLENGE } : {});
 }
@@ -40,18 +32,13 @@ export function invalidClient(description: string, basic: boolean): OAuthError {
 export function clientCredentials(request: Request, form: Record<string, string>): ClientCredentials {
   const header = request.headers.authorization;
   if (header !== undefined && header !== '') {
-    const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header);
-    if (match === null) throw invalidClient('client authentication must use HTTP Basic or the form', true);
+    if (!/^Basic /i.test(header)) throw invalidClient('client authentication must use HTTP Basic or the form', true);
     if (form.client_secret !== undefined) {
       throw new OAuthError(400, 'invalid_request', 'the client authenticated by more than one method');
     }
-    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    const clientId = colon === -1 ? null : formDecode(decoded.slice(0, colon));
-    const clientSecret = colon === -1 ? null : formDecode(decoded.slice(colon + 1));
-    if (clientId === null || clientSecret === null || clientId === '' || clientSecret === '') {
-      throw invalidClient('malformed Basic credentials', true);
-    }
+    const credentials = basicCredentials(header);
+    if (credentials === null) throw invalidClient('malformed Basic credentials', true);
+    const { id: clientId, secret: clientSecret } = credentials;
     if (form.client_id !== undefined && form.client_id !== clientId) {
       throw new OAuthError(400, 'invalid_request', 'client_id differs from the Basic credentials');
     }

@@ -24,7 +24,9 @@ export class ResourceServersRepository {
     const byIds = this.db.prepare<{ ids: readonly string[] }>(
       sql`SELECT id, audience, secret_hash FROM resource_servers WHERE ${this.db.idIn('id', 'ids')}`,
     );
-    this.credentialById = batchedById((ids) => this.db.rows<ResourceServerRow, { ids: readonly string[] }>(byIds, { ids }));
+    this.credentialById = batchedById((ids) =>
+      this.db.rows<ResourceServerRow, { ids: readonly string[] }>(byIds, { ids }),
+    );
     this.byAudience = this.db.prepare(
       sql`SELECT id, audience, secret_hash FROM resource_servers WHERE audience = ${param('audience')}`,
     );

@@ -1,3 +1,4 @@
+import type { Role } from '../../identity/roles';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import type { RequestContext } from '../../audit/request-context';
@@ -99,6 +100,17 @@ export class OrganizationKeysService {
     return { key: this.lastUsed.withPendingUse(key), emails: await this.identity.emailsOf([key.userId]) };
   }
 
+  /** Sets a member's role (adds the membership if missing); a change of role is audited in the same transaction. */
+  async setRole(organizationId: string, userId: string, role: Role): Promise<void> {
+    await this.unitOfWork.run(async (tx) => {
+      if ((await this.identity.setRole(organizationId, userId, role, tx)) !== 'changed') return;
+      await this.audit.record(
+        { action: 'member.role_changed', organizationId, targetType: 'user', targetId: userId, reason: role },
+        tx,
+      );
+    });
+  }
+
   /**
    * The membership and every key of the member there, revoked and audited in one transaction under the owner's lock,
    * so a creation meanwhile is revoked or refused (docs/api.md#removing-a-member).
@@ -112,13 +124,16 @@ export class OrganizationKeysService {
         await this.keys.lockOwner(owner, tx);
         const revoked = await this.organizationKeys.revokeAllOf(owner, at, tx);
         await this.audit.recordAll(
-          revoked.map((id) => ({
-            action: 'api_key.revoked' as const,
-            reason: 'member_removed',
-            organizationId,
-            targetType: 'api_key' as const,
-            targetId: id,
-          })),
+          [
+            ...revoked.map((id) => ({
+              action: 'api_key.revoked' as const,
+              reason: 'member_removed',
+              organizationId,
+              targetType: 'api_key' as const,
+              targetId: id,
+            })),
+            { action: 'member.removed' as const, organizationId, targetType: 'user' as const, targetId: userId },
+          ],
           tx,
         );
         return { removed: true, revokedKeys: revoked.length };

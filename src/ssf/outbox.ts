@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { AuditEvent } from '../audit/audit-event.entity';
+import type { AuditObserver } from '../audit/observer';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import { isRole, roleMask, scopeString } from '../identity/roles';
+import { CREDENTIAL_CHANGE, SsfEvent, TOKEN_CLAIMS_CHANGE } from './ssf-event.entity';
+import { SsfRepository } from './ssf.repository';
+import { WakeSignal } from './wake-signal';
+
+/**
+ * The outbox: every audit entry that revokes a key or changes what a member may do becomes a CAEP event in the same
+ * transaction, whichever path made it (owner, admin, member removal, exposed report, CLI), so no revocation commits
+ * without its event (docs/revocation-feed.md#events).
+ */
+@Injectable()
+export class SsfOutbox implements AuditObserver {
+  private readonly issuer: string;
+
+  constructor(
+    private readonly events: SsfRepository,
+    private readonly signal: WakeSignal,
+    private readonly unitOfWork: UnitOfWork,
+    @InjectConfig() config: AppConfiguration,
+  ) {
+    this.issuer = config.jwt.issuer;
+  }
+
+  async recorded(entries: readonly AuditEvent[], tx: Transaction | undefined): Promise<void> {
+    const events = entries.flatMap((entry) => this.toEvents(entry));
+    if (events.length === 0) return;
+    if (tx === undefined) {
+      await this.unitOfWork.run((own) => this.write(events, own));
+      return;
+    }
+    await this.write(events, tx);
+  }
+
+  private async write(events: SsfEvent[], tx: Transaction): Promise<void> {
+    await this.events.insert(events, tx, this.signal.channel);
+    // SQLite: this process is the only writer; PostgreSQL's NOTIFY reaches this instance's listener too.
+    this.unitOfWork.afterCommit(tx, () => this.signal.wake());
+  }
+
+  private toEvents(entry: AuditEvent): SsfEvent[] {
+    const eventTimestamp = Math.floor(entry.occurredAt.getTime() / 1000);
+    const event = (eventType: SsfEvent['eventType'], subject: object, payload: object): SsfEvent =>
+      Object.assign(new SsfEvent(), {
+        id: randomUUID(),
+        eventType,
+        subject: JSON.stringify(subject),
+        payload: JSON.stringify(payload),
+        occurredAt: entry.occurredAt,
+      });
+    if (entry.action === 'api_key.revoked' && entry.targetId !== null) {
+      return [
+        event(
+          CREDENTIAL_CHANGE,
+          { format: 'opaque', id: entry.targetId },
+          {
+            credential_type: 'api_key',
+            change_type: 'revoke',
+            event_timestamp: eventTimestamp,
+            reason_admin: { en: entry.reason ?? 'revoked' },
+          },
+        ),
+      ];
+    }
+    const member = entry.targetId !== null && entry.organizationId !== null;
+    if (member && (entry.action === 'member.role_changed' || entry.action === 'member.removed')) {
+      // A removed member may do nothing there any more: the empty scope.
+      const role = entry.action === 'member.removed' ? null : entry.reason;
+      const scope = role !== null && isRole(role) ? scopeString(roleMask(role)) : '';
+      return [
+        event(
+          TOKEN_CLAIMS_CHANGE,
+          { format: 'iss_sub', iss: this.issuer, sub: entry.targetId },
+          { event_timestamp: eventTimestamp, claims: { org: entry.organizationId, scope } },
+        ),
+      ];
+    }
+    return [];
+  }
+}

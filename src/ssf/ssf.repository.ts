@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Dialect, param, sql, Statement } from '../database/sql';
+import type { Transaction } from '../database/unit-of-work';
+import { SsfDelivery, SsfEvent } from './ssf-event.entity';
+
+/** A pending delivery with its event, as a poll reads it. */
+export interface PendingSet {
+  jti: string;
+  eventType: SsfEvent['eventType'];
+  subject: string;
+  payload: string;
+  occurredAt: Date;
+}
+
+interface PendingRow {
+  jti: string;
+  event_type: SsfEvent['eventType'];
+  subject: string;
+  payload: string;
+  occurred_at: Date | string;
+}
+
+/** Rows one INSERT writes at most. */
+const CHUNK = 200;
+
+/** The outbox's queries (docs/revocation-feed.md#delivery). */
+@Injectable()
+export class SsfRepository {
+  private readonly db: Dialect;
+  private readonly pending: Statement<{ streamId: string; limit: number }>;
+  private readonly acknowledge: Statement<{ streamId: string; ids: readonly string[]; at: string }>;
+  private readonly streams: Statement<Record<string, never>>;
+  private readonly notify: Statement<{ channel: string }> | null;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    const db = Dialect.of(dataSource);
+    this.db = db;
+    this.pending = db.prepare(sql`SELECT d.id AS jti, e.event_type, e.subject, e.payload, e.occurred_at
+      FROM ${db.table('ssf_deliveries', 'ssf_deliveries_pending', 'd')} JOIN ssf_events e ON e.id = d.event_id
+      WHERE d.stream_id = ${param('streamId')} AND d.acknowledged_at IS NULL
+      ORDER BY d.created_at, d.id LIMIT ${param('limit')}`);
+    this.acknowledge = db.prepare(sql`UPDATE ssf_deliveries SET acknowledged_at = ${param('at')}
+      WHERE stream_id = ${param('streamId')} AND ${db.idIn('id', 'ids')} AND acknowledged_at IS NULL`);
+    this.streams = db.prepare(sql`SELECT id FROM resource_servers`);
+    const notify = db.notify(param('channel'));
+    this.notify = notify === null ? null : db.prepare(notify);
+  }
+
+  /** The events and a delivery of each to every stream, inside the change's transaction; a NOTIFY at its commit. */
+  async insert(events: readonly SsfEvent[], tx: Transaction, channel: string): Promise<void> {
+    if (events.length === 0) return;
+    const streams = await this.db.run<{ id: string }>(tx, this.streams, {});
+    for (let start = 0; start < events.length; start += CHUNK) {
+      await tx.getRepository(SsfEvent).insert(events.slice(start, start + CHUNK));
+    }
+    const deliveries = events.flatMap((event) =>
+      streams.map((stream) =>
+        Object.assign(new SsfDelivery(), {
+          id: randomUUID(),
+          streamId: stream.id,
+          eventId: event.id,
+          createdAt: event.occurredAt,
+          acknowledgedAt: null,
+          error: null,
+        }),
+      ),
+    );
+    for (let start = 0; start < deliveries.length; start += CHUNK) {
+      await tx.getRepository(SsfDelivery).insert(deliveries.slice(start, start + CHUNK));
+    }
+    if (this.notify !== null) await this.db.run(tx, this.notify, { channel });
+  }
+
+  /** The stream's unacknowledged SETs, oldest first. */
+  async findPending(streamId: string, limit: number): Promise<PendingSet[]> {
+    const rows = await this.db.rows<PendingRow, { streamId: string; limit: number }>(this.pending, { streamId, limit });
+    return rows.map((row) => ({
+      jti: row.jti,
+      eventType: row.event_type,
+      subject: row.subject,
+      payload: row.payload,
+      occurredAt: row.occurred_at instanceof Date ? row.occurred_at : new Date(row.occurred_at),
+    }));
+  }
+
+  /** Acknowledged SETs of this stream are never delivered again (other streams' ids are left alone). */
+  async acknowledgeAll(streamId: string, ids: readonly string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.run(this.dataSource.manager, this.acknowledge, { streamId, ids, at: at.toISOString() });
+  }
+
+  /** RFC 8936 setErrs: the SET is not delivered again, and the receiver's error is kept with it. */
+  async recordError(streamId: string, id: string, error: object, at: Date): Promise<void> {
+    await this.dataSource
+      .getRepository(SsfDelivery)
+      .update({ streamId, id }, { acknowledgedAt: at, error: JSON.stringify(error) });
+  }
+
+  /** Deletes what is older than `cutoff`: deliveries, then events no delivery needs. */
+  async deleteOlderThan(cutoff: Date): Promise<number> {
+    const at = cutoff.toISOString();
+    const deliveries = await this.dataSource
+      .createQueryBuilder()
+      .delete()
+      .from(SsfDelivery)
+      .where('created_at < :at', { at })
+      .execute();
+    await this.dataSource.createQueryBuilder().delete().from(SsfEvent).where('occurred_at < :at', { at }).execute();
+    return deliveries.affected ?? 0;
+  }
+}
