@@ -10,6 +10,8 @@ export default tseslint.config(
       'dist-*/**',
       'coverage/**',
       'node_modules/**',
+      'verifier/dist/**',
+      'verifier/node_modules/**',
       'data/**',
       'test-artifacts/**',
       '.client-doc-examples/**',

@@ -400,6 +400,57 @@ export interface paths {
     patch: operations['ForwardAuthController_check_patch'];
     trace?: never;
   };
+  '/.well-known/ssf-configuration': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Shared Signals Framework 1.0 transmitter configuration */
+    get: operations['SsfController_configuration'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/ssf/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The calling resource server's stream */
+    get: operations['SsfController_stream'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/ssf/poll': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Poll the stream for SETs (RFC 8936): acknowledge, report errors, long-poll */
+    post: operations['SsfController_poll'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -865,7 +916,9 @@ export interface components {
         | 'organization.updated'
         | 'console.signed_in'
         | 'console.sign_in_refused'
-        | 'console.signed_out';
+        | 'console.signed_out'
+        | 'member.role_changed'
+        | 'member.removed';
       /** @description api_key.revoked: user, admin, member_removed or exposed; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
@@ -2214,7 +2267,9 @@ export interface operations {
           | 'organization.updated'
           | 'console.signed_in'
           | 'console.sign_in_refused'
-          | 'console.signed_out';
+          | 'console.signed_out'
+          | 'member.role_changed'
+          | 'member.removed';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events on this object (an API key, an integration) */
@@ -2926,6 +2981,106 @@ export interface operations {
       };
       /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
       503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SsfController_configuration: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The configuration */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+    };
+  };
+  SsfController_stream: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream configuration */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SsfController_poll: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @default 100 */
+          maxEvents?: number;
+          /** @default false */
+          returnImmediately?: boolean;
+          ack?: string[];
+          setErrs?: {
+            [key: string]: Record<string, never>;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description `{ sets: { jti: SET }, moreAvailable }` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
         headers: {
           [name: string]: unknown;
         };

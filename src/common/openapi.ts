@@ -31,6 +31,8 @@ export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorat
 
 export const BEARER_SCHEME = 'bearer';
 export const API_KEY_SCHEME = 'apiKey';
+/** A registered resource server's client credentials, HTTP Basic (the revocation feed, introspection). */
+export const RESOURCE_SERVER_SCHEME = 'resourceServer';
 
 /** Also the source of the typed client (`npm run client:generate`, docs/client.md). */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -45,6 +47,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addApiKey(
       { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The literal `ApiKey ` followed by the key' },
       API_KEY_SCHEME,
+    )
+    .addBasicAuth(
+      { type: 'http', scheme: 'basic', description: "A resource server's client_id and client_secret" },
+      RESOURCE_SERVER_SCHEME,
     )
     .build();
   return SwaggerModule.createDocument(app, config);

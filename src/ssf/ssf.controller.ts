@@ -3,7 +3,7 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nes
 import type { Request } from 'express';
 import { basicCredentials } from '../common/basic-auth';
 import { AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
-import { ApiErrors } from '../common/openapi';
+import { ApiErrors, RESOURCE_SERVER_SCHEME } from '../common/openapi';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Public } from '../identity/access.decorators';
@@ -54,7 +54,7 @@ function pollRequest(body: unknown): PollRequest {
     maxEvents,
     returnImmediately,
     // An id that cannot be one of ours is nobody's delivery: ignored, as RFC 8936 lets a transmitter do.
-    ack: (ack as string[]).filter((jti) => UUID.test(jti)),
+    ack: ack.filter((jti) => UUID.test(jti)),
     setErrs: (errors as PollRequest['setErrs']).filter(([jti]) => UUID.test(jti)),
   };
 }
@@ -107,7 +107,7 @@ export class SsfController {
   @Get('ssf/stream')
   @Public()
   @Header('Cache-Control', 'no-store')
-  @ApiSecurity('resourceServer')
+  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({ summary: "The calling resource server's stream" })
   @ApiOkResponse({ description: 'The stream configuration', schema: { type: 'object' } })
   @ApiErrors(401)
@@ -128,7 +128,7 @@ export class SsfController {
   @Public()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  @ApiSecurity('resourceServer')
+  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({ summary: 'Poll the stream for SETs (RFC 8936): acknowledge, report errors, long-poll' })
   @ApiBody({
     schema: {

@@ -26,10 +26,11 @@ describe('OpenAPI document', () => {
   });
   afterAll(() => t.close());
 
-  it('declares both security schemes', () => {
+  it('declares the three security schemes', () => {
     expect(document.components.securitySchemes).toEqual({
       bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
       apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+      resourceServer: expect.objectContaining({ type: 'http', scheme: 'basic' }),
     });
   });
 
@@ -43,6 +44,7 @@ describe('OpenAPI document', () => {
       expect({ route, documented: operation !== undefined }).toEqual({ route, documented: true });
       const security = (operation.security ?? []).flatMap((s) => Object.keys(s));
       if (route === 'POST /v1/token') expect(security).toEqual(['apiKey']);
+      else if (route === 'GET /ssf/stream' || route === 'POST /ssf/poll') expect(security).toEqual(['resourceServer']);
       else if (isPublic) expect(security).toEqual([]);
       else {
         expect({ route, security }).toEqual({ route, security: ['bearer'] });

@@ -66,7 +66,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       });
       expect(protectedHeader.alg).toBe('ES256');
       expect(payload.jti).toBe(jti);
-      verified.set(jti, payload as Record<string, unknown>);
+      verified.set(jti, payload);
     }
     return verified;
   }
@@ -74,7 +74,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
   const keyEvents = (sets: Map<string, Record<string, unknown>>) =>
     [...sets.values()].filter((set) => CREDENTIAL_CHANGE in (set.events as object));
 
-  it('publishes the SSF 1.0 configuration and the caller\'s stream', async () => {
+  it("publishes the SSF 1.0 configuration and the caller's stream", async () => {
     const config = await t.http().get('/.well-known/ssf-configuration').expect(200);
     expect(config.body).toEqual({
       spec_version: '1_0',
@@ -85,7 +85,11 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       authorization_schemes: [{ spec_urn: 'urn:ietf:rfc:6749' }],
       default_subjects: 'ALL',
     });
-    const own = await t.http().get('/ssf/stream').set('Authorization', basic(stream.clientId, stream.clientSecret)).expect(200);
+    const own = await t
+      .http()
+      .get('/ssf/stream')
+      .set('Authorization', basic(stream.clientId, stream.clientSecret))
+      .expect(200);
     expect(own.body).toEqual({
       stream_id: stream.clientId,
       iss: TEST_ISSUER,
@@ -106,9 +110,17 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       if (cause === 'user') {
         await t.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
       } else if (cause === 'admin') {
-        await t.http().delete(`/v1/organization/api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
+        await t
+          .http()
+          .delete(`/v1/organization/api-keys/${key.id}`)
+          .set('Authorization', `Bearer ${admin.token}`)
+          .expect(200);
       } else {
-        await t.http().post('/v1/api-keys/exposed').send({ keys: [key.value] }).expect(202);
+        await t
+          .http()
+          .post('/v1/api-keys/exposed')
+          .send({ keys: [key.value] })
+          .expect(202);
       }
       const sets = keyEvents(await received());
       expect(sets).toEqual([
@@ -136,15 +148,20 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       const keys = [await t.createKey(leaving, 'one'), await t.createKey(leaving, 'two')];
       await t.get(OrganizationKeysService).removeMember(leaving.organizationId, leaving.userId);
       const sets = [...(await received()).values()];
-      expect(keyEvents(new Map(sets.map((s) => [s.jti as string, s]))).map((s) => (s.sub_id as { id: string }).id).sort()).toEqual(
-        keys.map((k) => k.id).sort(),
-      );
+      expect(
+        keyEvents(new Map(sets.map((s) => [s.jti as string, s])))
+          .map((s) => (s.sub_id as { id: string }).id)
+          .sort(),
+      ).toEqual(keys.map((k) => k.id).sort());
       const claims = sets.filter((set) => TOKEN_CLAIMS_CHANGE in (set.events as object));
       expect(claims).toEqual([
         expect.objectContaining({
           sub_id: { format: 'iss_sub', iss: TEST_ISSUER, sub: leaving.userId },
           events: {
-            [TOKEN_CLAIMS_CHANGE]: { event_timestamp: expect.any(Number), claims: { org: leaving.organizationId, scope: '' } },
+            [TOKEN_CLAIMS_CHANGE]: {
+              event_timestamp: expect.any(Number),
+              claims: { org: leaving.organizationId, scope: '' },
+            },
           },
         }),
       ]);
@@ -193,7 +210,15 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
     });
 
     it('refuses a malformed poll with 400', async () => {
-      for (const body of [{ maxEvents: 0 }, { maxEvents: 1001 }, { returnImmediately: 'yes' }, { ack: 'x' }, { extra: 1 }, [], { setErrs: { a: 1 } }]) {
+      for (const body of [
+        { maxEvents: 0 },
+        { maxEvents: 1001 },
+        { returnImmediately: 'yes' },
+        { ack: 'x' },
+        { extra: 1 },
+        [],
+        { setErrs: { a: 1 } },
+      ]) {
         const response = await poll(stream, body);
         expect([response.status, response.body.code]).toEqual([400, 'INVALID_ARGUMENT']);
       }
@@ -222,7 +247,9 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       await t.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
       const { body } = await waiting.expect(200);
       const elapsed = Date.now() - started;
-      expect(Object.values(body.sets).map((set) => decodeJwt(set as string).sub_id)).toEqual([{ format: 'opaque', id: key.id }]);
+      expect(Object.values(body.sets).map((set) => decodeJwt(set as string).sub_id)).toEqual([
+        { format: 'opaque', id: key.id },
+      ]);
       expect(elapsed).toBeLessThan(2500);
       await drain(stream);
     });
@@ -241,7 +268,10 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       const key = await t.createKey(admin, 'atomic');
       const trigger =
         DATABASE_KIND === 'sqlite'
-          ? ["CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events BEGIN SELECT RAISE(ABORT, 'refused'); END", 'DROP TRIGGER ssf_refuses']
+          ? [
+              "CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events BEGIN SELECT RAISE(ABORT, 'refused'); END",
+              'DROP TRIGGER ssf_refuses',
+            ]
           : [
               `CREATE OR REPLACE FUNCTION ssf_refuses() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
                CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events FOR EACH ROW EXECUTE FUNCTION ssf_refuses()`,
@@ -249,12 +279,19 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
             ];
       await dataSource.query(trigger[0]);
       try {
-        const response = await t.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`);
+        const response = await t
+          .http()
+          .delete(`/v1/user-api-keys/${key.id}`)
+          .set('Authorization', `Bearer ${admin.token}`);
         expect(response.status).toBe(500);
       } finally {
         await dataSource.query(trigger[1]);
       }
-      const stored = await t.http().get(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
+      const stored = await t
+        .http()
+        .get(`/v1/user-api-keys/${key.id}`)
+        .set('Authorization', `Bearer ${admin.token}`)
+        .expect(200);
       expect(stored.body.api_key.status).toBe('ACTIVE');
       expect(keyEvents(await received())).toEqual([]);
     });

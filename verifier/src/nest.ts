@@ -1,0 +1,49 @@
+import type { Verifier } from './index';
+import { check, isRefusal } from './http';
+
+/** The parts of Nest's ExecutionContext the guard uses (no dependency on @nestjs/common). */
+interface HttpContext {
+  switchToHttp(): {
+    getRequest(): { headers: { authorization?: string | string[] }; gatehouse?: unknown };
+    getResponse(): { setHeader(name: string, value: string): unknown };
+  };
+}
+
+/** An error Nest's default exception filter answers with its status (it reads `statusCode` and `message`). */
+export class GatehouseRefusal extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+
+  getStatus(): number {
+    return this.statusCode;
+  }
+}
+
+/**
+ * A NestJS guard: `@UseGuards(new GatehouseGuard(verifier, ['orders:read']))`. Sets `request.gatehouse`; a refusal
+ * sets its WWW-Authenticate header and throws GatehouseRefusal (401, 403, or 503 for a stale feed).
+ */
+export class GatehouseGuard {
+  constructor(
+    private readonly verifier: Verifier,
+    private readonly scopes: readonly string[] = [],
+  ) {}
+
+  async canActivate(context: HttpContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest();
+    const result = await check(this.verifier, request.headers.authorization, this.scopes);
+    if (isRefusal(result)) {
+      const response = http.getResponse();
+      for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
+      throw new GatehouseRefusal(result.status, result.body.message, result.body.code);
+    }
+    request.gatehouse = result;
+    return true;
+  }
+}
