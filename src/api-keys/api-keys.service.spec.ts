@@ -60,7 +60,7 @@ function service(keys: InMemoryKeys, policyDays: number | null = null): ApiKeysS
   return new ApiKeysService(
     keys as never,
     { withPendingUse: (key: ApiKey) => key } as never,
-    { record: () => Promise.resolve() } as never,
+    { record: () => Promise.resolve(), recordAll: () => Promise.resolve() } as never,
     { run: async (work: (tx: unknown) => Promise<unknown>) => work({}) } as never,
     { organizationById: () => Promise.resolve({ maxKeyLifetimeDays: policyDays }) } as never,
     config,

@@ -152,17 +152,17 @@ export class ApiKeysService {
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx, id))) {
           throw await this.creationRefused(creator);
         }
-        await this.audit.record(
-          {
-            action: 'api_key.rotated',
-            ...this.actor(creator),
-            targetType: 'api_key',
-            targetId: key.id,
-            previousApiKeyId: id,
-            request,
-          },
-          tx,
-        );
+        const rotated = {
+          action: 'api_key.rotated' as const,
+          ...this.actor(creator),
+          targetType: 'api_key' as const,
+          targetId: key.id,
+          previousApiKeyId: id,
+          request,
+        };
+        // Without a grace period the old key is revoked now, and recorded so (the revocation feed reports it).
+        const revoked = { ...rotated, action: 'api_key.revoked' as const, targetId: id, previousApiKeyId: null };
+        await this.audit.recordAll(graceEndsAt === null ? [rotated, { ...revoked, reason: 'rotated' }] : [rotated], tx);
       },
       { queueKey: ownerQueue(creator) },
     );

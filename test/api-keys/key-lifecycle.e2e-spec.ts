@@ -598,7 +598,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await getKey(admin.token, old.id).expect(200)).body.api_key.status).toBe('REVOKED');
     });
 
-    it('records api_key.rotated (target the new key, previous_api_key_id the old), nothing else', async () => {
+    it('records api_key.rotated (target the new key, previous_api_key_id the old) and, without grace, the revocation', async () => {
       const admin = await user();
       const old = await t.createKey(admin);
       const parent = await t.createKey(admin, 'rotator', {
@@ -607,16 +607,26 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const token = await t.exchange(parent.value);
       const { body } = await rotate(token, old.id).expect(201);
       const rotated = (await auditRows(admin)).filter((row) => row.action !== 'api_key.created');
-      expect(rotated).toEqual([
-        {
-          action: 'api_key.rotated',
-          reason: null,
-          target_id: body.api_key.id,
-          previous_api_key_id: old.id,
-          actor_user_id: admin.userId,
-          actor_api_key_id: parent.id,
-        },
-      ]);
+      const actor = { actor_user_id: admin.userId, actor_api_key_id: parent.id };
+      expect(rotated).toEqual(
+        expect.arrayContaining([
+          {
+            action: 'api_key.rotated',
+            reason: null,
+            target_id: body.api_key.id,
+            previous_api_key_id: old.id,
+            ...actor,
+          },
+          { action: 'api_key.revoked', reason: 'rotated', target_id: old.id, previous_api_key_id: null, ...actor },
+        ]),
+      );
+      expect(rotated).toHaveLength(2);
+      // With a grace period the old key is not revoked: the rotation alone.
+      const graced = await t.createKey(admin, 'graced');
+      await rotate(token, graced.id, { grace_period_seconds: 60 }).expect(201);
+      const after = (await auditRows(admin)).filter((row) => row.action !== 'api_key.created');
+      expect(after).toHaveLength(3);
+      expect(after.filter((row) => row.target_id === graced.id)).toEqual([]);
     });
 
     it('with a grace period: the old key keeps working until now + grace, then is EXPIRED with its tokens refused', async () => {

@@ -105,9 +105,16 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
   });
 
   describe('every cause of a revocation emits a credential-change, with its reason', () => {
-    it.each(['user', 'admin', 'exposed'])('%s', async (cause) => {
+    it.each(['user', 'admin', 'exposed', 'rotated'])('%s', async (cause) => {
       const key = await t.createKey(admin, `cause ${cause}`);
-      if (cause === 'user') {
+      if (cause === 'rotated') {
+        await t
+          .http()
+          .post(`/v1/user-api-keys/${key.id}/rotate`)
+          .set('Authorization', `Bearer ${admin.token}`)
+          .send({ grace_period_seconds: 0 })
+          .expect(201);
+      } else if (cause === 'user') {
         await t.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
       } else if (cause === 'admin') {
         await t

@@ -1,6 +1,13 @@
+import { Controller, Get, Module, Req, UseGuards } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressPlatform } from '../../src/common/http-platform';
+import Express from 'express';
+import request from 'supertest';
+import { gatehouse } from '../../verifier/src/express';
+import { GatehouseGuard } from '../../verifier/src/nest';
 import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
-import { createVerifier, Verifier, VerifyError } from '../../verifier/src/index';
+import { createVerifier, VerifiedAccess, Verifier, VerifyError } from '../../verifier/src/index';
 import { freePort } from '../support/ports';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
@@ -119,6 +126,56 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
     await revoking.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
     expect(await msUntil(verifier, token, 'insufficient_scope', 1000, ['api_keys:create'])).toBeLessThan(1000);
     expect(await refusal(verifier, token, ['api_keys:read'])).toBe('accepted');
+  });
+
+  it('guards a real Nest resource server, and an Express one: 200 with who it is, 401, 403, and 401 once revoked', async () => {
+    @Controller('orders')
+    class OrdersController {
+      @Get()
+      @UseGuards(new GatehouseGuard(verifier, ['api_keys:read']))
+      list(@Req() request: { gatehouse: VerifiedAccess }) {
+        return { organization: request.gatehouse.organizationId };
+      }
+
+      @Get('admin')
+      @UseGuards(new GatehouseGuard(verifier, ['api_keys:manage']))
+      admin() {
+        return {};
+      }
+    }
+    @Module({ controllers: [OrdersController] })
+    class ResourceServerModule {}
+    const nest = await NestFactory.create(ResourceServerModule, new ExpressPlatform(), { logger: false });
+    await nest.init();
+    const express = Express();
+    express.get('/orders', gatehouse(verifier, ['api_keys:read']), (req, res) => {
+      res.json({ organization: (req as unknown as { gatehouse: VerifiedAccess }).gatehouse.organizationId });
+    });
+    try {
+      const { key, token } = await tokenFor(admin, 'guarded');
+      for (const server of [nest.getHttpServer(), express]) {
+        const ok = await request(server).get('/orders').set('Authorization', `Bearer ${token}`).expect(200);
+        expect(ok.body).toEqual({ organization: admin.organizationId });
+        const missing = await request(server).get('/orders').expect(401);
+        expect(missing.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
+      }
+      const forbidden = await request(nest.getHttpServer())
+        .get('/orders/admin')
+        .set('Authorization', `Bearer ${token}`);
+      expect(forbidden.status).toBe(403);
+      await revoking
+        .http()
+        .delete(`/v1/user-api-keys/${key.id}`)
+        .set('Authorization', `Bearer ${admin.token}`)
+        .expect(200);
+      await msUntil(verifier, token, 'revoked');
+      for (const server of [nest.getHttpServer(), express]) {
+        const refused = await request(server).get('/orders').set('Authorization', `Bearer ${token}`).expect(401);
+        expect(refused.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token"');
+      }
+    } finally {
+      await nest.close();
+    }
   });
 
   it('50 revocations: each refused by the resource server, p99 at most 1 s', async () => {

@@ -9,14 +9,21 @@ interface HttpContext {
   };
 }
 
-/** An error Nest's default exception filter answers with its status (it reads `statusCode` and `message`). */
+/**
+ * An error Nest's default exception filter answers with its status: it has the "http-errors" signature Nest
+ * recognises (`statusCode`, `status`, `expose`), so `{ statusCode, message }` goes out with that status.
+ */
 export class GatehouseRefusal extends Error {
+  readonly status: number;
+  readonly expose = true;
+
   constructor(
     readonly statusCode: number,
     message: string,
     readonly code: string,
   ) {
     super(message);
+    this.status = statusCode;
   }
 
   getStatus(): number {
