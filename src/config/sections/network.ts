@@ -79,26 +79,29 @@ export function parseMetrics(r: Reader, publicPort: number): { enabled: boolean;
   return { enabled: true, host, port };
 }
 
+/** An absolute http(s) URL without credentials, query or fragment; undefined when `raw` is not one. */
+function plainHttpUrl(raw: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  const plain =
+    ['http:', 'https:'].includes(url.protocol) &&
+    url.username === '' &&
+    url.password === '' &&
+    !raw.includes('?') &&
+    !raw.includes('#');
+  return plain ? url : undefined;
+}
+
 /** PUBLIC_BASE_URL: an http(s) origin, maybe with a path prefix, no query or fragment; no trailing slash. */
 export function parsePublicBaseUrl(r: Reader, port: number): string {
   const raw = r.string('PUBLIC_BASE_URL');
   if (raw === undefined) return `http://localhost:${port}`;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (
-    url === undefined ||
-    !['http:', 'https:'].includes(url.protocol) ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    raw.includes('?') ||
-    raw.includes('#')
-  ) {
+  const url = plainHttpUrl(raw);
+  if (url === undefined) {
     r.problem(
       'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, e.g. https://gatehouse.example.com',
     );
@@ -113,27 +116,14 @@ export function parsePublicBaseUrl(r: Reader, port: number): string {
  */
 export function parseIssuer(r: Reader, production: boolean, publicBaseUrl: string): string {
   const issuer = r.string('JWT_ISSUER', publicBaseUrl)!;
-  let url: URL | undefined;
-  try {
-    url = new URL(issuer);
-  } catch {
-    url = undefined;
-  }
-  if (
-    url === undefined ||
-    !['http:', 'https:'].includes(url.protocol) ||
-    url.username !== '' ||
-    url.password !== '' ||
-    issuer.includes('?') ||
-    issuer.includes('#')
-  ) {
+  const url = plainHttpUrl(issuer);
+  if (url === undefined) {
     r.problem(
       'JWT_ISSUER must be an absolute http(s) URL without query or fragment, e.g. https://gatehouse.example.com',
     );
   } else if (production && url.protocol !== 'https:') {
-    r.problem(
-      `JWT_ISSUER must be an https:// URL when NODE_ENV=production (got ${issuer}${r.string('JWT_ISSUER') === undefined ? ', from PUBLIC_BASE_URL' : ''})`,
-    );
+    const from = r.string('JWT_ISSUER') === undefined ? ', from PUBLIC_BASE_URL' : '';
+    r.problem(`JWT_ISSUER must be an https:// URL when NODE_ENV=production (got ${issuer}${from})`);
   }
   return issuer;
 }
