@@ -14,6 +14,8 @@ const ACTIONS: AuditAction[] = [
   'integration.updated',
   'integration.deleted',
   'organization.updated',
+  'member.role_changed',
+  'member.removed',
 ];
 const PAGE_SIZE = 50;
 
