@@ -18,14 +18,14 @@
  * EXPOSED_REPORT_MIN_RESPONSE_MS; unset: its default), BENCH_WARMUP_REPORTS (20, not measured).
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { ApiKeyCodec } from '../src/api-keys/api-key-codec';
-import { freePort, waitFor } from './support';
+import { freePort, serverSecrets, waitFor } from './support';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
 const Database = loadBetterSqlite3();
@@ -117,11 +117,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: schema,
-    API_KEY_PEPPER: randomBytes(32).toString('base64'),
-    JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...serverSecrets(),
     EXPOSED_REPORTS_PER_HOUR: '100000',
     // Each check below is a refused exchange: the failure limit must not answer 429 instead.
     TOKEN_FAILURE_LIMIT_PER_MINUTE: '100000',

@@ -5,12 +5,12 @@
  * after another through the API; for each, `verify` is called every 2 ms until it refuses. Prints p50, p99 and max in ms.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createVerifier, Verifier } from '../verifier/src/index';
-import { freePort, waitFor } from './support';
+import { freePort, serverSecrets, waitFor } from './support';
 
 const ROOT = resolve(__dirname, '..', '..');
 const REVOCATIONS = Number(process.env.BENCH_REVOCATIONS ?? 50);
@@ -39,11 +39,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,
-    API_KEY_PEPPER: randomBytes(32).toString('base64'),
-    JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...serverSecrets(),
     // One issuer for both instances: the verifier follows the second.
     JWT_ISSUER: issuer,
     PUBLIC_BASE_URL: issuer,

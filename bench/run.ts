@@ -26,14 +26,14 @@
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
-import { freePort, waitFor } from './support';
+import { freePort, serverSecrets, waitFor } from './support';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -240,11 +240,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,
-    API_KEY_PEPPER: randomBytes(32).toString('base64'),
-    JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...serverSecrets(),
     // The 1,000 clients below are 1,000 keys of one user: above the default cap of 100 active keys.
     API_KEY_MAX_ACTIVE_PER_USER: String(SMALL_KEYS),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
