@@ -13,7 +13,7 @@
  * Not part of the test suite.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { AuditCursorCodec } from '../src/audit/audit-cursor';
-import { freePort, waitFor } from './support';
+import { freePort, productionSettings, waitFor } from './support';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
 const Database = loadBetterSqlite3();
@@ -203,11 +203,8 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_audit_${randomBytes(4).toString('hex')}`,
+    ...productionSettings(),
     API_KEY_PEPPER: pepper,
-    JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
   const bootstrap = JSON.parse(

@@ -25,7 +25,7 @@ import { join, resolve } from 'node:path';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { Client } from 'pg';
 import { ApiKeyCodec } from '../src/api-keys/api-key-codec';
-import { freePort, serverSecrets, waitFor } from './support';
+import { freePort, productionSettings, waitFor } from './support';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
 const Database = loadBetterSqlite3();
@@ -70,7 +70,9 @@ async function seedKeys(env: NodeJS.ProcessEnv, organizationId: string, count: n
     const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length));
     db.pragma('busy_timeout = 10000');
     db.prepare('INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)').run(userId, `${userId}@bench.test`, now);
-    db.prepare('INSERT INTO memberships VALUES (?, ?, ?, ?, ?)').run(organizationId, userId, 'member', now, now);
+    db.prepare(
+      'INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(organizationId, userId, 'member', now, now);
     const insert = db.prepare(
       `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
        VALUES (?, ?, ?, 'bench', ?, 'ACTIVE', ?, ?)`,
@@ -85,7 +87,10 @@ async function seedKeys(env: NodeJS.ProcessEnv, organizationId: string, count: n
         userId,
         `${userId}@bench.test`,
       ]);
-      await client.query(`INSERT INTO memberships VALUES ($1, $2, 'member', now(), now())`, [organizationId, userId]);
+      await client.query(
+        `INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at) VALUES ($1, $2, 'member', now(), now())`,
+        [organizationId, userId],
+      );
       await client.query(
         `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at)
          SELECT id, $1, $2, 'bench', hash, 'ACTIVE', now(), now() FROM unnest($3::uuid[], $4::text[]) AS k(id, hash)`,
@@ -117,7 +122,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: schema,
-    ...serverSecrets(),
+    ...productionSettings(),
     EXPOSED_REPORTS_PER_HOUR: '100000',
     // Each check below is a refused exchange: the failure limit must not answer 429 instead.
     TOKEN_FAILURE_LIMIT_PER_MINUTE: '100000',

@@ -7,11 +7,10 @@
  * BENCH_ROOT: the checkout whose dist/ to run (default this one), to compare two versions on one machine.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort, waitFor } from './support';
+import { freePort, productionSettings, waitFor } from './support';
 
 const ROOT = process.env.BENCH_ROOT ?? resolve(__dirname, '..', '..');
 const REQUESTS = Number(process.env.BENCH_BODIES ?? 200);
@@ -84,11 +83,7 @@ async function main(): Promise<void> {
     PORT: String(port),
     DATA_DIR: dataDir,
     DATABASE_URL: `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
-    API_KEY_PEPPER: randomBytes(32).toString('base64'),
-    JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...productionSettings(),
     EXPOSED_REPORTS_PER_HOUR: '100000',
     CONSOLE_SIGN_IN_FAILURE_LIMIT_PER_MINUTE: '100000',
     EXPOSED_REPORT_MIN_RESPONSE_MS: '0',

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createVerifier, Verifier } from '../verifier/src/index';
-import { freePort, serverSecrets, waitFor } from './support';
+import { freePort, productionSettings, waitFor } from './support';
 
 const ROOT = resolve(__dirname, '..', '..');
 const REVOCATIONS = Number(process.env.BENCH_REVOCATIONS ?? 50);
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,
-    ...serverSecrets(),
+    ...productionSettings(),
     // One issuer for both instances: the verifier follows the second.
     JWT_ISSUER: issuer,
     PUBLIC_BASE_URL: issuer,

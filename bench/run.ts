@@ -33,7 +33,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
-import { freePort, serverSecrets, waitFor } from './support';
+import { freePort, productionSettings, waitFor } from './support';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -144,7 +144,9 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
       `bulk-${userId}@bench.test`,
       now,
     );
-    db.prepare('INSERT INTO memberships VALUES (?, ?, ?, ?, ?)').run(organizationId, userId, 'member', now, now);
+    db.prepare(
+      'INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(organizationId, userId, 'member', now, now);
     const insert = db.prepare(
       `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
        VALUES (?, ?, ?, 'bulk', ?, 'ACTIVE', ${MEMBER_SCOPES}, ?, ?)`,
@@ -164,7 +166,10 @@ async function seedBulkKeys(env: NodeJS.ProcessEnv, organizationId: string, coun
       userId,
       `bulk-${userId}@bench.test`,
     ]);
-    await client.query(`INSERT INTO memberships VALUES ($1, $2, 'member', now(), now())`, [organizationId, userId]);
+    await client.query(
+      `INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at) VALUES ($1, $2, 'member', now(), now())`,
+      [organizationId, userId],
+    );
     await client.query(
       `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
        SELECT gen_random_uuid(), $1, $2, 'bulk', md5(random()::text) || md5(random()::text), 'ACTIVE', ${MEMBER_SCOPES},
@@ -230,8 +235,6 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     NODE_ENV: 'production',
-    // Production wants an https:// issuer; nothing here fetches it.
-    JWT_ISSUER: 'https://gatehouse.bench.example',
     HOST: '127.0.0.1',
     PORT: String(port),
     // The metrics listener stays on, as in production, on a free port (nothing here scrapes it);
@@ -240,7 +243,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: POSTGRES_URL ?? `sqlite:${join(dataDir, 'gatehouse.sqlite')}`,
     DATABASE_SCHEMA: POSTGRES_URL === undefined ? undefined : `bench_${randomBytes(4).toString('hex')}`,
-    ...serverSecrets(),
+    ...productionSettings(),
     // The 1,000 clients below are 1,000 keys of one user: above the default cap of 100 active keys.
     API_KEY_MAX_ACTIVE_PER_USER: String(SMALL_KEYS),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',

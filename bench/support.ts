@@ -3,13 +3,12 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 /** What the benchmarks share: a free port for the server under measurement, and waiting for it to answer. */
 export { freePort } from '../test/support/ports';
 
-/** Fresh secrets for a server started in production mode (the three NODE_ENV=production requires). */
-export function serverSecrets(): {
-  API_KEY_PEPPER: string;
-  JWT_PRIVATE_KEY: string;
-  INTEGRATIONS_ENCRYPTION_KEY: string;
-} {
+/**
+ * What NODE_ENV=production requires of a benchmarked server: fresh secrets, and an https:// issuer (nothing fetches it).
+ */
+export function productionSettings(): Record<string, string> {
   return {
+    JWT_ISSUER: 'https://gatehouse.bench.example',
     API_KEY_PEPPER: randomBytes(32).toString('base64'),
     JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
       .privateKey.export({ type: 'pkcs8', format: 'pem' })
