@@ -26,10 +26,9 @@ function isUnreadableBody(error: unknown): boolean {
   return isBodyParserError(error) && (error.status ?? 500) < 500 && error.type !== 'entity.too.large';
 }
 
-/** Matches Express's routing: case-insensitive, optional trailing slash. */
-function samePath(path: string, route: string): boolean {
-  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return trimmed.toLowerCase() === route;
+/** A path as Express's routing compares it: case-insensitive, optional trailing slash. */
+function routePath(path: string): string {
+  return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 }
 
 /** The OAuth endpoints take form bodies (RFC 6749 section 4.4.2, RFC 7662 section 2.1). */
@@ -38,13 +37,19 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 /** Forward auth reads headers only: a gateway may pass any method and body along, which are not read. */
 const FORWARD_AUTH_PATH = '/v1/forward-auth';
 
-function isFormRoute(req: Request): boolean {
-  return req.method === 'POST' && FORM_PATHS.some((path) => samePath(req.path, path));
+/** Which body a request may carry, decided once from its method and path. */
+type BodyKind = 'none' | 'form' | 'large' | 'json';
+
+function bodyKind(req: Request, large: LargeBodyRoute): BodyKind {
+  const path = routePath(req.path);
+  if (path === FORWARD_AUTH_PATH) return 'none';
+  if (req.method === 'POST' && FORM_PATHS.includes(path)) return 'form';
+  return req.method === large.method && path === large.path ? 'large' : 'json';
 }
 
 /** A body-parser style error (the exception filter's isBodyParserError). */
-function bodyError(type: string, status: number): Error {
-  return Object.assign(new Error(type), { type, status });
+function bodyError(type: string, status: number, message = type): Error {
+  return Object.assign(new Error(message), { type, status });
 }
 
 /**
@@ -96,25 +101,11 @@ function formBody(limit: number): (req: Request, res: Response, next: NextFuncti
 }
 
 /** Every body is JSON (docs/api.md), forms on the OAuth endpoints: a body of another type is refused, not ignored. */
-function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
-  if (samePath(req.path, FORWARD_AUTH_PATH)) {
-    next();
-    return;
-  }
-  if (isFormRoute(req)) {
-    if (!FORM_TYPE.test(req.headers['content-type'] ?? '')) {
-      next(Object.assign(new Error('unsupported content type'), { type: 'content.type.unsupported', status: 400 }));
-      return;
-    }
-    next();
-    return;
-  }
+function hasUnsupportedType(req: Request, kind: BodyKind): boolean {
+  const type = req.headers['content-type'] ?? '';
+  if (kind === 'form') return !FORM_TYPE.test(type);
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (hasBody && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
-    next(Object.assign(new Error('unsupported content type'), { type: 'content.type.unsupported', status: 400 }));
-    return;
-  }
-  next();
+  return hasBody && !JSON_TYPE.test(type);
 }
 
 /** Shared by main.ts and the e2e tests (which build the app with `bodyParser: false`). */
@@ -128,7 +119,6 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.use(noSniff);
   // Before any body is read: while draining, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
-  expressApp.use(requireJsonBody);
   const json = (limit: number) =>
     express.json({
       limit,
@@ -142,19 +132,18 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
   const parseForm = formBody(config.bodyLimitBytes);
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
-    if (samePath(req.path, FORWARD_AUTH_PATH)) {
+    const kind = bodyKind(req, large);
+    if (kind === 'none') {
       next();
-      return;
-    }
-    if (isFormRoute(req)) {
+    } else if (hasUnsupportedType(req, kind)) {
+      next(bodyError('content.type.unsupported', 400, 'unsupported content type'));
+    } else if (kind === 'form') {
       parseForm(req, res, next);
-      return;
-    }
-    if (req.method !== large.method || !samePath(req.path, large.path)) {
+    } else if (kind === 'json') {
       parseJson(req, res, next);
-      return;
+    } else {
+      large.admit(req).then(() => parseLarge(req, res, next), next);
     }
-    large.admit(req).then(() => parseLarge(req, res, next), next);
   });
   // POST /v1/token authenticates before it looks at the body, so a bad body is answered 400 only after the header
   // check (docs/api.md#post-v1token).
