@@ -1,10 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { clientAddress } from '../common/client-address';
 import { Messages } from '../common/errors';
 import { ExchangeRefused } from './key-exchange';
-import { ExchangeClient, TokenExchangeService } from './token-exchange.service';
+import { ExchangeClient, PresentedKey, TokenExchangeService } from './token-exchange.service';
 import type { ApiKeyExchange } from './token.service';
 
 declare module 'express-serve-static-core' {
@@ -37,7 +36,7 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /** Steps 1-3, no I/O: the key named by the header, or the refusal to answer with. */
-  private presentedKey(header: string | undefined): [ParsedApiKey, string] | ExchangeRefused {
+  private presentedKey(header: string | undefined): PresentedKey | ExchangeRefused {
     if (header === undefined || header === '') {
       return new ExchangeRefused('missing_header', Messages.authorizationHeaderRequired);
     }
@@ -45,7 +44,6 @@ export class ApiKeyGuard implements CanActivate {
     const scheme = space === -1 ? header : header.slice(0, space);
     if (scheme.toLowerCase() !== 'apikey') return new ExchangeRefused('wrong_scheme', Messages.apiKeySchemeRequired);
     const value = space === -1 ? '' : header.slice(space + 1).replace(/^ +/, '');
-    const parsed = this.exchange.parse(value);
-    return parsed instanceof ExchangeRefused ? parsed : [parsed, value];
+    return this.exchange.present(value);
   }
 }

@@ -13,6 +13,11 @@ import { PrincipalService } from './principal.service';
 const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/i;
 const SCHEME_LENGTH = 'Bearer '.length;
 
+/** The token of an `Authorization: Bearer <token>` header, or null when the header is not one. */
+export function bearerToken(header: string | undefined): string | null {
+  return typeof header === 'string' && BEARER_HEADER.test(header) ? header.slice(SCHEME_LENGTH) : null;
+}
+
 /** A token in the query or body as well as the header: refused (RFC 6750 section 2, one method only). */
 function sendsTokenTwice(request: Request): boolean {
   const body: unknown = request.body;
@@ -38,11 +43,9 @@ export class BearerAuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
 
     const request = context.switchToHttp().getRequest<Request>();
-    const header = request.headers.authorization;
-    if (typeof header !== 'string' || !BEARER_HEADER.test(header) || sendsTokenTwice(request)) {
-      throw unauthenticatedBearer();
-    }
-    const principal = await this.principals.fromBearerToken(header.slice(SCHEME_LENGTH));
+    const token = bearerToken(request.headers.authorization);
+    if (token === null || sendsTokenTwice(request)) throw unauthenticatedBearer();
+    const principal = await this.principals.fromBearerToken(token);
     request.principal = principal;
 
     // The route's permissions against the request's: the role's, narrowed by an access token's key

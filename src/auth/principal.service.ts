@@ -34,13 +34,14 @@ export class PrincipalService {
 
   /**
    * An access token's live principal for a resource server (introspection, forward auth): null unless it is an
-   * access token of ours for one of `audiences`, its key usable and its owner a member, read now.
+   * access token of ours for `audience` (or the default audience), its key usable and its owner a member, read now.
    */
-  async forResourceServer(token: string, audiences: readonly string[]): Promise<TokenPrincipal | null> {
+  async forResourceServer(token: string, audience: string): Promise<TokenPrincipal | null> {
     const verified = this.tokens.verifiedToken(token);
-    if (verified === null || verified.claims.token_use !== 'access' || !audiences.includes(verified.claims.aud)) {
-      return null;
-    }
+    if (verified === null || verified.claims.token_use !== 'access') return null;
+    // A token for the default audience is accepted by every resource server (docs/resource-servers.md).
+    const { aud } = verified.claims;
+    if (aud !== audience && aud !== this.tokens.audience) return null;
     const principal = await this.fromVerified(verified);
     return principal === null ? null : { principal, claims: verified.claims };
   }

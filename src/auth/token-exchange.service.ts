@@ -11,6 +11,9 @@ import { ExchangeRefused, KeyExchangeRules } from './key-exchange';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { ApiKeyExchange, TokenNarrowing, TokenService } from './token.service';
 
+/** A well-formed key: its parts, and the value as presented (the failure limit's key). */
+export type PresentedKey = [ParsedApiKey, string];
+
 /** Who asks, for the failure limit, the audit trail and the key's usage fields. */
 export interface ExchangeClient {
   address: string | undefined;
@@ -44,19 +47,17 @@ export class TokenExchangeService {
     private readonly resourceServers: ResourceServersService,
   ) {}
 
-  /** The key value as presented (already checked as a credential by its protocol), or the refusal to count. */
-  parse(value: string): ParsedApiKey | ExchangeRefused {
-    return this.apiKeys.codec.parse(value) ?? new ExchangeRefused('malformed_key', Messages.apiKeyInvalid);
+  /** The key value as presented (its protocol's own checks passed), parsed; or the refusal to count. */
+  present(value: string): PresentedKey | ExchangeRefused {
+    const parsed = this.apiKeys.codec.parse(value);
+    return parsed === null ? new ExchangeRefused('malformed_key', Messages.apiKeyInvalid) : [parsed, value];
   }
 
   /**
    * Steps 1-6 of docs/api.md#post-v1token after the protocol's own parsing: a refusal found without I/O is counted by
    * the failure limit; a key reaches the database only with a slot taken. Refusals are counted, audited and thrown.
    */
-  async authenticate(
-    presented: [ParsedApiKey, string] | ExchangeRefused,
-    client: ExchangeClient,
-  ): Promise<ApiKeyExchange> {
+  async authenticate(presented: PresentedKey | ExchangeRefused, client: ExchangeClient): Promise<ApiKeyExchange> {
     try {
       if (presented instanceof ExchangeRefused) {
         await this.limiter.countFailure(client.address);

@@ -1,3 +1,6 @@
+/** The challenge of a refused Basic authentication (RFC 7617). */
+export const BASIC_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'Basic realm="gatehouse"' };
+
 /** `application/x-www-form-urlencoded` decoding of one Basic part (RFC 6749 section 2.3.1). */
 function formDecode(part: string): string | null {
   try {

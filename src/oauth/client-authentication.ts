@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { basicCredentials } from '../common/basic-auth';
+import { BASIC_CHALLENGE, basicCredentials } from '../common/basic-auth';
 import { OAuthError } from '../common/oauth-errors';
 
 /** Client credentials as RFC 6749 section 2.3.1 sends them: HTTP Basic, or in the form body. */
@@ -9,8 +9,6 @@ export interface ClientCredentials {
   /** Basic: a refusal carries `WWW-Authenticate: Basic`. */
   basic: boolean;
 }
-
-export const BASIC_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'Basic realm="gatehouse"' };
 
 /** The form's parameters, each present at most once (RFC 6749 section 3.2); else invalid_request. */
 export function formParameters(request: Request): Record<string, string> {

@@ -1,6 +1,7 @@
 import { All, Controller, HttpCode, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { bearerToken } from '../auth/bearer-auth.guard';
 import { PrincipalService } from '../auth/principal.service';
 import { TokenService } from '../auth/token.service';
 import { AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
@@ -11,8 +12,6 @@ import { Public } from '../identity/access.decorators';
 import { isPermission, maskGrants, Permission, scopeString } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
 
-/** RFC 6750 section 2.1, as the Bearer guard reads it. */
-const BEARER_HEADER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
 const REALM = 'Bearer realm="gatehouse"';
 /** A refusal is never cached: the next request may carry a new token, or the member a new role. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -90,9 +89,9 @@ export class ForwardAuthController {
     }
     const header = request.headers.authorization;
     if (header === undefined || header === '') throw unauthorized();
-    const match = BEARER_HEADER.exec(header);
-    if (match === null) throw unauthorized('invalid_token');
-    const found = await this.principals.forResourceServer(match[1], [audience, this.defaultAudience]);
+    const token = bearerToken(header);
+    if (token === null) throw unauthorized('invalid_token');
+    const found = await this.principals.forResourceServer(token, audience);
     if (found === null) throw unauthorized('invalid_token');
     const { principal } = found;
     if (!required.every((permission) => maskGrants(principal.permissions, permission))) {

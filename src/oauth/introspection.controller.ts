@@ -2,10 +2,7 @@ import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { PrincipalService } from '../auth/principal.service';
-import { TokenService } from '../auth/token.service';
 import { OAuthError } from '../common/oauth-errors';
-import { InjectConfig } from '../config/config.module';
-import type { AppConfiguration } from '../config/configuration';
 import { Public } from '../identity/access.decorators';
 import { scopeString } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
@@ -38,18 +35,10 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 @ApiTags('OAuth')
 @Controller('oauth/introspect')
 export class IntrospectionController {
-  private readonly defaultAudience: string;
-  private readonly issuer: string;
-
   constructor(
     private readonly principals: PrincipalService,
     private readonly resourceServers: ResourceServersService,
-    @InjectConfig() config: AppConfiguration,
-    tokens: TokenService,
-  ) {
-    this.defaultAudience = tokens.audience;
-    this.issuer = config.jwt.issuer;
-  }
+  ) {}
 
   @Post()
   @Public()
@@ -81,8 +70,7 @@ export class IntrospectionController {
     const server = await this.resourceServers.authenticate(credentials.clientId, credentials.clientSecret);
     if (server === null) throw invalidClient('unknown resource server or wrong client_secret', credentials.basic);
     if (form.token === undefined) throw new OAuthError(400, 'invalid_request', 'token is required');
-    const audiences = [server.audience, this.defaultAudience];
-    const found = await this.principals.forResourceServer(form.token, audiences);
+    const found = await this.principals.forResourceServer(form.token, server.audience);
     if (found === null) return INACTIVE;
     const { principal, claims } = found;
     return {
@@ -92,7 +80,7 @@ export class IntrospectionController {
       sub: principal.userId,
       org: principal.organizationId,
       aud: claims.aud,
-      iss: this.issuer,
+      iss: claims.iss,
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,

@@ -1,11 +1,11 @@
 import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { ScopeConstraint } from '../auth/dto/token-request.dto';
 import { AccessTokenResponse } from '../auth/dto/access-token.response';
 import { ExchangeRefused } from '../auth/key-exchange';
-import { ExchangeClient, TokenExchangeService, UnknownResource } from '../auth/token-exchange.service';
+import { ExchangeClient, PresentedKey, TokenExchangeService, UnknownResource } from '../auth/token-exchange.service';
+import { BASIC_CHALLENGE } from '../common/basic-auth';
 import { clientAddress } from '../common/client-address';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { OAuthError, toOAuthError } from '../common/oauth-errors';
@@ -77,14 +77,14 @@ export class OAuthTokenController {
   }
 
   /** The key in client_secret, named by client_id (its id, dashed or as in the key); else a counted refusal. */
-  private presentedKey(credentials: ClientCredentials): [ParsedApiKey, string] | ExchangeRefused {
-    const parsed = this.exchange.parse(credentials.clientSecret);
-    if (parsed instanceof ExchangeRefused) return parsed;
+  private presentedKey(credentials: ClientCredentials): PresentedKey | ExchangeRefused {
+    const presented = this.exchange.present(credentials.clientSecret);
+    if (presented instanceof ExchangeRefused) return presented;
     const id = credentials.clientId.replace(/-/g, '').toLowerCase();
-    if (!UUID_OR_HEX.test(credentials.clientId) || id !== parsed.keyId.replace(/-/g, '')) {
+    if (!UUID_OR_HEX.test(credentials.clientId) || id !== presented[0].keyId.replace(/-/g, '')) {
       return new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
-    return [parsed, credentials.clientSecret];
+    return presented;
   }
 
   private oauthError(error: unknown, basic: boolean): unknown {
@@ -94,8 +94,7 @@ export class OAuthTokenController {
       return new OAuthError(400, 'invalid_scope', "the scope asks for a permission the key's scopes do not grant");
     }
     const oauth = toOAuthError(error);
-    if (error.code === ErrorCode.UNAUTHENTICATED && basic)
-      oauth.headers['WWW-Authenticate'] = 'Basic realm="gatehouse"';
+    if (error.code === ErrorCode.UNAUTHENTICATED && basic) Object.assign(oauth.headers, BASIC_CHALLENGE);
     return oauth;
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { basicCredentials } from '../common/basic-auth';
+import { BASIC_CHALLENGE, basicCredentials } from '../common/basic-auth';
 import { AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
 import { ApiErrors, RESOURCE_SERVER_SCHEME } from '../common/openapi';
 import { InjectConfig } from '../config/config.module';
@@ -61,7 +61,7 @@ function pollRequest(body: unknown): PollRequest {
 
 const unauthorized = (): AppError =>
   new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated, {
-    headers: { 'WWW-Authenticate': 'Basic realm="gatehouse"' },
+    headers: { ...BASIC_CHALLENGE },
   });
 
 /**

@@ -8,6 +8,7 @@ import { CliResult, runCli } from '../../src/cli';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
 import { IdentityService } from '../../src/identity/identity.service';
+import { cliChecks } from '../support/cli';
 import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
 
@@ -33,13 +34,7 @@ describe('admin CLI', () => {
   const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
   const email = () => `${unique('admin')}@example.com`;
 
-  /** Exit 0 and exactly one JSON object on one line of stdout, nothing on stderr. */
-  const ok = async (...argv: string[]): Promise<Record<string, unknown>> => {
-    const result = await cli(...argv);
-    expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 0, stderr: '' });
-    expect(result.stdout).toMatch(/^\{.*\}\n$/);
-    return JSON.parse(result.stdout);
-  };
+  const { ok, fails } = cliChecks(cli);
 
   /** A key created through the API with a session token the CLI printed: the creation's body. */
   const createKey = async (token: unknown, body: object = {}) =>
@@ -51,15 +46,6 @@ describe('admin CLI', () => {
         .send(body)
         .expect(201)
     ).body;
-
-  /** Exit 2, a message on stderr, nothing on stdout. */
-  const fails = async (argv: string[], stderr: RegExp): Promise<void> => {
-    const result = await cli(...argv);
-    expect(result.exitCode).toBe(2);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^error: /);
-    expect(result.stderr).toMatch(stderr);
-  };
 
   describe('bootstrap', () => {
     it('prints exactly organization_id, user_id, role, session_token and expires_in', async () => {

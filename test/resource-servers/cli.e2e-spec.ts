@@ -2,6 +2,11 @@ import { DataSource } from 'typeorm';
 import { CliResult, runCli } from '../../src/cli';
 import type { Environment } from '../../src/config/configuration';
 import { ResourceServer } from '../../src/resource-servers/resource-server.entity';
+import type {
+  ResourceServerCredentialsView,
+  ResourceServerView,
+} from '../../src/resource-servers/resource-server.command';
+import { cliChecks } from '../support/cli';
 import { UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
 
@@ -23,19 +28,9 @@ describe('admin CLI: resource-server', () => {
   });
 
   const cli = (...argv: string[]): Promise<CliResult> => runCli(['resource-server', ...argv], env);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the CLI's JSON, asserted field by field
-  const ok = async (...argv: string[]): Promise<Record<string, any>> => {
-    const result = await cli(...argv);
-    expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 0, stderr: '' });
-    expect(result.stdout).toMatch(/^\{.*\}\n$/);
-    return JSON.parse(result.stdout);
-  };
-  const fails = async (argv: string[], message: RegExp): Promise<string> => {
-    const result = await cli(...argv);
-    expect({ exitCode: result.exitCode, stdout: result.stdout }).toEqual({ exitCode: 2, stdout: '' });
-    expect(result.stderr).toMatch(message);
-    return result.stderr;
-  };
+  const { ok, fails } = cliChecks(cli);
+  type Credentials = ResourceServerCredentialsView;
+  type Listed = { resource_servers: ResourceServerView[] };
   const introspect = (clientId: string, clientSecret: string) =>
     t
       .http()
@@ -44,7 +39,7 @@ describe('admin CLI: resource-server', () => {
       .send(new URLSearchParams({ token: 'x', client_id: clientId, client_secret: clientSecret }).toString());
 
   it('add prints the server, its client_id and its client_secret once; only an HMAC is stored', async () => {
-    const added = await ok('add', '--name', 'Orders API', '--audience', 'https://orders.cli.example.com');
+    const added = await ok<Credentials>('add', '--name', 'Orders API', '--audience', 'https://orders.cli.example.com');
     expect(added).toEqual({
       resource_server: {
         id: expect.stringMatching(UUID),
@@ -60,22 +55,22 @@ describe('admin CLI: resource-server', () => {
     const stored = await t.get(DataSource).getRepository(ResourceServer).findOneByOrFail({ id: added.client_id });
     expect(JSON.stringify(stored)).not.toContain(added.client_secret);
 
-    const listed = await ok('list');
+    const listed = await ok<Listed>('list');
     expect(listed.resource_servers).toContainEqual(added.resource_server);
     expect(JSON.stringify(listed)).not.toContain('client_secret');
   });
 
   it('rotate-secret prints a new secret; the old one stops at once; remove stops the new one', async () => {
-    const added = await ok('add', '--name', 'Billing', '--audience', 'http://127.0.0.1:9000/billing');
-    const rotated = await ok('rotate-secret', '--audience', 'http://127.0.0.1:9000/billing');
+    const added = await ok<Credentials>('add', '--name', 'Billing', '--audience', 'http://127.0.0.1:9000/billing');
+    const rotated = await ok<Credentials>('rotate-secret', '--audience', 'http://127.0.0.1:9000/billing');
     expect(rotated.client_id).toBe(added.client_id);
     expect(rotated.client_secret).not.toBe(added.client_secret);
     expect((await introspect(added.client_id, added.client_secret)).status).toBe(401);
     await introspect(rotated.client_id, rotated.client_secret).expect(200);
-    const removed = await ok('remove', '--audience', 'http://127.0.0.1:9000/billing');
+    const removed = await ok<{ removed: ResourceServerView }>('remove', '--audience', 'http://127.0.0.1:9000/billing');
     expect(removed.removed).toMatchObject({ id: added.client_id, audience: 'http://127.0.0.1:9000/billing' });
     expect((await introspect(rotated.client_id, rotated.client_secret)).status).toBe(401);
-    expect((await ok('list')).resource_servers.map((s: { id: string }) => s.id)).not.toContain(added.client_id);
+    expect((await ok<Listed>('list')).resource_servers.map((s) => s.id)).not.toContain(added.client_id);
   });
 
   it('refuses a taken audience, an unknown one, and an audience that is not https (or http on loopback): exit 2', async () => {
