@@ -40,8 +40,8 @@ export class SsfOutbox implements AuditObserver {
 
   private async write(events: SsfEvent[], tx: Transaction): Promise<void> {
     await this.events.insert(events, tx, this.signal.channel);
-    // SQLite: this process is the only writer; PostgreSQL's NOTIFY reaches this instance's listener too.
-    this.unitOfWork.afterCommit(tx, () => this.signal.wake());
+    // SQLite: this process is the only writer. PostgreSQL's NOTIFY (sent by the insert) reaches this instance too.
+    if (!this.signal.notified) this.unitOfWork.afterCommit(tx, () => this.signal.wake());
   }
 
   private toEvents(entry: AuditEvent): SsfEvent[] {

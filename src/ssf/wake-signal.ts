@@ -20,14 +20,17 @@ export class WakeSignal implements OnModuleInit, OnModuleDestroy {
   private closed = false;
   /** The NOTIFY channel: one per schema, so that deployments (and test databases) sharing a server stay apart. */
   readonly channel: string;
+  /** PostgreSQL: commits are announced by NOTIFY, which this instance hears as well; SQLite: by `wake()` in process. */
+  readonly notified: boolean;
 
   constructor(@InjectConfig() private readonly config: AppConfiguration) {
     const { database } = config;
     this.channel = `gatehouse_ssf_${database.type === 'postgres' ? (database.schema ?? 'public') : 'sqlite'}`;
+    this.notified = database.type === 'postgres';
   }
 
   async onModuleInit(): Promise<void> {
-    if (this.config.database.type === 'postgres') await this.listen();
+    if (this.notified) await this.listen();
   }
 
   async onModuleDestroy(): Promise<void> {
