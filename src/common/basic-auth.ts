@@ -3,6 +3,8 @@ export const BASIC_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenti
 
 /** `application/x-www-form-urlencoded` decoding of one Basic part (RFC 6749 section 2.3.1). */
 function formDecode(part: string): string | null {
+  // Ids and secrets of ours have neither: most requests skip decodeURIComponent and its try.
+  if (!part.includes('%') && !part.includes('+')) return part;
   try {
     return decodeURIComponent(part.replace(/\+/g, ' '));
   } catch {

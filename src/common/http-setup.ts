@@ -88,9 +88,11 @@ function formBody(limit: number): (req: Request, res: Response, next: NextFuncti
     });
     req.on('end', () => {
       if (failed) return;
+      // A small form arrives in one chunk: no copy then.
+      const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
       // No prototype: a parameter named __proto__ is a parameter like any other.
       const body = Object.create(null) as Record<string, string | string[]>;
-      for (const [name, value] of new URLSearchParams(Buffer.concat(chunks).toString('utf8'))) {
+      for (const [name, value] of new URLSearchParams(text)) {
         const seen = body[name];
         body[name] = seen === undefined ? value : ([] as string[]).concat(seen, value);
       }

@@ -14,12 +14,14 @@ export interface ClientCredentials {
 export function formParameters(request: Request): Record<string, string> {
   const body: unknown = request.body;
   if (typeof body !== 'object' || body === null) return {};
-  const parameters: Record<string, string> = {};
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (typeof value !== 'string') throw new OAuthError(400, 'invalid_request', `parameter ${name} is repeated`);
-    parameters[name] = value;
+  // The form reader's own object (no prototype, a string or an array of them per name): checked, not copied.
+  const parameters = body as Record<string, unknown>;
+  for (const name in parameters) {
+    if (typeof parameters[name] !== 'string') {
+      throw new OAuthError(400, 'invalid_request', `parameter ${name} is repeated`);
+    }
   }
-  return parameters;
+  return parameters as Record<string, string>;
 }
 
 export function invalidClient(description: string, basic: boolean): OAuthError {

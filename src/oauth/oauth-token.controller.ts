@@ -16,6 +16,10 @@ import { OAuthErrorBody } from './openapi';
 const UUID_OR_HEX = /^(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 const scopeSyntax = new ScopeConstraint();
 
+function sameId(clientId: string, keyId: string): boolean {
+  return clientId.replace(/-/g, '').toLowerCase() === keyId.replace(/-/g, '');
+}
+
 /**
  * RFC 6749 section 4.4, the client-credentials grant, for the OAuth clients that exist: the client is the API key
  * (client_id its id, client_secret the whole key). The same exchange as POST /v1/token (TokenExchangeService).
@@ -80,8 +84,10 @@ export class OAuthTokenController {
   private presentedKey(credentials: ClientCredentials): PresentedKey | ExchangeRefused {
     const presented = this.exchange.present(credentials.clientSecret);
     if (presented instanceof ExchangeRefused) return presented;
-    const id = credentials.clientId.replace(/-/g, '').toLowerCase();
-    if (!UUID_OR_HEX.test(credentials.clientId) || id !== presented[0].keyId.replace(/-/g, '')) {
+    const { clientId } = credentials;
+    const { keyId } = presented[0];
+    // The id as the API shows it matches at once; else compared the long way (undashed, any case).
+    if (clientId !== keyId && !(UUID_OR_HEX.test(clientId) && sameId(clientId, keyId))) {
       return new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
     return presented;
