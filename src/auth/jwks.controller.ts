@@ -3,13 +3,16 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '../identity/access.decorators';
 import { TokenService } from './token.service';
 
+/** Where the JWK set is served, as the metadata documents (RFC 8414, SSF) give it. */
+export const JWKS_PATH = '/.well-known/jwks.json';
+
 @ApiTags('Tokens')
-@Controller('.well-known')
+@Controller()
 export class JwksController {
   constructor(private readonly tokens: TokenService) {}
 
   /** Public keys that verify our tokens, for other services. */
-  @Get('jwks.json')
+  @Get(JWKS_PATH)
   @Public()
   @ApiOperation({ summary: 'Public keys (JWK set) that verify access and session tokens' })
   @ApiOkResponse({

@@ -8,6 +8,7 @@ import { invalidArgument } from '../common/errors';
 import { ALL_PERMISSIONS, PermissionMask, scopeClaimMask, scopeString } from '../identity/roles';
 import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
+import { UUID } from '../common/uuid';
 
 export type TokenUse = 'access' | 'session';
 
@@ -82,8 +83,6 @@ export interface AccessGrant {
 
 /** Verified tokens kept in memory (about 1 KB each). */
 const VERIFIED_CACHE_SIZE = 10_000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function isClaims(payload: unknown): payload is TokenClaims {
   if (typeof payload !== 'object' || payload === null) return false;

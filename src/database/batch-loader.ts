@@ -1,9 +1,11 @@
 import DataLoader from 'dataloader';
+import { UUID } from '../common/uuid';
 
 /** Most ids one batched query asks for; a larger batch is sent as several queries. */
 export const MAX_BATCH = 256;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Any letter case: an id is looked up lower-cased. */
+const ANY_CASE_UUID = new RegExp(UUID.source, 'i');
 
 /** Hot-path lookups by primary key, batched per event-loop turn the DataLoader way (docs/performance.md). */
 export function batchedById<Row extends { id: string }>(
@@ -17,5 +19,5 @@ export function batchedById<Row extends { id: string }>(
     },
     { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (callback) => setImmediate(callback) },
   );
-  return (id) => (UUID.test(id) ? loader.load(id.toLowerCase()) : Promise.resolve(undefined));
+  return (id) => (ANY_CASE_UUID.test(id) ? loader.load(id.toLowerCase()) : Promise.resolve(undefined));
 }

@@ -4,6 +4,7 @@ import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Public } from '../identity/access.decorators';
 import { PERMISSIONS } from '../identity/roles';
+import { JWKS_PATH } from '../auth/jwks.controller';
 
 /** RFC 8414 authorization-server metadata (docs/resource-servers.md#discovery). */
 export interface AuthorizationServerMetadata {
@@ -29,7 +30,7 @@ export class MetadataController {
     const base = config.console.publicBaseUrl;
     this.metadata = {
       issuer: config.jwt.issuer,
-      jwks_uri: `${base}/.well-known/jwks.json`,
+      jwks_uri: `${base}${JWKS_PATH}`,
       token_endpoint: `${base}/oauth/token`,
       token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       grant_types_supported: ['client_credentials'],

@@ -5,6 +5,7 @@ import type { Secrets } from '../config/local-secrets';
 import { SecretHasher } from '../common/secret-hasher';
 import { ResourceServer } from './resource-server.entity';
 import { ResourceServersRepository } from './resource-servers.repository';
+import { UUID } from '../common/uuid';
 
 /** A registration or rotation's answer: the secret, shown this once. */
 export interface ResourceServerCredentials {
@@ -93,8 +94,6 @@ export class ResourceServersService {
     return server;
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function newSecret(): string {
   return SECRET_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');

@@ -12,11 +12,12 @@ import { SetSigner } from './set-signer';
 import { EVENT_TYPES } from './ssf-event.entity';
 import { SsfRepository } from './ssf.repository';
 import { WakeSignal } from './wake-signal';
+import { UUID } from '../common/uuid';
+import { JWKS_PATH } from '../auth/jwks.controller';
 
 const POLL_DELIVERY = 'urn:ietf:rfc:8936';
 const MAX_EVENTS = 1000;
 const DEFAULT_MAX_EVENTS = 100;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** An RFC 8936 poll request, checked (docs/revocation-feed.md#poll). */
 interface PollRequest {
@@ -96,7 +97,7 @@ export class SsfController {
     return {
       spec_version: '1_0',
       issuer: this.issuer,
-      jwks_uri: `${this.base}/.well-known/jwks.json`,
+      jwks_uri: `${this.base}${JWKS_PATH}`,
       delivery_methods_supported: [POLL_DELIVERY],
       configuration_endpoint: `${this.base}/ssf/stream`,
       authorization_schemes: [{ spec_urn: 'urn:ietf:rfc:6749' }],

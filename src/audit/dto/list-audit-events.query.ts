@@ -17,12 +17,12 @@ import {
 import { toInteger } from '../../common/pagination';
 import { AUDIT_ACTIONS, AuditAction } from '../audit-event.entity';
 import { parseInstant } from '../instants';
+import { UUID } from '../../common/uuid';
 
 export const DEFAULT_AUDIT_PAGE_SIZE = 50;
 export const MAX_AUDIT_PAGE_SIZE = 200;
 
 /** Any UUID, any letter case, as path ids (src/common/validation.pipe.ts); handed on lower-cased. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const lowerCase = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.toLowerCase() : value);
 
 /** An ISO 8601 date-time with a zone designator (src/audit/instants.ts). */
