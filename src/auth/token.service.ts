@@ -167,13 +167,13 @@ export class TokenService {
   }
 
   /**
-   * Claims of a valid token of ours for `audience` (default: the default audience), or null. Verified tokens are
+   * Claims of a valid token of ours for Gatehouse's own API (the default audience), or null. Verified tokens are
    * remembered until they expire, so the ECDSA check runs once per token; membership and key status are still read on
    * every request (docs/performance.md).
    */
-  authenticate(token: string, audience: string = this.audience): VerifiedToken | null {
+  authenticate(token: string): VerifiedToken | null {
     const verified = this.verifiedToken(token);
-    return verified !== null && verified.claims.aud === audience ? verified : null;
+    return verified !== null && verified.claims.aud === this.audience ? verified : null;
   }
 
   /** A valid token of ours whatever its audience (introspection and forward auth check the audience themselves). */
