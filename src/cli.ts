@@ -10,6 +10,8 @@ import { OrganizationKeysService } from './api-keys/organization/organization-ke
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
+import { environmentWarnings, serverToCheck } from './cli/environment-warnings';
+import { checkServer } from './cli/server-check';
 import { ConsoleSignInService } from './console-sign-in/console-sign-in.service';
 import { buildProgram } from './cli/program';
 import { APP_CONFIG, SECRETS } from './config/config.module';
@@ -41,34 +43,6 @@ async function createContext(env: Environment | undefined): Promise<INestApplica
   return app;
 }
 
-/**
- * What makes the CLI's work unusable by the server when the two do not share their environment (a session token
- * that gets 401, a link to the wrong port): said on stderr after the result, never instead of it.
- */
-function environmentWarnings(app: INestApplicationContext, command: string, hadOrganizations: boolean): string[] {
-  const config = app.get<AppConfiguration>(APP_CONFIG);
-  const secrets = app.get<Secrets>(SECRETS);
-  const warnings: string[] = [];
-  if (!hadOrganizations) {
-    const database =
-      config.database.type === 'sqlite' ? `the SQLite database ${config.database.path}` : 'the DATABASE_URL database';
-    warnings.push(
-      `${database} had no organization before this command: a server already running uses another one unless it has the same DATA_DIR and DATABASE_URL as this command`,
-    );
-  }
-  if (secrets.generatedFile !== undefined) {
-    warnings.push(
-      `generated new local secrets in ${secrets.generatedFile}: the server must run with the same DATA_DIR (or the same configured secrets), or the tokens this command prints get 401 there`,
-    );
-  }
-  if (command === 'console-link' && !config.console.publicBaseUrlSet) {
-    warnings.push(
-      `PUBLIC_BASE_URL is not set: the link assumes the server at ${config.console.publicBaseUrl} (PORT=${config.port}); set PUBLIC_BASE_URL to the address browsers reach the server at`,
-    );
-  }
-  return warnings;
-}
-
 /** Runs one command; `env` given -> exactly that environment (tests), else process.env and .env. */
 export async function runCli(argv: string[], env?: Environment): Promise<CliResult> {
   let stdout = '';
@@ -88,8 +62,19 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         resourceServers: app.get(ResourceServersService),
       };
       const hadOrganizations = await services.identity.hasOrganizations();
-      stdout += `${JSON.stringify(await command(services))}\n`;
-      for (const warning of environmentWarnings(app, commandName, hadOrganizations)) stderr += `warning: ${warning}\n`;
+      const result = await command(services);
+      stdout += `${JSON.stringify(result)}\n`;
+      const config = app.get<AppConfiguration>(APP_CONFIG);
+      const server = serverToCheck(commandName, config, services.tokens.keys.signingKid, result);
+      const warnings = environmentWarnings({
+        command: commandName,
+        config,
+        portSet: ((env ?? process.env).PORT ?? '').trim() !== '',
+        hadOrganizations,
+        generatedSecretsFile: app.get<Secrets>(SECRETS).generatedFile,
+        check: server === undefined ? undefined : await checkServer(server),
+      });
+      for (const warning of warnings) stderr += `warning: ${warning}\n`;
     },
     { writeOut: (text) => (stdout += text), writeErr: (text) => (stderr += text) },
   );

@@ -42,6 +42,19 @@ function page(path: string, session: Session): ReactNode {
   return <NotFoundPage />;
 }
 
+/**
+ * Back to the sign-in page. When the server ended the sessions (`organization` given), the page says what else ended:
+ * signing out ends every session token of the member there, the command line's too (docs/console.md#signing-in).
+ */
+function signedOut(organization: string | undefined): void {
+  endSession(
+    organization === undefined
+      ? 'You are signed out.'
+      : `You are signed out. Every session of yours in ${organization} has ended with this one: your other tabs, and the session tokens the admin command line printed for you (gatehouse bootstrap, gatehouse session).`,
+  );
+  navigate('/sign-in', { replace: true });
+}
+
 function Layout({ session, path, children }: { session: Session; path: string; children: ReactNode }) {
   const main = useRef<HTMLElement>(null);
   // A new page: focus moves to it, so a screen reader starts there and Tab continues from it.
@@ -76,19 +89,24 @@ function Layout({ session, path, children }: { session: Session; path: string; c
             ))}
           </ul>
         </nav>
-        <button
-          type="button"
-          className="button sign-out"
-          onClick={() => {
-            // The server ends the session token first; the tab forgets it whatever the answer.
-            void api.DELETE('/v1/console/sessions/current').finally(() => {
-              endSession('You are signed out.');
-              navigate('/sign-in', { replace: true });
-            });
-          }}
-        >
-          Sign out
-        </button>
+        <div className="account">
+          <p className="signed-in-as" data-testid="signed-in-as">
+            Signed in as <strong>{session.email}</strong>
+          </p>
+          <button
+            type="button"
+            className="button sign-out"
+            onClick={() => {
+              // The server ends the session tokens first; the tab forgets its own whatever the answer.
+              void api.DELETE('/v1/console/sessions/current').then(
+                ({ response }) => signedOut(response.ok ? session.organization.name : undefined),
+                () => signedOut(undefined),
+              );
+            }}
+          >
+            Sign out
+          </button>
+        </div>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
         {children}

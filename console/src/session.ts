@@ -11,6 +11,8 @@ export interface Session {
   /** Epoch milliseconds. */
   expiresAt: number;
   userId: string;
+  /** Who is signed in, shown in the header. */
+  email: string;
   organization: { id: string; name: string };
   role: string;
   permissions: Permission[];

@@ -11,6 +11,9 @@ import { ListAuditEventsQuery } from './dto/list-audit-events.query';
 import { parseInstant } from './instants';
 import { AUDIT_TARGET_LABELS, AuditTargetLabels } from './target-labels';
 
+/** The nil UUID: never a user's id (users get random v4 UUIDs). */
+const NO_USER = '00000000-0000-0000-0000-000000000000';
+
 @ApiTags('Audit events')
 @Controller('v1/audit-events')
 export class AuditEventsController {
@@ -34,6 +37,17 @@ export class AuditEventsController {
     return this.targetLabels;
   }
 
+  /**
+   * actor_user_id, or the user actor_email names (as the organization key list's email). Nobody by that address, or
+   * another user than actor_user_id: an id no user has, so no event matches and a cursor is still checked.
+   */
+  private async actorUserId(query: ListAuditEventsQuery): Promise<string | undefined> {
+    if (query.actor_email === undefined) return query.actor_user_id;
+    const byEmail = await this.identity.userIdByEmail(query.actor_email);
+    if (byEmail === null || (query.actor_user_id !== undefined && query.actor_user_id !== byEmail)) return NO_USER;
+    return byEmail;
+  }
+
   @Get()
   @RequirePermissions('audit:read')
   @ApiOperation({ summary: "The caller's organization's audit events, newest first, a page at a time" })
@@ -47,7 +61,7 @@ export class AuditEventsController {
       principal.organizationId,
       {
         action: query.action,
-        actorUserId: query.actor_user_id,
+        actorUserId: await this.actorUserId(query),
         targetId: query.target_id,
         // Both already validated as instants by the query DTO.
         since: query.since === undefined ? undefined : (parseInstant(query.since) ?? undefined),

@@ -47,6 +47,8 @@ export interface ConsoleSession {
   sessionToken: string;
   expiresIn: number;
   userId: string;
+  /** Who is signed in, for the console to say so. */
+  email: string;
   organization: { id: string; name: string };
   role: Role;
   permissions: Permission[];
@@ -171,6 +173,7 @@ export class ConsoleSignInService {
     }
     const { role } = access;
     const organization = await this.identity.organizationById(link.organizationId);
+    const email = (await this.identity.emailsOf([link.userId])).get(link.userId) ?? '';
     const sessionToken = await this.tokens.mint({
       userId: link.userId,
       organizationId: link.organizationId,
@@ -182,6 +185,7 @@ export class ConsoleSignInService {
       sessionToken,
       expiresIn: CONSOLE_SESSION_SECONDS,
       userId: link.userId,
+      email,
       organization: { id: organization.id, name: organization.name },
       role,
       permissions: rolePermissions(role),

@@ -133,6 +133,8 @@ describe('web console in Chromium', () => {
     expect(admin.page.url()).toBe(`${server.baseUrl}/console/keys`);
     expect(await admin.page.evaluate(() => window.history.length)).toBeLessThanOrEqual(2);
     await visible(admin.page.getByText(`${ORG} · admin`));
+    // Who is signed in, in the header of every page.
+    await textOf(admin.page.getByRole('banner').getByTestId('signed-in-as'), `Signed in as ${ADMIN}`);
 
     // The same link again, in another browser: refused, in words.
     const other = await newPage();
@@ -142,6 +144,18 @@ describe('web console in Chromium', () => {
       'This sign-in link has already been used. Each link works once: ask an administrator for a new one.',
     );
     expect(other.page.url()).toBe(`${server.baseUrl}/console/sign-in`);
+    // Opened once more in that tab (only the fragment changes): tried again and refused again, not loading for ever.
+    const tried = other.page.waitForResponse(
+      (response) => response.request().method() === 'POST' && response.url().endsWith('/v1/console/sessions'),
+      { timeout: 10_000 },
+    );
+    await other.page.goto(`${server.baseUrl}/console/sign-in#code=${created.codes[0]}`);
+    expect((await tried).status()).toBe(401);
+    await textOf(
+      other.page.getByRole('alert'),
+      'This sign-in link has already been used. Each link works once: ask an administrator for a new one.',
+    );
+    expect(await other.page.getByText(/Loading your session/).count()).toBe(0);
     await screenshot(other.page, 'sign-in-used-link');
     await expectAccessible(other.page);
     const late = await server.signInLink(ORG, ADMIN);
@@ -359,6 +373,7 @@ describe('web console in Chromium', () => {
   it('offers a member only what the role may do', async () => {
     const member = await newPage();
     await signIn(member.page, MEMBER);
+    await textOf(member.page.getByRole('banner').getByTestId('signed-in-as'), `Signed in as ${MEMBER}`);
     const nav = member.page.getByRole('navigation', { name: 'Console' });
     await until(async () => expect(await nav.getByRole('link').allTextContents()).toEqual(['My keys', 'Integrations']));
     await member.page.getByRole('link', { name: 'Integrations' }).click();
@@ -520,6 +535,68 @@ describe('web console in Chromium', () => {
     await screenshot(page, 'audit-log-revoked');
   });
 
+  it('offers every action the log records, and finds an actor by e-mail address as by user id', async () => {
+    const page = admin.page;
+    await page.getByRole('link', { name: 'My keys' }).click();
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await visible(page.getByRole('row', { name: /console\.signed_in/ }));
+    // Every action the server records, the console's sign-ins and sign-outs included.
+    expect(await page.getByLabel('Action').locator('option').allTextContents()).toEqual([
+      'Any action',
+      'api_key.created',
+      'api_key.revoked',
+      'api_key.rotated',
+      'token.exchange_failed',
+      'integration.created',
+      'integration.updated',
+      'integration.deleted',
+      'organization.updated',
+      'console.signed_in',
+      'console.sign_in_refused',
+      'console.signed_out',
+      'member.role_changed',
+      'member.removed',
+    ]);
+    await page.getByLabel('Action').selectOption('console.sign_in_refused');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    // The used and the expired link of the first test.
+    const refused = page.getByRole('row', { name: /console\.sign_in_refused/ });
+    await until(async () => expect(await refused.count()).toBeGreaterThanOrEqual(2));
+    await containsText(refused.filter({ hasText: 'used' }), ADMIN);
+
+    // The member's doings, found by their e-mail address (any case), as on the organization keys page.
+    await page.getByLabel('Action').selectOption('');
+    await page.getByLabel(/^Actor/).fill(MEMBER.toUpperCase());
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await visible(page.getByRole('row', { name: /api_key\.created/ }));
+    await countOf(page.getByRole('alert'), 0);
+    const actors = await page.locator('tbody td[data-label="Actor"]').allTextContents();
+    expect(actors.length).toBeGreaterThanOrEqual(3); // two sign-ins and a key
+    for (const actor of actors) expect(actor).toContain(memberId);
+    await containsText(page.getByRole('row', { name: /api_key\.created/ }), '“member laptop”');
+    await countOf(page.getByRole('row', { name: /console\.signed_in/ }), 2);
+    await screenshot(page, 'audit-log-actor');
+    // By user id, the same rows; someone unknown has none; a value that is neither says so, in words.
+    await page.getByLabel(/^Actor/).fill(memberId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await until(async () =>
+      expect(await page.locator('tbody td[data-label="Actor"]').allTextContents()).toEqual(actors),
+    );
+    await page.getByLabel(/^Actor/).fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await visible(page.getByText('No events match.'));
+    await page.getByLabel(/^Actor/).fill('member');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await textOf(
+      page.getByRole('alert'),
+      'Name the actor by e-mail address (dev@acme.test) or user id (a UUID such as 3f2b…-…).',
+    );
+    await expectAccessible(page);
+    await page.getByLabel(/^Actor/).fill('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await countOf(page.getByRole('alert'), 0);
+  });
+
   it('pages through the audit log: 50 events, then the older ones on request, none twice, none left out', async () => {
     // 60 more events, made through the API, each with a request id of its own to find its row by.
     const { session_token: token } = await server.cli('session', '--email', ADMIN, '--org', ORG);
@@ -656,16 +733,42 @@ describe('web console in Chromium', () => {
     const keys = (bearer: string) =>
       fetch(`${server.baseUrl}/v1/user-api-keys`, { headers: { Authorization: `Bearer ${bearer}` } });
     expect((await keys(token!)).status).toBe(200);
+    // A session token the command line printed (README's $SESSION), alive until the sign-out.
+    const { session_token: printed } = await server.cli('session', '--email', ADMIN, '--org', ORG);
+    expect((await keys(String(printed))).status).toBe(200);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await visible(page.getByText('You are signed out.'));
+    // The page says what else ended, where the member reads that they are signed out.
+    await textOf(
+      page.getByRole('status'),
+      `You are signed out. Every session of yours in ${ORG} has ended with this one: your other tabs, and the session tokens the admin command line printed for you (gatehouse bootstrap, gatehouse session).`,
+    );
     await page.waitForURL('**/console/sign-in');
     expect(await page.getByText(/Loading your session/).count()).toBe(0);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-    // The token no longer works anywhere, nor does the admin's other tab's.
+    // The token no longer works anywhere, nor does the admin's other tab's, nor the command line's.
     expect((await keys(token!)).status).toBe(401);
+    expect((await keys(String(printed))).status).toBe(401);
     await admin.page.goto('/console/keys');
     await visible(admin.page.getByText('Your session has ended. Sign in again with a new link.'));
+
+    // The used link opened again in this same tab: refused in words, as in a new tab, not loading for ever.
+    const used = created.codes.at(-1)!;
+    const tried = page.waitForResponse(
+      (response) => response.request().method() === 'POST' && response.url().endsWith('/v1/console/sessions'),
+      { timeout: 10_000 },
+    );
+    await page.goto(`${server.baseUrl}/console/sign-in#code=${used}`);
+    expect((await tried).status()).toBe(401);
+    await textOf(
+      page.getByRole('alert'),
+      'This sign-in link has already been used. Each link works once: ask an administrator for a new one.',
+    );
+    expect(await page.getByText(/Loading your session/).count()).toBe(0);
+    expect(page.url()).toBe(`${server.baseUrl}/console/sign-in`);
+    await screenshot(page, 'sign-in-used-link-same-tab');
+
     // A new link signs in again at once.
     await signIn(page, ADMIN);
     await context.close();

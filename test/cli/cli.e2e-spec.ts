@@ -9,6 +9,7 @@ import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
 import { IdentityService } from '../../src/identity/identity.service';
 import { cliChecks } from '../support/cli';
+import { freePort } from '../support/ports';
 import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
 
@@ -59,6 +60,7 @@ describe('admin CLI', () => {
       });
       const { payload } = decodeJwt(out.session_token as string);
       expect(payload).toMatchObject({ sub: out.user_id, org: out.organization_id, token_use: 'session' });
+      expect(payload.client_id).toBeUndefined();
       expect(payload.akid).toBeUndefined();
       expect((payload.exp as number) - (payload.iat as number)).toBe(3600);
     });
@@ -586,9 +588,11 @@ describe('admin CLI: a mismatch with the server is loud', () => {
   });
   afterEach(() => rmSync(join(dataDir, '..'), { recursive: true, force: true }));
   const run = (env: Environment, ...argv: string[]) => runCli(argv, { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
+  /** Where no server is asked: the address is configured (a server elsewhere is never called). */
+  const ELSEWHERE = { PUBLIC_BASE_URL: 'https://gatehouse.example.com' };
 
   it('bootstrap on a new DATA_DIR warns of the new database and the new local secrets, once', async () => {
-    const first = await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+    const first = await run(ELSEWHERE, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
     expect(first.exitCode).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ role: 'admin' });
     expect(first.stderr.split('\n')).toEqual([
@@ -596,7 +600,7 @@ describe('admin CLI: a mismatch with the server is loud', () => {
       `warning: generated new local secrets in ${join(dataDir, 'local-secrets.json')}: the server must run with the same DATA_DIR (or the same configured secrets), or the tokens this command prints get 401 there`,
       '',
     ]);
-    const again = await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+    const again = await run(ELSEWHERE, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
     expect({ exitCode: again.exitCode, stderr: again.stderr }).toEqual({ exitCode: 0, stderr: '' });
   });
 
@@ -605,7 +609,7 @@ describe('admin CLI: a mismatch with the server is loud', () => {
       env: { API_KEY_PEPPER: undefined, JWT_PRIVATE_KEY: undefined, INTEGRATIONS_ENCRYPTION_KEY: undefined },
     });
     try {
-      const elsewhere = await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+      const elsewhere = await run(ELSEWHERE, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
       expect(elsewhere.stderr).toContain('generated new local secrets');
       const token = JSON.parse(elsewhere.stdout).session_token as string;
       expectBearerRejected(await server.http().get('/v1/user-api-keys').set(bearer(token)));
@@ -614,21 +618,15 @@ describe('admin CLI: a mismatch with the server is loud', () => {
     }
   });
 
-  it('console-link without PUBLIC_BASE_URL names the address it assumed; with it, says nothing', async () => {
-    await run({}, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
-    const guessed = await run({ PORT: '4100' }, 'console-link', '--org', 'acme', '--email', 'dev@acme.test');
-    expect(JSON.parse(guessed.stdout).url).toMatch(/^http:\/\/localhost:4100\/console\/sign-in#code=/);
+  it('console-link without PUBLIC_BASE_URL, and no server at the address it assumed, says so; with it, nothing', async () => {
+    await run(ELSEWHERE, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
+    const port = await freePort();
+    const guessed = await run({ PORT: String(port) }, 'console-link', '--org', 'acme', '--email', 'dev@acme.test');
+    expect(JSON.parse(guessed.stdout).url).toMatch(new RegExp(`^http://localhost:${port}/console/sign-in#code=`));
     expect(guessed.stderr).toBe(
-      'warning: PUBLIC_BASE_URL is not set: the link assumes the server at http://localhost:4100 (PORT=4100); set PUBLIC_BASE_URL to the address browsers reach the server at\n',
+      `warning: PUBLIC_BASE_URL is not set, so the link printed above assumes the server at http://localhost:${port} (PORT=${port}), but no server answers there; run this command with the server's PORT, or set PUBLIC_BASE_URL to the address browsers reach the server at\n`,
     );
-    const configured = await run(
-      { PUBLIC_BASE_URL: 'https://gatehouse.example.com' },
-      'console-link',
-      '--org',
-      'acme',
-      '--email',
-      'dev@acme.test',
-    );
+    const configured = await run(ELSEWHERE, 'console-link', '--org', 'acme', '--email', 'dev@acme.test');
     expect({ exitCode: configured.exitCode, stderr: configured.stderr }).toEqual({ exitCode: 0, stderr: '' });
   });
 
@@ -636,5 +634,88 @@ describe('admin CLI: a mismatch with the server is loud', () => {
     const help = await run({}, '--help');
     expect(help.stdout).toContain('the same DATA_DIR and DATABASE_URL');
     expect(help.stdout).toContain('PUBLIC_BASE_URL');
+  });
+});
+
+/**
+ * README's set-up: the server runs without JWT_ISSUER or PUBLIC_BASE_URL, so the CLI assumes it at
+ * http://localhost:<PORT> and asks it whether it accepts what the command printed: silent when it does (the first run
+ * of a new installation included), a warning that says why when it does not (docs/operations.md#admin-cli).
+ */
+describe('admin CLI: the server at the address it assumed', () => {
+  let port: number;
+  let server: TestApp;
+  /** The server's environment as README runs it: no JWT_ISSUER, no PUBLIC_BASE_URL, its own PORT. */
+  const local = (extra: Environment = {}): Environment => ({ PORT: String(port), JWT_ISSUER: undefined, ...extra });
+
+  beforeEach(async () => {
+    port = await freePort();
+    server = await createTestApp({ env: local() });
+    await server.app.listen(port, '127.0.0.1');
+  });
+  afterEach(() => server.close());
+
+  const cli = (env: Environment, ...argv: string[]) => runCli(argv, env);
+  const organizationWith = (token: string) => server.http().get('/v1/organization').set(bearer(token));
+
+  it("says nothing on the first run of a new installation (the server's empty database), nor after", async () => {
+    const env = { ...server.env, ...local() };
+    const first = await cli(env, 'bootstrap', '--org', 'fresh', '--email', 'admin@fresh.test');
+    expect({ exitCode: first.exitCode, stderr: first.stderr }).toEqual({ exitCode: 0, stderr: '' });
+    await organizationWith(JSON.parse(first.stdout).session_token).expect(200);
+    const session = await cli(env, 'session', '--email', 'admin@fresh.test');
+    expect({ exitCode: session.exitCode, stderr: session.stderr }).toEqual({ exitCode: 0, stderr: '' });
+    const link = await cli(env, 'console-link', '--org', 'fresh', '--email', 'admin@fresh.test');
+    expect({ exitCode: link.exitCode, stderr: link.stderr }).toEqual({ exitCode: 0, stderr: '' });
+    expect(JSON.parse(link.stdout).url).toMatch(new RegExp(`^http://localhost:${port}/console/sign-in#code=`));
+  });
+
+  it('without PORT (the server on another one) it warns that it guessed, and the 401 its token gets is explained', async () => {
+    const env = { ...server.env, ...local({ PORT: undefined }) };
+    const guessed = await cli(env, 'bootstrap', '--org', 'elsewhere', '--email', 'admin@elsewhere.test');
+    expect(guessed.exitCode).toBe(0);
+    // Whatever answers at :3000 on this machine (nothing, or another server), it does not accept this token.
+    expect(guessed.stderr).toMatch(
+      /^warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http:\/\/localhost:3000 \(PORT is not set either: the default, 3000\), but .*401 user not authenticated.*run this command with the server's (PORT|JWT_ISSUER|DATA_DIR)/,
+    );
+    expect(guessed.stderr.split('\n')).toHaveLength(2);
+    expectBearerRejected(await organizationWith(JSON.parse(guessed.stdout).session_token));
+  });
+
+  it('with a PORT where no server answers, it says so and names the fix', async () => {
+    const other = await freePort();
+    const env = { ...server.env, ...local({ PORT: String(other) }) };
+    const result = await cli(env, 'session', '--email', (await server.user({ org: 'moved' })).email);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe(
+      `warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http://localhost:${other} (PORT=${other}), but no server answers there: a server at another address refuses the token (401 user not authenticated); run this command with the server's PORT (or its PUBLIC_BASE_URL or JWT_ISSUER)\n`,
+    );
+    expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token));
+  });
+
+  it('a server there with another issuer: the warning names it', async () => {
+    await server.close();
+    server = await createTestApp({ env: local({ JWT_ISSUER: 'https://gatehouse.test' }) });
+    await server.app.listen(port, '127.0.0.1');
+    const env = { ...server.env, ...local() };
+    const result = await cli(env, 'bootstrap', '--org', 'issuer', '--email', 'admin@issuer.test');
+    expect(result.stderr).toBe(
+      `warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http://localhost:${port} (PORT=${port}), but the Gatehouse there has the issuer https://gatehouse.test: it refuses the token (401 user not authenticated); run this command with the server's JWT_ISSUER and PUBLIC_BASE_URL\n`,
+    );
+    expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token));
+  });
+
+  it('a server there on another database (same secrets): the warning names it', async () => {
+    const other = createTestDatabase();
+    try {
+      const env = testEnvironment(other, local());
+      const result = await cli(env, 'bootstrap', '--org', 'database', '--email', 'admin@database.test');
+      expect(result.stderr).toBe(
+        `warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http://localhost:${port} (PORT=${port}), but the Gatehouse there uses another database: it refuses the token (401 user not authenticated); run this command with the server's DATA_DIR and DATABASE_URL\n`,
+      );
+      expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token));
+    } finally {
+      await other.drop();
+    }
   });
 });

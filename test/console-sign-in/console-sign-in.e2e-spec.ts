@@ -88,6 +88,7 @@ describe('console sign-in links', () => {
       token_type: 'Bearer',
       expires_in: 3600,
       user_id: admin.userId,
+      email: admin.email,
       organization: { id: admin.organizationId, name: 'console-org' },
       role: 'admin',
       permissions: PERMISSION_CATALOGUE,

@@ -5,23 +5,34 @@ import { Empty, ErrorMessage, Loading } from '../components/feedback';
 import { compactId, formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 
-const ACTIONS: AuditAction[] = [
-  'api_key.created',
-  'api_key.revoked',
-  'api_key.rotated',
-  'token.exchange_failed',
-  'integration.created',
-  'integration.updated',
-  'integration.deleted',
-  'organization.updated',
-  'member.role_changed',
-  'member.removed',
-];
+/**
+ * Every action the server records, in its order (docs/api.md#audit-events). Written as the keys of a record of every
+ * AuditAction, so the compiler refuses a list that misses one the API has.
+ */
+const ACTIONS = Object.keys({
+  'api_key.created': true,
+  'api_key.revoked': true,
+  'api_key.rotated': true,
+  'token.exchange_failed': true,
+  'integration.created': true,
+  'integration.updated': true,
+  'integration.deleted': true,
+  'organization.updated': true,
+  'console.signed_in': true,
+  'console.sign_in_refused': true,
+  'console.signed_out': true,
+  'member.role_changed': true,
+  'member.removed': true,
+} satisfies Record<AuditAction, true>) as AuditAction[];
 const PAGE_SIZE = 50;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 interface Filters {
   action?: AuditAction;
+  /** The actor by user id, or by e-mail address, as the organization keys page names a member. */
   actor_user_id?: string;
+  actor_email?: string;
   target_id?: string;
   since?: string;
   until?: string;
@@ -53,6 +64,7 @@ export function AuditLogPage() {
   const [moreError, setMoreError] = useState<unknown>();
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
+  const [actorError, setActorError] = useState<string>();
 
   const first = useLoad(async () => {
     const answer = await unwrap(api.GET('/v1/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE } } }));
@@ -63,9 +75,15 @@ export function AuditLogPage() {
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
+    const actor = form.actor.trim();
+    if (actor !== '' && !UUID.test(actor) && !EMAIL.test(actor)) {
+      setActorError('Name the actor by e-mail address (dev@acme.test) or user id (a UUID such as 3f2b…-…).');
+      return;
+    }
+    setActorError(undefined);
     setFilters({
       ...(form.action === '' ? {} : { action: form.action as AuditAction }),
-      ...(form.actor.trim() === '' ? {} : { actor_user_id: form.actor.trim() }),
+      ...(actor === '' ? {} : UUID.test(actor) ? { actor_user_id: actor.toLowerCase() } : { actor_email: actor }),
       ...(form.target.trim() === '' ? {} : { target_id: form.target.trim() }),
       ...(iso(form.since) === undefined ? {} : { since: iso(form.since) }),
       ...(iso(form.until) === undefined ? {} : { until: iso(form.until) }),
@@ -89,7 +107,8 @@ export function AuditLogPage() {
     }
   };
 
-  const events = [...(first.data ?? []), ...more];
+  // A failed request shows its error, never the rows of the filters before it.
+  const events = first.error === undefined ? [...(first.data ?? []), ...more] : [];
   const set = (name: keyof typeof form) => (event: { target: { value: string } }) =>
     setForm((current) => ({ ...current, [name]: event.target.value }));
 
@@ -110,8 +129,16 @@ export function AuditLogPage() {
           </select>
         </div>
         <div className="field">
-          <label htmlFor={ids.actor}>Actor (user id)</label>
-          <input id={ids.actor} value={form.actor} onChange={set('actor')} autoComplete="off" spellCheck={false} />
+          <label htmlFor={ids.actor}>Actor (e-mail or user id)</label>
+          <input
+            id={ids.actor}
+            value={form.actor}
+            onChange={set('actor')}
+            autoComplete="off"
+            spellCheck={false}
+            aria-invalid={actorError !== undefined}
+            aria-describedby={actorError === undefined ? undefined : `${ids.actor}-error`}
+          />
         </div>
         <div className="field">
           <label htmlFor={ids.target}>Target id</label>
@@ -131,9 +158,16 @@ export function AuditLogPage() {
           </button>
         </div>
       </form>
+      {actorError !== undefined && (
+        <p className="message message-error" id={`${ids.actor}-error`} role="alert">
+          {actorError}
+        </p>
+      )}
       <ErrorMessage error={first.error} />
       {first.loading && <Loading what="the audit log" />}
-      {!first.loading && first.data !== undefined && events.length === 0 && <Empty>No events match.</Empty>}
+      {!first.loading && first.error === undefined && first.data !== undefined && events.length === 0 && (
+        <Empty>No events match.</Empty>
+      )}
       {events.length > 0 && (
         <div className="table-wrap">
           <table className="responsive">
@@ -198,7 +232,7 @@ export function AuditLogPage() {
         </div>
       )}
       <ErrorMessage error={moreError} />
-      {nextCursor !== null && !first.loading && (
+      {nextCursor !== null && !first.loading && first.error === undefined && (
         <div className="actions">
           <button type="button" className="button" onClick={() => void loadMore()} disabled={loadingMore}>
             {loadingMore ? 'Loading…' : 'Show older events'}

@@ -12,18 +12,20 @@ function codeFromFragment(): string | undefined {
 }
 
 /**
- * One trade per code, even if the page mounts twice (React's strict mode in development). Only a trade
- * still under way is picked up by a new mount: after a sign-out the page starts from no code.
+ * One trade per code at a time, even if the page mounts twice (React's strict mode in development). Only a trade
+ * still under way is picked up by a new mount: after a sign-out the page starts from no code, and a link opened
+ * again (a used one, in the same tab) is traded again, so the server says it was used.
  */
 let trading: { code: string; result: Promise<void>; settled: boolean } | undefined;
 
 function trade(code: string): Promise<void> {
-  if (trading?.code !== code) {
+  if (trading === undefined || trading.code !== code || trading.settled) {
     const result = unwrap(api.POST('/v1/console/sessions', { body: { code } })).then((answer) => {
       startSession({
         token: answer.session_token,
         expiresAt: Date.now() + answer.expires_in * 1000,
         userId: answer.user_id,
+        email: answer.email,
         organization: answer.organization,
         role: answer.role,
         permissions: answer.permissions,
@@ -46,16 +48,19 @@ function pendingCode(): string | undefined {
 export function SignInPage() {
   useTitle('Sign in');
   const [code, setCode] = useState(() => codeFromFragment() ?? pendingCode());
+  /** Counts the links opened while the page is shown: the same link opened again is tried again. */
+  const [opened, setOpened] = useState(0);
   const [error, setError] = useState<unknown>();
   const [notice] = useState(takeNotice);
 
-  // Another link opened in this tab while the page is shown changes only the fragment.
+  // Another link (or the same one again) opened in this tab while the page is shown changes only the fragment.
   useEffect(() => {
     const follow = () => {
       const next = codeFromFragment();
       if (next === undefined) return;
       setError(undefined);
       setCode(next);
+      setOpened((count) => count + 1);
     };
     window.addEventListener('hashchange', follow);
     return () => window.removeEventListener('hashchange', follow);
@@ -69,7 +74,7 @@ export function SignInPage() {
       () => navigate('/keys', { replace: true }),
       (failure: unknown) => setError(failure),
     );
-  }, [code]);
+  }, [code, opened]);
 
   return (
     <main id="main" className="sign-in" tabIndex={-1}>

@@ -61,6 +61,18 @@ export class ListAuditEventsQuery {
   @Matches(UUID)
   actor_user_id?: string;
 
+  @ApiPropertyOptional({
+    maxLength: 320,
+    description:
+      'Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user',
+    example: 'dev@acme.test',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  @Matches(/^[^\s@]+@[^\s@]+$/)
+  actor_email?: string;
+
   @ApiPropertyOptional({ format: 'uuid', description: 'Only events on this object (an API key, an integration)' })
   @IsOptional()
   @Transform(lowerCase)

@@ -30,6 +30,8 @@ export class ConsoleSessionResponse {
   expires_in: number;
   @ApiProperty({ format: 'uuid' })
   user_id: string;
+  @ApiProperty({ description: "The member's e-mail address: who is signed in", example: 'dev@acme.test' })
+  email: string;
   @ApiProperty({ type: ConsoleOrganizationView })
   organization: ConsoleOrganizationView;
   @ApiProperty({ enum: ROLES })
@@ -47,6 +49,7 @@ export class ConsoleSessionResponse {
       token_type: 'Bearer',
       expires_in: session.expiresIn,
       user_id: session.userId,
+      email: session.email,
       organization: session.organization,
       role: session.role,
       permissions: session.permissions,
