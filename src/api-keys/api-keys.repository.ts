@@ -159,7 +159,10 @@ export class ApiKeysRepository {
     }
   }
 
-  /** A rotation's old key, if still usable: revoked, or expiring at min(its expiry, graceEndsAt); false: unchanged. */
+  /**
+   * A rotation's old key, if still usable: revoked, or expiring at min(its expiry, graceEndsAt). Returns its expiry as
+   * changed (read in `tx`: a rotation that committed meanwhile may have shortened it); undefined: unchanged.
+   */
   async retire(
     owner: OwnerIds,
     id: string,
@@ -167,7 +170,7 @@ export class ApiKeysRepository {
     at: Date,
     graceEndsAt: Date | null,
     tx: Transaction,
-  ): Promise<boolean> {
+  ): Promise<Pick<ApiKey, 'expiresAt'> | undefined> {
     const update = tx.getRepository(ApiKey).createQueryBuilder().update(ApiKey);
     const changed =
       graceEndsAt === null
@@ -185,7 +188,8 @@ export class ApiKeysRepository {
       )
       .setParameter('graceEndsAt', graceEndsAt?.toISOString() ?? null)
       .execute();
-    return (result.affected ?? 0) > 0;
+    if ((result.affected ?? 0) === 0) return undefined;
+    return tx.getRepository(ApiKey).findOneOrFail({ select: { id: true, expiresAt: true }, where: { id } });
   }
 
   /** The key with this id and its owner's membership (batched; undefined for an unknown id). */

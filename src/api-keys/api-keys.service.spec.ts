@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../audit/audit.service';
 import { AppError } from '../common/errors';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
@@ -44,9 +45,17 @@ class InMemoryKeys {
     return Promise.resolve(this.rows.get(id));
   }
   async lockOwner(): Promise<void> {}
-  retire(_owner: unknown, id: string, replacedBy: string, _at: Date, graceEndsAt: Date | null): Promise<boolean> {
+  retire(
+    _owner: unknown,
+    id: string,
+    replacedBy: string,
+    _at: Date,
+    graceEndsAt: Date | null,
+  ): Promise<Pick<ApiKey, 'expiresAt'>> {
     this.retired = { id, replacedBy, graceEndsAt };
-    return Promise.resolve(true);
+    const key = this.rows.get(id)!;
+    if (graceEndsAt !== null && (key.expiresAt === null || graceEndsAt < key.expiresAt)) key.expiresAt = graceEndsAt;
+    return Promise.resolve({ expiresAt: key.expiresAt });
   }
   insertWithinActiveCap(key: ApiKey): Promise<boolean> {
     this.rows.set(key.id, key);
@@ -54,13 +63,17 @@ class InMemoryKeys {
   }
 }
 
-function service(keys: InMemoryKeys, policyDays: number | null = null): ApiKeysService {
+function service(keys: InMemoryKeys, policyDays: number | null = null, audited: AuditEntry[] = []): ApiKeysService {
   const config = { apiKeys: { environment: 'dev', maxActivePerUser: 100 } } as AppConfiguration;
   const secrets = { apiKeyPepper: 'p'.repeat(32) } as Secrets;
+  const audit = {
+    record: (entry: AuditEntry) => Promise.resolve(void audited.push(entry)),
+    recordAll: (entries: AuditEntry[]) => Promise.resolve(void audited.push(...entries)),
+  };
   return new ApiKeysService(
     keys as never,
     { withPendingUse: (key: ApiKey) => key } as never,
-    { record: () => Promise.resolve(), recordAll: () => Promise.resolve() } as never,
+    audit as never,
     { run: async (work: (tx: unknown) => Promise<unknown>) => work({}) } as never,
     { organizationById: () => Promise.resolve({ maxKeyLifetimeDays: policyDays }) } as never,
     config,
@@ -171,6 +184,30 @@ describe('ApiKeysService.rotate: the new key’s expiry', () => {
     const graceful = await rotate({}, { gracePeriodSeconds: 3600 });
     expect(graceful.keys.retired?.graceEndsAt?.getTime()).toBe(NOW + 3_600_000);
     expect([...graceful.keys.rows.keys()]).toContain(graceful.keys.retired?.replacedBy);
+  });
+
+  it('audits a rotation with grace with the old key’s new expiry, and one without grace as a revocation too', async () => {
+    const entries = async (old: Partial<ApiKey>, gracePeriodSeconds: number) => {
+      const keys = new InMemoryKeys();
+      const audited: AuditEntry[] = [];
+      const key = keys.add(old);
+      const { key: rotated } = await service(keys, null, audited).rotate(creator(), key.id, { gracePeriodSeconds });
+      return audited.map((entry) => ({ ...entry, targetId: entry.targetId === rotated.id ? 'new' : entry.targetId }));
+    };
+    const rotated = { action: 'api_key.rotated', targetId: 'new', previousApiKeyId: 'k1' };
+    expect(await entries({}, 3600)).toEqual([
+      expect.objectContaining({ ...rotated, previousApiKeyExpiresAt: new Date(NOW + 3_600_000) }),
+    ]);
+    // A grace never lengthens the key's life: its own earlier expiry is the one recorded.
+    expect(await entries({ expiresAt: new Date(NOW + 60_000) }, 3600)).toEqual([
+      expect.objectContaining({ ...rotated, previousApiKeyExpiresAt: new Date(NOW + 60_000) }),
+    ]);
+    const atOnce = await entries({}, 0);
+    expect(atOnce).toEqual([
+      expect.objectContaining(rotated),
+      expect.objectContaining({ action: 'api_key.revoked', reason: 'rotated', targetId: 'k1', previousApiKeyId: null }),
+    ]);
+    expect(atOnce.map((entry) => entry.previousApiKeyExpiresAt)).toEqual([undefined, undefined]);
   });
 
   it('refuses a revoked or expired key, and another owner’s, before anything is written', async () => {

@@ -148,7 +148,8 @@ export class ApiKeysService {
       async (tx) => {
         // The owner's lock first, then the old key's row: concurrent rotations of one key follow each other.
         await this.keys.lockOwner(creator, tx);
-        if (!(await this.keys.retire(creator, id, key.id, now, graceEndsAt, tx))) throw keyNotActive();
+        const retired = await this.keys.retire(creator, id, key.id, now, graceEndsAt, tx);
+        if (retired === undefined) throw keyNotActive();
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx, id))) {
           throw await this.creationRefused(creator);
         }
@@ -160,9 +161,15 @@ export class ApiKeysService {
           previousApiKeyId: id,
           request,
         };
-        // Without a grace period the old key is revoked now, and recorded so (the revocation feed reports it).
+        // Without a grace period the old key is revoked now, and recorded so; with one, its new expiry is recorded.
+        // Either way the revocation feed reports it (docs/adr/0031-revocation-feed-in-production.md).
         const revoked = { ...rotated, action: 'api_key.revoked' as const, targetId: id, previousApiKeyId: null };
-        await this.audit.recordAll(graceEndsAt === null ? [rotated, { ...revoked, reason: 'rotated' }] : [rotated], tx);
+        await this.audit.recordAll(
+          graceEndsAt === null
+            ? [rotated, { ...revoked, reason: 'rotated' }]
+            : [{ ...rotated, previousApiKeyExpiresAt: retired.expiresAt }],
+          tx,
+        );
       },
       { queueKey: ownerQueue(creator) },
     );

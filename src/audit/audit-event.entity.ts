@@ -50,6 +50,10 @@ export class AuditEvent {
   @Column({ name: 'previous_api_key_id', type: 'varchar', length: 36, nullable: true })
   previousApiKeyId: string | null;
 
+  /** api_key.rotated with a grace period: the replaced key's new expires_at (the grace's end); else null. */
+  @TimestampColumn({ name: 'previous_api_key_expires_at', nullable: true })
+  previousApiKeyExpiresAt: Date | null;
+
   /**
    * Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`,
    * `exposed`); member.role_changed: the new role.

@@ -35,13 +35,14 @@ interface AuditEventRow {
   target_type: AuditEvent['targetType'];
   target_id: string | null;
   previous_api_key_id: string | null;
+  previous_api_key_expires_at: Date | string | null;
   reason: string | null;
   client_ip: string | null;
   request_id: string | null;
 }
 
 const COLUMNS = `id, occurred_at, action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id,
-  previous_api_key_id, reason, client_ip, request_id`;
+  previous_api_key_id, previous_api_key_expires_at, reason, client_ip, request_id`;
 
 /** The indexes a page reads (docs/adr/0018-audit-event-pages.md). */
 const INDEX = {
@@ -62,13 +63,14 @@ function toAuditEvent(row: AuditEventRow): AuditEvent {
     targetType: row.target_type,
     targetId: row.target_id,
     previousApiKeyId: row.previous_api_key_id,
+    previousApiKeyExpiresAt: row.previous_api_key_expires_at === null ? null : toDate(row.previous_api_key_expires_at),
     reason: row.reason,
     clientIp: row.client_ip,
     requestId: row.request_id,
   });
 }
 
-/** Events one INSERT stores at most (12 parameters each: well under either database's limit). */
+/** Events one INSERT stores at most (13 parameters each: well under either database's limit). */
 const INSERT_CHUNK = 500;
 
 @Injectable()

@@ -19,6 +19,7 @@ export interface AuditEntry {
   targetId?: string | null;
   reason?: string | null;
   previousApiKeyId?: string | null;
+  previousApiKeyExpiresAt?: Date | null;
   /** The request it happened in: its id and client address are kept. */
   request?: Pick<Request, 'id' | 'ip'>;
 }
@@ -99,6 +100,7 @@ function toEvent(entry: AuditEntry, occurredAt: Date): AuditEvent {
     targetId: entry.targetId ?? null,
     reason: entry.reason ?? null,
     previousApiKeyId: entry.previousApiKeyId ?? null,
+    previousApiKeyExpiresAt: entry.previousApiKeyExpiresAt ?? null,
     // Only an IP address is kept: never text a client put in X-Forwarded-For (docs/operations.md).
     clientIp: isClientAddress(ip) ? ip : null,
     requestId: entry.request?.id ?? null,

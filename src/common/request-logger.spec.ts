@@ -5,7 +5,11 @@ import { pino } from 'pino';
 import { requestLogger } from './request-logger';
 
 /** One request through the middleware; `finish` decides how its response ends. */
-function serve(finish: (res: Response & EventEmitter) => void, headers: Record<string, string> = {}) {
+function serve(
+  finish: (res: Response & EventEmitter) => void,
+  headers: Record<string, string> = {},
+  url = '/v1/token?api_key=pasted-secret',
+) {
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -13,7 +17,7 @@ function serve(finish: (res: Response & EventEmitter) => void, headers: Record<s
       done();
     },
   });
-  const logger = pino({ level: 'info', base: undefined, timestamp: false }, sink);
+  const logger = pino({ level: 'debug', base: undefined, timestamp: false }, sink);
   const sent = new Map<string, unknown>();
   const res = Object.assign(new EventEmitter(), {
     statusCode: 200,
@@ -22,8 +26,8 @@ function serve(finish: (res: Response & EventEmitter) => void, headers: Record<s
   }) as unknown as Response & EventEmitter & { writableFinished: boolean };
   const req = {
     method: 'POST',
-    url: '/v1/token?api_key=pasted-secret',
-    originalUrl: '/v1/token?api_key=pasted-secret',
+    url,
+    originalUrl: url,
     ip: '10.0.0.7',
     headers,
   } as unknown as Request;
@@ -64,6 +68,16 @@ describe('requestLogger', () => {
     expect(failed).toEqual([expect.objectContaining({ level: 50, res: { statusCode: 503 }, msg: 'request failed' })]);
     const aborted = serve((res) => res.emit('close')).lines;
     expect(aborted).toEqual([expect.objectContaining({ level: 30, res: { statusCode: 200 }, msg: 'request aborted' })]);
+  });
+
+  it("logs the revocation feed's answered polls at debug, their refusals as any other answer", () => {
+    const level = (url: string, statusCode: number) => serve(done(statusCode), {}, url).lines.map((line) => line.level);
+    expect(level('/ssf/poll', 200)).toEqual([20]);
+    expect(level('/ssf/poll/0b6f9a8e-6a8e-4c63-9c1e-2f3c4d5e6f70', 200)).toEqual([20]);
+    expect(level('/ssf/poll', 401)).toEqual([30]);
+    expect(level('/ssf/poll/x', 429)).toEqual([30]);
+    expect(level('/ssf/stream', 200)).toEqual([30]);
+    expect(level('/ssf/poll/a/b', 200)).toEqual([30]);
   });
 
   it('writes nothing before the response is done, and never the query string', () => {

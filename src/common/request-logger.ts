@@ -33,6 +33,13 @@ function pathOf(url: string | undefined): string {
   return query === -1 ? path : path.slice(0, query);
 }
 
+/** The revocation feed's polls: a verifier polls several times a minute, so their answers are logged at debug. */
+const QUIET_PATH = /^\/ssf\/poll(?:\/[^/]+)?\/?$/i;
+
+function isQuietAnswer(req: Request, res: Response, path: string): boolean {
+  return res.statusCode >= 200 && res.statusCode < 300 && req.method === 'POST' && QUIET_PATH.test(path);
+}
+
 /** The access log, and `req.log`, which nestjs-pino hands to Nest `Logger` calls (docs/performance.md). */
 export function requestLogger(logger: Logger, observe: RequestObserver | null = null): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -44,13 +51,15 @@ export function requestLogger(logger: Logger, observe: RequestObserver | null = 
     res.once('close', () => {
       const elapsedMs = performance.now() - startedAt;
       if (observe !== null) observe(req, res, elapsedMs);
+      const path = pathOf(req.originalUrl ?? req.url);
       const fields = {
-        req: { method: req.method, path: pathOf(req.originalUrl ?? req.url), ip: clientAddress(req) },
+        req: { method: req.method, path, ip: clientAddress(req) },
         res: { statusCode: res.statusCode },
         responseTime: Math.round(elapsedMs),
       };
       if (!res.writableFinished) log.info(fields, 'request aborted');
       else if (res.statusCode >= 500) log.error(fields, 'request failed');
+      else if (isQuietAnswer(req, res, path)) log.debug(fields, 'request completed');
       else log.info(fields, 'request completed');
     });
     next();

@@ -27,6 +27,7 @@ type ServingSocket = Socket & { [SERVING]?: Response };
 @Injectable()
 export class ShutdownState implements OnModuleDestroy {
   private draining = false;
+  private readonly drain = new AbortController();
   /** Connections that have carried a request, until they close (they change per connection, not per request). */
   private readonly connections = new Set<ServingSocket>();
   private serving = 0;
@@ -39,9 +40,15 @@ export class ShutdownState implements OnModuleDestroy {
     return this.serving;
   }
 
+  /** Aborted when the drain begins: work that waits (a long poll) answers now instead of holding the shutdown. */
+  get drainSignal(): AbortSignal {
+    return this.drain.signal;
+  }
+
   begin(): void {
     if (this.draining) return;
     this.draining = true;
+    this.drain.abort();
     // Without this, a keep-alive connection stays open after its in-flight response until the
     // keep-alive timeout, holding server.close() (and the exit) for seconds.
     for (const socket of this.connections) {

@@ -153,6 +153,24 @@ describe('loadConfiguration', () => {
       expect(problems({ FORWARD_AUTH_CACHE_SECONDS: '6' })).toHaveLength(1);
     });
 
+    it('reads the revocation feed settings: idle streams kept an hour, 16 waiting polls a stream', () => {
+      expect(loadConfiguration({}).ssf).toEqual({
+        pollWaitSeconds: 20,
+        eventRetentionDays: 7,
+        streamIdleSeconds: 3600,
+        maxWaitingPolls: 16,
+      });
+      const set = loadConfiguration({ SSF_STREAM_IDLE_SECONDS: '60', SSF_MAX_WAITING_POLLS: '1' }).ssf;
+      expect([set.streamIdleSeconds, set.maxWaitingPolls]).toEqual([60, 1]);
+      expect(problems({ SSF_STREAM_IDLE_SECONDS: '59' })).toEqual([
+        'SSF_STREAM_IDLE_SECONDS must be an integer from 60 to 604800 (got "59")',
+      ]);
+      expect(problems({ SSF_STREAM_IDLE_SECONDS: '604801' })).toHaveLength(1);
+      expect(problems({ SSF_MAX_WAITING_POLLS: '0' })).toEqual([
+        'SSF_MAX_WAITING_POLLS must be an integer from 1 to 10000 (got "0")',
+      ]);
+    });
+
     it('trims values and treats blank ones as unset', () => {
       const config = loadConfiguration({ PORT: ' 8080 ', API_KEY_ENV: '   ', JWT_ISSUER: ' https://id.example ' });
       expect(config.port).toBe(8080);

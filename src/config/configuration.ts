@@ -40,8 +40,8 @@ export interface AppConfiguration {
   };
   /** Cache-Control max-age of an allowed forward-auth answer, 0-5 s (docs/resource-servers.md#forward-auth). */
   forwardAuthCacheSeconds: number;
-  /** The revocation feed (docs/revocation-feed.md). */
-  ssf: { pollWaitSeconds: number; eventRetentionDays: number };
+  /** The revocation feed (docs/revocation-feed.md, docs/adr/0031-revocation-feed-in-production.md). */
+  ssf: { pollWaitSeconds: number; eventRetentionDays: number; streamIdleSeconds: number; maxWaitingPolls: number };
   integrations: {
     encryptionKey: string | undefined;
     encryptionKeyId: string;
@@ -128,6 +128,8 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     ssf: {
       pollWaitSeconds: r.int('SSF_POLL_WAIT_SECONDS', 20, 0, 60),
       eventRetentionDays: r.int('SSF_EVENT_RETENTION_DAYS', 7, 1, 365),
+      streamIdleSeconds: r.int('SSF_STREAM_IDLE_SECONDS', 3600, 60, 7 * 24 * 3600),
+      maxWaitingPolls: r.int('SSF_MAX_WAITING_POLLS', 16, 1, 10000),
     },
     redisUrl: network.redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,

@@ -27,8 +27,11 @@ import { MembershipSessionsValidAfter1764900000000 } from './migrations/17649000
 import { ApiKeysReplacedBy1764910000000 } from './migrations/1764910000000-api-keys-replaced-by';
 import { ResourceServers1765000000000 } from './migrations/1765000000000-resource-servers';
 import { SsfEvents1765100000000 } from './migrations/1765100000000-ssf-events';
+import { SsfStreams1765200000000 } from './migrations/1765200000000-ssf-streams';
+import { AuditPreviousKeyExpiry1765120000000 } from './migrations/1765120000000-audit-previous-key-expiry';
 import { ResourceServer } from '../resource-servers/resource-server.entity';
 import { SsfDelivery, SsfEvent } from '../ssf/ssf-event.entity';
+import { SsfStream } from '../ssf/ssf-stream.entity';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -42,6 +45,7 @@ export const ENTITIES = [
   ResourceServer,
   SsfEvent,
   SsfDelivery,
+  SsfStream,
 ];
 export const MIGRATIONS = [
   CoreSchema1763700000000,
@@ -62,6 +66,8 @@ export const MIGRATIONS = [
   ApiKeysReplacedBy1764910000000,
   ResourceServers1765000000000,
   SsfEvents1765100000000,
+  AuditPreviousKeyExpiry1765120000000,
+  SsfStreams1765200000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

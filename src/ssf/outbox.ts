@@ -11,9 +11,9 @@ import { SsfRepository } from './ssf.repository';
 import { WakeSignal } from './wake-signal';
 
 /**
- * The outbox: every audit entry that revokes a key or changes what a member may do becomes a CAEP event in the same
- * transaction, whichever path made it (owner, admin, member removal, exposed report, CLI), so no revocation commits
- * without its event (docs/revocation-feed.md#events).
+ * The outbox: every audit entry that revokes a key, ends it at a rotation's grace, or changes what a member may do
+ * becomes a CAEP event in the same transaction, whichever path made it (owner, admin, member removal, exposed report,
+ * CLI), so no revocation commits without its event (docs/revocation-feed.md#events).
  */
 @Injectable()
 export class SsfOutbox implements AuditObserver {
@@ -64,6 +64,24 @@ export class SsfOutbox implements AuditObserver {
             change_type: 'revoke',
             event_timestamp: eventTimestamp,
             reason_admin: { en: entry.reason ?? 'revoked' },
+          },
+        ),
+      ];
+    }
+    // A rotation's grace: tokens minted before it carry a later `exp` than the old key's new expiry, so verifiers learn
+    // that expiry here (seconds, rounded down like a token's `exp`; docs/adr/0031-revocation-feed-in-production.md).
+    const graceEnd = entry.action === 'api_key.rotated' ? entry.previousApiKeyExpiresAt : null;
+    if (graceEnd !== null && entry.previousApiKeyId !== null) {
+      return [
+        event(
+          CREDENTIAL_CHANGE,
+          { format: 'opaque', id: entry.previousApiKeyId },
+          {
+            credential_type: 'api_key',
+            change_type: 'update',
+            event_timestamp: eventTimestamp,
+            reason_admin: { en: 'rotated' },
+            expires_at: Math.floor(graceEnd.getTime() / 1000),
           },
         ),
       ];

@@ -1,3 +1,4 @@
+import { webcrypto } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { SignJWT } from 'jose';
 import { TokenService } from '../auth/token.service';
@@ -12,7 +13,10 @@ const SIGNED_CACHE_SIZE = 10_000;
 @Injectable()
 export class SetSigner {
   private readonly issuer: string;
-  private readonly signed = new Map<string, string>();
+  /** By jti, while signing too: the waiting polls of one stream that a wake-up answers together sign a SET once. */
+  private readonly signed = new Map<string, Promise<string>>();
+  /** jose turns a KeyObject into a WebCrypto key at every signature: done once (docs/performance.md#revocation-feed). */
+  private key: Promise<webcrypto.CryptoKey> | undefined;
 
   constructor(
     private readonly tokens: TokenService,
@@ -21,11 +25,27 @@ export class SetSigner {
     this.issuer = config.jwt.issuer;
   }
 
-  async sign(set: PendingSet, audience: string): Promise<string> {
+  sign(set: PendingSet, audience: string): Promise<string> {
     const known = this.signed.get(set.jti);
     if (known !== undefined) return known;
+    const signing = this.signNew(set, audience);
+    if (this.signed.size >= SIGNED_CACHE_SIZE) this.signed.delete(this.signed.keys().next().value!);
+    this.signed.set(set.jti, signing);
+    // A failure is not kept: the next poll signs again.
+    signing.catch(() => this.signed.get(set.jti) === signing && this.signed.delete(set.jti));
+    return signing;
+  }
+
+  private async signNew(set: PendingSet, audience: string): Promise<string> {
     const { keys } = this.tokens;
-    const compact = await new SignJWT({
+    this.key ??= webcrypto.subtle.importKey(
+      'pkcs8',
+      keys.signingKey.export({ format: 'der', type: 'pkcs8' }),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      false,
+      ['sign'],
+    );
+    return new SignJWT({
       sub_id: JSON.parse(set.subject) as object,
       events: { [set.eventType]: JSON.parse(set.payload) as object },
     })
@@ -34,9 +54,6 @@ export class SetSigner {
       .setIssuedAt(Math.floor(set.occurredAt.getTime() / 1000))
       .setJti(set.jti)
       .setAudience(audience)
-      .sign(keys.signingKey);
-    if (this.signed.size >= SIGNED_CACHE_SIZE) this.signed.delete(this.signed.keys().next().value!);
-    this.signed.set(set.jti, compact);
-    return compact;
+      .sign(await this.key);
   }
 }

@@ -1,63 +1,46 @@
-import { Body, Controller, Get, Header, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request } from 'express';
+import { JWKS_PATH } from '../auth/jwks.controller';
 import { BASIC_CHALLENGE, basicCredentials } from '../common/basic-auth';
-import { AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
+import { AppError, ErrorCode, Messages } from '../common/errors';
 import { ApiErrors, RESOURCE_SERVER_SCHEME } from '../common/openapi';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Public } from '../identity/access.decorators';
 import { AuthenticatedResourceServer, ResourceServersService } from '../resource-servers/resource-servers.service';
-import { SetSigner } from './set-signer';
+import { PollAnswer, POLL_ANSWER_SCHEMA, POLL_BODY_SCHEMA, pollRequest } from './dto/poll.dto';
+import {
+  CREATE_STREAM_BODY_SCHEMA,
+  createStreamRequest,
+  DeleteStreamQuery,
+  POLL_DELIVERY,
+  STREAM_SCHEMA,
+  StreamQuery,
+} from './dto/stream.dto';
 import { EVENT_TYPES } from './ssf-event.entity';
-import { SsfRepository } from './ssf.repository';
-import { WakeSignal } from './wake-signal';
-import { UUID } from '../common/uuid';
-import { JWKS_PATH } from '../auth/jwks.controller';
+import { SsfPollService } from './ssf-poll.service';
+import type { SsfStream } from './ssf-stream.entity';
+import { SsfStreamsService } from './ssf-streams.service';
 
-const POLL_DELIVERY = 'urn:ietf:rfc:8936';
-const MAX_EVENTS = 1000;
-const DEFAULT_MAX_EVENTS = 100;
-
-/** An RFC 8936 poll request, checked (docs/revocation-feed.md#poll). */
-interface PollRequest {
-  maxEvents: number;
-  returnImmediately: boolean;
-  ack: string[];
-  setErrs: Array<[jti: string, error: { err: string; description?: string }]>;
-}
-
-function pollRequest(body: unknown): PollRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidArgument();
-  const b = body as Record<string, unknown>;
-  const known = new Set(['maxEvents', 'returnImmediately', 'ack', 'setErrs']);
-  if (Object.keys(b).some((name) => !known.has(name))) throw invalidArgument();
-  const maxEvents = b.maxEvents ?? DEFAULT_MAX_EVENTS;
-  if (typeof maxEvents !== 'number' || !Number.isInteger(maxEvents) || maxEvents < 1 || maxEvents > MAX_EVENTS) {
-    throw invalidArgument();
-  }
-  const returnImmediately = b.returnImmediately ?? false;
-  if (typeof returnImmediately !== 'boolean') throw invalidArgument();
-  const ack = b.ack ?? [];
-  if (!Array.isArray(ack) || ack.length > MAX_EVENTS || !ack.every((jti) => typeof jti === 'string')) {
-    throw invalidArgument();
-  }
-  const setErrs = b.setErrs ?? {};
-  if (typeof setErrs !== 'object' || setErrs === null || Array.isArray(setErrs)) throw invalidArgument();
-  const errors = Object.entries(setErrs as Record<string, unknown>);
-  if (errors.length > MAX_EVENTS) throw invalidArgument();
-  for (const [, error] of errors) {
-    const e = error as { err?: unknown; description?: unknown } | null;
-    if (typeof e !== 'object' || e === null || typeof e.err !== 'string') throw invalidArgument();
-    if (e.description !== undefined && typeof e.description !== 'string') throw invalidArgument();
-  }
-  return {
-    maxEvents,
-    returnImmediately,
-    // An id that cannot be one of ours is nobody's delivery: ignored, as RFC 8936 lets a transmitter do.
-    ack: ack.filter((jti) => UUID.test(jti)),
-    setErrs: (errors as PollRequest['setErrs']).filter(([jti]) => UUID.test(jti)),
-  };
+/** SSF 1.0 stream configuration, as GET /ssf/stream answers it. */
+interface StreamConfiguration {
+  stream_id: string;
+  iss: string;
+  aud: string;
+  delivery: { method: string; endpoint_url: string };
+  events_supported: string[];
+  events_requested: string[];
+  events_delivered: string[];
+  description?: string;
 }
 
 const unauthorized = (): AppError =>
@@ -66,26 +49,24 @@ const unauthorized = (): AppError =>
   });
 
 /**
- * The revocation feed (OpenID Shared Signals Framework 1.0, CAEP 1.0, poll delivery RFC 8936): one stream per
- * resource server, authenticated by its client credentials (docs/revocation-feed.md).
+ * The revocation feed (OpenID Shared Signals Framework 1.0, CAEP 1.0, poll delivery RFC 8936): each resource server's
+ * default stream and the instance streams its verifiers make, authenticated by its client credentials
+ * (docs/revocation-feed.md, docs/adr/0031-revocation-feed-in-production.md).
  */
 @ApiTags('Revocation feed')
 @Controller()
 export class SsfController {
   private readonly issuer: string;
   private readonly base: string;
-  private readonly waitMs: number;
 
   constructor(
     private readonly resourceServers: ResourceServersService,
-    private readonly events: SsfRepository,
-    private readonly signer: SetSigner,
-    private readonly signal: WakeSignal,
+    private readonly streams: SsfStreamsService,
+    private readonly polls: SsfPollService,
     @InjectConfig() config: AppConfiguration,
   ) {
     this.issuer = config.jwt.issuer;
     this.base = config.console.publicBaseUrl;
-    this.waitMs = config.ssf.pollWaitSeconds * 1000;
   }
 
   @Get('.well-known/ssf-configuration')
@@ -109,20 +90,44 @@ export class SsfController {
   @Public()
   @Header('Cache-Control', 'no-store')
   @ApiSecurity(RESOURCE_SERVER_SCHEME)
-  @ApiOperation({ summary: "The calling resource server's stream" })
-  @ApiOkResponse({ description: 'The stream configuration', schema: { type: 'object' } })
-  @ApiErrors(401)
-  async stream(@Req() request: Request): Promise<object> {
+  @ApiOperation({ summary: "The calling resource server's default stream, or one of its instance streams" })
+  @ApiOkResponse({ description: 'The stream configuration', schema: STREAM_SCHEMA })
+  @ApiErrors(400, 401, 404)
+  async stream(@Req() request: Request, @Query() query: StreamQuery): Promise<StreamConfiguration> {
     const server = await this.caller(request);
-    return {
-      stream_id: server.id,
-      iss: this.issuer,
-      aud: server.audience,
-      delivery: { method: POLL_DELIVERY, endpoint_url: `${this.base}/ssf/poll` },
-      events_supported: [...EVENT_TYPES],
-      events_requested: [...EVENT_TYPES],
-      events_delivered: [...EVENT_TYPES],
-    };
+    // The default stream's own id names it too.
+    if (query.stream_id === undefined || query.stream_id.toLowerCase() === server.id) {
+      return this.configurationOf(server, null);
+    }
+    return this.configurationOf(server, await this.streams.find(server, query.stream_id));
+  }
+
+  @Post('ssf/stream')
+  @Public()
+  @Header('Cache-Control', 'no-store')
+  @ApiSecurity(RESOURCE_SERVER_SCHEME)
+  @ApiOperation({
+    summary: 'Create an instance stream: every event is delivered to it, at its own poll endpoint, until it is idle',
+  })
+  @ApiBody({ required: false, schema: CREATE_STREAM_BODY_SCHEMA })
+  @ApiCreatedResponse({ description: 'The new stream configuration', schema: STREAM_SCHEMA })
+  @ApiErrors(400, 401, 429)
+  async createStream(@Req() request: Request, @Body() body: unknown): Promise<StreamConfiguration> {
+    const server = await this.caller(request);
+    const { description } = createStreamRequest(body);
+    return this.configurationOf(server, await this.streams.create(server, description));
+  }
+
+  @Delete('ssf/stream')
+  @Public()
+  @HttpCode(204)
+  @ApiSecurity(RESOURCE_SERVER_SCHEME)
+  @ApiOperation({ summary: 'Delete an instance stream and its deliveries' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(400, 401, 404)
+  async deleteStream(@Req() request: Request, @Query() query: DeleteStreamQuery): Promise<void> {
+    const server = await this.caller(request);
+    await this.streams.delete(server, query.stream_id);
   }
 
   @Post('ssf/poll')
@@ -130,46 +135,50 @@ export class SsfController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiSecurity(RESOURCE_SERVER_SCHEME)
-  @ApiOperation({ summary: 'Poll the stream for SETs (RFC 8936): acknowledge, report errors, long-poll' })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      properties: {
-        maxEvents: { type: 'integer', minimum: 1, maximum: MAX_EVENTS, default: DEFAULT_MAX_EVENTS },
-        returnImmediately: { type: 'boolean', default: false },
-        ack: { type: 'array', items: { type: 'string' } },
-        setErrs: { type: 'object', additionalProperties: { type: 'object' } },
-      },
-    },
-  })
-  @ApiOkResponse({ description: '`{ sets: { jti: SET }, moreAvailable }`', schema: { type: 'object' } })
-  @ApiErrors(400, 401)
-  async poll(
+  @ApiOperation({ summary: 'Poll the default stream for SETs (RFC 8936): acknowledge, report errors, long-poll' })
+  @ApiBody({ schema: POLL_BODY_SCHEMA })
+  @ApiOkResponse({ description: '`{ sets: { jti: SET }, moreAvailable }`', schema: POLL_ANSWER_SCHEMA })
+  @ApiErrors(400, 401, 429)
+  async poll(@Req() request: Request, @Body() body: unknown): Promise<PollAnswer> {
+    const server = await this.caller(request);
+    return this.polls.poll(server, pollRequest(body), goneSignal(request));
+  }
+
+  @Post('ssf/poll/:streamId')
+  @Public()
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @ApiSecurity(RESOURCE_SERVER_SCHEME)
+  @ApiOperation({ summary: 'Poll an instance stream for SETs (RFC 8936), as POST /ssf/poll' })
+  @ApiBody({ schema: POLL_BODY_SCHEMA })
+  @ApiOkResponse({ description: '`{ sets: { jti: SET }, moreAvailable }`', schema: POLL_ANSWER_SCHEMA })
+  @ApiErrors(400, 401, 404, 429)
+  async pollStream(
     @Req() request: Request,
+    @Param('streamId') streamId: string,
     @Body() body: unknown,
-  ): Promise<{ sets: Record<string, string>; moreAvailable: boolean }> {
+  ): Promise<PollAnswer> {
     const server = await this.caller(request);
     const poll = pollRequest(body);
-    const now = new Date();
-    await this.events.acknowledgeAll(server.id, poll.ack, now);
-    for (const [jti, error] of poll.setErrs) await this.events.recordError(server.id, jti, error, now);
+    const stream =
+      streamId.toLowerCase() === server.id
+        ? server
+        : { ...server, id: (await this.streams.polled(server, streamId)).id };
+    return this.polls.poll(stream, poll, goneSignal(request));
+  }
 
-    const deadline = Date.now() + (poll.returnImmediately ? 0 : this.waitMs);
-    const gone = new AbortController();
-    // The response's close before it was sent: the receiver went away (the request's own close comes with its body).
-    request.res?.once('close', () => gone.abort());
-    for (;;) {
-      // Armed before the query: an event committed between the query and the wait still wakes it.
-      const woken = this.signal.next(Math.max(0, deadline - Date.now()), gone.signal);
-      const pending = await this.events.findPending(server.id, poll.maxEvents + 1);
-      if (pending.length > 0 || Date.now() >= deadline || gone.signal.aborted) {
-        const sets: Record<string, string> = {};
-        for (const set of pending.slice(0, poll.maxEvents))
-          sets[set.jti] = await this.signer.sign(set, server.audience);
-        return { sets, moreAvailable: pending.length > poll.maxEvents };
-      }
-      await woken;
-    }
+  private configurationOf(server: AuthenticatedResourceServer, stream: SsfStream | null): StreamConfiguration {
+    const endpoint = stream === null ? `${this.base}/ssf/poll` : `${this.base}/ssf/poll/${stream.id}`;
+    return {
+      stream_id: stream?.id ?? server.id,
+      iss: this.issuer,
+      aud: server.audience,
+      delivery: { method: POLL_DELIVERY, endpoint_url: endpoint },
+      events_supported: [...EVENT_TYPES],
+      events_requested: [...EVENT_TYPES],
+      events_delivered: [...EVENT_TYPES],
+      ...(stream?.description == null ? {} : { description: stream.description }),
+    };
   }
 
   private async caller(request: Request): Promise<AuthenticatedResourceServer> {
@@ -179,4 +188,11 @@ export class SsfController {
     if (server === null) throw unauthorized();
     return server;
   }
+}
+
+/** Aborted when the response closes before it was sent: the receiver went away (not the request's close). */
+function goneSignal(request: Request): AbortSignal {
+  const gone = new AbortController();
+  request.res?.once('close', () => gone.abort());
+  return gone.signal;
 }

@@ -3,21 +3,32 @@ import { AUDIT_OBSERVER } from '../audit/observer';
 import { AuthModule } from '../auth/auth.module';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module';
 import { SsfOutbox } from './outbox';
+import { PollHub } from './poll-hub';
 import { SetSigner } from './set-signer';
 import { SsfController } from './ssf.controller';
 import { SsfRepository } from './ssf.repository';
+import { SsfPollService } from './ssf-poll.service';
 import { SsfRetention } from './ssf-retention';
+import { SsfStreamsRepository } from './ssf-streams.repository';
+import { SsfStreamsService } from './ssf-streams.service';
 import { WakeSignal } from './wake-signal';
 
-/** The revocation feed (docs/revocation-feed.md): the outbox that audit entries feed, and its poll delivery. */
+/**
+ * The revocation feed (docs/revocation-feed.md): the outbox that audit entries feed, the streams, and their poll
+ * delivery through this instance's poll hub.
+ */
 @Module({
   imports: [AuthModule, ResourceServersModule],
   controllers: [SsfController],
   providers: [
     SsfRepository,
+    SsfStreamsRepository,
     WakeSignal,
+    PollHub,
     SsfOutbox,
     SetSigner,
+    SsfStreamsService,
+    SsfPollService,
     SsfRetention,
     // AuditService tells the outbox of every entry inside the entry's transaction.
     { provide: AUDIT_OBSERVER, useExisting: SsfOutbox },

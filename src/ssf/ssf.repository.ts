@@ -25,12 +25,26 @@ interface PendingRow {
 
 /** Rows one INSERT writes at most. */
 const CHUNK = 200;
+/** Streams one read of the poll hub, or one delete, names at most. */
+const STREAM_CHUNK = 500;
+
+function toPendingSet(row: PendingRow): PendingSet {
+  return {
+    jti: row.jti,
+    eventType: row.event_type,
+    subject: row.subject,
+    payload: row.payload,
+    occurredAt: row.occurred_at instanceof Date ? row.occurred_at : new Date(row.occurred_at),
+  };
+}
 
 /** The outbox's queries (docs/revocation-feed.md#delivery). */
 @Injectable()
 export class SsfRepository {
   private readonly db: Dialect;
   private readonly pending: Statement<{ streamId: string; limit: number }>;
+  private readonly pendingOf: Statement<{ streamIds: readonly string[]; limit: number }>;
+  private readonly deliveriesOf: Statement<{ streamIds: readonly string[] }>;
   private readonly acknowledge: Statement<{ streamId: string; ids: readonly string[]; at: string }>;
   private readonly streams: Statement<Record<string, never>>;
   private readonly notify: Statement<{ channel: string }> | null;
@@ -44,7 +58,17 @@ export class SsfRepository {
       ORDER BY d.created_at, d.id LIMIT ${param('limit')}`);
     this.acknowledge = db.prepare(sql`UPDATE ssf_deliveries SET acknowledged_at = ${param('at')}
       WHERE stream_id = ${param('streamId')} AND ${db.idIn('id', 'ids')} AND acknowledged_at IS NULL`);
-    this.streams = db.prepare(sql`SELECT id FROM resource_servers`);
+    // Several streams at once, the first `limit` of each: the poll hub's one read per wake-up.
+    this.pendingOf = db.prepare(sql`SELECT jti, stream_id, event_type, subject, payload, occurred_at FROM (
+        SELECT d.id AS jti, d.stream_id, e.event_type, e.subject, e.payload, e.occurred_at,
+          ROW_NUMBER() OVER (PARTITION BY d.stream_id ORDER BY d.created_at, d.id) AS n
+        FROM ${db.table('ssf_deliveries', 'ssf_deliveries_pending', 'd')} JOIN ssf_events e ON e.id = d.event_id
+        WHERE ${db.idIn('d.stream_id', 'streamIds')} AND d.acknowledged_at IS NULL
+      ) pending WHERE n <= ${param('limit')} ORDER BY stream_id, n`);
+    this.deliveriesOf = db.prepare(sql`DELETE FROM ssf_deliveries WHERE ${db.idIn('stream_id', 'streamIds')}`);
+    // The default streams (their id is the resource server's) and the instance streams
+    // (docs/adr/0031-revocation-feed-in-production.md).
+    this.streams = db.prepare(sql`SELECT id FROM resource_servers UNION ALL SELECT id FROM ssf_streams`);
     const notify = db.notify(param('channel'));
     this.notify = notify === null ? null : db.prepare(notify);
   }
@@ -77,13 +101,46 @@ export class SsfRepository {
   /** The stream's unacknowledged SETs, oldest first. */
   async findPending(streamId: string, limit: number): Promise<PendingSet[]> {
     const rows = await this.db.rows<PendingRow, { streamId: string; limit: number }>(this.pending, { streamId, limit });
-    return rows.map((row) => ({
-      jti: row.jti,
-      eventType: row.event_type,
-      subject: row.subject,
-      payload: row.payload,
-      occurredAt: row.occurred_at instanceof Date ? row.occurred_at : new Date(row.occurred_at),
-    }));
+    return rows.map(toPendingSet);
+  }
+
+  /** The unacknowledged SETs of each of these streams, at most `limit` each, oldest first; a query per 500 streams. */
+  async findPendingOf(streamIds: readonly string[], limit: number): Promise<Map<string, PendingSet[]>> {
+    const found = new Map<string, PendingSet[]>();
+    for (let start = 0; start < streamIds.length; start += STREAM_CHUNK) {
+      const rows = await this.db.rows<
+        PendingRow & { stream_id: string },
+        { streamIds: readonly string[]; limit: number }
+      >(this.pendingOf, { streamIds: streamIds.slice(start, start + STREAM_CHUNK), limit });
+      for (const row of rows) {
+        const sets = found.get(row.stream_id);
+        if (sets === undefined) found.set(row.stream_id, [toPendingSet(row)]);
+        else sets.push(toPendingSet(row));
+      }
+    }
+    return found;
+  }
+
+  /** The deliveries of deleted streams, acknowledged or not. */
+  async deleteDeliveriesOf(streamIds: readonly string[], tx: Transaction): Promise<void> {
+    for (let start = 0; start < streamIds.length; start += STREAM_CHUNK) {
+      await this.db.run(tx, this.deliveriesOf, { streamIds: streamIds.slice(start, start + STREAM_CHUNK) });
+    }
+  }
+
+  /**
+   * Deliveries whose stream is gone: a removed resource server's, or those a fan-out wrote for a stream deleted after
+   * it read the stream list (deliveries have no foreign key to their stream, so such a revocation still commits).
+   */
+  async deleteOrphans(): Promise<number> {
+    const result = await this.dataSource
+      .createQueryBuilder()
+      .delete()
+      .from(SsfDelivery)
+      .where('NOT EXISTS (SELECT 1 FROM resource_servers r WHERE r.id = ssf_deliveries.stream_id)')
+      .andWhere('NOT EXISTS (SELECT 1 FROM ssf_streams s WHERE s.id = ssf_deliveries.stream_id)')
+      .execute();
+    return result.affected ?? 0;
   }
 
   /** Acknowledged SETs of this stream are never delivered again (other streams' ids are left alone). */

@@ -35,8 +35,6 @@ export class WakeSignal implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
-    // Long polls answer now rather than hold the shutdown.
-    this.emitter.emit('wake');
     await this.listener?.end().catch(() => undefined);
   }
 
@@ -45,23 +43,10 @@ export class WakeSignal implements OnModuleInit, OnModuleDestroy {
     this.emitter.emit('wake');
   }
 
-  /**
-   * A promise for the next wake, taken before looking for events so that one committed meanwhile is not missed; it
-   * resolves at `ms` at the latest, or when `abort` fires.
-   */
-  next(ms: number, abort?: AbortSignal): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.emitter.off('wake', done);
-        abort?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.emitter.once('wake', done);
-      abort?.addEventListener('abort', done, { once: true });
-    });
+  /** Calls `listener` at every wake-up of this instance (the poll hub, which reads for all its waiters at once). */
+  subscribe(listener: () => void): () => void {
+    this.emitter.on('wake', listener);
+    return () => this.emitter.off('wake', listener);
   }
 
   private async listen(): Promise<void> {

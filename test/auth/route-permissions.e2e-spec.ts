@@ -29,11 +29,14 @@ const DECLARED: Record<string, string> = {
   'POST /oauth/token': 'public',
   'POST /oauth/introspect': 'public',
   'ALL /v1/forward-auth': 'public',
-  // The revocation feed (docs/revocation-feed.md): its configuration is public; the stream and its poll authenticate
-  // the resource server by its client credentials
+  // The revocation feed (docs/revocation-feed.md): its configuration is public; the streams and their polls
+  // authenticate the resource server by its client credentials
   'GET /.well-known/ssf-configuration': 'public',
   'GET /ssf/stream': 'public',
+  'POST /ssf/stream': 'public',
+  'DELETE /ssf/stream': 'public',
   'POST /ssf/poll': 'public',
+  'POST /ssf/poll/{streamId}': 'public',
   // Console sign-in: the one-time link's code is the credential (docs/api.md#post-v1consolesessions)
   'POST /v1/console/sessions': 'public',
   // Sign-out: the member in person, never an API key's access token (docs/api.md#delete-v1consolesessionscurrent)

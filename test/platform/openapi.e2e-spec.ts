@@ -44,7 +44,7 @@ describe('OpenAPI document', () => {
       expect({ route, documented: operation !== undefined }).toEqual({ route, documented: true });
       const security = (operation.security ?? []).flatMap((s) => Object.keys(s));
       if (route === 'POST /v1/token') expect(security).toEqual(['apiKey']);
-      else if (route === 'GET /ssf/stream' || route === 'POST /ssf/poll') expect(security).toEqual(['resourceServer']);
+      else if (path.startsWith('/ssf/')) expect(security).toEqual(['resourceServer']);
       else if (isPublic) expect(security).toEqual([]);
       else {
         expect({ route, security }).toEqual({ route, security: ['bearer'] });

@@ -12,6 +12,7 @@ import {
   ServerProcess,
   sigtermUnderLoad,
 } from '../support/server-process';
+import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser } from '../support/test-app';
 
 /**
@@ -23,9 +24,9 @@ import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser 
  * build` compiles it) runs as `node main.js` on the suite's database, finding its compiled signing
  * worker beside itself as in production.
  *
- * No timing is asserted but the drain's (docs/performance.md): the time to exit, and the counts of the
- * run under load, are measured by bench/timings/shutdown.bench.ts (`npm run bench:timings`); the Jest
- * timeouts only bound a hung run.
+ * No timing is asserted but the drain's and the feed's promise (waiting long polls answered at the signal, exit
+ * within 1 s + SHUTDOWN_DRAIN_MS; docs/revocation-feed.md): the time to exit, and the counts of the run under load, are
+ * measured by bench/timings/shutdown.bench.ts (`npm run bench:timings`); the Jest timeouts only bound a hung run.
  */
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */
 const secrets: Environment = testSecrets;
@@ -34,6 +35,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
   let buildDir: string;
   let database: TestDatabase;
   let user: TestUser;
+  let feedAuthorization: string;
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
@@ -42,6 +44,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
     // The user and its session token, made in-process on the database the child will use.
     const setup = await createTestApp({ database, env: secrets });
     user = await setup.user();
+    const feed = await setup.get(ResourceServersService).register('Shutdown', 'https://shutdown.example.com');
+    feedAuthorization = `Basic ${Buffer.from(`${feed.clientId}:${feed.clientSecret}`).toString('base64')}`;
     await setup.close();
   }, 180_000);
 
@@ -154,6 +158,42 @@ describe('graceful shutdown (the built server as a child process)', () => {
     expect(exit).toEqual({ code: 1, signal: null });
     expect(server.output).toContain('shutdown timed out');
     stuck.abandon();
+  }, 60_000);
+
+  it("answers the revocation feed's waiting long polls at the signal and exits 0 within 1 s + SHUTDOWN_DRAIN_MS", async () => {
+    const drainMs = 300;
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, {
+      SHUTDOWN_DRAIN_MS: String(drainMs),
+      SSF_POLL_WAIT_SECONDS: '30',
+    });
+    const port = server.port;
+    const poll = JSON.stringify({ returnImmediately: false });
+    const feed = { Authorization: feedAuthorization, 'Content-Type': 'application/json' };
+    // Drain what is pending, then two long polls that wait (nothing new comes).
+    expect((await send(port, 'POST', '/ssf/poll', feed, JSON.stringify({ returnImmediately: true }))).status).toBe(200);
+    const answeredAt: number[] = [];
+    const waiting = [0, 1].map(() =>
+      send(port, 'POST', '/ssf/poll', feed, poll).then((answer) => {
+        answeredAt.push(performance.now());
+        return answer;
+      }),
+    );
+    await sleep(300);
+    expect(answeredAt).toEqual([]);
+
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+    for (const answer of await Promise.all(waiting)) {
+      expect(answer).toMatchObject({ status: 200, body: { sets: {}, moreAvailable: false } });
+      expect(answer.headers.connection).toBe('close');
+    }
+    const exit = await server.exited;
+    const exitedMs = performance.now() - signalledAt;
+    expect(exit).toEqual({ code: 0, signal: null });
+    // At the signal, not after the drain: the drain is 300 ms.
+    expect(Math.max(...answeredAt) - signalledAt).toBeLessThan(drainMs);
+    expect(exitedMs).toBeLessThan(1000 + drainMs);
+    expect(server.output).not.toContain('shutdown timed out');
   }, 60_000);
 
   const unavailable = { code: 'UNAVAILABLE', message: 'service unavailable' };

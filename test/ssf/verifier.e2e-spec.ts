@@ -9,6 +9,7 @@ import { OrganizationKeysService } from '../../src/api-keys/organization/organiz
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { createVerifier, VerifiedAccess, Verifier, VerifyError } from '../../verifier/src/index';
 import { freePort } from '../support/ports';
+import { msUntil, percentile, refusal } from '../support/verifier-checks';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
@@ -16,39 +17,28 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
  * The verifier library (verifier/) against a listening Gatehouse: a revocation, whatever its cause, is refused by the
  * resource server within a second, with no call to Gatehouse per request (docs/revocation-feed.md#measured). On
  * PostgreSQL the revocations are made at one instance and the verifier follows another; a TCP proxy between the
- * verifier and Gatehouse cuts the network or refuses connections (a restart).
+ * verifier and Gatehouse cuts the network or refuses connections (a restart). Each verifier follows a stream of its
+ * own and confirms tokens issued before its start by introspection (docs/adr/0031-revocation-feed-in-production.md).
  */
 const AUDIENCE = 'https://verified.example.com';
+const OTHER_AUDIENCE = 'https://other.example.com';
 
-async function refusal(verifier: Verifier, token: string, scopes: string[] = []): Promise<string> {
-  try {
-    await verifier.verify(token, { scopes });
-    return 'accepted';
-  } catch (error) {
-    return error instanceof VerifyError ? error.code : String(error);
-  }
+/** A fetch that records what the verifier asked Gatehouse, and what it answered. */
+function recordingFetch(): { fetch: typeof fetch; calls: Array<{ method: string; url: string; status: number }> } {
+  const calls: Array<{ method: string; url: string; status: number }> = [];
+  return {
+    calls,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      calls.push({
+        method: init?.method ?? 'GET',
+        url: typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
+        status: response.status,
+      });
+      return response;
+    },
+  };
 }
-
-/** Milliseconds until `verify` answers `code`, checking every 5 ms. */
-async function msUntil(
-  verifier: Verifier,
-  token: string,
-  code: string,
-  limitMs = 15_000,
-  scopes: string[] = [],
-): Promise<number> {
-  const start = performance.now();
-  while ((await refusal(verifier, token, scopes)) !== code) {
-    if (performance.now() - start > limitMs) throw new Error(`not ${code} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return performance.now() - start;
-}
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
 
 describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
   let followed: TestApp;
@@ -56,12 +46,14 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
   let proxy: TcpProxy;
   let verifier: Verifier;
   let admin: TestUser;
+  let issuer: string;
+  let credentials: { clientId: string; clientSecret: string };
 
   beforeAll(async () => {
     const port = await freePort();
     proxy = new TcpProxy('127.0.0.1', port);
     await proxy.start();
-    const issuer = `http://127.0.0.1:${proxy.port}`;
+    issuer = `http://127.0.0.1:${proxy.port}`;
     const env = { JWT_ISSUER: issuer, PUBLIC_BASE_URL: issuer, EXPOSED_REPORT_MIN_RESPONSE_MS: '0' };
     followed = await createTestApp({ env });
     await followed.app.listen(port, '127.0.0.1');
@@ -69,13 +61,9 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
     revoking = DATABASE_KIND === 'postgres' ? await createTestApp({ database: followed.database, env }) : followed;
     admin = await revoking.user({ org: 'verified', role: 'admin' });
     const server = await revoking.get(ResourceServersService).register('Verified', AUDIENCE);
-    verifier = await createVerifier({
-      issuer,
-      audience: AUDIENCE,
-      clientId: server.clientId,
-      clientSecret: server.clientSecret,
-      maxStalenessSeconds: 2,
-    });
+    credentials = { clientId: server.clientId, clientSecret: server.clientSecret };
+    await revoking.get(ResourceServersService).register('Other', OTHER_AUDIENCE);
+    verifier = await createVerifier({ issuer, audience: AUDIENCE, ...credentials, maxStalenessSeconds: 2 });
   });
 
   afterAll(async () => {
@@ -124,7 +112,9 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
     const token = await revoking.exchange(key.value, { resource: AUDIENCE });
     expect(await refusal(verifier, token, ['api_keys:create'])).toBe('accepted');
     await revoking.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
-    expect(await msUntil(verifier, token, 'insufficient_scope', 1000, ['api_keys:create'])).toBeLessThan(1000);
+    expect(
+      await msUntil(verifier, token, 'insufficient_scope', { limitMs: 1000, scopes: ['api_keys:create'] }),
+    ).toBeLessThan(1000);
     expect(await refusal(verifier, token, ['api_keys:read'])).toBe('accepted');
   });
 
@@ -196,6 +186,96 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
       `revoke -> refused by the verifier (${DATABASE_KIND}): p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms`,
     );
     expect(p99).toBeLessThanOrEqual(1000);
+  }, 30_000);
+
+  it("accepts only its own audience: not a token minted without resource (Gatehouse's own), nor another resource server's", async () => {
+    const key = await revoking.createKey(admin, 'audiences');
+    expect(await refusal(verifier, await revoking.exchange(key.value))).toBe('invalid_token');
+    expect(await refusal(verifier, await revoking.exchange(key.value, { resource: OTHER_AUDIENCE }))).toBe(
+      'invalid_token',
+    );
+    expect(await refusal(verifier, await revoking.exchange(key.value, { resource: AUDIENCE }))).toBe('accepted');
+  });
+
+  it('follows a stream of its own (a second verifier too: both see every revocation), and deletes it when closed', async () => {
+    const recorded = recordingFetch();
+    const second = await createVerifier({ issuer, audience: AUDIENCE, ...credentials, fetch: recorded.fetch });
+    let closed = false;
+    try {
+      const polls = recorded.calls.filter((call) => call.url.startsWith(`${issuer}/ssf/poll`));
+      const streamId = /\/ssf\/poll\/([^/?]+)$/.exec(polls[0].url)?.[1] ?? '';
+      expect(recorded.calls.find((call) => call.method === 'POST' && call.url === `${issuer}/ssf/stream`)?.status).toBe(
+        201,
+      );
+      expect(polls.every((call) => call.url === `${issuer}/ssf/poll/${streamId}`)).toBe(true);
+      const basic = `Basic ${Buffer.from(
+        `${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`,
+      ).toString('base64')}`;
+      const stream = await followed
+        .http()
+        .get('/ssf/stream')
+        .query({ stream_id: streamId })
+        .set('Authorization', basic);
+      expect(stream.status).toBe(200);
+      expect(stream.body).toMatchObject({
+        stream_id: streamId,
+        aud: AUDIENCE,
+        description: expect.stringMatching(/ pid \d+$/),
+      });
+
+      const { key, token } = await tokenFor(admin, 'two verifiers');
+      expect(await refusal(second, token)).toBe('accepted');
+      await revoking
+        .http()
+        .delete(`/v1/user-api-keys/${key.id}`)
+        .set('Authorization', `Bearer ${admin.token}`)
+        .expect(200);
+      await Promise.all([
+        msUntil(verifier, token, 'revoked', { limitMs: 1000 }),
+        msUntil(second, token, 'revoked', { limitMs: 1000 }),
+      ]);
+
+      await second.close();
+      closed = true;
+      expect(recorded.calls.at(-1)).toEqual({
+        method: 'DELETE',
+        url: `${issuer}/ssf/stream?stream_id=${streamId}`,
+        status: 204,
+      });
+      await followed.http().get('/ssf/stream').query({ stream_id: streamId }).set('Authorization', basic).expect(404);
+    } finally {
+      if (!closed) await second.close();
+    }
+  });
+
+  it('started after a revocation and a role change: confirms older tokens once by introspection (refused, narrowed)', async () => {
+    const member = await revoking.user({ org: 'verified', role: 'admin' });
+    const kept = await revoking.createKey(member, 'kept', { scopes: ['api_keys:read', 'api_keys:create'] });
+    const gone = await revoking.createKey(member, 'gone');
+    const keptToken = await revoking.exchange(kept.value, { resource: AUDIENCE });
+    const goneToken = await revoking.exchange(gone.value, { resource: AUDIENCE });
+    await revoking
+      .http()
+      .delete(`/v1/user-api-keys/${gone.id}`)
+      .set('Authorization', `Bearer ${member.token}`)
+      .expect(200);
+    await revoking.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
+
+    const recorded = recordingFetch();
+    const late = await createVerifier({ issuer, audience: AUDIENCE, ...credentials, fetch: recorded.fetch });
+    try {
+      await expect(late.verify(goneToken)).rejects.toEqual(
+        new VerifyError('revoked', 'the token is no longer active at Gatehouse'),
+      );
+      const answers = await Promise.all([1, 2, 3].map(() => refusal(late, keptToken, ['api_keys:read'])));
+      expect(answers).toEqual(['accepted', 'accepted', 'accepted']);
+      expect(await refusal(late, keptToken, ['api_keys:create'])).toBe('insufficient_scope');
+      expect(await refusal(late, goneToken)).toBe('revoked');
+      const introspections = recorded.calls.filter((call) => call.url === `${issuer}/oauth/introspect`);
+      expect(introspections).toHaveLength(2);
+    } finally {
+      await late.close();
+    }
   });
 
   it('a network cut ends in feed_stale, and the verifier recovers by itself', async () => {
@@ -211,7 +291,7 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
   }, 30_000);
 
   it('Gatehouse refusing connections (a restart) ends in feed_stale, then recovers with the revocations made meanwhile', async () => {
-    await msUntil(verifier, 'not-a-token', 'invalid_token', 20_000);
+    await msUntil(verifier, 'not-a-token', 'invalid_token', { limitMs: 20_000 });
     const { key, token } = await tokenFor(admin, 'restart');
     await proxy.refuse();
     await msUntil(verifier, token, 'feed_stale');

@@ -16,6 +16,7 @@ export function auditEvent(organizationId: string | null, fields: Partial<AuditE
     targetType: null,
     targetId: null,
     previousApiKeyId: null,
+    previousApiKeyExpiresAt: null,
     reason: null,
     clientIp: null,
     requestId: null,
@@ -41,6 +42,7 @@ export interface AuditEventBody {
   target_type: string | null;
   target_id: string | null;
   previous_api_key_id: string | null;
+  previous_api_key_expires_at: string | null;
   client_ip: string | null;
   request_id: string | null;
 }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { transformFile } from '@swc/core';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
@@ -38,6 +38,19 @@ export default async function globalSetup(): Promise<void> {
       module: { type: 'commonjs' },
     });
     writeFileSync(join(testWorkers, file.replace(/\.ts$/, '.js')), code);
+  }
+  // The verifier library, which resource-server.worker.ts runs in processes of their own: verifier/src/ compiled the
+  // same way into verifier/src/ beside test-support/ (`jose` resolves from the root node_modules).
+  const verifierSources = join(ROOT, 'verifier', 'src');
+  for (const file of readdirSync(verifierSources, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.ts') || file.endsWith('.d.ts')) continue;
+    const target = join(buildDir, 'verifier', 'src', file.replace(/\.ts$/, '.js'));
+    mkdirSync(dirname(target), { recursive: true });
+    const { code } = await transformFile(join(verifierSources, file), {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'commonjs' },
+    });
+    writeFileSync(target, code);
   }
 
   process.env[TEST_BUILD_DIR_VARIABLE] = buildDir;

@@ -1,123 +1,22 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { exportJWK, generateKeyPair, KeyObject, SignJWT } from 'jose';
-import { createVerifier, Verifier, VerifyError } from '../src/index';
+import { errors as joseErrors, generateKeyPair } from 'jose';
+import { invalidSetError } from '../src/feed';
+import { createVerifier, Verifier, VerifierOptions, VerifierSetupError, VerifyError } from '../src/index';
 import { gatehouse } from '../src/express';
 import { GatehouseGuard, GatehouseRefusal } from '../src/nest';
-
-const AUDIENCE = 'https://orders.example.com';
-const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
-const TOKEN_CLAIMS_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/token-claims-change';
-
-/** A fake Gatehouse: metadata, SSF configuration, JWKS, a poll feed the test fills, introspection. */
-class FakeGatehouse {
-  server!: Server;
-  issuer = '';
-  key!: { privateKey: KeyObject; publicKey: KeyObject };
-  pending = new Map<string, string>();
-  acked: string[] = [];
-  down = false;
-  introspections = 0;
-  private waiting: Array<() => void> = [];
-
-  async start(): Promise<void> {
-    this.key = await generateKeyPair('ES256', { extractable: true });
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.issuer = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-  }
-
-  async token(claims: Record<string, unknown> = {}, typ = 'at+jwt'): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({
-      org: 'org-1',
-      client_id: 'key-1',
-      akid: 'key-1',
-      token_use: 'access',
-      scope: 'orders:read orders:write',
-      ...claims,
-    })
-      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ })
-      .setIssuer(this.issuer)
-      .setAudience(AUDIENCE)
-      .setSubject(typeof claims.sub === 'string' ? claims.sub : 'user-1')
-      .setIssuedAt(now)
-      .setExpirationTime(now + 600)
-      .setJti(`jti-${Math.random()}`)
-      .sign(this.key.privateKey);
-  }
-
-  async publish(jti: string, subId: object, events: object): Promise<void> {
-    const set = await new SignJWT({ sub_id: subId, events })
-      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'secevent+jwt' })
-      .setIssuer(this.issuer)
-      .setAudience(AUDIENCE)
-      .setIssuedAt()
-      .setJti(jti)
-      .sign(this.key.privateKey);
-    this.pending.set(jti, set);
-    for (const wake of this.waiting.splice(0)) wake();
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    if (this.down) {
-      res.writeHead(503).end();
-      return;
-    }
-    const json = (body: unknown): void =>
-      void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    switch (req.url ?? '') {
-      case '/.well-known/oauth-authorization-server':
-        json({
-          issuer: this.issuer,
-          jwks_uri: `${this.issuer}/jwks`,
-          introspection_endpoint: `${this.issuer}/introspect`,
-        });
-        return;
-      case '/.well-known/ssf-configuration':
-        json({ configuration_endpoint: `${this.issuer}/ssf/stream` });
-        return;
-      case '/ssf/stream':
-        json({ delivery: { endpoint_url: `${this.issuer}/ssf/poll` } });
-        return;
-      case '/jwks':
-        json({ keys: [{ ...(await exportJWK(this.key.publicKey)), kid: 'k1', alg: 'ES256' }] });
-        return;
-      case '/introspect':
-        this.introspections += 1;
-        json({ active: true, sub: 'user-1', org: 'org-1', client_id: 'key-1', scope: 'orders:read' });
-        return;
-      case '/ssf/poll': {
-        const body = JSON.parse(raw) as { ack: string[]; returnImmediately: boolean };
-        for (const jti of body.ack) {
-          this.pending.delete(jti);
-          this.acked.push(jti);
-        }
-        if (this.pending.size === 0 && !body.returnImmediately) {
-          await Promise.race([new Promise<void>((r) => this.waiting.push(r)), new Promise((r) => setTimeout(r, 2000))]);
-        }
-        json({ sets: Object.fromEntries(this.pending), moreAvailable: false });
-        return;
-      }
-      default:
-        res.writeHead(404).end();
-    }
-  }
-}
-
-const until = async (condition: () => Promise<boolean> | boolean, ms = 3000): Promise<number> => {
-  const start = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - start > ms) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return Date.now() - start;
-};
+import {
+  AUDIENCE,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CREDENTIAL_CHANGE,
+  FakeGatehouse,
+  sleep,
+  TOKEN_CLAIMS_CHANGE,
+  until,
+} from './fake-gatehouse';
 
 const refusedWith = async (promise: Promise<unknown>): Promise<string> => {
   try {
@@ -128,24 +27,64 @@ const refusedWith = async (promise: Promise<unknown>): Promise<string> => {
   }
 };
 
+const messageOf = async (promise: Promise<unknown>): Promise<string> => {
+  try {
+    await promise;
+    return 'accepted';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+};
+
+const options = (gh: FakeGatehouse, more: Partial<VerifierOptions> = {}): VerifierOptions => ({
+  issuer: gh.issuer,
+  audience: AUDIENCE,
+  clientId: CLIENT_ID,
+  clientSecret: CLIENT_SECRET,
+  maxStalenessSeconds: 1,
+  ...more,
+});
+
+/** Runs `test` with a fresh fake Gatehouse and a verifier on it, both closed after. */
+async function withVerifier(
+  test: (gh: FakeGatehouse, verifier: Verifier) => Promise<void>,
+  setup: (gh: FakeGatehouse) => void = () => undefined,
+  more: Partial<VerifierOptions> = {},
+): Promise<void> {
+  const gh = await new FakeGatehouse().start();
+  setup(gh);
+  let verifier: Verifier | undefined;
+  try {
+    verifier = await createVerifier(options(gh, more));
+    await test(gh, verifier);
+  } finally {
+    await verifier?.close();
+    gh.stop();
+  }
+}
+
+const setupError = async (promise: Promise<unknown>): Promise<VerifierSetupError> => {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof VerifierSetupError, `not a VerifierSetupError: ${String(error)}`);
+    assert.ok(!error.message.includes(CLIENT_SECRET), 'the secret is in the message');
+    return error;
+  }
+  throw new Error('createVerifier resolved');
+};
+
 void describe('@gatehouse/verifier', () => {
   const gh = new FakeGatehouse();
   let verifier: Verifier;
 
   before(async () => {
     await gh.start();
-    verifier = await createVerifier({
-      issuer: gh.issuer,
-      audience: AUDIENCE,
-      clientId: 'rs',
-      clientSecret: 'secret',
-      maxStalenessSeconds: 1,
-    });
+    verifier = await createVerifier(options(gh));
   });
   after(async () => {
     await verifier.close();
-    gh.server.closeAllConnections();
-    gh.server.close();
+    gh.stop();
   });
 
   void it('verifies an access token: who it is and its scopes; refuses what is not one, and a missing scope', async () => {
@@ -156,20 +95,30 @@ void describe('@gatehouse/verifier', () => {
       apiKeyId: 'key-1',
       scopes: ['orders:read', 'orders:write'],
     });
-    assert.equal(await refusedWith(verifier.verify(await gh.token({}, 'JWT'))), 'invalid_token');
+    assert.equal(await refusedWith(verifier.verify(await gh.token({}, { typ: 'JWT' }))), 'invalid_token');
     assert.equal(await refusedWith(verifier.verify(`${token}x`)), 'invalid_token');
     assert.equal(await refusedWith(verifier.verify(await gh.token({ token_use: 'session' }))), 'invalid_token');
     assert.equal(await refusedWith(verifier.verify(token, { scopes: ['orders:admin'] })), 'insufficient_scope');
+    assert.equal(gh.introspections.length, 0);
+  });
+
+  void it("accepts only its own audience: not Gatehouse's default one, nor another resource server's", async () => {
+    for (const audience of ['gatehouse', 'https://billing.example.com']) {
+      assert.equal(await refusedWith(verifier.verify(await gh.token({}, { audience }))), 'invalid_token');
+    }
+  });
+
+  void it('made a stream of its own, described by host and pid', () => {
+    assert.equal(gh.streamsCreated.length, 1);
+    assert.equal(gh.streamsCreated[0].method, 'urn:ietf:rfc:8936');
+    assert.match(String(gh.streamsCreated[0].description), / pid \d+$/);
+    assert.ok(gh.polls.every((poll) => poll.stream === 'stream-1'));
   });
 
   void it('refuses a revoked key as soon as its SET arrives, and acknowledges it', async () => {
     const token = await gh.token({ client_id: 'key-2' });
     await verifier.verify(token);
-    await gh.publish(
-      'set-1',
-      { format: 'opaque', id: 'key-2' },
-      { [CREDENTIAL_CHANGE]: { change_type: 'revoke', credential_type: 'api_key' } },
-    );
+    await gh.revoke('set-1', 'key-2');
     const ms = await until(async () => (await refusedWith(verifier.verify(token))) === 'revoked');
     assert.ok(ms < 1000, `refused after ${ms} ms`);
     await until(() => gh.acked.includes('set-1'));
@@ -180,12 +129,26 @@ void describe('@gatehouse/verifier', () => {
     await gh.publish(
       'set-2',
       { format: 'iss_sub', iss: gh.issuer, sub: 'user-3' },
-      {
-        [TOKEN_CLAIMS_CHANGE]: { claims: { org: 'org-1', scope: 'orders:read' } },
-      },
+      { [TOKEN_CLAIMS_CHANGE]: { claims: { org: 'org-1', scope: 'orders:read' } } },
     );
     await until(async () => (await verifier.verify(token)).scopes.length === 1);
     assert.equal(await refusedWith(verifier.verify(token, { scopes: ['orders:write'] })), 'insufficient_scope');
+  });
+
+  void it("refuses a rotated key's tokens from the end of its grace period (change_type update)", async () => {
+    const graceEnds = Math.floor(Date.now() / 1000) + 2;
+    const token = await gh.token({ client_id: 'key-rotated' });
+    const ended = await gh.token({ client_id: 'key-ended' });
+    const update = (expiresAt: number) => ({
+      [CREDENTIAL_CHANGE]: { change_type: 'update', credential_type: 'api_key', expires_at: expiresAt },
+    });
+    await gh.publish('set-3', { format: 'opaque', id: 'key-rotated' }, update(graceEnds));
+    await gh.publish('set-4', { format: 'opaque', id: 'key-ended' }, update(graceEnds - 10));
+    await until(() => gh.acked.includes('set-4'));
+    assert.equal(await refusedWith(verifier.verify(token)), 'accepted');
+    assert.equal(await messageOf(verifier.verify(ended)), 'the API key of this token expired after its rotation');
+    await until(async () => (await refusedWith(verifier.verify(token))) === 'revoked', 4000);
+    assert.ok(Date.now() >= graceEnds * 1000);
   });
 
   void it('fails closed with feed_stale when the feed stops answering, and recovers by itself', async () => {
@@ -197,22 +160,15 @@ void describe('@gatehouse/verifier', () => {
   });
 
   void it('falls back to introspection per token when asked to', async () => {
-    const fallback = await createVerifier({
-      issuer: gh.issuer,
-      audience: AUDIENCE,
-      clientId: 'rs',
-      clientSecret: 'secret',
-      maxStalenessSeconds: 1,
-      fallbackToIntrospection: true,
-    });
+    const fallback = await createVerifier(options(gh, { fallbackToIntrospection: true }));
     try {
       gh.down = true;
       await until(() => !fallback.fresh, 8000);
       gh.down = false;
-      const before = gh.introspections;
+      const before = gh.introspections.length;
       const access = await fallback.verify(await gh.token());
       assert.deepEqual(access.scopes, ['orders:read']);
-      assert.equal(gh.introspections, before + 1);
+      assert.equal(gh.introspections.length, before + 1);
     } finally {
       gh.down = false;
       await fallback.close();
@@ -267,4 +223,375 @@ void describe('@gatehouse/verifier', () => {
     );
     assert.equal(headers['WWW-Authenticate'], 'Bearer realm="gatehouse", error="invalid_token"');
   });
+
+  void it('deletes its stream on close', async () => {
+    const other = await createVerifier(options(gh));
+    const id = `stream-${gh.streamsCreated.length}`;
+    await other.close();
+    assert.ok(gh.streamsDeleted.includes(id));
+    assert.ok(!gh.streams.has(id));
+  });
 });
+
+void describe('start: pinned discovery and clear errors', () => {
+  /** Another origin that records whatever is sent to it. */
+  const elsewhere = createServer((req, res) => {
+    seenElsewhere.push(req.headers.authorization ?? '');
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  const seenElsewhere: string[] = [];
+  let other = '';
+  before(async () => {
+    elsewhere.listen(0, '127.0.0.1');
+    await once(elsewhere, 'listening');
+    other = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
+  });
+  after(() => {
+    elsewhere.closeAllConnections();
+    elsewhere.close();
+  });
+
+  const refusedAtStart = async (
+    setup: (gh: FakeGatehouse) => void,
+  ): Promise<{ gh: FakeGatehouse; message: string }> => {
+    const gh = await new FakeGatehouse().start();
+    setup(gh);
+    try {
+      const error = await setupError(createVerifier(options(gh)));
+      return { gh, message: error.message };
+    } finally {
+      gh.stop();
+    }
+  };
+
+  void it('refuses metadata or an SSF configuration that names another issuer', async () => {
+    const metadata = await refusedAtStart((gh) => {
+      gh.override['/.well-known/oauth-authorization-server'] = {
+        body: { issuer: 'https://evil.example', jwks_uri: `${gh.issuer}/jwks`, introspection_endpoint: gh.issuer },
+      };
+    });
+    assert.match(metadata.message, /oauth-authorization-server names the issuer "https:\/\/evil.example", not http/);
+    const ssf = await refusedAtStart((gh) => {
+      gh.override['/.well-known/ssf-configuration'] = {
+        body: { issuer: `${gh.issuer}/`, configuration_endpoint: `${gh.issuer}/ssf/stream` },
+      };
+    });
+    assert.match(ssf.message, /ssf-configuration names the issuer/);
+  });
+
+  void it('refuses endpoints on another origin before it sends a credential there', async () => {
+    for (const [path, field] of [
+      ['/.well-known/oauth-authorization-server', 'jwks_uri'],
+      ['/.well-known/oauth-authorization-server', 'introspection_endpoint'],
+      ['/.well-known/ssf-configuration', 'configuration_endpoint'],
+    ]) {
+      const { message } = await refusedAtStart((gh) => {
+        const base =
+          path === '/.well-known/ssf-configuration'
+            ? { issuer: gh.issuer, configuration_endpoint: `${gh.issuer}/ssf/stream` }
+            : { issuer: gh.issuer, jwks_uri: `${gh.issuer}/jwks`, introspection_endpoint: `${gh.issuer}/introspect` };
+        gh.override[path] = { body: { ...base, [field]: `${other}/${field}` } };
+      });
+      assert.ok(message.includes(`gives the ${field} ${other}/${field}, which is not on the issuer's origin`), message);
+    }
+    // The stream's poll endpoint elsewhere: the stream made is deleted again, and nothing is polled there.
+    const { gh, message } = await refusedAtStart((gh) => {
+      gh.override['/ssf/stream'] = {
+        status: 201,
+        body: { stream_id: 's', iss: gh.issuer, aud: AUDIENCE, delivery: { endpoint_url: `${other}/poll` } },
+      };
+    });
+    assert.ok(message.includes(`delivery.endpoint_url ${other}/poll, which is not on the issuer's origin`), message);
+    assert.ok(gh.requests.some((r) => r.method === 'DELETE' && r.url.endsWith('stream_id=s')));
+    assert.deepEqual(seenElsewhere, []);
+  });
+
+  void it("refuses credentials of another resource server (the stream's audience)", async () => {
+    const { gh, message } = await refusedAtStart((gh) => {
+      gh.override['/ssf/stream'] = {
+        status: 201,
+        body: {
+          stream_id: 's',
+          aud: 'https://billing.example.com',
+          delivery: { endpoint_url: `${gh.issuer}/ssf/poll/s` },
+        },
+      };
+    });
+    assert.equal(
+      message,
+      `these credentials belong to the resource server of audience https://billing.example.com, not ${AUDIENCE}`,
+    );
+    assert.ok(gh.requests.some((r) => r.method === 'DELETE'));
+  });
+
+  void it('says which URL could not be reached, and why', async () => {
+    const gh = await new FakeGatehouse().start();
+    gh.stop();
+    await once(gh.server, 'close');
+    const error = await setupError(createVerifier(options(gh)));
+    assert.match(
+      error.message,
+      new RegExp(
+        `^cannot reach Gatehouse at ${gh.issuer}/\\.well-known/oauth-authorization-server: connect ECONNREFUSED`,
+      ),
+    );
+  });
+
+  void it('says which URL answered an error', async () => {
+    const { message } = await refusedAtStart((gh) => (gh.override['/.well-known/ssf-configuration'] = { status: 404 }));
+    assert.match(message, /^GET http:\/\/127\.0\.0\.1:\d+\/\.well-known\/ssf-configuration answered 404$/);
+  });
+
+  void it("says that Gatehouse refused the resource server's credentials, without the secret", async () => {
+    const gh = await new FakeGatehouse().start();
+    try {
+      const error = await setupError(createVerifier({ ...options(gh), clientSecret: `${CLIENT_SECRET}-old` }));
+      assert.equal(
+        error.message,
+        `Gatehouse refused the resource server's credentials at ${gh.issuer}/ssf/stream (401): check clientId and clientSecret`,
+      );
+    } finally {
+      gh.stop();
+    }
+  });
+
+  void it('refuses an issuer that is not a URL', async () => {
+    await assert.rejects(
+      createVerifier({ issuer: 'gatehouse', audience: AUDIENCE, clientId: 'c', clientSecret: 's' }),
+      (e: Error) => e instanceof VerifierSetupError && e.message === 'the issuer gatehouse is not a URL',
+    );
+  });
+});
+
+void describe('the feed', () => {
+  void it('leaves a SET it cannot verify for a transient reason unacknowledged, stale, and applies it when it can', () =>
+    withVerifier(async (gh, verifier) => {
+      // The JWKS has not been fetched yet (no token, no SET): the SET needs it.
+      gh.jwksDown = true;
+      await gh.revoke('transient-1', 'key-t');
+      await gh.revoke('after-it', 'key-after');
+      await sleep(1500);
+      assert.equal(verifier.fresh, false);
+      assert.deepEqual(gh.setErrs, {});
+      assert.deepEqual(gh.acked, []);
+      gh.jwksDown = false;
+      await until(() => gh.acked.includes('transient-1') && gh.acked.includes('after-it'), 8000);
+      await until(() => verifier.fresh);
+      assert.equal(await refusedWith(verifier.verify(await gh.token({ client_id: 'key-t' }))), 'revoked');
+    }));
+
+  void it('tells an invalid SET (setErrs) from a failure that may pass (retried): jose 6 error classes', () => {
+    const claim = (name: string) => new joseErrors.JWTClaimValidationFailed('unexpected', {}, name);
+    assert.equal(invalidSetError(new joseErrors.JWSSignatureVerificationFailed()), 'invalid_key');
+    assert.equal(invalidSetError(new joseErrors.JOSEAlgNotAllowed('alg')), 'invalid_key');
+    assert.equal(invalidSetError(new joseErrors.JOSENotSupported('alg')), 'invalid_key');
+    assert.equal(invalidSetError(new joseErrors.JWSInvalid('bad')), 'invalid_request');
+    assert.equal(invalidSetError(new joseErrors.JWTInvalid('bad')), 'invalid_request');
+    assert.equal(invalidSetError(claim('typ')), 'invalid_request');
+    assert.equal(invalidSetError(claim('iss')), 'invalid_issuer');
+    assert.equal(invalidSetError(claim('aud')), 'invalid_audience');
+    for (const transient of [
+      new joseErrors.JWKSNoMatchingKey(),
+      new joseErrors.JWKSTimeout(),
+      new joseErrors.JWKSInvalid('malformed'),
+      new joseErrors.JOSEError('Expected 200 OK from the JSON Web Key Set HTTP response'),
+      new TypeError('fetch failed'),
+    ]) {
+      assert.equal(invalidSetError(transient), undefined, transient.constructor.name);
+    }
+  });
+
+  void it('reports a SET that is itself invalid in setErrs, and stays fresh', () =>
+    withVerifier(async (gh, verifier) => {
+      const stranger = await generateKeyPair('ES256');
+      await gh.publish('forged', { format: 'opaque', id: 'key-x' }, revoke(), { key: stranger });
+      await gh.publish('elsewhere', { format: 'opaque', id: 'key-y' }, revoke(), {
+        audience: 'https://billing.example.com',
+      });
+      await until(() => gh.setErrs.forged !== undefined && gh.setErrs.elsewhere !== undefined);
+      assert.equal(gh.setErrs.forged.err, 'invalid_key');
+      assert.equal(gh.setErrs.elsewhere.err, 'invalid_audience');
+      assert.ok(verifier.fresh);
+      assert.equal(await refusedWith(verifier.verify(await gh.token({ client_id: 'key-x' }))), 'accepted');
+    }));
+
+  void it('drains a burst of 2,500 events while away: fresh and correct within seconds, acks within the body limit', () =>
+    withVerifier(
+      async (gh, verifier) => {
+        gh.down = true;
+        await until(() => !verifier.fresh, 5000);
+        for (let i = 0; i < 2500; i += 1)
+          await gh.revoke(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, `burst-${i}`);
+        const polled = gh.polls.length;
+        const back = Date.now();
+        gh.down = false;
+        await until(() => verifier.fresh, 20_000);
+        const ms = Date.now() - back;
+        for (const i of [0, 1234, 2499]) {
+          assert.equal(await refusedWith(verifier.verify(await gh.token({ client_id: `burst-${i}` }))), 'revoked');
+        }
+        await until(() => gh.acked.length === 2500, 5000);
+        const polls = gh.polls.slice(polled);
+        assert.ok(polls.every((p) => p.ack.length <= 1000 && p.bytes <= 64 * 1024));
+        console.log(`2,500 events drained in ${ms} ms, ${polls.length} polls`);
+        assert.ok(ms < 10_000, `${ms} ms`);
+      },
+      undefined,
+      { maxStalenessSeconds: 2 },
+    ));
+
+  void it('sends at most 1,000 acks and 50 setErrs a poll, the rest with the next polls at once', () =>
+    withVerifier(async (gh, verifier) => {
+      gh.ignoreMaxEvents = true;
+      const stranger = await generateKeyPair('ES256');
+      gh.down = true;
+      for (let i = 0; i < 2200; i += 1) await gh.revoke(`ok-${i}`, `many-${i}`);
+      for (let i = 0; i < 120; i += 1)
+        await gh.publish(`bad-${i}`, { format: 'opaque', id: 'x' }, revoke(), { key: stranger });
+      const polled = gh.polls.length;
+      gh.down = false;
+      await until(() => gh.acked.length === 2200 && Object.keys(gh.setErrs).length === 120, 8000);
+      const polls = gh.polls.slice(polled);
+      assert.ok(Math.max(...polls.map((p) => p.ack.length)) === 1000);
+      assert.ok(polls.every((p) => p.ack.length <= 1000 && Object.keys(p.setErrs).length <= 50));
+      assert.ok(polls.every((p) => Object.values(p.setErrs).every((e) => e.description.length <= 200)));
+      assert.ok(polls.every((p) => p.bytes <= 64 * 1024));
+      await until(() => verifier.fresh);
+    }));
+
+  void it('is not fresh while Gatehouse says more is available, and polls again at once', () =>
+    withVerifier(async (gh, verifier) => {
+      gh.pageSize = 1;
+      gh.pollDelayMs = 150;
+      await until(() => verifier.fresh);
+      for (let i = 0; i < 25; i += 1) await gh.revoke(`page-${i}`, `paged-${i}`, { quiet: true });
+      const published = Date.now();
+      gh.wake();
+      let wasStale = false;
+      await until(() => {
+        if (gh.acked.length < 25) wasStale ||= !verifier.fresh;
+        return gh.acked.length === 25 && verifier.fresh;
+      }, 10_000);
+      // 25 pages of 150 ms take longer than maxStalenessSeconds (1 s): the feed was behind, so not fresh meanwhile.
+      assert.ok(wasStale);
+      assert.ok(Date.now() - published < 6000, `${Date.now() - published} ms`);
+    }));
+
+  void it('does not spin when long polls come back empty at once (a server that does not wait)', () =>
+    withVerifier(
+      async (gh, verifier) => {
+        const polled = gh.polls.length;
+        await sleep(2500);
+        const longPolls = gh.polls.slice(polled).filter((p) => !p.returnImmediately);
+        assert.ok(longPolls.length <= 4, `${longPolls.length} long polls in 2.5 s`);
+        assert.ok(verifier.fresh);
+      },
+      (gh) => (gh.waitMs = 0),
+      { maxStalenessSeconds: 10 },
+    ));
+
+  void it('honours Retry-After on 429', () =>
+    withVerifier(
+      async (gh) => {
+        gh.tooManyPolls = '2';
+        const polled = gh.polls.length;
+        await sleep(2500);
+        const longPolls = gh.polls.slice(polled).filter((p) => !p.returnImmediately);
+        assert.ok(longPolls.length <= 2, `${longPolls.length} long polls in 2.5 s`);
+        if (longPolls.length === 2) assert.ok(longPolls[1].at - longPolls[0].at >= 1900);
+      },
+      undefined,
+      { maxStalenessSeconds: 10 },
+    ));
+});
+
+void describe('tokens issued before the stream began', () => {
+  const old = (gh: FakeGatehouse, claims: Record<string, unknown> = {}) =>
+    gh.token({ iat: Math.floor(Date.now() / 1000) - 30, ...claims });
+
+  void it('are confirmed once by introspection, shared by concurrent verifies, with its live scopes', () =>
+    withVerifier(
+      async (gh, verifier) => {
+        const token = await old(gh);
+        gh.introspectionDelayMs = 100;
+        const results = await Promise.all(Array.from({ length: 10 }, () => verifier.verify(token)));
+        assert.equal(gh.introspections.length, 1);
+        assert.ok(results.every((r) => r.scopes.join(' ') === 'orders:read'));
+        assert.equal(await refusedWith(verifier.verify(token, { scopes: ['orders:write'] })), 'insufficient_scope');
+        assert.equal(gh.introspections.length, 1);
+        // A token issued after S needs none.
+        await verifier.verify(await gh.token({ iat: Math.floor(Date.now() / 1000) + 5 }));
+        assert.equal(gh.introspections.length, 1);
+        // Feed events after S still apply on top.
+        await gh.revoke('after-s', 'key-1');
+        await until(async () => (await refusedWith(verifier.verify(token))) === 'revoked');
+      },
+      (gh) => (gh.dateOffsetMs = 0),
+    ));
+
+  void it('are refused when introspection says inactive (kept), and feed_stale while it cannot be asked (not kept)', () =>
+    withVerifier(
+      async (gh, verifier) => {
+        const revoked = await old(gh, { client_id: 'key-gone' });
+        const token = await old(gh);
+        gh.introspection = (t) =>
+          t === revoked ? { status: 200, body: { active: false } } : { status: 503, body: {} };
+        assert.equal(await messageOf(verifier.verify(revoked)), 'the token is no longer active at Gatehouse');
+        assert.equal(await refusedWith(verifier.verify(revoked)), 'revoked');
+        assert.equal(gh.introspections.filter((t) => t === revoked).length, 1);
+        assert.equal(
+          await messageOf(verifier.verify(token)),
+          'cannot confirm a token issued before this verifier started',
+        );
+        assert.equal(await refusedWith(verifier.verify(token)), 'feed_stale');
+        gh.introspection = () => ({
+          status: 200,
+          body: { active: true, sub: 'user-1', org: 'org-1', client_id: 'key-1', scope: 'orders:read orders:write' },
+        });
+        assert.deepEqual((await verifier.verify(token)).scopes, ['orders:read', 'orders:write']);
+        assert.equal(gh.introspections.filter((t) => t === token).length, 3);
+      },
+      (gh) => (gh.dateOffsetMs = 0),
+    ));
+
+  void it("are asked again once introspection's exp (the key's expiry) has passed", () =>
+    withVerifier(
+      async (gh, verifier) => {
+        const token = await old(gh);
+        const keyExpires = Math.floor(Date.now() / 1000) + 1;
+        gh.introspection = () =>
+          Date.now() < keyExpires * 1000
+            ? { status: 200, body: { active: true, scope: 'orders:read', exp: keyExpires } }
+            : { status: 200, body: { active: false } };
+        assert.equal(await refusedWith(verifier.verify(token)), 'accepted');
+        await until(async () => (await refusedWith(verifier.verify(token))) === 'revoked', 3000);
+        assert.equal(gh.introspections.length, 2);
+      },
+      (gh) => (gh.dateOffsetMs = 0),
+    ));
+
+  void it('after a lost stream (404): a new stream and a new S, older tokens confirmed again, not fresh until it answers', () =>
+    withVerifier(async (gh, verifier) => {
+      // S is a minute ago: a token issued now needs no introspection.
+      const recent = await gh.token();
+      const old = await gh.token({ iat: Math.floor(Date.now() / 1000) - 120 });
+      assert.equal(await refusedWith(verifier.verify(recent)), 'accepted');
+      assert.equal(await refusedWith(verifier.verify(old)), 'accepted');
+      assert.equal(gh.introspections.length, 1);
+      gh.dateOffsetMs = 0;
+      gh.pollDelayMs = 300;
+      gh.dropStreams();
+      await until(() => !verifier.fresh, 5000);
+      assert.equal(await refusedWith(verifier.verify(recent)), 'feed_stale');
+      await until(() => gh.streamsCreated.length === 2 && verifier.fresh, 8000);
+      assert.equal(await refusedWith(verifier.verify(recent)), 'accepted');
+      assert.equal(await refusedWith(verifier.verify(old)), 'accepted');
+      assert.deepEqual(gh.introspections, [old, recent, old]);
+      const polls = gh.polls.filter((p) => p.stream === 'stream-2');
+      assert.ok(polls.length > 0);
+    }));
+});
+
+function revoke(): object {
+  return { [CREDENTIAL_CHANGE]: { change_type: 'revoke', credential_type: 'api_key' } };
+}

@@ -11,7 +11,7 @@ export class AuditEventView {
     type: String,
     nullable: true,
     description:
-      'api_key.revoked: user, admin, member_removed or exposed; token.exchange_failed: why it was refused; else null',
+      'api_key.revoked: user, admin, member_removed, exposed or rotated; token.exchange_failed: why it was refused; else null',
   })
   reason: string | null;
   @ApiProperty({ format: 'date-time' })
@@ -52,6 +52,13 @@ export class AuditEventView {
     description: 'api_key.rotated: the key the new one (target_id) replaces',
   })
   previous_api_key_id: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: "api_key.rotated with a grace period: the replaced key's new expires_at (the grace's end)",
+  })
+  previous_api_key_expires_at: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'The client address the request came from' })
   client_ip: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'X-Request-Id of the request' })
@@ -77,6 +84,7 @@ export class AuditEventView {
       target_label:
         event.targetType === 'api_key' && event.targetId !== null ? (labels.get(event.targetId) ?? null) : null,
       previous_api_key_id: event.previousApiKeyId,
+      previous_api_key_expires_at: event.previousApiKeyExpiresAt?.toISOString() ?? null,
       client_ip: event.clientIp,
       request_id: event.requestId,
     };

@@ -1,0 +1,577 @@
+import type { AddressInfo } from 'node:net';
+import Express from 'express';
+import request from 'supertest';
+import { DataSource, In, IsNull, Like, Not } from 'typeorm';
+import { JWKS_PATH } from '../../src/auth/jwks.controller';
+import { ResourceServerCredentials, ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { SsfDelivery, SsfEvent } from '../../src/ssf/ssf-event.entity';
+import { gatehouse } from '../../verifier/src/express';
+import { createVerifier, Verifier, VerifierOptions } from '../../verifier/src/index';
+import { HttpProxy } from '../support/http-proxy';
+import { freePort } from '../support/ports';
+import { msUntil, refusal } from '../support/verifier-checks';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+
+/**
+ * The revocation feed as a resource server's team runs it (docs/adr/0031-revocation-feed-in-production.md): the real
+ * verifier (verifier/src) in this process against a listening Gatehouse (on PostgreSQL: the changes are made at one
+ * instance, the verifiers follow another). Between them: a TCP proxy that cuts the network, then an HTTP proxy that
+ * records every request and can fail one route (the JWKS), answer for Gatehouse or rewrite its answers:
+ *
+ *   verifier -> TcpProxy (the issuer's port) -> HttpProxy -> Gatehouse
+ *
+ * - a JWKS blip while a revocation arrives: the SET is retried (not in setErrs), the verifier is stale meanwhile;
+ * - a burst of revocations while the verifier is cut off: caught up within 20 s of coming back, and stays fresh;
+ * - a rotation's grace: the old key's tokens are refused within a second of its end;
+ * - pinned discovery, and clear errors when the verifier cannot start;
+ * - SSF_POLL_WAIT_SECONDS=0: no busy loop.
+ * The time from each change until the verifier refuses the token is printed, as test/ssf/verifier.e2e-spec.ts does.
+ */
+const AUDIENCE = 'https://orders.production.example.com';
+const OTHER_AUDIENCE = 'https://billing.production.example.com';
+/** More than one poll's 1,000 SETs: the verifier must drain (moreAvailable) and acknowledge in chunks. */
+const BURST = 1050;
+/** The burst's members: any member may make and revoke keys (each under the per-member cap of active keys). */
+const MEMBERS = 15;
+const isJwks = (r: { method: string; path: string }): boolean => r.method === 'GET' && r.path === JWKS_PATH;
+const isPoll = (r: { method: string; path: string }): boolean => r.method === 'POST' && r.path.startsWith('/ssf/poll');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `condition` holds, checking every 50 ms; fails past `limitMs`. */
+async function until(condition: () => Promise<boolean> | boolean, limitMs: number, what: string): Promise<void> {
+  const start = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - start > limitMs) throw new Error(`${what}: not after ${limitMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** `task(0..count-1)`, at most `width` at a time, in order. */
+async function inParallel<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const lanes = Array.from({ length: width }, async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await task(index);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+describe(`the revocation feed in production, the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
+  let followed: TestApp;
+  let revoking: TestApp;
+  /** Where the changes are made: `revoking`, directly (no proxy: cutting the verifier off does not cut them). */
+  let revokingBase: string;
+  let http: HttpProxy;
+  let tcp: TcpProxy;
+  let issuer: string;
+  let orders: ResourceServerCredentials;
+  let admin: TestUser;
+  let verifier: Verifier;
+  /** The stream ids that POST /ssf/stream answered, in order (read through the HTTP proxy). */
+  const streamsCreated: string[] = [];
+  const verifiers: Verifier[] = [];
+
+  async function startVerifier(options: Partial<VerifierOptions> = {}): Promise<Verifier> {
+    const started = await createVerifier({
+      issuer,
+      audience: AUDIENCE,
+      clientId: orders.clientId,
+      clientSecret: orders.clientSecret,
+      ...options,
+    });
+    verifiers.push(started);
+    return started;
+  }
+
+  /** The issuer's `Date` has whole seconds, and the verifier's start S is it + 2 s: tokens issued later are past S. */
+  const PAST_START_MS = 3_200;
+
+  async function call(method: string, path: string, authorization: string, body?: unknown): Promise<Answer> {
+    const response = await fetch(`${revokingBase}${path}`, {
+      method,
+      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  }
+
+  async function createKey(label: string, owner: TestUser = admin): Promise<{ id: string; value: string }> {
+    const created = await call('POST', '/v1/user-api-keys', `Bearer ${owner.token}`, { label });
+    expect(created.status).toBe(201);
+    const body = created.body as { api_key: { id: string }; opaque_key: string };
+    return { id: body.api_key.id, value: body.opaque_key };
+  }
+
+  async function mint(value: string): Promise<string> {
+    const minted = await call('POST', '/v1/token', `ApiKey ${value}`, { resource: AUDIENCE });
+    expect(minted.status).toBe(200);
+    return (minted.body as { access_token: string }).access_token;
+  }
+
+  async function revoke(id: string, owner: TestUser = admin): Promise<void> {
+    expect((await call('DELETE', `/v1/user-api-keys/${id}`, `Bearer ${owner.token}`)).status).toBe(200);
+  }
+
+  /** The deliveries (one per stream) of the events whose subject is this API key, read through the app's DataSource. */
+  async function deliveriesOf(apiKeyId: string): Promise<SsfDelivery[]> {
+    const dataSource = followed.get(DataSource);
+    const events = await dataSource.getRepository(SsfEvent).find({ where: { subject: Like(`%${apiKeyId}%`) } });
+    if (events.length === 0) return [];
+    return dataSource.getRepository(SsfDelivery).find({ where: { eventId: In(events.map((event) => event.id)) } });
+  }
+
+  beforeAll(async () => {
+    const gatehousePort = await freePort();
+    http = new HttpProxy(gatehousePort);
+    await http.start();
+    // Records the stream each verifier made (its id is in POST /ssf/stream's answer), the answer unchanged.
+    http.use(({ method, path }) =>
+      method === 'POST' && path === '/ssf/stream'
+        ? {
+            rewrite: (body, status) => {
+              if (status < 300) streamsCreated.push(String((JSON.parse(body) as { stream_id: unknown }).stream_id));
+              return body;
+            },
+          }
+        : undefined,
+    );
+    tcp = new TcpProxy('127.0.0.1', http.port);
+    await tcp.start();
+    issuer = `http://127.0.0.1:${tcp.port}`;
+    const env = { JWT_ISSUER: issuer, PUBLIC_BASE_URL: issuer };
+    followed = await createTestApp({ env });
+    await followed.app.listen(gatehousePort, '127.0.0.1');
+    if (DATABASE_KIND === 'postgres') {
+      revoking = await createTestApp({ database: followed.database, env });
+      await revoking.app.listen(0, '127.0.0.1');
+      revokingBase = `http://127.0.0.1:${(revoking.app.getHttpServer().address() as AddressInfo).port}`;
+    } else {
+      revoking = followed;
+      revokingBase = `http://127.0.0.1:${gatehousePort}`;
+    }
+    admin = await revoking.user({ org: 'production', role: 'admin' });
+    orders = await revoking.get(ResourceServersService).register('Orders', AUDIENCE);
+    verifier = await startVerifier({ maxStalenessSeconds: 2 });
+    // Warm-up, past the verifier's start: a token verified with the JWKS, and its key's revocation applied. The
+    // verifier then holds the signing key, and fetches the JWKS no more in this file (jose keeps it 10 minutes).
+    await sleep(PAST_START_MS);
+    const warm = await createKey('warm-up');
+    const token = await mint(warm.value);
+    expect(await refusal(verifier, token)).toBe('accepted');
+    await revoke(warm.id);
+    await msUntil(verifier, token, 'revoked', { limitMs: 5_000 });
+    expect(http.since(0, isJwks).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(verifiers.map((started) => started.close()));
+    await tcp?.close();
+    await http?.close();
+    if (revoking !== followed) await revoking?.close();
+    await followed?.close();
+  });
+
+  it('a JWKS blip while a revocation arrives: the SET is retried, not reported in setErrs; the verifier is stale (503) meanwhile and refuses the token after', async () => {
+    // To need the JWKS during the blip, the verifier must not hold the signing key yet. A replica that has just
+    // started has not fetched the JWKS (jose fetches it at the first verification): no token or SET has reached
+    // it yet. The test's other verifier, warmed up before, holds the key and does not fetch the JWKS. So during
+    // the blip, every JWKS request that fails is the new replica trying to verify the revocation's SET.
+    const mark = http.requests.length;
+    const replica = await startVerifier({ maxStalenessSeconds: 1 });
+    const replicaStream = streamsCreated.at(-1)!;
+    const resourceServer = Express();
+    resourceServer.get('/orders', gatehouse(replica), (_req, res) => {
+      res.json({});
+    });
+    // The token, issued past the replica's start: only the feed can tell the replica about its revocation.
+    await sleep(PAST_START_MS);
+    const key = await createKey('jwks blip');
+    const token = await mint(key.value);
+    expect(await refusal(verifier, token)).toBe('accepted');
+    expect(http.since(mark, isJwks)).toEqual([]);
+    expect(replica.fresh).toBe(true);
+
+    // The blip: 2.5 s of JWKS failures, 503 first, then connections reset.
+    const BLIP_MS = 2_500;
+    let failing: '503' | 'drop' = '503';
+    const blipMark = http.requests.length;
+    const stopBlip = http.use((r) =>
+      isJwks(r) ? (failing === '503' ? { answer: 503, body: { code: 'UNAVAILABLE' } } : { drop: true }) : undefined,
+    );
+    const blipStart = performance.now();
+    let revokedAt: number;
+    let staleAfter: number | undefined;
+    let freshAgainDuringBlip = 0;
+    let staleCode = '';
+    let staleStatus = 0;
+    let pendingAtBlipEnd: SsfDelivery | undefined;
+    try {
+      revokedAt = performance.now();
+      await revoke(key.id);
+      while (performance.now() - blipStart < BLIP_MS) {
+        if (performance.now() - blipStart > BLIP_MS / 2) failing = 'drop';
+        if (staleAfter === undefined && !replica.fresh) {
+          staleAfter = performance.now() - revokedAt;
+          // What the resource server says then (verify with a stale feed needs no JWKS).
+          staleCode = await refusal(replica, token);
+          staleStatus = (await request(resourceServer).get('/orders').set('Authorization', `Bearer ${token}`)).status;
+        } else if (staleAfter !== undefined && replica.fresh) {
+          freshAgainDuringBlip += 1;
+        }
+        await sleep(10);
+      }
+      pendingAtBlipEnd = (await deliveriesOf(key.id)).find((delivery) => delivery.streamId === replicaStream);
+    } finally {
+      stopBlip();
+    }
+    const blipEnd = performance.now();
+    const refusedAfterBlip = await msUntil(replica, token, 'revoked', { limitMs: 15_000, never: 'accepted' });
+    const revokeToRefused = performance.now() - revokedAt;
+    console.log(
+      `JWKS blip (${DATABASE_KIND}): stale ${staleAfter?.toFixed(0)} ms after the revocation; refused ` +
+        `${refusedAfterBlip.toFixed(0)} ms after the blip's end, ${revokeToRefused.toFixed(0)} ms after the revocation ` +
+        `(the blip lasted ${(blipEnd - blipStart).toFixed(0)} ms)`,
+    );
+
+    // The replica needed the JWKS during the blip, and was refused it.
+    expect(http.since(blipMark, isJwks).filter((r) => r.status !== 200).length).toBeGreaterThan(0);
+    // It was not fresh while it could not apply the SET: 503 feed_stale, not the token accepted.
+    expect(staleAfter).toBeDefined();
+    expect(staleAfter!).toBeLessThan(BLIP_MS);
+    expect({ staleCode, staleStatus, freshAgainDuringBlip }).toEqual({
+      staleCode: 'feed_stale',
+      staleStatus: 503,
+      freshAgainDuringBlip: 0,
+    });
+    // At Gatehouse: the SET was neither acknowledged nor reported in setErrs while it could not be applied ...
+    expect(pendingAtBlipEnd).toMatchObject({ acknowledgedAt: null, error: null });
+    // ... and after the blip it was applied and acknowledged, with no error recorded at any stream.
+    await until(
+      async () =>
+        (await deliveriesOf(key.id)).find((delivery) => delivery.streamId === replicaStream)?.acknowledgedAt != null,
+      5_000,
+      "the replica's acknowledgement",
+    );
+    const deliveries = await deliveriesOf(key.id);
+    expect(deliveries.length).toBeGreaterThan(0);
+    expect(deliveries.filter((delivery) => delivery.error !== null)).toEqual([]);
+    expect(refusedAfterBlip).toBeLessThan(10_000);
+    await replica.close();
+  }, 60_000);
+
+  it(`${BURST} revocations while the verifier is cut off: within 20 s of coming back it is fresh, refuses every one, and stays fresh`, async () => {
+    const members: TestUser[] = [];
+    for (let m = 0; m < MEMBERS; m += 1) members.push(await revoking.user({ org: 'production', role: 'member' }));
+    const ownerOf = (i: number): TestUser => members[i % MEMBERS];
+    const madeStart = performance.now();
+    const keys = await inParallel(BURST, 8, (i) => createKey(`burst ${i}`, ownerOf(i)));
+    const tokens = await inParallel(BURST, 8, (i) => mint(keys[i].value));
+    const made = performance.now() - madeStart;
+    const before = await Promise.all(tokens.map((token) => refusal(verifier, token)));
+    expect(before.filter((answer) => answer !== 'accepted')).toEqual([]);
+
+    const mark = http.requests.length;
+    let revokeMs: number;
+    tcp.blackhole();
+    try {
+      await msUntil(verifier, tokens[0], 'feed_stale', { limitMs: 5_000 });
+      const start = performance.now();
+      await inParallel(BURST, 8, (i) => revoke(keys[i].id, ownerOf(i)));
+      revokeMs = performance.now() - start;
+    } finally {
+      await tcp.restore();
+    }
+
+    // Back: until fresh and every token refused; a revoked key's token accepted on the way is a failure.
+    const back = performance.now();
+    let acceptedOnTheWay = 0;
+    let answers: string[];
+    for (;;) {
+      answers = await Promise.all(tokens.map((token) => refusal(verifier, token)));
+      acceptedOnTheWay += answers.filter((answer) => answer === 'accepted').length;
+      if (verifier.fresh && answers.every((answer) => answer === 'revoked')) break;
+      if (performance.now() - back > 20_000) break;
+      await sleep(50);
+    }
+    const caughtUp = performance.now() - back;
+    console.log(
+      `burst (${DATABASE_KIND}): ${BURST} keys and tokens made in ${(made / 1000).toFixed(1)} s, revoked in ` +
+        `${(revokeMs / 1000).toFixed(1)} s while cut off; fresh and refusing all ${caughtUp.toFixed(0)} ms after ` +
+        `the network came back`,
+    );
+    expect(acceptedOnTheWay).toBe(0);
+    expect(answers.filter((answer) => answer !== 'revoked').length).toBe(0);
+    expect(verifier.fresh).toBe(true);
+    expect(caughtUp).toBeLessThan(20_000);
+
+    // And it stays so: fresh at every check for 5 s.
+    const stayed = performance.now();
+    let staleChecks = 0;
+    while (performance.now() - stayed < 5_000) {
+      if (!verifier.fresh) staleChecks += 1;
+      if ((await refusal(verifier, tokens[BURST - 1])) !== 'revoked') staleChecks += 1;
+      await sleep(100);
+    }
+    expect(staleChecks).toBe(0);
+    // No poll was refused for its size (413) or its acknowledgements (400), though one carried 1,000
+    // acknowledgements: more than the 16 KB that polls were allowed before ADR 0031.
+    const polls = http.since(mark, isPoll);
+    expect(polls.filter((r) => r.status === 413 || r.status === 400).map((r) => r.status)).toEqual([]);
+    expect(Math.max(...polls.map((r) => r.bytes ?? 0))).toBeGreaterThan(16 * 1024);
+    // At Gatehouse: the verifier's stream has nothing left to deliver, and no SET was reported in setErrs.
+    const deliveries = followed.get(DataSource).getRepository(SsfDelivery);
+    const stream = streamsCreated[0];
+    await until(
+      async () => (await deliveries.count({ where: { streamId: stream, acknowledgedAt: IsNull() } })) === 0,
+      5_000,
+      "the verifier's backlog at Gatehouse emptied",
+    );
+    expect(await deliveries.count({ where: { streamId: stream, error: Not(IsNull()) } })).toBe(0);
+  }, 150_000);
+
+  it('rotation grace: a token minted before the rotation is accepted during the grace and refused within 1 s of its end; the new key passes', async () => {
+    const GRACE_SECONDS = 3;
+    const key = await createKey('rotated');
+    const before = await mint(key.value);
+    expect(await refusal(verifier, before)).toBe('accepted');
+    const rotated = await call('POST', `/v1/user-api-keys/${key.id}/rotate`, `Bearer ${admin.token}`, {
+      grace_period_seconds: GRACE_SECONDS,
+    });
+    expect(rotated.status).toBe(201);
+    const body = rotated.body as { opaque_key: string; previous_api_key: { expires_at: string } };
+    const graceEnd = Date.parse(body.previous_api_key.expires_at);
+    expect(graceEnd - Date.now()).toBeGreaterThan((GRACE_SECONDS - 1) * 1000);
+    const after = await mint(body.opaque_key);
+    expect(await refusal(verifier, after)).toBe('accepted');
+
+    // During the grace (up to a second before its end: the event gives the end in whole seconds).
+    const during = new Set<string>();
+    while (Date.now() < graceEnd - 1000) {
+      during.add(await refusal(verifier, before));
+      await sleep(20);
+    }
+    expect([...during]).toEqual(['accepted']);
+
+    // Then refused as revoked, within a second of the grace's end.
+    let answer = '';
+    while (Date.now() < graceEnd + 3000) {
+      answer = await refusal(verifier, before);
+      if (answer === 'revoked') break;
+      await sleep(5);
+    }
+    const lag = Date.now() - graceEnd;
+    console.log(`rotation grace (${DATABASE_KIND}): the old key's token refused ${lag} ms after the grace's end`);
+    expect(answer).toBe('revoked');
+    expect(lag).toBeLessThan(1000);
+    expect(await refusal(verifier, after)).toBe('accepted');
+  }, 30_000);
+
+  describe('pinned discovery, and clear errors at start', () => {
+    /** Serves Gatehouse's discovery rewritten to its own origin (and doctored), proxying everything else. */
+    let doctoring: HttpProxy;
+    /** Another origin, which records what reaches it (and would forward it to Gatehouse). */
+    let other: HttpProxy;
+    let doctor: { path: string; change: (document: Record<string, unknown>) => void } | undefined;
+
+    beforeAll(async () => {
+      const port = (followed.app.getHttpServer().address() as AddressInfo).port;
+      doctoring = new HttpProxy(port);
+      other = new HttpProxy(port);
+      await Promise.all([doctoring.start(), other.start()]);
+      doctoring.use(({ path }) =>
+        ['/.well-known/oauth-authorization-server', '/.well-known/ssf-configuration', '/ssf/stream'].includes(path)
+          ? {
+              rewrite: (body, status) => {
+                if (status >= 300 || body === '') return body;
+                const document = JSON.parse(body.replaceAll(issuer, doctoring.origin)) as Record<string, unknown>;
+                if (doctor?.path === path) doctor.change(document);
+                return JSON.stringify(document);
+              },
+            }
+          : undefined,
+      );
+    });
+
+    afterAll(async () => {
+      await doctoring?.close();
+      await other?.close();
+    });
+
+    /** createVerifier's rejection (bounded in time); a verifier it made after all fails the test (closed in afterAll). */
+    async function creationError(options: Partial<VerifierOptions>): Promise<Error> {
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        createVerifier({
+          issuer: doctoring.origin,
+          audience: AUDIENCE,
+          clientId: orders.clientId,
+          clientSecret: orders.clientSecret,
+          ...options,
+        }).then(
+          (made) => {
+            verifiers.push(made);
+            return made;
+          },
+          (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+        ),
+        new Promise<Error>((resolve) => {
+          timer = setTimeout(() => resolve(new Error('createVerifier neither resolved nor rejected in 15 s')), 15_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!(outcome instanceof Error)) throw new Error('createVerifier accepted what it should have refused');
+      if (outcome.message.startsWith('createVerifier neither')) throw outcome;
+      return outcome;
+    }
+
+    it('the rewriting proxy itself is sound: undoctored, a verifier starts through it', async () => {
+      doctor = undefined;
+      const mark = doctoring.requests.length;
+      const started = await createVerifier({
+        issuer: doctoring.origin,
+        audience: AUDIENCE,
+        clientId: orders.clientId,
+        clientSecret: orders.clientSecret,
+      });
+      verifiers.push(started);
+      expect(started.fresh).toBe(true);
+      expect(doctoring.since(mark, isPoll).length).toBeGreaterThan(0);
+      await started.close();
+    }, 20_000);
+
+    const cases: Array<[string, string, (document: Record<string, unknown>, elsewhere: string) => void]> = [
+      ["the metadata's issuer", '/.well-known/oauth-authorization-server', (d, o) => (d.issuer = o)],
+      [
+        "the metadata's jwks_uri",
+        '/.well-known/oauth-authorization-server',
+        (d, o) => (d.jwks_uri = `${o}${JWKS_PATH}`),
+      ],
+      [
+        "the metadata's introspection_endpoint",
+        '/.well-known/oauth-authorization-server',
+        (d, o) => (d.introspection_endpoint = `${o}/oauth/introspect`),
+      ],
+      ["the SSF configuration's issuer", '/.well-known/ssf-configuration', (d, o) => (d.issuer = o)],
+      [
+        "the SSF configuration's jwks_uri",
+        '/.well-known/ssf-configuration',
+        (d, o) => (d.jwks_uri = `${o}${JWKS_PATH}`),
+      ],
+      [
+        "the SSF configuration's configuration_endpoint",
+        '/.well-known/ssf-configuration',
+        (d, o) => (d.configuration_endpoint = `${o}/ssf/stream`),
+      ],
+      [
+        "the stream's delivery endpoint_url",
+        '/ssf/stream',
+        (d, o) => {
+          const delivery = d.delivery as { endpoint_url: string };
+          const endpoint = new URL(delivery.endpoint_url);
+          delivery.endpoint_url = `${o}${endpoint.pathname}${endpoint.search}`;
+        },
+      ],
+    ];
+
+    it.each(cases)(
+      'refuses %s on another origin, naming it, and sends no credential there',
+      async (_what, path, change) => {
+        doctor = { path, change: (document) => change(document, other.origin) };
+        const mark = other.requests.length;
+        try {
+          const error = await creationError({});
+          expect(error.message).toContain(other.origin);
+        } finally {
+          doctor = undefined;
+        }
+        expect(other.since(mark, (r) => r.authorization !== undefined)).toEqual([]);
+      },
+      30_000,
+    );
+
+    it('an unreachable issuer fails, naming it', async () => {
+      const nobody = `http://127.0.0.1:${await freePort()}`;
+      const error = await creationError({ issuer: nobody });
+      expect(error.message).toContain(nobody.slice('http://'.length));
+    }, 20_000);
+
+    it("another resource server's credentials, or an audience nobody registered, fail naming the audience", async () => {
+      const billing = await revoking.get(ResourceServersService).register('Billing', OTHER_AUDIENCE);
+      const foreign = await creationError({
+        clientId: billing.clientId,
+        clientSecret: billing.clientSecret,
+      });
+      expect(foreign.message).toMatch(/audience/i);
+      expect([AUDIENCE, OTHER_AUDIENCE].some((audience) => foreign.message.includes(audience))).toBe(true);
+      const unknown = 'https://nobody.production.example.com';
+      const unregistered = await creationError({ audience: unknown });
+      expect(unregistered.message).toMatch(/audience/i);
+      expect([unknown, AUDIENCE].some((audience) => unregistered.message.includes(audience))).toBe(true);
+    }, 30_000);
+
+    it('a bad client secret fails, naming the URL and the refusal', async () => {
+      const error = await creationError({ clientSecret: `${orders.clientSecret.slice(0, -2)}xx` });
+      expect(error.message).toContain(doctoring.origin);
+      expect(error.message).toMatch(/401|invalid_client|credential|secret|unauthori[sz]ed/i);
+    }, 20_000);
+  });
+
+  it('SSF_POLL_WAIT_SECONDS=0: the verifier does not busy-poll, and still applies a revocation', async () => {
+    const port = await freePort();
+    const proxy = new HttpProxy(port);
+    let quick: TestApp | undefined;
+    let started: Verifier | undefined;
+    try {
+      await proxy.start();
+      quick = await createTestApp({
+        env: { SSF_POLL_WAIT_SECONDS: '0', JWT_ISSUER: proxy.origin, PUBLIC_BASE_URL: proxy.origin },
+      });
+      await quick.app.listen(port, '127.0.0.1');
+      const server = await quick.get(ResourceServersService).register('Quick', AUDIENCE);
+      const member = await quick.user({ org: 'quick', role: 'admin' });
+      started = await createVerifier({
+        issuer: proxy.origin,
+        audience: AUDIENCE,
+        clientId: server.clientId,
+        clientSecret: server.clientSecret,
+      });
+      await sleep(500);
+      const mark = proxy.requests.length;
+      await sleep(3_000);
+      const polls = proxy.since(mark, isPoll).length;
+      console.log(`SSF_POLL_WAIT_SECONDS=0 (${DATABASE_KIND}): ${polls} polls in 3 s`);
+      expect(polls).toBeLessThan(20);
+      expect(started.fresh).toBe(true);
+
+      // Still a feed: a revocation (of a token issued past the verifier's start) reaches it.
+      const key = await quick.createKey(member, 'quick');
+      const token = await quick.exchange(key.value, { resource: AUDIENCE });
+      expect(await refusal(started, token)).toBe('accepted');
+      const revokedAt = performance.now();
+      await quick
+        .http()
+        .delete(`/v1/user-api-keys/${key.id}`)
+        .set('Authorization', `Bearer ${member.token}`)
+        .expect(200);
+      await msUntil(started, token, 'revoked', { limitMs: 11_000 });
+      console.log(
+        `SSF_POLL_WAIT_SECONDS=0 (${DATABASE_KIND}): revoke -> refused in ${(performance.now() - revokedAt).toFixed(0)} ms`,
+      );
+    } finally {
+      await started?.close();
+      await proxy.close();
+      await quick?.close();
+    }
+  }, 60_000);
+});
