@@ -267,19 +267,12 @@ async function main(): Promise<void> {
     }),
   ) as { organization_id: string; session_token: string };
 
-  // The resource server that introspects in (e).
+  // The resource server that introspects in (e), and whose gateway asks forward auth in (f).
+  const BENCH_AUDIENCE = 'https://bench.example.com';
   const registered = JSON.parse(
     execFileSync(
       'node',
-      [
-        join(ROOT, 'dist/cli.js'),
-        'resource-server',
-        'add',
-        '--name',
-        'bench',
-        '--audience',
-        'https://bench.example.com',
-      ],
+      [join(ROOT, 'dist/cli.js'), 'resource-server', 'add', '--name', 'bench', '--audience', BENCH_AUDIENCE],
       { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
     ),
   ) as { client_id: string; client_secret: string };
@@ -306,7 +299,9 @@ async function main(): Promise<void> {
     const session = { Authorization: `Bearer ${bootstrap.session_token}`, 'Content-Type': 'application/json' };
     // Every key is a client of its own: the scenarios below go round all of them, one request after
     // another, as many clients with their own keys and tokens would (no single hot row or token).
-    const clients: Array<{ keyId: string; apiKey: string; accessToken: string }> = [];
+    // Each has a token for Gatehouse's own API and one for the bench's resource server (RFC 8707 `resource`): a resource
+    // server accepts only tokens minted for its audience (docs/resource-servers.md#audiences).
+    const clients: Array<{ keyId: string; apiKey: string; accessToken: string; resourceToken: string }> = [];
     for (let i = 0; i < SMALL_KEYS; i += 1) {
       const created = await json<{ api_key: { id: string }; opaque_key: string }>(
         await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }),
@@ -314,7 +309,19 @@ async function main(): Promise<void> {
       const { access_token } = await json<{ access_token: string }>(
         await fetch(`${base}/v1/token`, { method: 'POST', headers: { Authorization: `ApiKey ${created.opaque_key}` } }),
       );
-      clients.push({ keyId: created.api_key.id, apiKey: created.opaque_key, accessToken: access_token });
+      const forResource = await json<{ access_token: string }>(
+        await fetch(`${base}/v1/token`, {
+          method: 'POST',
+          headers: { Authorization: `ApiKey ${created.opaque_key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ resource: BENCH_AUDIENCE }),
+        }),
+      );
+      clients.push({
+        keyId: created.api_key.id,
+        apiKey: created.opaque_key,
+        accessToken: access_token,
+        resourceToken: forResource.access_token,
+      });
     }
     const roundRobin = (
       method: 'GET' | 'POST',
@@ -359,14 +366,14 @@ async function main(): Promise<void> {
         roundRobin('POST', (c) => ({
           path: '/oauth/introspect',
           authorization: resourceServer,
-          form: `token=${c.accessToken}`,
+          form: `token=${c.resourceToken}`,
         })),
       ],
       [
         '(f) GET /v1/forward-auth',
         roundRobin('GET', (c) => ({
-          path: '/v1/forward-auth?scope=api_keys:read',
-          authorization: `Bearer ${c.accessToken}`,
+          path: `/v1/forward-auth?audience=${encodeURIComponent(BENCH_AUDIENCE)}&scope=api_keys:read`,
+          authorization: `Bearer ${c.resourceToken}`,
         })),
       ],
       [

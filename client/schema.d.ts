@@ -424,11 +424,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The calling resource server's stream */
+    /** The calling resource server's default stream, or one of its instance streams */
     get: operations['SsfController_stream'];
     put?: never;
-    post?: never;
-    delete?: never;
+    /** Create an instance stream: every event is delivered to it, at its own poll endpoint, until it is idle */
+    post: operations['SsfController_createStream'];
+    /** Delete an instance stream and its deliveries */
+    delete: operations['SsfController_deleteStream'];
     options?: never;
     head?: never;
     patch?: never;
@@ -443,8 +445,25 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Poll the stream for SETs (RFC 8936): acknowledge, report errors, long-poll */
+    /** Poll the default stream for SETs (RFC 8936): acknowledge, report errors, long-poll */
     post: operations['SsfController_poll'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/ssf/poll/{streamId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Poll an instance stream for SETs (RFC 8936), as POST /ssf/poll */
+    post: operations['SsfController_pollStream'];
     delete?: never;
     options?: never;
     head?: never;
@@ -919,7 +938,7 @@ export interface components {
         | 'console.signed_out'
         | 'member.role_changed'
         | 'member.removed';
-      /** @description api_key.revoked: user, admin, member_removed or exposed; token.exchange_failed: why it was refused; else null */
+      /** @description api_key.revoked: user, admin, member_removed, exposed or rotated; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
       occurred_at: string;
@@ -951,6 +970,11 @@ export interface components {
        * @description api_key.rotated: the key the new one (target_id) replaces
        */
       previous_api_key_id: string | null;
+      /**
+       * Format: date-time
+       * @description api_key.rotated with a grace period: the replaced key's new expires_at (the grace's end)
+       */
+      previous_api_key_expires_at: string | null;
       /** @description The client address the request came from */
       client_ip: string | null;
       /** @description X-Request-Id of the request */
@@ -983,6 +1007,11 @@ export interface components {
       expires_in: number;
       /** Format: uuid */
       user_id: string;
+      /**
+       * @description The member's e-mail address: who is signed in
+       * @example dev@acme.test
+       */
+      email: string;
       organization: components['schemas']['ConsoleOrganizationView'];
       /** @enum {string} */
       role: 'admin' | 'member' | 'viewer';
@@ -2272,6 +2301,8 @@ export interface operations {
           | 'member.removed';
         /** @description Only events this user did */
         actor_user_id?: string;
+        /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
+        actor_email?: string;
         /** @description Only events on this object (an API key, an integration) */
         target_id?: string;
         /** @description Events at or after this instant. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
@@ -2550,7 +2581,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description `{ "active": false }`, or the active token's claims with its scope now */
+      /** @description `{ "active": false }`, or the claims of an active token for the caller's audience, with its scope now */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2579,11 +2610,11 @@ export interface operations {
   };
   ForwardAuthController_check_get: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -2638,11 +2669,11 @@ export interface operations {
   };
   ForwardAuthController_check_put: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -2697,11 +2728,11 @@ export interface operations {
   };
   ForwardAuthController_check_post: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -2756,11 +2787,11 @@ export interface operations {
   };
   ForwardAuthController_check_delete: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -2815,11 +2846,11 @@ export interface operations {
   };
   ForwardAuthController_check_options: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -2874,11 +2905,11 @@ export interface operations {
   };
   ForwardAuthController_check_head: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -2933,11 +2964,11 @@ export interface operations {
   };
   ForwardAuthController_check_patch: {
     parameters: {
-      query?: {
-        /** @description The audience the gateway protects (default: the default audience) */
-        audience?: unknown;
+      query: {
         /** @description Required permissions, separated by spaces or commas */
-        scope?: unknown;
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
       };
       header?: never;
       path?: never;
@@ -3012,7 +3043,10 @@ export interface operations {
   };
   SsfController_stream: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description A stream's id; without it, the resource server's default stream */
+        stream_id?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -3025,11 +3059,161 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': Record<string, never>;
+          'application/json': {
+            stream_id: string;
+            iss: string;
+            aud: string;
+            delivery: {
+              /** @enum {string} */
+              method: 'urn:ietf:rfc:8936';
+              endpoint_url: string;
+            };
+            events_supported: string[];
+            events_requested: string[];
+            events_delivered: string[];
+            description?: string;
+          };
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description UNAUTHENTICATED (with WWW-Authenticate) */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SsfController_createStream: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          delivery?: {
+            /** @enum {string} */
+            method: 'urn:ietf:rfc:8936';
+          };
+          events_requested?: string[];
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The new stream configuration */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            stream_id: string;
+            iss: string;
+            aud: string;
+            delivery: {
+              /** @enum {string} */
+              method: 'urn:ietf:rfc:8936';
+              endpoint_url: string;
+            };
+            events_supported: string[];
+            events_requested: string[];
+            events_delivered: string[];
+            description?: string;
+          };
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SsfController_deleteStream: {
+    parameters: {
+      query: {
+        /** @description The id of a stream made with POST /ssf/stream */
+        stream_id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -3067,7 +3251,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': Record<string, never>;
+          'application/json': {
+            /** @description jti -> compact SET */
+            sets: {
+              [key: string]: string;
+            };
+            moreAvailable: boolean;
+          };
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */
@@ -3081,6 +3271,92 @@ export interface operations {
       };
       /** @description UNAUTHENTICATED (with WWW-Authenticate) */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SsfController_pollStream: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        streamId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @default 100 */
+          maxEvents?: number;
+          /** @default false */
+          returnImmediately?: boolean;
+          ack?: string[];
+          setErrs?: {
+            [key: string]: Record<string, never>;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description `{ sets: { jti: SET }, moreAvailable }` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description jti -> compact SET */
+            sets: {
+              [key: string]: string;
+            };
+            moreAvailable: boolean;
+          };
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };

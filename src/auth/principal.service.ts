@@ -33,15 +33,24 @@ export class PrincipalService {
   }
 
   /**
-   * An access token's live principal for a resource server (introspection, forward auth): null unless it is an
-   * access token of ours for `audience` (or the default audience), its key usable and its owner a member, read now.
+   * An access token's live principal for the resource server of `audience` (introspection): null unless it is an access
+   * token of ours for exactly that audience, its key usable and its owner a member, read now. A token minted without
+   * `resource` has the default audience, Gatehouse's own API's only (docs/adr/0033-one-audience-one-place.md).
    */
   async forResourceServer(token: string, audience: string): Promise<TokenPrincipal | null> {
+    const verified = this.verifiedAccessToken(token);
+    if (verified === null || verified.claims.aud !== audience || audience === this.tokens.audience) return null;
+    return this.live(verified);
+  }
+
+  /** A valid access token of ours whatever its audience, or null: its signature and claims only, no state read. */
+  verifiedAccessToken(token: string): VerifiedToken | null {
     const verified = this.tokens.verifiedToken(token);
-    if (verified === null || verified.claims.token_use !== 'access') return null;
-    // A token for the default audience is accepted by every resource server (docs/resource-servers.md).
-    const { aud } = verified.claims;
-    if (aud !== audience && aud !== this.tokens.audience) return null;
+    return verified !== null && verified.claims.token_use === 'access' ? verified : null;
+  }
+
+  /** A verified access token's live principal: its key usable and its owner a member, read now; else null. */
+  async live(verified: VerifiedToken): Promise<TokenPrincipal | null> {
     const principal = await this.fromVerified(verified);
     return principal === null ? null : { principal, claims: verified.claims };
   }
@@ -52,7 +61,9 @@ export class PrincipalService {
    */
   private async fromVerified(verified: VerifiedToken): Promise<Principal | null> {
     const { claims } = verified;
-    if (claims.akid === undefined) {
+    // The key id: `client_id` (TokenService sets it from `akid` for a token minted before that claim was dropped).
+    const apiKeyId = claims.client_id;
+    if (apiKeyId === undefined) {
       const access = await this.identity.sessionAccess(claims.org, claims.sub);
       // Signed out, or removed and added back, since the token was issued.
       if (access === null || !(claims.iat >= access.minIssuedAt)) return null;
@@ -66,7 +77,7 @@ export class PrincipalService {
       };
     }
     // One query: the key's status, expiry and scopes come with the owner's membership.
-    const found = await this.exchange.usableKey(claims.akid, { userId: claims.sub, organizationId: claims.org });
+    const found = await this.exchange.usableKey(apiKeyId, { userId: claims.sub, organizationId: claims.org });
     if (found === null) return null;
     const { role } = found.ownerAccess;
     return {
@@ -75,7 +86,7 @@ export class PrincipalService {
       role,
       permissions: roleMask(role) & found.key.scopes & verified.permissions,
       tokenUse: claims.token_use,
-      apiKeyId: claims.akid,
+      apiKeyId,
       apiKeyExpiresAtMs: found.key.expiresAtMs,
     };
   }

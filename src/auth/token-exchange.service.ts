@@ -4,6 +4,7 @@ import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { AuditService } from '../audit/audit.service';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
+import { roleMask } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
 import { AccessTokenResponse } from './dto/access-token.response';
 import { refusalOutcome } from './exchange-outcome';
@@ -121,6 +122,7 @@ export class TokenExchangeService {
         apiKeyId: key.id,
         lifetimeSeconds: ownerAccess.accessTokenLifetime,
         scopes: key.scopes,
+        rolePermissions: roleMask(ownerAccess.role),
         expiresAtMs: key.expiresAtMs,
         checkedAtMs,
         clientAddress: address,

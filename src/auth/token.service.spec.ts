@@ -80,10 +80,11 @@ describe('TokenService', () => {
         iat: expect.any(Number),
         exp: expect.any(Number),
         token_use: 'access',
-        akid: access.apiKeyId,
         client_id: access.apiKeyId,
         scope: 'api_keys:read integrations:read',
       });
+      // The key id once: `akid` only repeated `client_id` (docs/api.md#access-and-session-tokens).
+      expect(parts(token).payload).not.toHaveProperty('akid');
       expect(claims!.exp - claims!.iat).toBe(1800);
       expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'at+jwt', kid: tokens.keys.signingKid });
       expect(tokens.authenticate(token)?.permissions).toBe(2 | 32);
@@ -105,11 +106,29 @@ describe('TokenService', () => {
       expect(tokens.authenticate(await tokens.mint({ ...access, scope: '' }))?.permissions).toBe(0);
     });
 
-    it('round-trips a session token, which has no akid', async () => {
+    it('round-trips a session token, which has no key id', async () => {
       const claims = tokens.verify(await tokens.mint(session));
       expect(claims).toMatchObject({ sub: session.userId, org: session.organizationId, token_use: 'session' });
+      expect(claims).not.toHaveProperty('client_id');
       expect(claims).not.toHaveProperty('akid');
       expect(claims!.exp - claims!.iat).toBe(600);
+    });
+
+    it('still accepts an access token minted before `akid` was dropped (both claims), read as `client_id`', async () => {
+      const { payload } = parts(await tokens.mint(access));
+      const legacy = jwt.sign({ ...payload, akid: access.apiKeyId }, key, {
+        algorithm: 'ES256',
+        keyid: tokens.keys.signingKid,
+        header: { alg: 'ES256', typ: 'at+jwt' },
+      });
+      expect(tokens.authenticate(legacy)?.claims).toMatchObject({ client_id: access.apiKeyId, token_use: 'access' });
+      // And one older still, with `akid` alone.
+      const { client_id: _none, ...older } = payload;
+      const oldest = jwt.sign({ ...older, akid: access.apiKeyId }, key, {
+        algorithm: 'ES256',
+        keyid: tokens.keys.signingKid,
+      });
+      expect(tokens.authenticate(oldest)?.claims.client_id).toBe(access.apiKeyId);
     });
 
     it('signs ES256 with the kid in the header, and a new jti every time', async () => {
@@ -249,10 +268,20 @@ describe('TokenService', () => {
       ['no org', { org: undefined }],
       ['a sub that is not a UUID', { sub: 'root' }],
       ['an unknown token_use', { token_use: 'refresh' }],
+      ['a session token with a client_id', { client_id: randomUUID() }],
       ['a session token with an akid', { akid: randomUUID() }],
-      ['an access token without an akid', { token_use: 'access' }],
+      ['an access token without a client_id', { token_use: 'access' }],
+      ['an access token with a non-UUID client_id', { token_use: 'access', client_id: 'k1' }],
       ['an access token with a non-UUID akid', { token_use: 'access', akid: 'k1' }],
-      ['an access token with a scope that is not a string', { token_use: 'access', akid: randomUUID(), scope: 7 }],
+      [
+        'an access token whose akid is not its client_id',
+        { token_use: 'access', client_id: randomUUID(), akid: randomUUID() },
+      ],
+      [
+        'an access token with a UUID client_id and a non-UUID akid',
+        { token_use: 'access', client_id: randomUUID(), akid: 'k1' },
+      ],
+      ['an access token with a scope that is not a string', { token_use: 'access', client_id: randomUUID(), scope: 7 }],
       ['a session token with a scope', { scope: 'api_keys:read' }],
       ['no jti', { jti: undefined }],
     ])('well-signed claims with %s', async (_name, change) => {

@@ -22,9 +22,13 @@ export interface TokenClaims {
   iat: number;
   exp: number;
   token_use: TokenUse;
-  akid?: string;
-  /** Access tokens: the API key id, as `akid` (RFC 9068 section 2.2). */
+  /** Access tokens: the API key id (RFC 9068 section 2.2); read from `akid` for a token minted before it was dropped. */
   client_id?: string;
+  /**
+   * The key id again, in access tokens minted by earlier versions (no longer minted: it only repeated `client_id`). Read
+   * only until every such token has expired (24 h at most after the upgrade); then this can go.
+   */
+  akid?: string;
   /** Access tokens: the granted permissions, space-separated, in catalogue order (docs/api.md#scopes). */
   scope?: string;
 }
@@ -59,6 +63,8 @@ export interface ApiKeyExchange {
   lifetimeSeconds: number;
   /** The key's scopes. */
   scopes: PermissionMask;
+  /** What the owner's role allows now. */
+  rolePermissions: PermissionMask;
   /** The key's expires_at in milliseconds; null: never. */
   expiresAtMs: number | null;
   /** When the key was checked: the token is issued at this instant. */
@@ -84,8 +90,12 @@ export interface AccessGrant {
 /** Verified tokens kept in memory (about 1 KB each). */
 const VERIFIED_CACHE_SIZE = 10_000;
 
-function isClaims(payload: unknown): payload is TokenClaims {
-  if (typeof payload !== 'object' || payload === null) return false;
+/**
+ * The payload as our claims, or null when it is not a token of ours. An access token's key id is `client_id`; one minted
+ * before `akid` was dropped carries it in both (equal), and leaves here with `client_id` set, so readers read only that.
+ */
+function tokenClaims(payload: unknown): TokenClaims | null {
+  if (typeof payload !== 'object' || payload === null) return null;
   const p = payload as Record<string, unknown>;
   const common =
     typeof p.sub === 'string' &&
@@ -95,14 +105,17 @@ function isClaims(payload: unknown): payload is TokenClaims {
     typeof p.jti === 'string' &&
     typeof p.aud === 'string' &&
     typeof p.exp === 'number';
-  if (!common) return false;
-  if (p.token_use === 'session') return p.akid === undefined && p.scope === undefined;
-  return (
-    p.token_use === 'access' &&
-    typeof p.akid === 'string' &&
-    UUID.test(p.akid) &&
-    (p.scope === undefined || typeof p.scope === 'string')
-  );
+  if (!common) return null;
+  if (p.token_use === 'session') {
+    return p.client_id === undefined && p.akid === undefined && p.scope === undefined
+      ? (p as unknown as TokenClaims)
+      : null;
+  }
+  if (p.token_use !== 'access' || !(p.scope === undefined || typeof p.scope === 'string')) return null;
+  const keyId = p.client_id ?? p.akid;
+  if (typeof keyId !== 'string' || !UUID.test(keyId) || (p.akid !== undefined && p.akid !== keyId)) return null;
+  p.client_id = keyId;
+  return p as unknown as TokenClaims;
 }
 
 /** RFC 9068 section 2.1: access tokens are typed `at+jwt`; session tokens are plain JWTs. */
@@ -137,6 +150,8 @@ export class TokenService {
       scopes = scopeClaimMask(narrowing.scope);
       if ((scopes & ~exchange.scopes) !== 0) throw invalidArgument();
     }
+    // A resource server cannot read the role per request as Gatehouse does: its token says what the role allows now.
+    if (narrowing.resource !== undefined) scopes &= exchange.rolePermissions;
     let lifetimeSeconds = Math.min(narrowing.expiresIn ?? exchange.lifetimeSeconds, exchange.lifetimeSeconds);
     if (exchange.expiresAtMs !== null) {
       const left = Math.floor(exchange.expiresAtMs / 1000) - Math.floor(exchange.checkedAtMs / 1000);
@@ -158,10 +173,7 @@ export class TokenService {
       exp: iat + request.lifetimeSeconds,
       token_use: request.tokenUse,
     };
-    if (request.apiKeyId !== undefined) {
-      claims.akid = request.apiKeyId;
-      claims.client_id = request.apiKeyId;
-    }
+    if (request.apiKeyId !== undefined) claims.client_id = request.apiKeyId;
     if (request.scope !== undefined) claims.scope = request.scope;
     return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid, joseType(request.tokenUse));
   }
@@ -213,7 +225,7 @@ export class TokenService {
         algorithms: [JWT_ALGORITHM],
         issuer: this.issuer,
       });
-      return isClaims(payload) ? payload : null;
+      return tokenClaims(payload);
     } catch {
       return null;
     }

@@ -1,9 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import express, { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
 import { CONSOLE_PATH, consoleRouter, DOCS_PATH, docsSecurityHeaders, noSniff } from './console-assets';
-import { LARGE_BODY_ROUTE, LargeBodyRoute, verifyJsonBody } from './json-body';
+import { bodyError, formBody, jsonBody, mayExceed, Middleware, refuseUnread } from './body-reader';
+import { LARGE_BODY_ROUTE, LargeBodyRoute } from './json-body';
 import { AllExceptionsFilter, isBodyParserError } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
@@ -37,69 +38,32 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 /** Forward auth reads headers only: a gateway may pass any method and body along, which are not read. */
 const FORWARD_AUTH_PATH = '/v1/forward-auth';
 
+/**
+ * Every answer of forward auth depends on the Authorization header, and none may be kept but the allowed one, whose
+ * Cache-Control the controller sets: a refusal says so from here, before routing, whoever answers it (the shutdown's
+ * 503, a database's 503, a 400, 401 or 403). docs/resource-servers.md#forward-auth
+ */
+function forwardAuthCaching(req: Request, res: Response, next: NextFunction): void {
+  if (routePath(req.path) === FORWARD_AUTH_PATH) {
+    res.setHeader('Vary', 'Authorization').setHeader('Cache-Control', 'no-store');
+  }
+  next();
+}
+
+/** The revocation feed's polls (`/ssf/poll`, `/ssf/poll/{stream_id}`) carry up to 1,000 acknowledgements. */
+const POLL_PATH = /^\/ssf\/poll(?:\/[^/]+)?$/;
+/** 1,000 acknowledgements are about 39 KB (docs/adr/0031-revocation-feed-in-production.md). */
+export const POLL_BODY_LIMIT_BYTES = 64 * 1024;
+
 /** Which body a request may carry, decided once from its method and path. */
-type BodyKind = 'none' | 'form' | 'large' | 'json';
+type BodyKind = 'none' | 'form' | 'large' | 'poll' | 'json';
 
 function bodyKind(req: Request, large: LargeBodyRoute): BodyKind {
   const path = routePath(req.path);
   if (path === FORWARD_AUTH_PATH) return 'none';
   if (req.method === 'POST' && FORM_PATHS.includes(path)) return 'form';
+  if (req.method === 'POST' && POLL_PATH.test(path)) return 'poll';
   return req.method === large.method && path === large.path ? 'large' : 'json';
-}
-
-/** A body-parser style error (the exception filter's isBodyParserError). */
-function bodyError(type: string, status: number, message = type): Error {
-  return Object.assign(new Error(message), { type, status });
-}
-
-/**
- * The OAuth endpoints' form bodies, read and parsed with URLSearchParams (a third of body-parser's cost on the
- * client-credentials grant, docs/performance.md#resource-servers): UTF-8 only, at most `limit` bytes; a repeated
- * parameter becomes an array, which the endpoints refuse (RFC 6749 section 3.2).
- */
-function formBody(limit: number): (req: Request, res: Response, next: NextFunction) => void {
-  return (req, _res, next) => {
-    const charset = /;\s*charset\s*=\s*"?([^";]+)/i.exec(req.headers['content-type'] ?? '')?.[1].toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      req.resume();
-      next(bodyError('charset.unsupported', 415));
-      return;
-    }
-    if (Number(req.headers['content-length'] ?? 0) > limit) {
-      req.resume();
-      next(bodyError('entity.too.large', 413));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit && !failed) {
-        failed = true;
-        next(bodyError('entity.too.large', 413));
-      }
-      if (!failed) chunks.push(chunk);
-    });
-    req.on('error', (error) => {
-      if (failed) return;
-      failed = true;
-      next(Object.assign(error, { type: 'request.aborted', status: 400 }));
-    });
-    req.on('end', () => {
-      if (failed) return;
-      // A small form arrives in one chunk: no copy then.
-      const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
-      // No prototype: a parameter named __proto__ is a parameter like any other.
-      const body = Object.create(null) as Record<string, string | string[]>;
-      for (const [name, value] of new URLSearchParams(text)) {
-        const seen = body[name];
-        body[name] = seen === undefined ? value : ([] as string[]).concat(seen, value);
-      }
-      req.body = body;
-      next();
-    });
-  };
 }
 
 /** Every body is JSON (docs/api.md), forms on the OAuth endpoints: a body of another type is refused, not ignored. */
@@ -119,32 +83,40 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // First, so even requests the body parser refuses get an id, a log line and a metric (docs/operations.md#metrics).
   expressApp.use(requestLogger(app.get(ROOT_LOGGER), app.get<RequestObserver | null>(REQUEST_OBSERVER)));
   expressApp.use(noSniff);
+  expressApp.use(forwardAuthCaching);
   // Before any body is read: while draining, new requests get 503 (docs/operations.md).
   expressApp.use(app.get(ShutdownState).gate);
-  const json = (limit: number) =>
-    express.json({
-      limit,
-      strict: true,
-      type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? ''),
-      verify: verifyJsonBody,
-    });
+  // JSON is read only under a JSON type: a body of another type was refused, an empty one stays undefined.
+  const json = (limit: number): Middleware => {
+    const read = jsonBody(limit);
+    return (req, res, next) => (JSON_TYPE.test(req.headers['content-type'] ?? '') ? read(req, res, next) : next());
+  };
   const parseJson = json(config.bodyLimitBytes);
   // The larger limit applies only on the exact route and only after its own admission check, before a byte is read.
   const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE, { strict: false });
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
+  const parsePoll = json(Math.max(config.bodyLimitBytes, POLL_BODY_LIMIT_BYTES));
   const parseForm = formBody(config.bodyLimitBytes);
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
     const kind = bodyKind(req, large);
     if (kind === 'none') {
+      // Not read: past the limit, or chunked, the connection closes after the answer instead of Node reading it all.
+      if (mayExceed(req, config.bodyLimitBytes)) res.setHeader('Connection', 'close');
       next();
     } else if (hasUnsupportedType(req, kind)) {
-      next(bodyError('content.type.unsupported', 400, 'unsupported content type'));
+      refuseUnread(req, res, next, bodyError('content.type.unsupported', 400, 'unsupported content type'));
     } else if (kind === 'form') {
       parseForm(req, res, next);
     } else if (kind === 'json') {
       parseJson(req, res, next);
+    } else if (kind === 'poll') {
+      parsePoll(req, res, next);
     } else {
-      large.admit(req).then(() => parseLarge(req, res, next), next);
+      // The admission's refusal (429) comes before a byte of the body is read.
+      large.admit(req).then(
+        () => parseLarge(req, res, next),
+        (error: Error) => refuseUnread(req, res, next, error),
+      );
     }
   });
   // POST /v1/token authenticates before it looks at the body, so a bad body is answered 400 only after the header

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, nestsDeeperThan, verifyJsonBody } from './json-body';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-body';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -24,23 +24,5 @@ describe('nestsDeeperThan', () => {
 
   it('counts depth, not brackets: many siblings are fine', () => {
     expect(nestsDeeperThan(bytes(`[${'[],'.repeat(10_000)}[]]`), 2)).toBe(false);
-  });
-});
-
-describe('verifyJsonBody', () => {
-  const verify =
-    (text: string, encoding = 'utf-8') =>
-    () =>
-      verifyJsonBody({} as never, {}, bytes(text), encoding);
-
-  it('lets ordinary JSON through', () => {
-    expect(verify('{"label":"ci"}')).not.toThrow();
-  });
-
-  it('refuses nesting past the bound and other charsets as 400 body errors', () => {
-    expect(verify('['.repeat(MAX_JSON_DEPTH + 1))).toThrow(
-      expect.objectContaining({ status: 400, type: 'entity.too.deep' }),
-    );
-    expect(verify('{}', 'utf-16le')).toThrow(expect.objectContaining({ status: 400, type: 'charset.unsupported' }));
   });
 });

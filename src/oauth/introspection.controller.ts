@@ -8,6 +8,7 @@ import { scopeString } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
 import { clientCredentials, formParameters, invalidClient } from './client-authentication';
 import { OAuthErrorBody } from './openapi';
+import { tokenExpiry } from './token-expiry';
 
 /** RFC 7662 section 2.2: an active token's members, or `{ active: false }` alone. */
 export type IntrospectionResponse =
@@ -30,7 +31,9 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
 /**
  * RFC 7662 introspection for registered resource servers: the token's live state, read as for any Bearer request (the
- * key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance.
+ * key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance. Active
+ * only for a token minted for the caller's own audience (docs/adr/0033-one-audience-one-place.md). `exp` is when the
+ * token stops working, its key's expiry included, so a verifier may keep the answer until then.
  */
 @ApiTags('OAuth')
 @Controller('oauth/introspect')
@@ -61,7 +64,10 @@ export class IntrospectionController {
       },
     },
   })
-  @ApiOkResponse({ description: '`{ "active": false }`, or the active token\'s claims with its scope now' })
+  @ApiOkResponse({
+    description:
+      '`{ "active": false }`, or the claims of an active token for the caller\'s audience, with its scope now',
+  })
   @ApiResponse({ status: 400, description: 'invalid_request', type: OAuthErrorBody })
   @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorBody })
   async introspect(@Req() request: Request): Promise<IntrospectionResponse> {
@@ -81,7 +87,7 @@ export class IntrospectionController {
       org: principal.organizationId,
       aud: claims.aud,
       iss: claims.iss,
-      exp: claims.exp,
+      exp: tokenExpiry(claims.exp, principal.apiKeyExpiresAtMs),
       iat: claims.iat,
       jti: claims.jti,
       token_type: 'Bearer',

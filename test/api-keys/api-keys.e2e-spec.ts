@@ -500,7 +500,7 @@ describe('/v1/user-api-keys', () => {
       const late = await Promise.all(after);
       expect(late.map((r) => r.status)).toEqual(Array(20).fill(401));
 
-      // Whatever was minted before the revoke committed is dead now (the akid is checked on every request).
+      // Whatever was minted before the revoke committed is dead now (the key of `client_id` is checked on every request).
       const minted = raced.filter((r) => r.status === 200).map((r) => r.token!);
       for (const token of minted) {
         expectBearerRejected(await t.http().get('/v1/user-api-keys').set(bearer(token)));

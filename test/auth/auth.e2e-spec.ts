@@ -2,6 +2,7 @@ import { createPublicKey, JsonWebKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { IdentityService } from '../../src/identity/identity.service';
+import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import {
   bearer,
   expectBearerRejected,
@@ -120,7 +121,7 @@ describe('Bearer authentication', () => {
         ['without org', { org: undefined }],
         ['without sub', { sub: undefined }],
         ['with a token_use other than access or session', { token_use: 'refresh' }],
-        ['an access token without akid', { token_use: 'access' }],
+        ['an access token without client_id', { token_use: 'access' }],
         ['a sub that is not a user id', { sub: 'admin' }],
       ])('well signed but %s', async (_name, change) => {
         const token = signEs256({ ...sessionClaims(user), ...change }, testSecrets.JWT_PRIVATE_KEY, kid);
@@ -170,6 +171,19 @@ describe('Bearer authentication', () => {
       expectBearerRejected(await listWith(bearer(accessToken)));
       await listWith(bearer(otherToken)).expect(200);
       await listWith(bearer(user.token)).expect(200);
+    });
+
+    it("a token minted for a resource server is refused by Gatehouse's own API (401): a server that received it cannot replay it here", async () => {
+      const user = await t.user();
+      const audience = 'https://replay.example.com';
+      await t.get(ResourceServersService).register('Replay', audience);
+      const { value } = await t.createKey(user, 'replayed', { scopes: ['api_keys:read', 'api_keys:create'] });
+      const forServer = await t.exchange(value, { resource: audience });
+      expectBearerRejected(await t.http().post('/v1/user-api-keys').set(bearer(forServer)).send({ label: 'planted' }));
+      expectBearerRejected(await listWith(bearer(forServer)));
+      // Minted without `resource`, the token is Gatehouse's own API's, and works there.
+      const own = await t.exchange(value);
+      await t.http().post('/v1/user-api-keys').set(bearer(own)).send({ label: 'own' }).expect(201);
     });
 
     it('can create keys when the key was given api_keys:create (management permissions only when asked for)', async () => {

@@ -175,7 +175,7 @@ function scenarios(mode: Mode): void {
     const user = await t.user();
     const target = await t.createKey(user);
     const owner = addresses();
-    // The key id is public (every access token carries it as `akid`): three addresses use up their failures on it.
+    // The key id is public (every access token carries it as `client_id`): three addresses use up their failures on it.
     const thirdParty = [addresses(), addresses(), addresses()];
     for (const address of thirdParty) {
       await failTimes(

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { SecretHasher } from '../../src/common/secret-hasher';
 import { JwtSigner } from '../../src/auth/jwt-signer';
@@ -13,7 +14,7 @@ import {
   expectInvalidArgument,
   UUID,
 } from '../support/http-assertions';
-import { createTestApp, createTestDatabase, TEST_ISSUER, TestApp } from '../support/test-app';
+import { createTestApp, createTestDatabase, TEST_ISSUER, TestApp, testSecrets } from '../support/test-app';
 
 /** POST /v1/token: docs/api.md#post-v1token, each step in its order. */
 describe('POST /v1/token', () => {
@@ -188,7 +189,6 @@ describe('POST /v1/token', () => {
         iat: expect.any(Number),
         exp: expect.any(Number),
         token_use: 'access',
-        akid: id,
         client_id: id,
         scope: body.scope,
       });
@@ -196,6 +196,21 @@ describe('POST /v1/token', () => {
       expect(iat).toBeGreaterThanOrEqual(before);
       expect(iat).toBeLessThanOrEqual(after);
       expect((payload.exp as number) - iat).toBe(body.expires_in);
+    });
+
+    it('keeps accepting a token minted before `akid` was dropped until it expires, and its key is still checked', async () => {
+      const user = await t.user();
+      const { id, value } = await t.createKey(user);
+      const { header, payload } = decodeJwt(await t.exchange(value));
+      // What this version minted before: the key id twice, as `akid` and `client_id`.
+      const legacy = jwt.sign({ ...payload, akid: id }, testSecrets.JWT_PRIVATE_KEY, {
+        algorithm: 'ES256',
+        keyid: header.kid as string,
+        header: { alg: 'ES256', typ: 'at+jwt' },
+      });
+      await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(legacy)).expect(200);
+      await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      await t.http().get('/v1/user-api-keys').set(bearer(legacy)).expect(401);
     });
 
     it('gives every exchange its own jti', async () => {

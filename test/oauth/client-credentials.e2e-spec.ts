@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { AuditEvent } from '../../src/audit/audit-event.entity';
+import { IdentityService } from '../../src/identity/identity.service';
 import { Metrics } from '../../src/metrics/metrics';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { decodeJwt, expectError } from '../support/http-assertions';
@@ -63,10 +64,10 @@ describe('POST /oauth/token (client credentials)', () => {
       expect(decodeJwt(response.body.access_token).payload).toMatchObject({
         aud: 'gatehouse',
         sub: user.userId,
-        akid: key.id,
         client_id: key.id,
         token_use: 'access',
       });
+      expect(decodeJwt(response.body.access_token).payload).not.toHaveProperty('akid');
       expect(metrics.mock.calls).toEqual([['success']]);
       await t
         .http()
@@ -259,6 +260,29 @@ describe('POST /oauth/token (client credentials)', () => {
         .set('Authorization', `ApiKey ${key.value}`)
         .send({ resource: 'https://unknown.example.com' });
       expectError(unknown, 400, 'INVALID_ARGUMENT', 'unknown resource');
+    });
+
+    it("carries what the owner's role allows at mint (a resource server cannot read the role); Gatehouse's own token keeps the key's scopes", async () => {
+      const demoted = await t.user({ org: 'oauth-cc-demoted', role: 'member' });
+      const wide = await t.createKey(demoted, 'wide', { scopes: ['api_keys:create', 'api_keys:read'] });
+      await t.get(IdentityService).setRole(demoted.organizationId, demoted.userId, 'viewer');
+
+      const forResource = await t
+        .http()
+        .post('/v1/token')
+        .set('Authorization', `ApiKey ${wide.value}`)
+        .send({ resource: audience });
+      expect(forResource.status).toBe(200);
+      expect(forResource.body.scope).toBe('api_keys:read');
+      expect(decodeJwt(forResource.body.access_token).payload.scope).toBe('api_keys:read');
+      const granted = await token({ grant_type: 'client_credentials', resource: audience }, basic(wide.id, wide.value));
+      expect(granted.status).toBe(200);
+      expect(granted.body.scope).toBe('api_keys:read');
+      expect(decodeJwt(granted.body.access_token).payload.scope).toBe('api_keys:read');
+
+      // Gatehouse reads the role at every request: its own token says what the key allows (docs/api.md#scopes).
+      const own = await t.http().post('/v1/token').set('Authorization', `ApiKey ${wide.value}`).expect(200);
+      expect(own.body.scope).toBe('api_keys:create api_keys:read');
     });
   });
 });

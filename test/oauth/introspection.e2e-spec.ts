@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { DataSource } from 'typeorm';
 import { TokenService } from '../../src/auth/token.service';
 import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
@@ -58,7 +59,7 @@ describe('POST /oauth/introspect', () => {
 
   it('answers a live access token with its claims and the scope it has now (Basic and client_secret_post)', async () => {
     const key = await a.createKey(member, 'live');
-    const token = await a.exchange(key.value);
+    const token = await a.exchange(key.value, { resource: ordersAudience });
     for (const via of ['basic', 'post'] as const) {
       const response = await introspect(a, token, orders, via).expect(200);
       expect(response.headers['cache-control']).toBe('no-store');
@@ -68,7 +69,7 @@ describe('POST /oauth/introspect', () => {
         client_id: key.id,
         sub: member.userId,
         org: member.organizationId,
-        aud: 'gatehouse',
+        aud: ordersAudience,
         iss: TEST_ISSUER,
         exp: expect.any(Number),
         iat: expect.any(Number),
@@ -79,27 +80,62 @@ describe('POST /oauth/introspect', () => {
     // A role change narrows what the token may do at once, at the other instance too.
     const demoted = await a.user({ org: 'introspect', role: 'admin' });
     const wide = await a.createKey(demoted, 'wide', { scopes: ['api_keys:read', 'api_keys:create'] });
-    const wideToken = await a.exchange(wide.value);
+    const wideToken = await a.exchange(wide.value, { resource: ordersAudience });
     expect((await introspect(b, wideToken).expect(200)).body.scope).toBe('api_keys:create api_keys:read');
     await a.get(IdentityService).setRole(demoted.organizationId, demoted.userId, 'viewer');
     expect((await introspect(b, wideToken).expect(200)).body.scope).toBe('api_keys:read');
   });
 
-  it("is active for the caller's audience and the default audience, inactive for another resource server's", async () => {
+  it("is active only for the caller's own audience: not for a token minted without resource (Gatehouse's own), nor another resource server's", async () => {
     const key = await a.createKey(admin, 'audiences');
     const forOrders = await a.exchange(key.value, { resource: ordersAudience });
     const forBilling = await a.exchange(key.value, { resource: billingAudience });
     const forGatehouse = await a.exchange(key.value);
     expect((await introspect(a, forOrders).expect(200)).body).toMatchObject({ active: true, aud: ordersAudience });
-    expect((await introspect(a, forGatehouse).expect(200)).body).toMatchObject({ active: true, aud: 'gatehouse' });
-    await expectInactive(a, forBilling);
     expect((await introspect(a, forBilling, billing).expect(200)).body).toMatchObject({ active: true });
+    await expectInactive(a, forBilling);
     await expectInactive(a, forOrders, billing);
+    // A resource server that received Gatehouse's own token learns nothing of it, by either authentication method...
+    await expectInactive(a, forGatehouse);
+    await expectInactive(b, forGatehouse, billing);
+    expect((await introspect(a, forGatehouse, orders, 'post').expect(200)).body).toStrictEqual({ active: false });
+    // ...and its own token does not work at Gatehouse's API: replayed there, it plants no key (401).
+    const replay = await a
+      .http()
+      .post('/v1/user-api-keys')
+      .set('Authorization', `Bearer ${forOrders}`)
+      .send({ label: 'planted' });
+    expect([replay.status, replay.headers['www-authenticate']]).toEqual([401, 'Bearer realm="gatehouse"']);
+    // Gatehouse's own token keeps working there.
+    await a.http().get('/v1/user-api-keys').set('Authorization', `Bearer ${forGatehouse}`).expect(200);
+  });
+
+  it("answers exp as the earlier of the token's own and its key's expiry (a rotation's grace end)", async () => {
+    const key = await a.createKey(admin, 'exp');
+    const token = await a.exchange(key.value, { resource: ordersAudience });
+    const ownExp = decodeJwt(token).exp!;
+    expect((await introspect(a, token).expect(200)).body.exp).toBe(ownExp);
+    const rotation = await a
+      .http()
+      .post(`/v1/user-api-keys/${key.id}/rotate`)
+      .set('Authorization', `Bearer ${admin.token}`)
+      .send({ grace_period_seconds: 600 })
+      .expect(201);
+    const graceEnd = Math.floor(Date.parse(rotation.body.previous_api_key.expires_at) / 1000);
+    expect(graceEnd).toBeLessThan(ownExp);
+    expect((await introspect(b, token).expect(200)).body).toMatchObject({ active: true, exp: graceEnd });
+    // A key with an expiry: a token cut to it, and a shorter one that keeps its own.
+    const expiresAt = Date.now() + 120_500;
+    const expiring = await a.createKey(admin, 'expiring', { expires_at: new Date(expiresAt).toISOString() });
+    const cut = await a.exchange(expiring.value, { resource: ordersAudience });
+    expect((await introspect(a, cut).expect(200)).body.exp).toBe(Math.floor(expiresAt / 1000));
+    const short = await a.exchange(expiring.value, { resource: ordersAudience, expires_in: 60 });
+    expect((await introspect(a, short).expect(200)).body.exp).toBe(decodeJwt(short).exp);
   });
 
   it('is { active: false } alone for anything that is not a live access token of ours', async () => {
     const key = await a.createKey(admin, 'inactive');
-    const token = await a.exchange(key.value);
+    const token = await a.exchange(key.value, { resource: ordersAudience });
     const tokens = a.get(TokenService);
     const expired = await tokens.mint({
       userId: admin.userId,
@@ -108,8 +144,11 @@ describe('POST /oauth/introspect', () => {
       lifetimeSeconds: 60,
       scope: 'api_keys:read',
       tokenUse: 'access',
+      audience: ordersAudience,
       issuedAtMs: Date.now() - 3_600_000,
     });
+    // Each is inactive for its own reason: the token they are made from is active.
+    expect((await introspect(a, token).expect(200)).body.active).toBe(true);
     const [, payload] = token.split('.');
     const forged = signEs256(JSON.parse(Buffer.from(payload, 'base64url').toString()), otherEcKey(), 'some-kid');
     for (const value of ['', 'garbage', forged, expired, admin.token, `${token}x`]) await expectInactive(a, value);
@@ -117,14 +156,14 @@ describe('POST /oauth/introspect', () => {
 
   it('a revoked key, a removed member: inactive on the next call, at the other instance too', async () => {
     const key = await a.createKey(admin, 'revoke me');
-    const token = await a.exchange(key.value);
+    const token = await a.exchange(key.value, { resource: ordersAudience });
     expect((await introspect(b, token).expect(200)).body.active).toBe(true);
     await a.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
     await expectInactive(b, token);
 
     const leaving = await a.user({ org: 'introspect', role: 'member' });
     const leavingKey = await a.createKey(leaving, 'leaving');
-    const leavingToken = await a.exchange(leavingKey.value);
+    const leavingToken = await a.exchange(leavingKey.value, { resource: ordersAudience });
     expect((await introspect(b, leavingToken).expect(200)).body.active).toBe(true);
     await a.get(OrganizationKeysService).removeMember(leaving.organizationId, leaving.userId);
     await expectInactive(b, leavingToken);
@@ -133,7 +172,7 @@ describe('POST /oauth/introspect', () => {
   it('tokens of every organization are introspected the same way; an organization is no boundary for it', async () => {
     const other = await a.user({ org: 'introspect-other', role: 'admin' });
     const key = await a.createKey(other, 'other org');
-    const response = await introspect(a, await a.exchange(key.value)).expect(200);
+    const response = await introspect(a, await a.exchange(key.value, { resource: ordersAudience })).expect(200);
     expect(response.body).toMatchObject({ active: true, org: other.organizationId, sub: other.userId });
   });
 
@@ -174,8 +213,10 @@ describe('POST /oauth/introspect', () => {
     it('a rotated secret stops at once at every instance; a removed server too', async () => {
       const servers = a.get(ResourceServersService);
       const audit = await servers.register('Audit', 'https://audit.example.com');
-      const token = await a.exchange((await a.createKey(admin, 'rotation')).value);
-      await introspect(b, token, audit).expect(200);
+      const token = await a.exchange((await a.createKey(admin, 'rotation')).value, {
+        resource: 'https://audit.example.com',
+      });
+      expect((await introspect(b, token, audit).expect(200)).body.active).toBe(true);
       const rotated = await servers.rotateSecret('https://audit.example.com');
       expect(rotated.clientId).toBe(audit.clientId);
       expect((await introspect(b, token, audit)).status).toBe(401);

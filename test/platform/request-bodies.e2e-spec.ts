@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import { AddressInfo, connect, Socket } from 'node:net';
 import type { Response } from 'supertest';
 import { MAX_JSON_DEPTH } from '../../src/common/json-body';
 import { bearer, expectError, expectInvalidArgument } from '../support/http-assertions';
@@ -10,6 +12,19 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
  */
 const nested = (depth: number, open = '[', close = ']'): string => open.repeat(depth) + close.repeat(depth);
 const nestedObject = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+
+/** What a client sending a body without end saw, and what the server read of it. */
+interface Overflow {
+  /** The status line and headers of the answer, lower-cased; '' when none came. */
+  head: string;
+  /** Bytes the server read from the connection, headers included. */
+  serverRead: number;
+  /** The server closed the connection (the client did not give up first). */
+  closedByServer: boolean;
+}
+
+/** Past this, a server still reading is draining the body: the client gives up. */
+const GIVE_UP_AFTER_BYTES = 64 * 1024 * 1024;
 
 describe(`request bodies on ${DATABASE_KIND}`, () => {
   let t: TestApp;
@@ -59,6 +74,113 @@ describe(`request bodies on ${DATABASE_KIND}`, () => {
       .set('Content-Type', 'application/json; charset=utf-16le')
       .send(utf16);
     expectInvalidArgument(answer);
+  });
+
+  describe('an oversized body: 413 at once, the connection closed, the rest never read', () => {
+    const TEN_GB = String(10 * 1024 ** 3);
+    let port: number;
+    const accepted: Socket[] = [];
+    beforeAll(async () => {
+      const server = t.app.getHttpServer() as Server;
+      server.on('connection', (socket: Socket) => accepted.push(socket));
+      await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+      port = (server.address() as AddressInfo).port;
+    });
+
+    /**
+     * Sends the request line and headers, then body bytes as fast as the connection takes them (chunked, or under a
+     * Content-Length it never reaches), until the server closes the connection or GIVE_UP_AFTER_BYTES were sent.
+     */
+    function overflow(request: string, headers: Record<string, string>): Promise<Overflow> {
+      const chunked = headers['Content-Length'] === undefined;
+      const lines = Object.entries({
+        Host: 'localhost',
+        ...headers,
+        ...(chunked && { 'Transfer-Encoding': 'chunked' }),
+      });
+      const data = Buffer.alloc(64 * 1024, 'a');
+      const piece = chunked
+        ? Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
+        : data;
+      return new Promise((resolve) => {
+        const before = new Set(accepted);
+        const socket = connect(port, '127.0.0.1');
+        let received = '';
+        let closedByServer = false;
+        socket.on('data', (bytes: Buffer) => (received += bytes.toString('latin1')));
+        socket.on('error', () => (closedByServer = true));
+        socket.on('end', () => (closedByServer = true));
+        socket.on('close', () => {
+          const serverSocket = accepted.find((s) => !before.has(s));
+          const head = received.split('\r\n\r\n')[0].toLowerCase();
+          resolve({ head, serverRead: serverSocket?.bytesRead ?? -1, closedByServer });
+        });
+        const pump = (): void => {
+          while (!socket.destroyed && !closedByServer) {
+            if (socket.bytesWritten > GIVE_UP_AFTER_BYTES) {
+              socket.destroy();
+              return;
+            }
+            if (!socket.write(piece)) {
+              socket.once('drain', pump);
+              return;
+            }
+          }
+        };
+        socket.write(`${request} HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`);
+        pump();
+      });
+    }
+
+    /** The answer came at once with `Connection: close`, and the server closed having read about the limit at most. */
+    const expectClosedUnread = (request: string, seen: Overflow, status: number): void => {
+      const statusLine = `http/1.1 ${status} ${status === 413 ? 'payload too large' : status === 400 ? 'bad request' : 'unauthorized'}`;
+      expect([request, seen.head.split('\r\n')[0]]).toEqual([request, statusLine]);
+      expect([request, seen.head]).toEqual([request, expect.stringContaining('\r\nconnection: close')]);
+      expect([request, seen.closedByServer]).toEqual([request, true]);
+      // The body limit and what a read or two of the socket may bring past it.
+      expect([request, seen.serverRead]).toEqual([request, expect.any(Number)]);
+      expect([request, seen.serverRead > 0 && seen.serverRead < 1024 * 1024]).toEqual([request, true]);
+    };
+
+    it('a Content-Length over the limit (10 GB): 413 before any of it is read, on JSON, form and large-body routes', async () => {
+      const json = { 'Content-Type': 'application/json', 'Content-Length': TEN_GB };
+      const form = { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': TEN_GB };
+      for (const [request, headers] of [
+        ['POST /v1/user-api-keys', { ...json, ...bearer(admin.token) }],
+        ['POST /v1/console/sessions', json],
+        ['POST /ssf/poll', json],
+        ['POST /v1/api-keys/exposed', json],
+        ['POST /oauth/token', form],
+        ['POST /oauth/introspect', form],
+      ] as const) {
+        expectClosedUnread(request, await overflow(request, headers), 413);
+      }
+    });
+
+    it('a chunked body that passes the limit: 413 as soon as it does, on JSON, form and large-body routes', async () => {
+      const json = { 'Content-Type': 'application/json' };
+      const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+      for (const [request, headers] of [
+        ['POST /v1/user-api-keys', { ...json, ...bearer(admin.token) }],
+        ['POST /v1/token', json],
+        ['POST /ssf/poll', json],
+        ['POST /v1/api-keys/exposed', json],
+        ['POST /oauth/token', form],
+      ] as const) {
+        expectClosedUnread(request, await overflow(request, headers), 413);
+      }
+    });
+
+    it('a body refused unread for its type is not read either; forward auth, which reads no body, does not read one', async () => {
+      const text = { 'Content-Type': 'text/plain' };
+      expectClosedUnread('text', await overflow('POST /v1/user-api-keys', text), 400);
+      // POST /v1/token looks at the header first (docs/api.md#post-v1token): its 401, and the body left unread too.
+      expectClosedUnread('token', await overflow('POST /v1/token', { ...text, 'Content-Length': TEN_GB }), 401);
+      expectClosedUnread('forward auth', await overflow('POST /v1/forward-auth', {}), 401);
+      const declared = await overflow('GET /v1/forward-auth', { 'Content-Length': TEN_GB });
+      expectClosedUnread('forward auth, declared', declared, 401);
+    });
   });
 
   describe('the larger body of POST /v1/api-keys/exposed is for that route only', () => {
