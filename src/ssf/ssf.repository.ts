@@ -27,6 +27,15 @@ interface PendingRow {
 const CHUNK = 200;
 /** Streams one read of the poll hub, or one delete, names at most. */
 const STREAM_CHUNK = 500;
+/** Delivery rows one INSERT writes at most (one JSON parameter, about 150 bytes a row). */
+const DELIVERY_CHUNK = 2000;
+
+interface DeliveryRecord {
+  id: string;
+  stream_id: string;
+  event_id: string;
+  created_at: string;
+}
 
 function toPendingSet(row: PendingRow): PendingSet {
   return {
@@ -47,6 +56,7 @@ export class SsfRepository {
   private readonly deliveriesOf: Statement<{ streamIds: readonly string[] }>;
   private readonly acknowledge: Statement<{ streamId: string; ids: readonly string[]; at: string }>;
   private readonly streams: Statement<Record<string, never>>;
+  private readonly deliver: Statement<{ rows: DeliveryRecord[] }>;
   private readonly notify: Statement<{ channel: string }> | null;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
@@ -69,6 +79,14 @@ export class SsfRepository {
     // The default streams (their id is the resource server's) and the instance streams
     // (docs/adr/0031-revocation-feed-in-production.md).
     this.streams = db.prepare(sql`SELECT id FROM resource_servers UNION ALL SELECT id FROM ssf_streams`);
+    const rows = db.jsonRecords('rows', 'r', [
+      ['id', 'uuid'],
+      ['stream_id', 'uuid'],
+      ['event_id', 'uuid'],
+      ['created_at', 'timestamptz'],
+    ]);
+    this.deliver = db.prepare(sql`INSERT INTO ssf_deliveries (id, stream_id, event_id, created_at)
+      SELECT r.id, r.stream_id, r.event_id, r.created_at FROM ${rows}`);
     const notify = db.notify(param('channel'));
     this.notify = notify === null ? null : db.prepare(notify);
   }
@@ -80,20 +98,18 @@ export class SsfRepository {
     for (let start = 0; start < events.length; start += CHUNK) {
       await tx.getRepository(SsfEvent).insert(events.slice(start, start + CHUNK));
     }
-    const deliveries = events.flatMap((event) =>
-      streams.map((stream) =>
-        Object.assign(new SsfDelivery(), {
-          id: randomUUID(),
-          streamId: stream.id,
-          eventId: event.id,
-          createdAt: event.occurredAt,
-          acknowledgedAt: null,
-          error: null,
-        }),
-      ),
-    );
-    for (let start = 0; start < deliveries.length; start += CHUNK) {
-      await tx.getRepository(SsfDelivery).insert(deliveries.slice(start, start + CHUNK));
+    // Plain records in one statement a chunk: an entity a row cost 70-100 ms a revocation at 2,000 streams.
+    const deliveries = events.flatMap((event) => {
+      const createdAt = event.occurredAt.toISOString();
+      return streams.map((stream) => ({
+        id: randomUUID(),
+        stream_id: stream.id,
+        event_id: event.id,
+        created_at: createdAt,
+      }));
+    });
+    for (let start = 0; start < deliveries.length; start += DELIVERY_CHUNK) {
+      await this.db.run(tx, this.deliver, { rows: deliveries.slice(start, start + DELIVERY_CHUNK) });
     }
     if (this.notify !== null) await this.db.run(tx, this.notify, { channel });
   }
