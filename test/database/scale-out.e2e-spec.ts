@@ -11,7 +11,7 @@ describe(`scale-out: two instances on one ${DATABASE_KIND} database`, () => {
   beforeAll(async () => {
     first = await createTestApp();
     second = await createTestApp({ database: first.database });
-  });
+  }, 60_000);
   afterAll(async () => {
     await second.close();
     await first.close();
