@@ -25,7 +25,7 @@ export interface ExchangeClient {
 /** Raised when `resource` names no registered resource server (400 `unknown resource`; OAuth: invalid_target). */
 export class UnknownResource extends AppError {
   constructor() {
-    super(ErrorCode.INVALID_ARGUMENT, Messages.unknownResource);
+    super(ErrorCode.INVALID_ARGUMENT, Messages.unknownResource, { oauth: { error: 'invalid_target' } });
   }
 }
 

@@ -4,7 +4,7 @@ import { JwtService } from '@nestjs/jwt';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
-import { invalidArgument } from '../common/errors';
+import { AppError, ErrorCode, Messages } from '../common/errors';
 import { ALL_PERMISSIONS, PermissionMask, scopeClaimMask, scopeString } from '../identity/roles';
 import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
@@ -148,7 +148,15 @@ export class TokenService {
     let scopes = exchange.scopes;
     if (narrowing.scope !== undefined) {
       scopes = scopeClaimMask(narrowing.scope);
-      if ((scopes & ~exchange.scopes) !== 0) throw invalidArgument();
+      if ((scopes & ~exchange.scopes) !== 0) {
+        // POST /oauth/token names it invalid_scope (RFC 6749 section 5.2).
+        throw new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument, {
+          oauth: {
+            error: 'invalid_scope',
+            description: "the scope asks for a permission the key's scopes do not grant",
+          },
+        });
+      }
     }
     // A resource server cannot read the role per request as Gatehouse does: its token says what the role allows now.
     if (narrowing.resource !== undefined) scopes &= exchange.rolePermissions;

@@ -24,6 +24,30 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.INTERNAL]: 500,
 };
 
+/** The `error` names the OAuth endpoints answer with (RFC 6749 section 5.2, RFC 8707 section 2). */
+export type OAuthErrorName =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'unsupported_grant_type'
+  | 'unauthorized_client'
+  | 'temporarily_unavailable'
+  | 'server_error';
+
+/** The OAuth `error` of each code on the OAuth endpoints, unless the error names its own (AppErrorOptions.oauth). */
+export const OAUTH_ERROR: Record<ErrorCode, OAuthErrorName> = {
+  [ErrorCode.INVALID_ARGUMENT]: 'invalid_request',
+  [ErrorCode.UNAUTHENTICATED]: 'invalid_client',
+  [ErrorCode.PERMISSION_DENIED]: 'unauthorized_client',
+  [ErrorCode.NOT_FOUND]: 'invalid_request',
+  [ErrorCode.FAILED_PRECONDITION]: 'invalid_request',
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 'invalid_request',
+  [ErrorCode.RESOURCE_EXHAUSTED]: 'temporarily_unavailable',
+  [ErrorCode.UNAVAILABLE]: 'temporarily_unavailable',
+  [ErrorCode.INTERNAL]: 'server_error',
+};
+
 export function wireCode(code: ErrorCode): string {
   return code === ErrorCode.PAYLOAD_TOO_LARGE ? ErrorCode.INVALID_ARGUMENT : code;
 }
@@ -59,13 +83,25 @@ export interface AppErrorOptions {
   headers?: Record<string, string>;
   /** Extra top-level body fields (e.g. `validation`). */
   details?: Record<string, unknown>;
+  /** How the OAuth endpoints name this error, when not as OAUTH_ERROR does. */
+  oauth?: OAuthDetail;
   cause?: unknown;
 }
 
-/** A domain error: the exception filter renders it as `{ code, message, ...details }`. */
+/** An error's RFC 6749 section 5.2 rendering: its `error`, and an `error_description` other than the message. */
+export interface OAuthDetail {
+  error: OAuthErrorName;
+  description?: string;
+}
+
+/**
+ * A domain error: the exception filter renders it as `{ code, message, ...details }`, and on the OAuth endpoints as
+ * `{ error, error_description }`; the status is HTTP_STATUS's either way.
+ */
 export class AppError extends Error {
   readonly headers: Record<string, string>;
   readonly details: Record<string, unknown>;
+  readonly oauth: OAuthDetail | undefined;
 
   constructor(
     readonly code: ErrorCode,
@@ -76,6 +112,7 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.headers = options.headers ?? {};
     this.details = options.details ?? {};
+    this.oauth = options.oauth;
   }
 
   get status(): number {

@@ -1,8 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError, ErrorCode, HTTP_STATUS, Messages, wireCode } from './errors';
+import { AppError, ErrorCode, HTTP_STATUS, Messages, OAUTH_ERROR, wireCode } from './errors';
+import { BASIC_CHALLENGE } from './basic-auth';
 import { isDatabaseUnavailable } from './database-errors';
-import { OAUTH_PATH_PREFIX, OAuthError, sendOAuthError, toOAuthError } from './oauth-errors';
+
+/**
+ * The paths whose errors take the OAuth shape `{ error, error_description }` (RFC 6749 section 5.2, RFC 7662). A path,
+ * not a route marker: a body too large or of the wrong type is refused before any route is chosen.
+ */
+const OAUTH_PATH_PREFIX = '/oauth/';
 
 /** What the body parser throws (it is not a Nest HttpException). */
 interface BodyParserError {
@@ -65,10 +71,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
-    if (exception instanceof OAuthError) {
-      sendOAuthError(response, exception);
-      return;
-    }
     let error = toAppError(exception);
     if (error === undefined) {
       // The request id is bound to every line logged while serving the request (request-logger.ts).
@@ -77,7 +79,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     } else if (error.code === ErrorCode.UNAVAILABLE) {
       this.logger.warn({ err: exception }, 'dependency unavailable');
     }
-    if (request.path.startsWith(OAUTH_PATH_PREFIX)) sendOAuthError(response, toOAuthError(error));
+    if (request.path.startsWith(OAUTH_PATH_PREFIX)) sendOAuthError(request, response, error);
     else sendError(response, error);
   }
 }
@@ -92,4 +94,31 @@ export function sendError(response: Response, error: AppError): void {
     .status(HTTP_STATUS[error.code])
     .type('application/json')
     .send(JSON.stringify({ code: wireCode(error.code), message: error.message, ...error.details }));
+}
+
+/**
+ * The OAuth shape, with the status of HTTP_STATUS and `Cache-Control: no-store`. The ApiKey and Bearer challenges are
+ * not these endpoints': RFC 6749 section 5.2 answers a client that tried the Authorization header with a 401 that
+ * challenges the scheme the endpoint takes (Basic), and a client that did not with none.
+ */
+function sendOAuthError(request: Request, response: Response, error: AppError): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  for (const [name, value] of Object.entries(error.headers)) {
+    if (name !== 'WWW-Authenticate') response.setHeader(name, value);
+  }
+  if (error.code === ErrorCode.UNAUTHENTICATED && request.headers.authorization) {
+    for (const [name, value] of Object.entries(BASIC_CHALLENGE)) response.setHeader(name, value);
+  }
+  const body = {
+    error: error.oauth?.error ?? OAUTH_ERROR[error.code],
+    error_description: error.oauth?.description ?? error.message,
+  };
+  response
+    .status(HTTP_STATUS[error.code])
+    .setHeader('Cache-Control', 'no-store')
+    .type('application/json')
+    .send(JSON.stringify(body));
 }

@@ -1,13 +1,11 @@
 import type { Request } from 'express';
-import { BASIC_CHALLENGE, basicCredentials } from '../common/basic-auth';
-import { OAuthError } from '../common/oauth-errors';
+import { basicCredentials } from '../common/basic-auth';
+import { AppError, ErrorCode } from '../common/errors';
 
 /** Client credentials as RFC 6749 section 2.3.1 sends them: HTTP Basic, or in the form body. */
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** Basic: a refusal carries `WWW-Authenticate: Basic`. */
-  basic: boolean;
 }
 
 /** The form's parameters, each present at most once (RFC 6749 section 3.2); else invalid_request. */
@@ -18,34 +16,38 @@ export function formParameters(request: Request): Record<string, string> {
   const parameters = body as Record<string, unknown>;
   for (const name in parameters) {
     if (typeof parameters[name] !== 'string') {
-      throw new OAuthError(400, 'invalid_request', `parameter ${name} is repeated`);
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, `parameter ${name} is repeated`);
     }
   }
   return parameters as Record<string, string>;
 }
 
-export function invalidClient(description: string, basic: boolean): OAuthError {
-  return new OAuthError(401, 'invalid_client', description, basic ? { ...BASIC_CHALLENGE } : {});
-}
-
-/** The client's credentials by exactly one method; none, two, or a malformed header are refused. */
+/**
+ * The client's credentials by exactly one method; none, two, or a malformed header are refused. A refusal is
+ * invalid_client (UNAUTHENTICATED), challenged with Basic when the Authorization header was used (exception.filter.ts).
+ */
 export function clientCredentials(request: Request, form: Record<string, string>): ClientCredentials {
   const header = request.headers.authorization;
   if (header !== undefined && header !== '') {
-    if (!/^Basic /i.test(header)) throw invalidClient('client authentication must use HTTP Basic or the form', true);
+    if (!/^Basic /i.test(header)) {
+      throw new AppError(ErrorCode.UNAUTHENTICATED, 'client authentication must use HTTP Basic or the form');
+    }
     if (form.client_secret !== undefined) {
-      throw new OAuthError(400, 'invalid_request', 'the client authenticated by more than one method');
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'the client authenticated by more than one method');
     }
     const credentials = basicCredentials(header);
-    if (credentials === null) throw invalidClient('malformed Basic credentials', true);
+    if (credentials === null) throw new AppError(ErrorCode.UNAUTHENTICATED, 'malformed Basic credentials');
     const { id: clientId, secret: clientSecret } = credentials;
     if (form.client_id !== undefined && form.client_id !== clientId) {
-      throw new OAuthError(400, 'invalid_request', 'client_id differs from the Basic credentials');
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_id differs from the Basic credentials');
     }
-    return { clientId, clientSecret, basic: true };
+    return { clientId, clientSecret };
   }
   if (form.client_id === undefined || form.client_secret === undefined || form.client_secret === '') {
-    throw invalidClient('client authentication required (HTTP Basic or client_id and client_secret)', false);
+    throw new AppError(
+      ErrorCode.UNAUTHENTICATED,
+      'client authentication required (HTTP Basic or client_id and client_secret)',
+    );
   }
-  return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
+  return { clientId: form.client_id, clientSecret: form.client_secret };
 }

@@ -2,11 +2,11 @@ import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { PrincipalService } from '../auth/principal.service';
-import { OAuthError } from '../common/oauth-errors';
+import { AppError, ErrorCode } from '../common/errors';
 import { Public } from '../identity/access.decorators';
 import { scopeString } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
-import { clientCredentials, formParameters, invalidClient } from './client-authentication';
+import { clientCredentials, formParameters } from './client-authentication';
 import { OAuthErrorBody } from './openapi';
 import { tokenExpiry } from './token-expiry';
 
@@ -74,8 +74,10 @@ export class IntrospectionController {
     const form = formParameters(request);
     const credentials = clientCredentials(request, form);
     const server = await this.resourceServers.authenticate(credentials.clientId, credentials.clientSecret);
-    if (server === null) throw invalidClient('unknown resource server or wrong client_secret', credentials.basic);
-    if (form.token === undefined) throw new OAuthError(400, 'invalid_request', 'token is required');
+    if (server === null) {
+      throw new AppError(ErrorCode.UNAUTHENTICATED, 'unknown resource server or wrong client_secret');
+    }
+    if (form.token === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'token is required');
     const found = await this.principals.forResourceServer(form.token, server.audience);
     if (found === null) return INACTIVE;
     const { principal, claims } = found;

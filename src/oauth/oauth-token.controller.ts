@@ -4,11 +4,9 @@ import type { Request } from 'express';
 import { ScopeConstraint } from '../auth/dto/token-request.dto';
 import { AccessTokenResponse } from '../auth/dto/access-token.response';
 import { ExchangeRefused } from '../auth/key-exchange';
-import { ExchangeClient, PresentedKey, TokenExchangeService, UnknownResource } from '../auth/token-exchange.service';
-import { BASIC_CHALLENGE } from '../common/basic-auth';
+import { ExchangeClient, PresentedKey, TokenExchangeService } from '../auth/token-exchange.service';
 import { clientAddress } from '../common/client-address';
 import { AppError, ErrorCode, Messages } from '../common/errors';
-import { OAuthError, toOAuthError } from '../common/oauth-errors';
 import { Public } from '../identity/access.decorators';
 import { ClientCredentials, clientCredentials, formParameters } from './client-authentication';
 import { OAuthErrorBody } from './openapi';
@@ -59,9 +57,11 @@ export class OAuthTokenController {
   @ApiResponse({ status: 429, description: 'temporarily_unavailable (failure limit)', type: OAuthErrorBody })
   async token(@Req() request: Request): Promise<AccessTokenResponse> {
     const form = formParameters(request);
-    if (form.grant_type === undefined) throw new OAuthError(400, 'invalid_request', 'grant_type is required');
+    if (form.grant_type === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'grant_type is required');
     if (form.grant_type !== 'client_credentials') {
-      throw new OAuthError(400, 'unsupported_grant_type', 'only client_credentials is supported');
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'only client_credentials is supported', {
+        oauth: { error: 'unsupported_grant_type' },
+      });
     }
     const credentials = clientCredentials(request, form);
     const client: ExchangeClient = {
@@ -69,15 +69,15 @@ export class OAuthTokenController {
       requestId: request.id,
       userAgent: request.headers['user-agent'],
     };
-    try {
-      const exchange = await this.exchange.authenticate(this.presentedKey(credentials), client);
-      if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
-        throw new OAuthError(400, 'invalid_scope', 'scope must be distinct permission names separated by spaces');
-      }
-      return await this.exchange.grant(exchange, { scope: form.scope, resource: form.resource }, client);
-    } catch (error) {
-      throw this.oauthError(error, credentials.basic);
+    // Refusals are AppErrors (ExchangeRefused, UnknownResource, ...) that name their OAuth error; the exception filter
+    // renders them in RFC 6749's shape.
+    const exchange = await this.exchange.authenticate(this.presentedKey(credentials), client);
+    if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct permission names separated by spaces', {
+        oauth: { error: 'invalid_scope' },
+      });
     }
+    return this.exchange.grant(exchange, { scope: form.scope, resource: form.resource }, client);
   }
 
   /** The key in client_secret, named by client_id (its id, dashed or as in the key); else a counted refusal. */
@@ -91,16 +91,5 @@ export class OAuthTokenController {
       return new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
     }
     return presented;
-  }
-
-  private oauthError(error: unknown, basic: boolean): unknown {
-    if (error instanceof UnknownResource) return new OAuthError(400, 'invalid_target', error.message);
-    if (!(error instanceof AppError)) return error;
-    if (error.code === ErrorCode.INVALID_ARGUMENT) {
-      return new OAuthError(400, 'invalid_scope', "the scope asks for a permission the key's scopes do not grant");
-    }
-    const oauth = toOAuthError(error);
-    if (error.code === ErrorCode.UNAUTHENTICATED && basic) Object.assign(oauth.headers, BASIC_CHALLENGE);
-    return oauth;
   }
 }
