@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
-import { ApiKeysModule } from './api-keys/api-keys.module';
+import { ApiKeysModule, ApiKeysPortsModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
@@ -17,7 +17,7 @@ import { IntegrationsModule } from './integrations/integrations.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 import { OAuthModule } from './oauth/oauth.module';
-import { SsfModule } from './ssf/ssf.module';
+import { SsfModule, SsfPortsModule } from './ssf/ssf.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
@@ -48,6 +48,9 @@ export class AppModule {
         ConsoleSignInModule,
         OAuthModule,
         SsfModule,
+        // The ports higher modules provide to lower ones (docs/architecture.md#ports).
+        ApiKeysPortsModule,
+        SsfPortsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

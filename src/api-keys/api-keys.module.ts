@@ -1,12 +1,13 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
-import { AUDIT_TARGET_LABELS, AuditTargetLabels } from '../audit/target-labels';
+import { AUDIT_TARGET_LABELS } from '../audit/target-labels';
 import { IdentityModule } from '../identity/identity.module';
 import { LARGE_BODY_ROUTE } from '../common/json-body';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKey } from './api-key.entity';
+import { ApiKeyLabels } from './api-key-labels';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ExposedKeysRepository } from './exposed/exposed-keys.repository';
@@ -35,16 +36,21 @@ import { OrganizationKeysService } from './organization/organization-keys.servic
     ExposedReportLimitGuard,
     // Its larger body, read only once the report limit's slot is taken (common/http-setup.ts).
     { provide: LARGE_BODY_ROUTE, useExisting: ExposedReportLimitGuard },
-    // The audit log shows key labels beside key ids.
-    {
-      provide: AUDIT_TARGET_LABELS,
-      useFactory: (keys: ApiKeysRepository): AuditTargetLabels => ({
-        labels: (organizationId, ids) => keys.findLabels(organizationId, ids),
-      }),
-      inject: [ApiKeysRepository],
-    },
+    ApiKeyLabels,
   ],
-  // OrganizationKeysService: for the admin CLI's remove-member.
-  exports: [ApiKeysService, OrganizationKeysService],
+  // OrganizationKeysService: for the admin CLI's remove-member. ApiKeyLabels: for ApiKeysPortsModule only.
+  exports: [ApiKeysService, OrganizationKeysService, ApiKeyLabels],
 })
 export class ApiKeysModule {}
+
+/**
+ * The port api-keys provides to audit: the audit log shows key labels beside key ids. Global, with that one token
+ * exported, so that audit injects it without importing api-keys (docs/architecture.md#ports).
+ */
+@Global()
+@Module({
+  imports: [ApiKeysModule],
+  providers: [{ provide: AUDIT_TARGET_LABELS, useExisting: ApiKeyLabels }],
+  exports: [AUDIT_TARGET_LABELS],
+})
+export class ApiKeysPortsModule {}

@@ -1,5 +1,4 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Controller, Get, Inject, Optional, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/openapi';
 import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
@@ -17,25 +16,12 @@ const NO_USER = '00000000-0000-0000-0000-000000000000';
 @ApiTags('Audit events')
 @Controller('v1/audit-events')
 export class AuditEventsController {
-  private targetLabels?: AuditTargetLabels | null;
-
   constructor(
     private readonly audit: AuditService,
     private readonly identity: IdentityService,
-    private readonly modules: ModuleRef,
+    // A port that api-keys provides (key labels; docs/architecture.md#ports).
+    @Optional() @Inject(AUDIT_TARGET_LABELS) private readonly targetLabels?: AuditTargetLabels,
   ) {}
-
-  /** api-keys' labels, found at first use: api-keys depends on audit, so audit cannot import it. */
-  private labels(): AuditTargetLabels | null {
-    if (this.targetLabels === undefined) {
-      try {
-        this.targetLabels = this.modules.get<AuditTargetLabels>(AUDIT_TARGET_LABELS, { strict: false });
-      } catch {
-        this.targetLabels = null;
-      }
-    }
-    return this.targetLabels;
-  }
 
   /**
    * actor_user_id, or the user actor_email names (as the organization key list's email). Nobody by that address, or
@@ -84,7 +70,7 @@ export class AuditEventsController {
         ),
       ),
     ];
-    const labels = (await this.labels()?.labels(principal.organizationId, keyIds)) ?? new Map<string, string>();
+    const labels = (await this.targetLabels?.labels(principal.organizationId, keyIds)) ?? new Map<string, string>();
     return {
       audit_events: page.events.map((event) => AuditEventView.from(event, emails, labels)),
       next_cursor: page.nextCursor,

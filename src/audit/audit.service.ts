@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Request } from 'express';
 import { isClientAddress } from '../common/client-address';
 import { invalidArgument } from '../common/errors';
@@ -32,22 +31,13 @@ export interface AuditEventPage {
 }
 
 @Injectable()
-export class AuditService implements OnModuleInit {
-  private observer: AuditObserver | undefined;
-
+export class AuditService {
   constructor(
     private readonly events: AuditRepository,
     private readonly cursors: AuditCursorCodec,
-    private readonly modules: ModuleRef,
+    // A port that ssf provides (the revocation feed's outbox; docs/architecture.md#ports).
+    @Optional() @Inject(AUDIT_OBSERVER) private readonly observer?: AuditObserver,
   ) {}
-
-  onModuleInit(): void {
-    try {
-      this.observer = this.modules.get<AuditObserver>(AUDIT_OBSERVER, { strict: false });
-    } catch {
-      this.observer = undefined;
-    }
-  }
 
   /** Inside `tx` so the entry and its change are stored together or not at all (docs/operations.md#audit-trail). */
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {

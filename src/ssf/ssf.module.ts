@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { AUDIT_OBSERVER } from '../audit/observer';
 import { AuthModule } from '../auth/auth.module';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module';
@@ -30,8 +30,20 @@ import { WakeSignal } from './wake-signal';
     SsfStreamsService,
     SsfPollService,
     SsfRetention,
-    // AuditService tells the outbox of every entry inside the entry's transaction.
-    { provide: AUDIT_OBSERVER, useExisting: SsfOutbox },
   ],
+  // For SsfPortsModule only.
+  exports: [SsfOutbox],
 })
 export class SsfModule {}
+
+/**
+ * The port ssf provides to audit: AuditService tells the outbox of every entry inside the entry's transaction.
+ * Global, with that one token exported, so that audit injects it without importing ssf (docs/architecture.md#ports).
+ */
+@Global()
+@Module({
+  imports: [SsfModule],
+  providers: [{ provide: AUDIT_OBSERVER, useExisting: SsfOutbox }],
+  exports: [AUDIT_OBSERVER],
+})
+export class SsfPortsModule {}
