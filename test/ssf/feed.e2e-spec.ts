@@ -5,6 +5,7 @@ import { roleMask, scopeString } from '../../src/identity/roles';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { SsfDelivery } from '../../src/ssf/ssf-event.entity';
 import { SsfRetention } from '../../src/ssf/ssf-retention';
+import { failFeedEvents } from '../support/audit-failure';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -273,18 +274,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
     it('a revocation whose event cannot be written is not made (one transaction)', async () => {
       const dataSource = t.get(DataSource);
       const key = await t.createKey(admin, 'atomic');
-      const trigger =
-        DATABASE_KIND === 'sqlite'
-          ? [
-              "CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events BEGIN SELECT RAISE(ABORT, 'refused'); END",
-              'DROP TRIGGER ssf_refuses',
-            ]
-          : [
-              `CREATE OR REPLACE FUNCTION ssf_refuses() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
-               CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events FOR EACH ROW EXECUTE FUNCTION ssf_refuses()`,
-              'DROP TRIGGER ssf_refuses ON ssf_events',
-            ];
-      await dataSource.query(trigger[0]);
+      const allow = await failFeedEvents(dataSource);
       try {
         const response = await t
           .http()
@@ -292,7 +282,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
           .set('Authorization', `Bearer ${admin.token}`);
         expect(response.status).toBe(500);
       } finally {
-        await dataSource.query(trigger[1]);
+        await allow();
       }
       const stored = await t
         .http()

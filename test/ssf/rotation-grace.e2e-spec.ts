@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { auditPage } from '../support/audit-events';
 import { bearer, expectBearerRejected, sleep } from '../support/http-assertions';
+import { failFeedEvents } from '../support/audit-failure';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -137,18 +138,7 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
   it('a rotation whose event cannot be written is not made (one transaction)', async () => {
     const dataSource = t.get(DataSource);
     const key = await t.createKey(admin, 'atomic');
-    const [refuse, allow] =
-      DATABASE_KIND === 'sqlite'
-        ? [
-            "CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events BEGIN SELECT RAISE(ABORT, 'refused'); END",
-            'DROP TRIGGER ssf_refuses',
-          ]
-        : [
-            `CREATE OR REPLACE FUNCTION ssf_refuses() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
-             CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events FOR EACH ROW EXECUTE FUNCTION ssf_refuses()`,
-            'DROP TRIGGER ssf_refuses ON ssf_events',
-          ];
-    await dataSource.query(refuse);
+    const allow = await failFeedEvents(dataSource);
     try {
       const response = await t
         .http()
@@ -157,7 +147,7 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
         .send({ grace_period_seconds: 600 });
       expect(response.status).toBe(500);
     } finally {
-      await dataSource.query(allow);
+      await allow();
     }
     const stored = await t.http().get(`/v1/user-api-keys/${key.id}`).set(bearer(admin.token)).expect(200);
     expect(stored.body.api_key).toMatchObject({ status: 'ACTIVE', expires_at: null, replaced_by: null });

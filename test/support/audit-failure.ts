@@ -37,3 +37,18 @@ export async function duringAuditFailure<T>(
     await undo();
   }
 }
+
+/** Makes every revocation-feed event insert fail inside its transaction (the outbox's write); returns the undo. */
+export async function failFeedEvents(dataSource: DataSource): Promise<() => Promise<void>> {
+  if (DATABASE_KIND === 'sqlite') {
+    await dataSource.query(
+      "CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    return async () => void (await dataSource.query('DROP TRIGGER ssf_refuses'));
+  }
+  await dataSource.query(
+    `CREATE OR REPLACE FUNCTION ssf_refuses() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
+     CREATE TRIGGER ssf_refuses BEFORE INSERT ON ssf_events FOR EACH ROW EXECUTE FUNCTION ssf_refuses()`,
+  );
+  return async () => void (await dataSource.query('DROP TRIGGER ssf_refuses ON ssf_events'));
+}

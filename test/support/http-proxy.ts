@@ -8,6 +8,7 @@ import {
   Server,
   ServerResponse,
 } from 'node:http';
+import { listenOnLoopback } from './ports';
 
 /** One request that reached the proxy, as its client sent it, and how it was answered. */
 export interface ProxiedRequest {
@@ -72,15 +73,8 @@ export class HttpProxy {
 
   async start(): Promise<void> {
     const server = createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    this.port = await listenOnLoopback(server);
     this.server = server;
-    this.port = (server.address() as { port: number }).port;
   }
 
   /** Adds a rule (looked at before those added earlier); returns what removes it. */

@@ -1,5 +1,6 @@
 import { createConnection, Socket } from 'node:net';
 import { createServer, Server, TLSSocket } from 'node:tls';
+import { listenOnLoopback } from './ports';
 
 /**
  * A TLS-terminating proxy on loopback in front of a plain-HTTP server (Gatehouse's own listener is HTTP; production puts
@@ -24,15 +25,8 @@ export class TlsProxy {
     const server = createServer(this.credentials, (client) => this.accept(client));
     // A client that gives up during the handshake (or does not trust the certificate) is not the proxy's problem.
     server.on('tlsClientError', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    this.port = await listenOnLoopback(server);
     this.server = server;
-    this.port = (server.address() as { port: number }).port;
   }
 
   async close(): Promise<void> {
