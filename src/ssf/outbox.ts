@@ -54,36 +54,26 @@ export class SsfOutbox implements AuditObserver {
         payload: JSON.stringify(payload),
         occurredAt: entry.occurredAt,
       });
+    // CAEP credential-change of one API key: a revocation, or a rotation's new expiry (below).
+    const keyChange = (keyId: string, change: Record<string, unknown>): SsfEvent =>
+      event(
+        CREDENTIAL_CHANGE,
+        { format: 'opaque', id: keyId },
+        { credential_type: 'api_key', ...change, event_timestamp: eventTimestamp },
+      );
     if (entry.action === 'api_key.revoked' && entry.targetId !== null) {
-      return [
-        event(
-          CREDENTIAL_CHANGE,
-          { format: 'opaque', id: entry.targetId },
-          {
-            credential_type: 'api_key',
-            change_type: 'revoke',
-            event_timestamp: eventTimestamp,
-            reason_admin: { en: entry.reason ?? 'revoked' },
-          },
-        ),
-      ];
+      return [keyChange(entry.targetId, { change_type: 'revoke', reason_admin: { en: entry.reason ?? 'revoked' } })];
     }
     // A rotation's grace: tokens minted before it carry a later `exp` than the old key's new expiry, so verifiers learn
     // that expiry here (seconds, rounded down like a token's `exp`; docs/adr/0031-revocation-feed-in-production.md).
     const graceEnd = entry.action === 'api_key.rotated' ? entry.previousApiKeyExpiresAt : null;
     if (graceEnd !== null && entry.previousApiKeyId !== null) {
       return [
-        event(
-          CREDENTIAL_CHANGE,
-          { format: 'opaque', id: entry.previousApiKeyId },
-          {
-            credential_type: 'api_key',
-            change_type: 'update',
-            event_timestamp: eventTimestamp,
-            reason_admin: { en: 'rotated' },
-            expires_at: Math.floor(graceEnd.getTime() / 1000),
-          },
-        ),
+        keyChange(entry.previousApiKeyId, {
+          change_type: 'update',
+          reason_admin: { en: 'rotated' },
+          expires_at: Math.floor(graceEnd.getTime() / 1000),
+        }),
       ];
     }
     const member = entry.targetId !== null && entry.organizationId !== null;
