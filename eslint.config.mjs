@@ -3,6 +3,103 @@ import js from '@eslint/js';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
+// One data-access style (docs/architecture.md#data-access, docs/adr/0028-one-sql-style.md): SQL is written with
+// sql/param and run through Dialect in the module's *.repository.ts; TypeORM's own query API (repositories, entity
+// managers, query builders, query runners) is left to src/database/. Selectors name TypeORM's methods, either by a
+// name only TypeORM uses here, or by the receiver TypeORM's objects go by, so that Map, Set, array and repository-class
+// calls (`map.delete`, `streams.find`, `integrations.update`) are not hit.
+const DATA_ACCESS =
+  "One data-access style: write SQL with sql/param and run it through Dialect in the module's *.repository.ts, " +
+  'transactions through UnitOfWork; TypeORM stays in src/database/ and the entities (docs/architecture.md#data-access).';
+const TYPEORM_ONLY_METHODS = [
+  'createQueryBuilder',
+  'createQueryRunner',
+  'getRepository',
+  'getTreeRepository',
+  'withRepository',
+  'findOneBy',
+  'findOneByOrFail',
+  'findOneOrFail',
+  'findBy',
+  'findAndCount',
+  'findAndCountBy',
+  'countBy',
+  'existsBy',
+  'increment',
+  'decrement',
+  'upsert',
+  'softDelete',
+  'softRemove',
+  'restore',
+  'recover',
+  'preload',
+  'transaction',
+];
+const TYPEORM_METHODS = [
+  'find',
+  'findOne',
+  'save',
+  'insert',
+  'update',
+  'delete',
+  'remove',
+  'count',
+  'exists',
+  'query',
+  'sql',
+  'clear',
+  'merge',
+  'create',
+  'sum',
+  'average',
+  'minimum',
+  'maximum',
+];
+const TYPEORM_RECEIVERS = ['tx', 'manager', 'entityManager', 'transaction', 'dataSource', 'queryRunner', 'runner'];
+const TYPEORM_PROPERTIES = ['manager', 'dataSource', 'connection', 'queryRunner'];
+const anyOf = (names) => `/^(${names.join('|')})$/`;
+const TYPEORM_IMPORTS = [
+  {
+    name: 'typeorm',
+    importNames: [
+      'Repository',
+      'EntityManager',
+      'QueryRunner',
+      'SelectQueryBuilder',
+      'Brackets',
+      'In',
+      'Not',
+      'IsNull',
+      'Like',
+      'ILike',
+      'Raw',
+      'Any',
+      'Equal',
+      'Between',
+      'MoreThan',
+      'MoreThanOrEqual',
+      'LessThan',
+      'LessThanOrEqual',
+      'ArrayContains',
+      'FindOptionsWhere',
+      'FindManyOptions',
+      'FindOneOptions',
+    ],
+    message: DATA_ACCESS,
+  },
+  {
+    name: '@nestjs/typeorm',
+    importNames: [
+      'InjectRepository',
+      'InjectEntityManager',
+      'getRepositoryToken',
+      'getEntityManagerToken',
+      'TypeOrmModule',
+    ],
+    message: DATA_ACCESS,
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -33,6 +130,47 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-extraneous-class': 'off',
       '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    // The data-access style (DATA_ACCESS above); src/database/ holds the DataSource, the unit of work, Dialect and the
+    // migrations, and the unit specs may build what they test with anything.
+    files: ['src/**/*.ts'],
+    ignores: ['src/database/**', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: TYPEORM_IMPORTS,
+          patterns: [
+            { group: ['typeorm/*'], message: DATA_ACCESS },
+            // SQL is written in repositories only.
+            { regex: '(^|/)database/sql$', message: DATA_ACCESS },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: `CallExpression[callee.property.name=${anyOf(TYPEORM_ONLY_METHODS)}]`, message: DATA_ACCESS },
+        {
+          selector: `CallExpression[callee.property.name=${anyOf(TYPEORM_METHODS)}][callee.object.name=${anyOf(TYPEORM_RECEIVERS)}]`,
+          message: DATA_ACCESS,
+        },
+        {
+          selector: `CallExpression[callee.property.name=${anyOf(TYPEORM_METHODS)}][callee.object.property.name=${anyOf(TYPEORM_PROPERTIES)}]`,
+          message: DATA_ACCESS,
+        },
+      ],
+    },
+  },
+  {
+    // A repository writes SQL (database/sql); the rest of the rule holds there too.
+    files: ['src/**/*.repository.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: TYPEORM_IMPORTS, patterns: [{ group: ['typeorm/*'], message: DATA_ACCESS }] },
+      ],
     },
   },
   {

@@ -1,12 +1,10 @@
 import { Global, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
 import { AUDIT_TARGET_LABELS } from '../audit/target-labels';
 import { IdentityModule } from '../identity/identity.module';
 import { LARGE_BODY_ROUTE } from '../common/json-body';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { MetricsModule } from '../metrics/metrics.module';
-import { ApiKey } from './api-key.entity';
 import { ApiKeyLabels } from './api-key-labels';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -22,7 +20,7 @@ import { OrganizationApiKeysController } from './organization/organization-api-k
 import { OrganizationKeysService } from './organization/organization-keys.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
+  imports: [AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
   controllers: [ApiKeysController, OrganizationApiKeysController, ExposedKeysController],
   providers: [
     ApiKeysRepository,

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { LIST_WINDOW } from '../common/pagination';
+import { toDate } from '../database/columns';
 import { batchedById } from '../database/batch-loader';
 import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
@@ -11,19 +13,7 @@ import {
   toMembershipAccess,
 } from '../identity/member-access';
 import { ApiKey } from './api-key.entity';
-import {
-  ApiKeyRow,
-  COLUMNS,
-  KeyPage,
-  KeyPageQuery,
-  keyListSql,
-  ListRow,
-  OwnerIds,
-  page,
-  PageArgs,
-  toApiKey,
-  toPage,
-} from './key-rows';
+import { ApiKeyRow, KeyPage, KeyPageQuery, ListRow, OwnerIds, page, PageArgs, toApiKey, toPage } from './key-rows';
 
 type OwnerListArgs = OwnerIds & PageArgs;
 
@@ -41,6 +31,24 @@ export interface KeyCredential {
 type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'secret_hash' | 'status' | 'scopes'> & {
   expires_at_ms: number | null;
 } & MemberAccessColumns;
+
+/** The columns of ApiKeyRow, which toApiKey maps. */
+const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
+  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by`;
+
+/**
+ * One page of the keys `scope` selects and their count in the list window, in one statement
+ * (docs/adr/0010-data-access-repositories.md); `from` may name an index, `windowOrder` orders the window as the page.
+ * The owner's list here and the organization's (organization/organization-keys.repository.ts).
+ */
+export function keyListSql(scope: Sql, from: Sql = raw('api_keys'), windowOrder = ''): Sql {
+  const window = sql`SELECT 1 FROM ${from} WHERE ${scope} ${raw(windowOrder)} LIMIT ${raw(String(LIST_WINDOW))}`;
+  const rows = sql`SELECT ${raw(COLUMNS)} FROM ${from} WHERE ${scope}
+    ORDER BY created_at DESC, id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`;
+  return sql`SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
+    LEFT JOIN (${rows}) p ON 1 = 1
+    ORDER BY p.created_at DESC, p.id DESC`;
+}
 
 /** First half of the owner's PostgreSQL advisory-lock key (the second: the owner's ids, hashed). */
 const OWNER_LOCK_CLASS = 0x61706b79;
@@ -75,6 +83,16 @@ interface InsertArgs {
   cap: number;
 }
 
+/** Arguments of a rotation's change to the old key (`retire`). */
+interface RetireArgs extends OwnerIds {
+  id: string;
+  replacedBy: string;
+  at: string;
+  graceEndsAt?: string;
+}
+
+type RevokeArgs = OwnerIds & { id: string; at: string };
+
 /** The key core's queries; hot-path reads batched per event-loop turn (docs/adr/0010-data-access-repositories.md). */
 @Injectable()
 export class ApiKeysRepository {
@@ -84,9 +102,13 @@ export class ApiKeysRepository {
   private readonly list: { active: Statement<OwnerListArgs>; all: Statement<OwnerListArgs> };
   private readonly insertWithinCap: Statement<InsertArgs>;
   private readonly ownerLock: Statement<OwnerIds> | null;
+  private readonly retireNow: Statement<RetireArgs>;
+  private readonly retireAtGraceEnd: Statement<RetireArgs>;
+  private readonly revokeOwned: Statement<RevokeArgs>;
+  private readonly labels: Statement<{ organizationId: string; ids: readonly string[] }>;
 
-  constructor(@InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>) {
-    const db = Dialect.of(apiKeys.manager.connection);
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    const db = Dialect.of(dataSource);
     this.db = db;
 
     // One query (a round trip on PostgreSQL); the expiry in ms, so no Date is made per lookup.
@@ -130,6 +152,27 @@ export class ApiKeysRepository {
       sql`${db.cast(param('userId'), 'text')} || '/' || ${db.cast(param('organizationId'), 'text')}`,
     );
     this.ownerLock = lock === null ? null : db.prepare(lock);
+
+    // A rotation's old key while still usable: revoked now, or expiring at the earlier of its expiry and the grace's end.
+    const owned = sql`id = ${param('id')} AND user_id = ${param('userId')} AND organization_id = ${param('organizationId')}
+      AND status = 'ACTIVE'`;
+    const retire = (change: Sql): Statement<RetireArgs> =>
+      db.prepare(
+        db.returning(
+          sql`UPDATE api_keys SET ${change}, updated_at = ${param('at')}, replaced_by = ${param('replacedBy')}
+            WHERE ${owned} AND (expires_at IS NULL OR expires_at > ${param('at')}) RETURNING expires_at`,
+          'expires_at',
+        ),
+      );
+    this.retireNow = retire(sql`status = 'REVOKED', revoked_at = ${param('at')}`);
+    this.retireAtGraceEnd = retire(
+      sql`expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ${param('graceEndsAt')} THEN expires_at
+        ELSE ${param('graceEndsAt')} END`,
+    );
+    this.revokeOwned = db.prepare(sql`UPDATE api_keys
+      SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')} WHERE ${owned}`);
+    this.labels = db.prepare(sql`SELECT id, label FROM api_keys
+      WHERE organization_id = ${param('organizationId')} AND ${db.idIn('id', 'ids')}`);
   }
 
   /** Stores the key unless its owner has `cap` usable keys besides `replacing`, or is no longer a member. */
@@ -161,7 +204,7 @@ export class ApiKeysRepository {
 
   /**
    * A rotation's old key, if still usable: revoked, or expiring at min(its expiry, graceEndsAt). Returns its expiry as
-   * changed (read in `tx`: a rotation that committed meanwhile may have shortened it); undefined: unchanged.
+   * the change left it (RETURNING: a rotation that committed meanwhile may have shortened it); undefined: unchanged.
    */
   async retire(
     owner: OwnerIds,
@@ -171,25 +214,15 @@ export class ApiKeysRepository {
     graceEndsAt: Date | null,
     tx: Transaction,
   ): Promise<Pick<ApiKey, 'expiresAt'> | undefined> {
-    const update = tx.getRepository(ApiKey).createQueryBuilder().update(ApiKey);
-    const changed =
-      graceEndsAt === null
-        ? update.set({ status: 'REVOKED', revokedAt: at, updatedAt: at, replacedBy })
-        : update.set({
-            expiresAt: () =>
-              'CASE WHEN expires_at IS NOT NULL AND expires_at < :graceEndsAt THEN expires_at ELSE :graceEndsAt END',
-            updatedAt: at,
-            replacedBy,
-          });
-    const result = await changed
-      .where(
-        "id = :id AND user_id = :userId AND organization_id = :organizationId AND status = 'ACTIVE' AND (expires_at IS NULL OR expires_at > :at)",
-        { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() },
-      )
-      .setParameter('graceEndsAt', graceEndsAt?.toISOString() ?? null)
-      .execute();
-    if ((result.affected ?? 0) === 0) return undefined;
-    return tx.getRepository(ApiKey).findOneOrFail({ select: { id: true, expiresAt: true }, where: { id } });
+    const args = { id, userId: owner.userId, organizationId: owner.organizationId, replacedBy, at: at.toISOString() };
+    const rows = await this.db.run<Pick<ApiKeyRow, 'expires_at'>, RetireArgs>(
+      tx,
+      graceEndsAt === null ? this.retireNow : this.retireAtGraceEnd,
+      graceEndsAt === null ? args : { ...args, graceEndsAt: graceEndsAt.toISOString() },
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return { expiresAt: row.expires_at === null ? null : toDate(row.expires_at) };
   }
 
   /** The key with this id and its owner's membership (batched; undefined for an unknown id). */
@@ -213,26 +246,17 @@ export class ApiKeysRepository {
 
   /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */
   async revoke(owner: OwnerIds, id: string, at: Date, tx?: Transaction): Promise<boolean> {
-    const result = await (tx?.getRepository(ApiKey) ?? this.apiKeys)
-      .createQueryBuilder()
-      .update(ApiKey)
-      .set({ status: 'REVOKED', revokedAt: at, updatedAt: at })
-      .where("id = :id AND user_id = :userId AND organization_id = :organizationId AND status = 'ACTIVE'", {
-        id,
-        userId: owner.userId,
-        organizationId: owner.organizationId,
-      })
-      .execute();
-    return (result.affected ?? 0) > 0;
+    const args = { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() };
+    return (await this.db.affected(tx ?? this.dataSource.manager, this.revokeOwned, args)) > 0;
   }
 
   /** The labels of these keys of the organization (the audit log shows them beside the key ids). */
   async findLabels(organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const keys = await this.apiKeys.find({
-      select: { id: true, label: true },
-      where: { organizationId, id: In([...ids]) },
-    });
-    return new Map(keys.map((key) => [key.id, key.label]));
+    const rows = await this.db.rows<
+      Pick<ApiKeyRow, 'id' | 'label'>,
+      { organizationId: string; ids: readonly string[] }
+    >(this.labels, { organizationId, ids });
+    return new Map(rows.map((row) => [row.id, row.label]));
   }
 }

@@ -1,6 +1,4 @@
-import { LIST_WINDOW } from '../common/pagination';
 import { toDate } from '../database/columns';
-import { param, raw, sql, Sql } from '../database/sql';
 import { ApiKey, ApiKeyStatus } from './api-key.entity';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
@@ -21,7 +19,7 @@ export interface KeyPage {
   totalCount: number;
 }
 
-/** A row of api_keys as a raw query returns it. */
+/** A row of api_keys as the repositories' statements return it (their SQL: api-keys.repository.ts). */
 export interface ApiKeyRow {
   id: string;
   organization_id: string;
@@ -42,9 +40,6 @@ export interface ApiKeyRow {
 
 /** A row of a list page: a key and the owner's count, or only the count when the page is empty. */
 export type ListRow = (ApiKeyRow | { [column in keyof ApiKeyRow]: null }) & { total_count: number | string };
-
-export const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
-  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by`;
 
 /** The one mapper from an api_keys row to the entity. */
 export function toApiKey(row: ApiKeyRow): ApiKey {
@@ -83,17 +78,4 @@ export interface PageArgs {
 
 export function page(query: KeyPageQuery): PageArgs {
   return { limit: query.limit, offset: query.offset };
-}
-
-/**
- * One page of the keys `scope` selects and their count in the list window, in one statement
- * (docs/adr/0010-data-access-repositories.md); `from` may name an index, `windowOrder` orders the window as the page.
- */
-export function keyListSql(scope: Sql, from: Sql = raw('api_keys'), windowOrder = ''): Sql {
-  const window = sql`SELECT 1 FROM ${from} WHERE ${scope} ${raw(windowOrder)} LIMIT ${raw(String(LIST_WINDOW))}`;
-  const rows = sql`SELECT ${raw(COLUMNS)} FROM ${from} WHERE ${scope}
-    ORDER BY created_at DESC, id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`;
-  return sql`SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
-    LEFT JOIN (${rows}) p ON 1 = 1
-    ORDER BY p.created_at DESC, p.id DESC`;
 }

@@ -1,10 +1,8 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { SECRETS } from '../config/config.module';
 import { IdentityModule } from '../identity/identity.module';
 import type { Secrets } from '../config/local-secrets';
 import { AuditCursorCodec } from './audit-cursor';
-import { AuditEvent } from './audit-event.entity';
 import { AuditEventsController } from './audit-events.controller';
 import { AuditRetention } from './audit-retention';
 import { AuditRepository } from './audit.repository';
@@ -12,7 +10,7 @@ import { AuditService } from './audit.service';
 
 @Module({
   // identity: the e-mail addresses shown beside user ids in the audit log.
-  imports: [TypeOrmModule.forFeature([AuditEvent]), IdentityModule],
+  imports: [IdentityModule],
   controllers: [AuditEventsController],
   providers: [
     AuditRepository,

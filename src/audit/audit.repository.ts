@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { toDate } from '../database/columns';
 import { Dialect, join, Param, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
@@ -23,11 +23,10 @@ export interface PositionedAuditEvent {
   position: AuditPosition;
 }
 
-/** A row of audit_events as a raw query returns it, with occurred_at in microseconds. */
+/** A row of audit_events as a raw query returns it. */
 interface AuditEventRow {
   id: string;
   occurred_at: Date | string;
-  occurred_us: string | number;
   action: AuditAction;
   organization_id: string | null;
   actor_user_id: string | null;
@@ -70,45 +69,94 @@ function toAuditEvent(row: AuditEventRow): AuditEvent {
   });
 }
 
-/** Events one INSERT stores at most (13 parameters each: well under either database's limit). */
+/** Events one INSERT stores at most (one JSON argument, about 400 bytes an event). */
 const INSERT_CHUNK = 500;
+
+/** An event as a record of the insert's JSON argument: column names, timestamps as ISO 8601 text. */
+type EventRecord = Omit<AuditEventRow, 'occurred_at' | 'previous_api_key_expires_at'> & {
+  occurred_at: string;
+  previous_api_key_expires_at: string | null;
+};
+
+function toRecord(event: AuditEvent): EventRecord {
+  return {
+    id: event.id,
+    occurred_at: event.occurredAt.toISOString(),
+    action: event.action,
+    organization_id: event.organizationId ?? null,
+    actor_user_id: event.actorUserId ?? null,
+    actor_api_key_id: event.actorApiKeyId ?? null,
+    target_type: event.targetType ?? null,
+    target_id: event.targetId ?? null,
+    previous_api_key_id: event.previousApiKeyId ?? null,
+    previous_api_key_expires_at: event.previousApiKeyExpiresAt?.toISOString() ?? null,
+    reason: event.reason ?? null,
+    client_ip: event.clientIp ?? null,
+    request_id: event.requestId ?? null,
+  };
+}
+
+type NewestArgs = { organizationId?: string; limit: number };
 
 @Injectable()
 export class AuditRepository {
-  private readonly dataSource: DataSource;
   private readonly db: Dialect;
   private readonly prune: Statement<{ cutoff: string; limit: number }>;
+  private readonly insertEvents: Statement<{ events: EventRecord[] }>;
+  private readonly newest: { all: Statement<NewestArgs>; organization: Statement<NewestArgs> };
 
-  constructor(@InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>) {
-    this.dataSource = events.manager.connection;
-    this.db = Dialect.of(this.dataSource);
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.db = Dialect.of(dataSource);
     // SKIP LOCKED: concurrent pruners delete different rows instead of waiting (docs/operations.md#retention).
     this.prune = this.db.prepare(sql`DELETE FROM audit_events WHERE id IN (
       SELECT id FROM audit_events WHERE occurred_at < ${param('cutoff')} ORDER BY occurred_at LIMIT ${param('limit')}
       ${this.db.skipLocked})`);
+    const events = this.db.jsonRecords('events', 'e', [
+      ['id', 'uuid'],
+      ['occurred_at', 'timestamptz'],
+      ['action', 'varchar'],
+      ['organization_id', 'uuid'],
+      ['actor_user_id', 'uuid'],
+      ['actor_api_key_id', 'uuid'],
+      ['target_type', 'varchar'],
+      ['target_id', 'uuid'],
+      ['previous_api_key_id', 'uuid'],
+      ['previous_api_key_expires_at', 'timestamptz'],
+      ['reason', 'varchar'],
+      ['client_ip', 'varchar'],
+      ['request_id', 'varchar'],
+    ]);
+    this.insertEvents = this.db.prepare(
+      sql`INSERT INTO audit_events (${raw(COLUMNS)}) SELECT ${raw(COLUMNS)} FROM ${events}`,
+    );
+    const newest = (scope: Sql): Statement<NewestArgs> =>
+      this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM audit_events ${scope}
+        ORDER BY occurred_at DESC, id DESC LIMIT ${param('limit')}`);
+    this.newest = {
+      all: newest(raw('')),
+      organization: newest(sql`WHERE organization_id = ${param('organizationId')}`),
+    };
   }
 
   /** Inside `tx` when given: the entry is stored with the change it records, or not at all. */
-  async insert(event: AuditEvent, tx?: Transaction): Promise<void> {
-    await (tx?.getRepository(AuditEvent) ?? this.events).insert(event);
+  insert(event: AuditEvent, tx?: Transaction): Promise<void> {
+    return this.insertAll([event], tx);
   }
 
   async insertAll(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
-    const repository = tx?.getRepository(AuditEvent) ?? this.events;
     for (let start = 0; start < events.length; start += INSERT_CHUNK) {
-      await repository.insert(events.slice(start, start + INSERT_CHUNK));
+      const records = events.slice(start, start + INSERT_CHUNK).map(toRecord);
+      await this.db.run(tx ?? this.dataSource.manager, this.insertEvents, { events: records });
     }
   }
 
   /** Every organization's when `organizationId` is null. */
-  findNewest(organizationId: string | null, limit: number): Promise<AuditEvent[]> {
-    const query = this.events
-      .createQueryBuilder('e')
-      .orderBy('e.occurred_at', 'DESC')
-      .addOrderBy('e.id', 'DESC')
-      .take(limit);
-    if (organizationId !== null) query.where('e.organization_id = :organizationId', { organizationId });
-    return query.getMany();
+  async findNewest(organizationId: string | null, limit: number): Promise<AuditEvent[]> {
+    const rows =
+      organizationId === null
+        ? await this.db.rows<AuditEventRow, NewestArgs>(this.newest.all, { limit })
+        : await this.db.rows<AuditEventRow, NewestArgs>(this.newest.organization, { organizationId, limit });
+    return rows.map(toAuditEvent);
   }
 
   /** A keyset page: never skips or repeats events as others are written or deleted (docs/api.md#audit-events). */
@@ -153,7 +201,10 @@ export class AuditRepository {
     const statement = db.prepare(sql`SELECT ${raw(COLUMNS)}, ${db.epochMicros('occurred_at')} AS occurred_us
       FROM ${db.table('audit_events', index)} WHERE ${join(conditions, ' AND ')}
       ORDER BY occurred_at DESC, id DESC LIMIT ${param('limit')}`);
-    const rows = await db.rows<AuditEventRow, Record<string, unknown>>(statement, args);
+    const rows = await db.rows<AuditEventRow & { occurred_us: string | number }, Record<string, unknown>>(
+      statement,
+      args,
+    );
     return rows.map((row) => {
       const event = toAuditEvent(row);
       return { event, position: { occurredAt: Number(row.occurred_us), id: row.id } };
@@ -162,16 +213,6 @@ export class AuditRepository {
 
   /** Returns how many it deleted; fewer than `limit` means nothing older is left or another instance has it. */
   async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const result = await runner.query(
-        this.prune.text,
-        this.prune.values({ cutoff: cutoff.toISOString(), limit }),
-        true,
-      );
-      return result.affected ?? 0;
-    } finally {
-      await runner.release();
-    }
+    return this.db.affected(this.dataSource.manager, this.prune, { cutoff: cutoff.toISOString(), limit });
   }
 }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { Dialect, join, param, raw, sql } from './sql';
 
 function dialect(type: 'postgres' | 'better-sqlite3'): Dialect {
@@ -54,6 +54,30 @@ describe('sql and Dialect', () => {
       'SELECT pg_advisory_xact_lock(1, hashtext($1))',
     );
   });
+
+  it.each(['postgres', 'better-sqlite3'] as const)(
+    'counts the rows a write changed on %s: in the transaction, or on a query runner of its own, released',
+    async (type) => {
+      const db = dialect(type);
+      const statement = db.prepare<{ at: string }>(sql`DELETE FROM t WHERE at < ${param('at')}`);
+      const inTransaction = { query: jest.fn().mockResolvedValue({ affected: 3 }), release: jest.fn() };
+      const tx = { queryRunner: inTransaction } as unknown as EntityManager;
+      expect(await db.affected(tx, statement, { at: 'x' })).toBe(3);
+      expect(inTransaction.query).toHaveBeenCalledWith(statement.text, ['x'], true);
+      expect(inTransaction.release).not.toHaveBeenCalled();
+
+      // A result without a count (the driver gave none): 0.
+      const own = { query: jest.fn().mockResolvedValue({}), release: jest.fn().mockResolvedValue(undefined) };
+      const manager = { connection: { createQueryRunner: () => own } } as unknown as EntityManager;
+      expect(await db.affected(manager, statement, { at: 'y' })).toBe(0);
+      expect(own.query).toHaveBeenCalledWith(statement.text, ['y'], true);
+      expect(own.release).toHaveBeenCalledTimes(1);
+
+      own.query.mockRejectedValueOnce(new Error('failed'));
+      await expect(db.affected(manager, statement, { at: 'z' })).rejects.toThrow('failed');
+      expect(own.release).toHaveBeenCalledTimes(2);
+    },
+  );
 
   it('joins fragments and reads JSON records on both databases', () => {
     const pg = dialect('postgres');

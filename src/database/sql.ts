@@ -131,6 +131,25 @@ export class Dialect {
     return tx.query<Row[]>(statement.text, statement.values(args));
   }
 
+  /**
+   * Runs an UPDATE or DELETE inside `tx` (the data source's manager: on its own) and returns how many rows it changed,
+   * without sending them back. The drivers report that count differently (`run` gets PostgreSQL's rows and count but
+   * SQLite's last row id), and SQLite cannot count a RETURNING in a CTE: a bulk delete would send every row.
+   */
+  async affected<Args extends object = Record<string, never>>(
+    tx: EntityManager,
+    statement: Statement<Args>,
+    args: Args,
+  ): Promise<number> {
+    const runner = tx.queryRunner ?? tx.connection.createQueryRunner();
+    try {
+      const result = await runner.query(statement.text, statement.values(args), true);
+      return result.affected ?? 0;
+    } finally {
+      if (runner !== tx.queryRunner) await runner.release();
+    }
+  }
+
   /** The value with a PostgreSQL type where it cannot be inferred (INSERT ... SELECT, row values); SQLite has none. */
   cast(value: Param, postgresType: string): Sql {
     return this.postgres ? sql`${value}::${raw(postgresType)}` : sql`${value}`;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, In, Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { toDate } from '../database/columns';
-import { Dialect, param, raw, sql, Statement } from '../database/sql';
+import { Dialect, join, param, raw, sql, Statement } from '../database/sql';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
@@ -25,26 +25,132 @@ interface MemberArgs {
   userId: string;
 }
 
+interface OrganizationRow {
+  id: string;
+  name: string;
+  access_token_lifetime: number;
+  max_key_lifetime_days: number | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  created_at: Date | string;
+}
+
+interface MembershipRow {
+  organization_id: string;
+  user_id: string;
+  role: Role;
+  created_at: Date | string;
+  updated_at: Date | string;
+  sessions_valid_after: Date | string | null;
+}
+
+const ORGANIZATION_COLUMNS = 'id, name, access_token_lifetime, max_key_lifetime_days, created_at, updated_at';
+const USER_COLUMNS = 'id, email, created_at';
+const MEMBERSHIP_COLUMNS = 'organization_id, user_id, role, created_at, updated_at, sessions_valid_after';
+
+/** The column of each setting an update may change (docs/api.md#organization-settings). */
+const SETTING_COLUMNS: { [setting in keyof Required<OrganizationSettings>]: string } = {
+  accessTokenLifetime: 'access_token_lifetime',
+  maxKeyLifetimeDays: 'max_key_lifetime_days',
+};
+
+function toOrganization(row: OrganizationRow): Organization {
+  return Object.assign(new Organization(), {
+    id: row.id,
+    name: row.name,
+    accessTokenLifetime: row.access_token_lifetime,
+    maxKeyLifetimeDays: row.max_key_lifetime_days,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  });
+}
+
+function toUser(row: UserRow): User {
+  return Object.assign(new User(), { id: row.id, email: row.email, createdAt: toDate(row.created_at) });
+}
+
+function toMembership(row: MembershipRow): Membership {
+  return Object.assign(new Membership(), {
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    role: row.role,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    sessionsValidAfter: row.sessions_valid_after === null ? null : toDate(row.sessions_valid_after),
+  });
+}
+
 /** Every query on organizations, users and memberships; the Bearer path's reads have fixed SQL. */
 @Injectable()
 export class IdentityRepository {
   private readonly db: Dialect;
   private readonly session: Statement<MemberArgs>;
   private readonly access: Statement<MemberArgs>;
+  private readonly signOut: Statement<MemberArgs & { at: string }>;
+  private readonly organizationById: Statement<{ id: string }>;
+  private readonly organizationByName: Statement<{ name: string }>;
+  private readonly anyOrganization: Statement<Record<string, never>>;
+  private readonly insertOrganization: Statement<{
+    id: string;
+    name: string;
+    accessTokenLifetime: number;
+    now: string;
+  }>;
+  private readonly userByEmail: Statement<{ email: string }>;
+  private readonly emails: Statement<{ ids: readonly string[] }>;
+  private readonly insertUser: Statement<{ id: string; email: string; now: string }>;
+  private readonly membership: Statement<MemberArgs>;
+  private readonly membershipsOf: Statement<{ userId: string }>;
+  private readonly insertMembership: Statement<MemberArgs & { role: Role; now: string }>;
+  private readonly addMembership: Statement<MemberArgs & { role: Role; now: string }>;
+  private readonly setRole: Statement<MemberArgs & { role: Role; now: string }>;
+  private readonly deleteMember: Statement<MemberArgs>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
     private readonly unitOfWork: UnitOfWork,
   ) {
-    this.db = Dialect.of(dataSource);
+    const db = Dialect.of(dataSource);
+    this.db = db;
     const member = sql`organization_id = ${param('organizationId')} AND user_id = ${param('userId')}`;
-    this.session = this.db.prepare(sql`SELECT role, created_at, sessions_valid_after FROM memberships WHERE ${member}`);
-    this.access = this.db.prepare(
-      sql`SELECT role, access_token_lifetime FROM ${raw(MEMBER_ACCESS_VIEW)} WHERE ${member}`,
+    this.session = db.prepare(sql`SELECT role, created_at, sessions_valid_after FROM memberships WHERE ${member}`);
+    this.access = db.prepare(sql`SELECT role, access_token_lifetime FROM ${raw(MEMBER_ACCESS_VIEW)} WHERE ${member}`);
+    this.signOut = db.prepare(
+      sql`UPDATE memberships SET sessions_valid_after = ${param('at')}, updated_at = ${param('at')} WHERE ${member}`,
     );
+
+    const organizations = sql`SELECT ${raw(ORGANIZATION_COLUMNS)} FROM organizations`;
+    this.organizationById = db.prepare(sql`${organizations} WHERE id = ${param('id')}`);
+    this.organizationByName = db.prepare(sql`${organizations} WHERE name = ${param('name')}`);
+    this.anyOrganization = db.prepare(sql`SELECT 1 AS found FROM organizations LIMIT 1`);
+    // ON CONFLICT DO NOTHING: a concurrent insert of the same name (or e-mail, or membership) is not an error.
+    this.insertOrganization = db.prepare(sql`INSERT INTO organizations
+        (id, name, access_token_lifetime, created_at, updated_at)
+      VALUES (${param('id')}, ${param('name')}, ${param('accessTokenLifetime')}, ${param('now')}, ${param('now')})
+      ON CONFLICT DO NOTHING`);
+
+    this.userByEmail = db.prepare(sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE email = ${param('email')}`);
+    this.emails = db.prepare(sql`SELECT id, email FROM users WHERE ${db.idIn('id', 'ids')}`);
+    this.insertUser = db.prepare(sql`INSERT INTO users (id, email, created_at)
+      VALUES (${param('id')}, ${param('email')}, ${param('now')}) ON CONFLICT DO NOTHING`);
+
+    this.membership = db.prepare(sql`SELECT ${raw(MEMBERSHIP_COLUMNS)} FROM memberships WHERE ${member}`);
+    this.membershipsOf = db.prepare(sql`SELECT ${raw(MEMBERSHIP_COLUMNS)} FROM memberships
+      WHERE user_id = ${param('userId')} ORDER BY created_at ASC, organization_id ASC`);
+    const addMember = sql`INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at)
+      VALUES (${param('organizationId')}, ${param('userId')}, ${param('role')}, ${param('now')}, ${param('now')})`;
+    this.insertMembership = db.prepare(sql`${addMember} ON CONFLICT DO NOTHING`);
+    // Inside upsertMembershipRole's transaction, which has just read that there is none: a conflict is an error.
+    this.addMembership = db.prepare(addMember);
+    this.setRole = db.prepare(
+      sql`UPDATE memberships SET role = ${param('role')}, updated_at = ${param('now')} WHERE ${member}`,
+    );
+    this.deleteMember = db.prepare(sql`DELETE FROM memberships WHERE ${member}`);
   }
 
   /** The role and the earliest issue time of a session token still valid (every session-token request). */
@@ -63,8 +169,8 @@ export class IdentityRepository {
 
   /** Ends the member's session tokens issued before `at`; false when there is no such membership. */
   async updateSessionsValidAfter(organizationId: string, userId: string, at: Date): Promise<boolean> {
-    const result = await this.memberships.update({ organizationId, userId }, { sessionsValidAfter: at, updatedAt: at });
-    return (result.affected ?? 0) > 0;
+    const args = { organizationId, userId, at: at.toISOString() };
+    return (await this.db.affected(this.dataSource.manager, this.signOut, args)) > 0;
   }
 
   async findAccess(organizationId: string, userId: string): Promise<MembershipAccess | null> {
@@ -72,81 +178,96 @@ export class IdentityRepository {
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
   }
 
-  findOrganizationById(id: string): Promise<Organization | null> {
-    return this.organizations.findOneBy({ id });
+  async findOrganizationById(id: string): Promise<Organization | null> {
+    const rows = await this.db.rows<OrganizationRow, { id: string }>(this.organizationById, { id });
+    return rows[0] === undefined ? null : toOrganization(rows[0]);
   }
 
   async hasOrganizations(): Promise<boolean> {
-    return (await this.organizations.count({ take: 1 })) > 0;
+    return (await this.db.rows(this.anyOrganization, {})).length > 0;
   }
 
-  findOrganizationByName(name: string): Promise<Organization | null> {
-    return this.organizations.findOneBy({ name });
+  async findOrganizationByName(name: string): Promise<Organization | null> {
+    const rows = await this.db.rows<OrganizationRow, { name: string }>(this.organizationByName, { name });
+    return rows[0] === undefined ? null : toOrganization(rows[0]);
   }
 
   /** Adds the organization unless one of that name exists (a concurrent insert is not an error). */
   async insertOrganizationIfMissing(name: string, accessTokenLifetime: number, now: Date): Promise<void> {
-    await this.organizations
-      .createQueryBuilder()
-      .insert()
-      .values({ id: randomUUID(), name, accessTokenLifetime, createdAt: now, updatedAt: now })
-      .orIgnore()
-      .execute();
+    await this.db.run(this.dataSource.manager, this.insertOrganization, {
+      id: randomUUID(),
+      name,
+      accessTokenLifetime,
+      now: now.toISOString(),
+    });
   }
 
-  /** Sets only the given settings and reads the row back in the same transaction; null: no such organization. */
+  /** Sets only the given settings and reads the row back in the same statement; null: no such organization. */
   async updateSettings(
     organizationId: string,
     settings: OrganizationSettings,
     now: Date,
     tx?: Transaction,
   ): Promise<Organization | null> {
-    const organizations = tx?.getRepository(Organization) ?? this.organizations;
-    const result = await organizations.update({ id: organizationId }, { ...settings, updatedAt: now });
-    if ((result.affected ?? 0) === 0) return null;
-    return organizations.findOneBy({ id: organizationId });
+    const args: Record<string, unknown> = { organizationId, now: now.toISOString() };
+    const changes = [sql`updated_at = ${param('now')}`];
+    for (const [setting, column] of Object.entries(SETTING_COLUMNS) as Array<[keyof OrganizationSettings, string]>) {
+      if (settings[setting] === undefined) continue;
+      args[setting] = settings[setting];
+      changes.push(sql`${raw(column)} = ${param(setting)}`);
+    }
+    // Which settings change decides the text: prepared per call, as an audit page is.
+    const statement = this.db.prepare<Record<string, unknown>>(
+      this.db.returning(
+        sql`UPDATE organizations SET ${join(changes, ', ')} WHERE id = ${param('organizationId')}
+          RETURNING ${raw(ORGANIZATION_COLUMNS)}`,
+        ORGANIZATION_COLUMNS,
+      ),
+    );
+    const rows = await this.db.run<OrganizationRow, Record<string, unknown>>(
+      tx ?? this.dataSource.manager,
+      statement,
+      args,
+    );
+    return rows[0] === undefined ? null : toOrganization(rows[0]);
   }
 
-  findUserByEmail(email: string): Promise<User | null> {
-    return this.users.findOneBy({ email });
+  async findUserByEmail(email: string): Promise<User | null> {
+    const rows = await this.db.rows<UserRow, { email: string }>(this.userByEmail, { email });
+    return rows[0] === undefined ? null : toUser(rows[0]);
   }
 
   /** The e-mail addresses of these users (one query; an unknown id is left out). */
   async findEmails(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const users = await this.users.find({ select: { id: true, email: true }, where: { id: In([...ids]) } });
-    return new Map(users.map((user) => [user.id, user.email]));
+    const rows = await this.db.rows<Pick<UserRow, 'id' | 'email'>, { ids: readonly string[] }>(this.emails, { ids });
+    return new Map(rows.map((row) => [row.id, row.email]));
   }
 
   /** Adds the user unless one with that e-mail exists (a concurrent insert is not an error). */
   async insertUserIfMissing(email: string, now: Date): Promise<void> {
-    await this.users
-      .createQueryBuilder()
-      .insert()
-      .values({ id: randomUUID(), email, createdAt: now })
-      .orIgnore()
-      .execute();
+    await this.db.run(this.dataSource.manager, this.insertUser, { id: randomUUID(), email, now: now.toISOString() });
   }
 
-  findMembership(organizationId: string, userId: string): Promise<Membership | null> {
-    return this.memberships.findOneBy({ organizationId, userId });
+  async findMembership(organizationId: string, userId: string): Promise<Membership | null> {
+    const rows = await this.db.rows<MembershipRow, MemberArgs>(this.membership, { organizationId, userId });
+    return rows[0] === undefined ? null : toMembership(rows[0]);
   }
 
   /** Adds the membership unless the user has one in that organization (a concurrent insert is not an error). */
   async insertMembershipIfMissing(organizationId: string, userId: string, role: Role, now: Date): Promise<void> {
-    await this.memberships
-      .createQueryBuilder()
-      .insert()
-      .values({ organizationId, userId, role, createdAt: now, updatedAt: now })
-      .orIgnore()
-      .execute();
+    await this.db.run(this.dataSource.manager, this.insertMembership, {
+      organizationId,
+      userId,
+      role,
+      now: now.toISOString(),
+    });
   }
 
   /**
-   * Adds the membership with this role, or changes the role of the existing one, in one transaction
-   * (through UnitOfWork, like every transaction: on SQLite they must not overlap).
+   * Sets the role, adding the membership if missing, in one transaction: `tx` when given, else one of its own
+   * (through UnitOfWork, like every transaction: on SQLite they must not overlap). Returns what changed.
    */
-  /** Sets the role, adding the membership if missing (inside `tx` when given): what changed. */
   async upsertMembershipRole(
     organizationId: string,
     userId: string,
@@ -154,14 +275,18 @@ export class IdentityRepository {
     now: Date,
     tx?: Transaction,
   ): Promise<RoleChange> {
+    const args = { organizationId, userId, role, now: now.toISOString() };
     const upsert = async (manager: Transaction): Promise<RoleChange> => {
-      const existing = await manager.findOneBy(Membership, { organizationId, userId });
-      if (existing === null) {
-        await manager.insert(Membership, { organizationId, userId, role, createdAt: now, updatedAt: now });
+      const [existing] = await this.db.run<MembershipRow, MemberArgs>(manager, this.membership, {
+        organizationId,
+        userId,
+      });
+      if (existing === undefined) {
+        await this.db.run(manager, this.addMembership, args);
         return 'added';
       }
       if (existing.role === role) return 'unchanged';
-      await manager.update(Membership, { organizationId, userId }, { role, updatedAt: now });
+      await this.db.run(manager, this.setRole, args);
       return 'changed';
     };
     return tx === undefined ? this.unitOfWork.run(upsert) : upsert(tx);
@@ -169,12 +294,13 @@ export class IdentityRepository {
 
   /** Removes the membership, inside `tx` when given; false when there was none. */
   async deleteMembership(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
-    const result = await (tx?.getRepository(Membership) ?? this.memberships).delete({ organizationId, userId });
-    return (result.affected ?? 0) > 0;
+    const args = { organizationId, userId };
+    return (await this.db.affected(tx ?? this.dataSource.manager, this.deleteMember, args)) > 0;
   }
 
   /** The user's memberships, oldest first. */
-  findMembershipsOf(userId: string): Promise<Membership[]> {
-    return this.memberships.find({ where: { userId }, order: { createdAt: 'ASC', organizationId: 'ASC' } });
+  async findMembershipsOf(userId: string): Promise<Membership[]> {
+    const rows = await this.db.rows<MembershipRow, { userId: string }>(this.membershipsOf, { userId });
+    return rows.map(toMembership);
   }
 }

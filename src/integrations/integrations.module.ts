@@ -1,5 +1,4 @@
 import { Logger, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { APP_CONFIG, SECRETS } from '../config/config.module';
@@ -10,7 +9,6 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { CredentialCipher } from './credential-cipher';
 import { CredentialsValidator } from './credentials-validator';
 import { DatadogAdapter } from './datadog.adapter';
-import { NotificationIntegration } from './integration.entity';
 import { IntegrationsController } from './integrations.controller';
 import { IntegrationsRepository } from './integrations.repository';
 import { IntegrationsService } from './integrations.service';
@@ -21,7 +19,7 @@ import { ValidationLimits } from './validation-limits';
 const logger = new Logger('MonitoringProvider');
 
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationIntegration]), AuditModule, RateLimitStorageModule, MetricsModule],
+  imports: [AuditModule, RateLimitStorageModule, MetricsModule],
   controllers: [IntegrationsController],
   providers: [
     IntegrationsRepository,

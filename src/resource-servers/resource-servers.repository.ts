@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { toDate } from '../database/columns';
 import { batchedById } from '../database/batch-loader';
-import { Dialect, param, sql, Statement } from '../database/sql';
+import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import { ResourceServer } from './resource-server.entity';
 
 interface ResourceServerRow {
@@ -11,15 +12,44 @@ interface ResourceServerRow {
   secret_hash: string;
 }
 
+type ServerRow = ResourceServerRow & { name: string; created_at: Date | string; secret_rotated_at: Date | string };
+
+const COLUMNS = 'id, name, audience, secret_hash, created_at, secret_rotated_at';
+
+function toResourceServer(row: ServerRow): ResourceServer {
+  return Object.assign(new ResourceServer(), {
+    id: row.id,
+    name: row.name,
+    audience: row.audience,
+    secretHash: row.secret_hash,
+    createdAt: toDate(row.created_at),
+    secretRotatedAt: toDate(row.secret_rotated_at),
+  });
+}
+
+interface InsertArgs {
+  id: string;
+  name: string;
+  audience: string;
+  secretHash: string;
+  createdAt: string;
+  secretRotatedAt: string;
+}
+
 /** Every query on resource_servers; the two reads of introspection and forward auth have fixed SQL. */
 @Injectable()
 export class ResourceServersRepository {
   private readonly db: Dialect;
   private readonly credentialById: (id: string) => Promise<ResourceServerRow | undefined>;
   private readonly byAudience: Statement<{ audience: string }>;
+  private readonly serverByAudience: Statement<{ audience: string }>;
+  private readonly all: Statement<Record<string, never>>;
+  private readonly insertServer: Statement<InsertArgs>;
+  private readonly remove: Statement<{ audience: string }>;
+  private readonly rotate: Statement<{ audience: string; secretHash: string; at: string }>;
 
-  constructor(@InjectRepository(ResourceServer) private readonly servers: Repository<ResourceServer>) {
-    this.db = Dialect.of(servers.manager.connection);
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.db = Dialect.of(dataSource);
     // Every introspection reads its caller: batched per event-loop turn, as the key lookups are.
     const byIds = this.db.prepare<{ ids: readonly string[] }>(
       sql`SELECT id, audience, secret_hash FROM resource_servers WHERE ${this.db.idIn('id', 'ids')}`,
@@ -30,6 +60,18 @@ export class ResourceServersRepository {
     this.byAudience = this.db.prepare(
       sql`SELECT id, audience, secret_hash FROM resource_servers WHERE audience = ${param('audience')}`,
     );
+    this.serverByAudience = this.db.prepare(
+      sql`SELECT ${raw(COLUMNS)} FROM resource_servers WHERE audience = ${param('audience')}`,
+    );
+    this.all = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM resource_servers ORDER BY created_at ASC, id ASC`);
+    // The unique audience decides, on any instance: a taken one inserts nothing and returns no row.
+    this.insertServer = this.db.prepare(sql`INSERT INTO resource_servers (${raw(COLUMNS)})
+      VALUES (${param('id')}, ${param('name')}, ${param('audience')}, ${param('secretHash')}, ${param('createdAt')},
+        ${param('secretRotatedAt')})
+      ON CONFLICT DO NOTHING RETURNING id`);
+    this.remove = this.db.prepare(sql`DELETE FROM resource_servers WHERE audience = ${param('audience')}`);
+    this.rotate = this.db.prepare(sql`UPDATE resource_servers
+      SET secret_hash = ${param('secretHash')}, secret_rotated_at = ${param('at')} WHERE audience = ${param('audience')}`);
   }
 
   /** The audience and secret hash of the resource server with this id (introspection's client check). */
@@ -45,31 +87,32 @@ export class ResourceServersRepository {
 
   /** False when the audience is taken (the unique index decides, on any instance). */
   async insert(server: ResourceServer): Promise<boolean> {
-    const result = await this.servers
-      .createQueryBuilder()
-      .insert()
-      .into(ResourceServer)
-      .values(server)
-      .orIgnore()
-      .execute();
-    return result.identifiers.length > 0 && (await this.findByAudience(server.audience))?.id === server.id;
+    const rows = await this.db.run<{ id: string }, InsertArgs>(this.dataSource.manager, this.insertServer, {
+      id: server.id,
+      name: server.name,
+      audience: server.audience,
+      secretHash: server.secretHash,
+      createdAt: server.createdAt.toISOString(),
+      secretRotatedAt: server.secretRotatedAt.toISOString(),
+    });
+    return rows.length === 1;
   }
 
-  findByAudience(audience: string): Promise<ResourceServer | null> {
-    return this.servers.findOneBy({ audience });
+  async findByAudience(audience: string): Promise<ResourceServer | null> {
+    const rows = await this.db.rows<ServerRow, { audience: string }>(this.serverByAudience, { audience });
+    return rows[0] === undefined ? null : toResourceServer(rows[0]);
   }
 
-  findAll(): Promise<ResourceServer[]> {
-    return this.servers.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  async findAll(): Promise<ResourceServer[]> {
+    return (await this.db.rows<ServerRow>(this.all, {})).map(toResourceServer);
   }
 
   async delete(audience: string): Promise<boolean> {
-    const result = await this.servers.delete({ audience });
-    return (result.affected ?? 0) > 0;
+    return (await this.db.affected(this.dataSource.manager, this.remove, { audience })) > 0;
   }
 
   async updateSecret(audience: string, secretHash: string, at: Date): Promise<boolean> {
-    const result = await this.servers.update({ audience }, { secretHash, secretRotatedAt: at });
-    return (result.affected ?? 0) > 0;
+    const args = { audience, secretHash, at: at.toISOString() };
+    return (await this.db.affected(this.dataSource.manager, this.rotate, args)) > 0;
   }
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { ClientBase } from 'pg';
 import { DataSource } from 'typeorm';
-import { Dialect, param, sql, Statement } from '../database/sql';
+import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
-import { SsfDelivery, SsfEvent } from './ssf-event.entity';
+import type { SsfEvent } from './ssf-event.entity';
 
 /** A pending delivery with its event, as a poll reads it. */
 export interface PendingSet {
@@ -23,7 +24,7 @@ interface PendingRow {
   occurred_at: Date | string;
 }
 
-/** Rows one INSERT writes at most. */
+/** Events one INSERT writes at most (one JSON parameter). */
 const CHUNK = 200;
 /** Streams one read of the poll hub, or one delete, names at most. */
 const STREAM_CHUNK = 500;
@@ -35,6 +36,14 @@ interface DeliveryRecord {
   stream_id: string;
   event_id: string;
   created_at: string;
+}
+
+interface EventRecord {
+  id: string;
+  event_type: SsfEvent['eventType'];
+  subject: string;
+  payload: string;
+  occurred_at: string;
 }
 
 function toPendingSet(row: PendingRow): PendingSet {
@@ -57,7 +66,12 @@ export class SsfRepository {
   private readonly acknowledge: Statement<{ streamId: string; ids: readonly string[]; at: string }>;
   private readonly streams: Statement<Record<string, never>>;
   private readonly deliver: Statement<{ rows: DeliveryRecord[] }>;
+  private readonly insertEvents: Statement<{ events: EventRecord[] }>;
   private readonly notify: Statement<{ channel: string }> | null;
+  private readonly orphans: Statement<Record<string, never>>;
+  private readonly setError: Statement<{ streamId: string; id: string; error: string; at: string }>;
+  private readonly oldDeliveries: Statement<{ at: string }>;
+  private readonly oldEvents: Statement<{ at: string }>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -87,8 +101,24 @@ export class SsfRepository {
     ]);
     this.deliver = db.prepare(sql`INSERT INTO ssf_deliveries (id, stream_id, event_id, created_at)
       SELECT r.id, r.stream_id, r.event_id, r.created_at FROM ${rows}`);
+    const events = db.jsonRecords('events', 'e', [
+      ['id', 'uuid'],
+      ['event_type', 'varchar'],
+      ['subject', 'text'],
+      ['payload', 'text'],
+      ['occurred_at', 'timestamptz'],
+    ]);
+    this.insertEvents = db.prepare(sql`INSERT INTO ssf_events (id, event_type, subject, payload, occurred_at)
+      SELECT e.id, e.event_type, e.subject, e.payload, e.occurred_at FROM ${events}`);
     const notify = db.notify(param('channel'));
     this.notify = notify === null ? null : db.prepare(notify);
+    this.orphans = db.prepare(sql`DELETE FROM ssf_deliveries
+      WHERE NOT EXISTS (SELECT 1 FROM resource_servers r WHERE r.id = ssf_deliveries.stream_id)
+        AND NOT EXISTS (SELECT 1 FROM ssf_streams s WHERE s.id = ssf_deliveries.stream_id)`);
+    this.setError = db.prepare(sql`UPDATE ssf_deliveries SET acknowledged_at = ${param('at')}, error = ${param('error')}
+      WHERE stream_id = ${param('streamId')} AND id = ${param('id')}`);
+    this.oldDeliveries = db.prepare(sql`DELETE FROM ssf_deliveries WHERE created_at < ${param('at')}`);
+    this.oldEvents = db.prepare(sql`DELETE FROM ssf_events WHERE occurred_at < ${param('at')}`);
   }
 
   /** The events and a delivery of each to every stream, inside the change's transaction; a NOTIFY at its commit. */
@@ -96,7 +126,14 @@ export class SsfRepository {
     if (events.length === 0) return;
     const streams = await this.db.run<{ id: string }>(tx, this.streams, {});
     for (let start = 0; start < events.length; start += CHUNK) {
-      await tx.getRepository(SsfEvent).insert(events.slice(start, start + CHUNK));
+      const records = events.slice(start, start + CHUNK).map((event) => ({
+        id: event.id,
+        event_type: event.eventType,
+        subject: event.subject,
+        payload: event.payload,
+        occurred_at: event.occurredAt.toISOString(),
+      }));
+      await this.db.run(tx, this.insertEvents, { events: records });
     }
     // Plain records in one statement a chunk: an entity a row cost 70-100 ms a revocation at 2,000 streams.
     const deliveries = events.flatMap((event) => {
@@ -148,15 +185,8 @@ export class SsfRepository {
    * Deliveries whose stream is gone: a removed resource server's, or those a fan-out wrote for a stream deleted after
    * it read the stream list (deliveries have no foreign key to their stream, so such a revocation still commits).
    */
-  async deleteOrphans(): Promise<number> {
-    const result = await this.dataSource
-      .createQueryBuilder()
-      .delete()
-      .from(SsfDelivery)
-      .where('NOT EXISTS (SELECT 1 FROM resource_servers r WHERE r.id = ssf_deliveries.stream_id)')
-      .andWhere('NOT EXISTS (SELECT 1 FROM ssf_streams s WHERE s.id = ssf_deliveries.stream_id)')
-      .execute();
-    return result.affected ?? 0;
+  deleteOrphans(): Promise<number> {
+    return this.db.affected(this.dataSource.manager, this.orphans, {});
   }
 
   /** Acknowledged SETs of this stream are never delivered again (other streams' ids are left alone). */
@@ -167,21 +197,27 @@ export class SsfRepository {
 
   /** RFC 8936 setErrs: the SET is not delivered again, and the receiver's error is kept with it. */
   async recordError(streamId: string, id: string, error: object, at: Date): Promise<void> {
-    await this.dataSource
-      .getRepository(SsfDelivery)
-      .update({ streamId, id }, { acknowledgedAt: at, error: JSON.stringify(error) });
+    await this.db.run(this.dataSource.manager, this.setError, {
+      streamId,
+      id,
+      error: JSON.stringify(error),
+      at: at.toISOString(),
+    });
   }
 
   /** Deletes what is older than `cutoff`: deliveries, then events no delivery needs. */
   async deleteOlderThan(cutoff: Date): Promise<number> {
     const at = cutoff.toISOString();
-    const deliveries = await this.dataSource
-      .createQueryBuilder()
-      .delete()
-      .from(SsfDelivery)
-      .where('created_at < :at', { at })
-      .execute();
-    await this.dataSource.createQueryBuilder().delete().from(SsfEvent).where('occurred_at < :at', { at }).execute();
-    return deliveries.affected ?? 0;
+    const deliveries = await this.db.affected(this.dataSource.manager, this.oldDeliveries, { at });
+    await this.db.run(this.dataSource.manager, this.oldEvents, { at });
+    return deliveries;
+  }
+
+  /**
+   * Makes `client` hear the NOTIFY that `insert` sends on `channel`: a connection of its own (WakeSignal's), since a
+   * pooled one would stop listening when it went back to the pool. PostgreSQL only.
+   */
+  async listen(client: ClientBase, channel: string): Promise<void> {
+    await client.query(this.db.prepare(sql`LISTEN ${raw(`"${channel}"`)}`).text);
   }
 }

@@ -3,6 +3,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { Client } from 'pg';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
+import { SsfRepository } from './ssf.repository';
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RECONNECT_MS = 1000;
@@ -23,7 +24,10 @@ export class WakeSignal implements OnModuleInit, OnModuleDestroy {
   /** PostgreSQL: commits are announced by NOTIFY, which this instance hears as well; SQLite: by `wake()` in process. */
   readonly notified: boolean;
 
-  constructor(@InjectConfig() private readonly config: AppConfiguration) {
+  constructor(
+    private readonly events: SsfRepository,
+    @InjectConfig() private readonly config: AppConfiguration,
+  ) {
     const { database } = config;
     this.channel = `gatehouse_ssf_${database.type === 'postgres' ? (database.schema ?? 'public') : 'sqlite'}`;
     this.notified = database.type === 'postgres';
@@ -60,7 +64,7 @@ export class WakeSignal implements OnModuleInit, OnModuleDestroy {
     });
     try {
       await client.connect();
-      await client.query(`LISTEN "${this.channel}"`);
+      await this.events.listen(client, this.channel);
       this.listener = client;
       // Whatever was committed while not listening is found by the next poll's query; wake the current ones.
       this.emitter.emit('wake');

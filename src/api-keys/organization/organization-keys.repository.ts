@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Dialect, param, sql, Statement } from '../../database/sql';
 import type { Transaction } from '../../database/unit-of-work';
-import { ApiKey } from '../api-key.entity';
-import { KeyPage, KeyPageQuery, keyListSql, ListRow, OwnerIds, page, PageArgs, toPage } from '../key-rows';
+import { keyListSql } from '../api-keys.repository';
+import { KeyPage, KeyPageQuery, ListRow, OwnerIds, page, PageArgs, toPage } from '../key-rows';
 
 type OrganizationListArgs = { organizationId: string } & PageArgs;
 type RevokeAllArgs = OwnerIds & { at: string };
+type RevokeArgs = { organizationId: string; id: string; at: string };
 
 /** The organization's keys, every owner's (docs/api.md#organization-key-management). */
 @Injectable()
@@ -15,6 +16,7 @@ export class OrganizationKeysRepository {
   private readonly db: Dialect;
   private readonly list: { active: Statement<OrganizationListArgs>; all: Statement<OrganizationListArgs> };
   private readonly revokeAll: Statement<RevokeAllArgs>;
+  private readonly revokeOne: Statement<RevokeArgs>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -38,6 +40,9 @@ export class OrganizationKeysRepository {
         'id',
       ),
     );
+    this.revokeOne = db.prepare(sql`UPDATE api_keys
+      SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
+      WHERE id = ${param('id')} AND organization_id = ${param('organizationId')} AND status = 'ACTIVE'`);
   }
 
   /** A page of the organization's keys, newest first (created_at, then id, descending), and their count in the window. */
@@ -48,14 +53,7 @@ export class OrganizationKeysRepository {
 
   /** Marks the organization's ACTIVE key REVOKED, whoever owns it; false when there was no such key. */
   async revokeInOrganization(organizationId: string, id: string, at: Date, tx: Transaction): Promise<boolean> {
-    const result = await tx
-      .getRepository(ApiKey)
-      .createQueryBuilder()
-      .update(ApiKey)
-      .set({ status: 'REVOKED', revokedAt: at, updatedAt: at })
-      .where("id = :id AND organization_id = :organizationId AND status = 'ACTIVE'", { id, organizationId })
-      .execute();
-    return (result.affected ?? 0) > 0;
+    return (await this.db.affected(tx, this.revokeOne, { organizationId, id, at: at.toISOString() })) > 0;
   }
 
   /**
