@@ -13,8 +13,9 @@ export const MAY_USE = {
   integrations: ['identity', 'audit', 'metrics'],
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
-  // The registry of resource servers: the operator's CLI writes it, auth and oauth read it.
-  'resource-servers': [],
+  // The registry of resource servers: the operator's CLI writes it, auth and oauth read it; its guard authenticates a
+  // resource server's client credentials and hands it over with identity's access vocabulary.
+  'resource-servers': ['identity'],
   auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers'],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
   oauth: ['auth', 'api-keys', 'identity', 'resource-servers'],

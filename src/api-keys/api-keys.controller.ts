@@ -1,9 +1,10 @@
 import { Body, Controller, Delete, Get, Header, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { ApiErrors } from '../common/openapi';
+import { ErrorCode } from '../common/errors';
 import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { ApiKeysService } from './api-keys.service';
@@ -24,7 +25,7 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
-  @RequirePermissions('api_keys:create')
+  @Authenticated({ permissions: ['api_keys:create'] })
   @ApiOperation({
     summary: 'Create a personal API key; the secret is returned once',
     description:
@@ -32,10 +33,10 @@ export class ApiKeysController {
       "within the organization's key policy). 400 FAILED_PRECONDITION past API_KEY_MAX_ACTIVE_PER_USER usable keys.",
   })
   @ApiCreatedResponse({ type: CreateApiKeyResponse })
-  @ApiErrors(400, 413)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE)
   @Header('Cache-Control', 'no-store')
   async create(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Body() body: CreateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<CreateApiKeyResponse> {
@@ -48,7 +49,7 @@ export class ApiKeysController {
   }
 
   @Post(':id/rotate')
-  @RequirePermissions('api_keys:create', 'api_keys:revoke')
+  @Authenticated({ permissions: ['api_keys:create', 'api_keys:revoke'] })
   @ApiOperation({
     summary: 'Replace one of your keys by a new one with the same label and scopes; the new secret is returned once',
     description:
@@ -57,10 +58,10 @@ export class ApiKeysController {
   })
   @ApiBody({ type: RotateApiKeyDto, required: false })
   @ApiCreatedResponse({ type: RotateApiKeyResponse })
-  @ApiErrors(400, 404, 413)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE)
   @Header('Cache-Control', 'no-store')
   async rotate(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @Body() body: RotateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
@@ -79,11 +80,11 @@ export class ApiKeysController {
   }
 
   @Get()
-  @RequirePermissions('api_keys:read')
+  @Authenticated({ permissions: ['api_keys:read'] })
   @ApiOperation({ summary: "List the caller's keys, newest first" })
   @ApiOkResponse({ type: ApiKeyListResponse })
-  @ApiErrors(400)
-  async list(@CurrentPrincipal() principal: Principal, @Query() query: ListApiKeysQuery): Promise<ApiKeyListResponse> {
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
+  async list(@Caller() principal: Principal, @Query() query: ListApiKeysQuery): Promise<ApiKeyListResponse> {
     const page = await this.apiKeys.list(principal, {
       page: query.page,
       limit: query.limit,
@@ -93,21 +94,21 @@ export class ApiKeysController {
   }
 
   @Get(':id')
-  @RequirePermissions('api_keys:read')
+  @Authenticated({ permissions: ['api_keys:read'] })
   @ApiOperation({ summary: "Read one of the caller's keys (without its secret)" })
   @ApiOkResponse({ type: ApiKeyResponse })
-  @ApiErrors(400, 404)
-  async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidPipe) id: string): Promise<ApiKeyResponse> {
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<ApiKeyResponse> {
     return { api_key: ApiKeyView.from(await this.apiKeys.get(principal, id)) };
   }
 
   @Delete(':id')
-  @RequirePermissions('api_keys:revoke')
+  @Authenticated({ permissions: ['api_keys:revoke'] })
   @ApiOperation({ summary: 'Revoke a key at once and for good (idempotent)' })
   @ApiOkResponse({ type: ApiKeyResponse })
-  @ApiErrors(400, 404)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
   async revoke(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<ApiKeyResponse> {

@@ -1,7 +1,8 @@
 import { Controller, Get, Inject, Optional, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/openapi';
-import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import { ErrorCode } from '../common/errors';
+import { Authenticated, Caller } from '../identity/access.decorators';
 import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
 import { AuditService } from './audit.service';
@@ -35,14 +36,11 @@ export class AuditEventsController {
   }
 
   @Get()
-  @RequirePermissions('audit:read')
+  @Authenticated({ permissions: ['audit:read'] })
   @ApiOperation({ summary: "The caller's organization's audit events, newest first, a page at a time" })
   @ApiOkResponse({ type: AuditEventListResponse })
-  @ApiErrors(400)
-  async list(
-    @CurrentPrincipal() principal: Principal,
-    @Query() query: ListAuditEventsQuery,
-  ): Promise<AuditEventListResponse> {
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
+  async list(@Caller() principal: Principal, @Query() query: ListAuditEventsQuery): Promise<AuditEventListResponse> {
     const page = await this.audit.page(
       principal.organizationId,
       {

@@ -2,36 +2,38 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { clientAddress } from '../common/client-address';
 import { Messages } from '../common/errors';
+import { API_KEY_SCHEME } from '../common/openapi';
+import { setCaller } from '../identity/access.decorators';
 import { ExchangeRefused } from './key-exchange';
 import { ExchangeClient, PresentedKey, TokenExchangeService } from './token-exchange.service';
 import type { ApiKeyExchange } from './token.service';
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set by ApiKeyGuard: the authenticated exchange (the key, its owner, scopes and expiry). */
-    apiKeyExchange?: ApiKeyExchange;
-    /** Set by ApiKeyGuard: who asked, for the grant. */
-    exchangeClient?: ExchangeClient;
-  }
+/** The caller of an API key's exchange: the key, its owner, scopes and expiry; and who asked, for the grant. */
+export interface ApiKeyCaller {
+  exchange: ApiKeyExchange;
+  client: ExchangeClient;
+}
+
+/** Who asks, for the failure limit, the audit trail and the key's usage fields. */
+export function exchangeClient(request: Request): ExchangeClient {
+  return { address: clientAddress(request), requestId: request.id, userAgent: request.headers['user-agent'] };
 }
 
 /**
- * POST /v1/token authentication in the order of docs/api.md#post-v1token, before the body: the `ApiKey` header, then
- * the exchange's shared steps (TokenExchangeService).
+ * The `ApiKey` scheme (POST /v1/token), in the order of docs/api.md#post-v1token, before the body: the header, then the
+ * exchange's shared steps (TokenExchangeService). The caller is an ApiKeyCaller.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  static readonly securityScheme = API_KEY_SCHEME;
+
   constructor(private readonly exchange: TokenExchangeService) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    const client: ExchangeClient = {
-      address: clientAddress(request),
-      requestId: request.id,
-      userAgent: request.headers['user-agent'],
-    };
-    request.apiKeyExchange = await this.exchange.authenticate(this.presentedKey(request.headers.authorization), client);
-    request.exchangeClient = client;
+    const client = exchangeClient(request);
+    const exchange = await this.exchange.authenticateKey(this.presentedKey(request.headers.authorization), client);
+    setCaller(request, { exchange, client } satisfies ApiKeyCaller);
     return true;
   }
 

@@ -2,7 +2,8 @@ import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AppError, ErrorCode } from '../common/errors';
-import { Public, RequirePermissions } from '../identity/access.decorators';
+import { Authenticated, callerOf, Public } from '../identity/access.decorators';
+import { ApiKeyGuard } from './api-key.guard';
 import type { Principal } from '../identity/principal';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { roleMask } from '../identity/roles';
@@ -12,11 +13,19 @@ class Routes {
   @Public()
   open(): void {}
 
-  @RequirePermissions('api_keys:read')
+  @Authenticated({ permissions: ['api_keys:read'] })
   read(): void {}
 
-  @RequirePermissions('integrations:write')
+  @Authenticated({ permissions: ['integrations:write'] })
   write(): void {}
+
+  @Authenticated({ sessionOnly: true })
+  signOut(): void {}
+
+  @Authenticated(ApiKeyGuard)
+  exchange(): void {}
+
+  undeclared(): void {}
 }
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
@@ -56,11 +65,11 @@ describe('BearerAuthGuard', () => {
     expect(fromBearerToken).not.toHaveBeenCalled();
   };
 
-  it('hands the header token to PrincipalService and puts the principal on the request', async () => {
+  it('hands the header token to PrincipalService and the principal to the handler as its caller', async () => {
     const request: Partial<Request> = { headers: { authorization: `bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('read', request))).resolves.toBe(true);
     expect(fromBearerToken).toHaveBeenCalledWith(TOKEN);
-    expect(request.principal).toBe(viewer);
+    expect(callerOf(request)).toBe(viewer);
   });
 
   it.each([
@@ -105,6 +114,30 @@ describe('BearerAuthGuard', () => {
     fromBearerToken.mockRejectedValue(outage);
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('read', request))).rejects.toBe(outage);
+  });
+
+  it('refuses an access token on a session-only route with 403, and lets a session token through', async () => {
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('signOut', request))).resolves.toBe(true);
+    fromBearerToken.mockResolvedValue({ ...viewer, tokenUse: 'access', apiKeyId: 'k' });
+    await expect(guard.canActivate(context('signOut', request))).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+    });
+  });
+
+  it('refuses every call of a route that declares no access, with or without a token', async () => {
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('undeclared', request))).rejects.toThrow(
+      'Routes.undeclared declares no access',
+    );
+    expect(fromBearerToken).not.toHaveBeenCalled();
+  });
+
+  it("leaves another scheme's route to its own guard, without reading a Bearer token or setting a caller", async () => {
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    await expect(guard.canActivate(context('exchange', request))).resolves.toBe(true);
+    expect(fromBearerToken).not.toHaveBeenCalled();
+    expect(() => callerOf(request)).toThrow('@Caller() on a route whose guard authenticated nobody');
   });
 
   it('lets @Public() routes and non-HTTP contexts through without a token', async () => {

@@ -2,8 +2,8 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { permissionDenied, unauthenticatedBearer } from '../common/errors';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS, SESSION_ONLY } from '../identity/access.decorators';
-import { maskGrants, Permission } from '../identity/roles';
+import { ROUTE_ACCESS, RouteAccess, setCaller } from '../identity/access.decorators';
+import { maskGrants } from '../identity/roles';
 import { PrincipalService } from './principal.service';
 
 /**
@@ -27,7 +27,9 @@ function sendsTokenTwice(request: Request): boolean {
 }
 
 /**
- * The global guard: a valid Bearer token unless @Public(), and the route's permissions (docs/adr/0012-bearer-guard-without-passport.md).
+ * The global guard: each route's declared access (`@Authenticated`, `@Public`). Bearer routes are checked here, a valid
+ * token and the route's permissions (docs/adr/0012-bearer-guard-without-passport.md); a route of another scheme is left
+ * to its own guard, which runs next; a route that declares nothing is refused, whoever calls.
  * Only refusals are 401/403: a database that cannot answer reaches the exception filter as a 503.
  */
 @Injectable()
@@ -39,23 +41,26 @@ export class BearerAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (access === undefined)
+      throw new Error(`${context.getClass().name}.${context.getHandler().name} declares no access`);
+    if (access.kind !== 'bearer') return true;
 
     const request = context.switchToHttp().getRequest<Request>();
     const token = bearerToken(request.headers.authorization);
     if (token === null || sendsTokenTwice(request)) throw unauthenticatedBearer();
     const principal = await this.principals.fromBearerToken(token);
-    request.principal = principal;
 
     // The route's permissions against the request's: the role's, narrowed by an access token's key
     // and token scopes (docs/api.md#scopes).
-    const required = this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, targets);
-    if (required !== undefined) {
-      for (const permission of required) if (!maskGrants(principal.permissions, permission)) throw permissionDenied();
-    } else if (principal.tokenUse === 'access' && this.reflector.getAllAndOverride<boolean>(SESSION_ONLY, targets)) {
-      throw permissionDenied();
+    for (const permission of access.permissions) {
+      if (!maskGrants(principal.permissions, permission)) throw permissionDenied();
     }
+    if (access.sessionOnly && principal.tokenUse === 'access') throw permissionDenied();
+    setCaller(request, principal);
     return true;
   }
 }

@@ -40,7 +40,7 @@ export class KeyExchangeRules {
    * Steps 4-5: unknown id or wrong secret -> invalid credentials; a revoked key -> revoked; no whole second left
    * -> expired. The secret is compared in constant time, for an unknown id too (ApiKeysService.secretMatches).
    */
-  async authenticate(parsed: ParsedApiKey, nowMs: number): Promise<KeyCredential> {
+  async checkKey(parsed: ParsedApiKey, nowMs: number): Promise<KeyCredential> {
     const found = await this.apiKeys.credential(parsed.keyId);
     const matches = this.apiKeys.secretMatches(parsed.secret, found?.key.secretHash);
     if (found === undefined || !matches) {

@@ -25,7 +25,7 @@ export class PrincipalService {
   ) {}
 
   async fromBearerToken(token: string): Promise<Principal> {
-    const verified = this.tokens.authenticate(token);
+    const verified = this.tokens.forOwnApi(token);
     if (verified === null) throw unauthenticatedBearer();
     const principal = await this.fromVerified(verified);
     if (principal === null) throw unauthenticatedBearer();
@@ -57,7 +57,7 @@ export class PrincipalService {
 
   /**
    * The principal is written out field by field: made with `{ ...owner, ... }` after the key read, V8 kept about 1 KB
-   * of every request past a scavenge and promoted it (docs/performance.md, fourth pass).
+   * of every request past a scavenge and promoted it (measured 2026-11: `git log -p -- docs/performance.md`).
    */
   private async fromVerified(verified: VerifiedToken): Promise<Principal | null> {
     const { claims } = verified;

@@ -58,7 +58,7 @@ export class TokenExchangeService {
    * Steps 1-6 of docs/api.md#post-v1token after the protocol's own parsing: a refusal found without I/O is counted by
    * the failure limit; a key reaches the database only with a slot taken. Refusals are counted, audited and thrown.
    */
-  async authenticate(presented: PresentedKey | ExchangeRefused, client: ExchangeClient): Promise<ApiKeyExchange> {
+  async authenticateKey(presented: PresentedKey | ExchangeRefused, client: ExchangeClient): Promise<ApiKeyExchange> {
     try {
       if (presented instanceof ExchangeRefused) {
         await this.limiter.countFailure(client.address);
@@ -111,7 +111,7 @@ export class TokenExchangeService {
   private async check(parsed: ParsedApiKey, address: string | undefined): Promise<ApiKeyExchange> {
     try {
       const checkedAtMs = Date.now();
-      const { key, ownerAccess } = await this.rules.authenticate(parsed, checkedAtMs);
+      const { key, ownerAccess } = await this.rules.checkKey(parsed, checkedAtMs);
       if (ownerAccess === null) {
         const { id, organizationId, userId } = key;
         throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, { id, organizationId, userId });

@@ -87,23 +87,23 @@ describe('TokenService', () => {
       expect(parts(token).payload).not.toHaveProperty('akid');
       expect(claims!.exp - claims!.iat).toBe(1800);
       expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'at+jwt', kid: tokens.keys.signingKid });
-      expect(tokens.authenticate(token)?.permissions).toBe(2 | 32);
+      expect(tokens.forOwnApi(token)?.permissions).toBe(2 | 32);
     });
 
     it('types session tokens JWT, and remembers every permission for them (their role decides)', async () => {
       const token = await tokens.mint(session);
       expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: tokens.keys.signingKid });
-      expect(tokens.authenticate(token)?.permissions).toBe(255);
+      expect(tokens.forOwnApi(token)?.permissions).toBe(255);
     });
 
     it('gives an access token without a scope claim (minted before scopes) every permission: its key decides', async () => {
       const { scope: _none, ...unscoped } = access;
-      expect(tokens.authenticate(await tokens.mint(unscoped))?.permissions).toBe(255);
+      expect(tokens.forOwnApi(await tokens.mint(unscoped))?.permissions).toBe(255);
       // Names this version does not know grant nothing; an empty scope grants nothing.
       expect(
-        tokens.authenticate(await tokens.mint({ ...access, scope: 'integrations:read future:perm' }))?.permissions,
+        tokens.forOwnApi(await tokens.mint({ ...access, scope: 'integrations:read future:perm' }))?.permissions,
       ).toBe(32);
-      expect(tokens.authenticate(await tokens.mint({ ...access, scope: '' }))?.permissions).toBe(0);
+      expect(tokens.forOwnApi(await tokens.mint({ ...access, scope: '' }))?.permissions).toBe(0);
     });
 
     it('round-trips a session token, which has no key id', async () => {
@@ -121,14 +121,14 @@ describe('TokenService', () => {
         keyid: tokens.keys.signingKid,
         header: { alg: 'ES256', typ: 'at+jwt' },
       });
-      expect(tokens.authenticate(legacy)?.claims).toMatchObject({ client_id: access.apiKeyId, token_use: 'access' });
+      expect(tokens.forOwnApi(legacy)?.claims).toMatchObject({ client_id: access.apiKeyId, token_use: 'access' });
       // And one older still, with `akid` alone.
       const { client_id: _none, ...older } = payload;
       const oldest = jwt.sign({ ...older, akid: access.apiKeyId }, key, {
         algorithm: 'ES256',
         keyid: tokens.keys.signingKid,
       });
-      expect(tokens.authenticate(oldest)?.claims.client_id).toBe(access.apiKeyId);
+      expect(tokens.forOwnApi(oldest)?.claims.client_id).toBe(access.apiKeyId);
     });
 
     it('signs ES256 with the kid in the header, and a new jti every time', async () => {
@@ -260,7 +260,7 @@ describe('TokenService', () => {
     it("a resource server's audience: not Gatehouse's (authenticate), but a valid token of ours (verifiedToken)", async () => {
       const token = await tokens.mint({ ...access, audience: 'https://orders.example.com' });
       expect(tokens.verify(token)).toBeNull();
-      expect(tokens.authenticate(token)).toBeNull();
+      expect(tokens.forOwnApi(token)).toBeNull();
       expect(tokens.verifiedToken(token)?.claims.aud).toBe('https://orders.example.com');
     });
 

@@ -189,9 +189,9 @@ export class TokenService {
   /**
    * Claims of a valid token of ours for Gatehouse's own API (the default audience), or null. Verified tokens are
    * remembered until they expire, so the ECDSA check runs once per token; membership and key status are still read on
-   * every request (docs/performance.md).
+   * every request (docs/adr/0004-authorization-read-on-every-request.md).
    */
-  authenticate(token: string): VerifiedToken | null {
+  forOwnApi(token: string): VerifiedToken | null {
     const verified = this.verifiedToken(token);
     return verified !== null && verified.claims.aud === this.audience ? verified : null;
   }
@@ -217,7 +217,7 @@ export class TokenService {
 
   /** The claims of a valid token of ours, or null (see authenticate). */
   verify(token: string): TokenClaims | null {
-    return this.authenticate(token)?.claims ?? null;
+    return this.forOwnApi(token)?.claims ?? null;
   }
 
   private verifySignatureAndClaims(token: string): TokenClaims | null {

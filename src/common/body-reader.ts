@@ -1,11 +1,23 @@
 import type { NextFunction, Request, Response } from 'express';
+import { ErrorCode, HTTP_STATUS } from './errors';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-body';
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
-/** A body-parser style error (the exception filter's isBodyParserError). */
-export function bodyError(type: string, status: number, message = type): Error {
-  return Object.assign(new Error(message), { type, status, expose: true });
+/** POST /v1/token only: requests whose body was not JSON or malformed, answered 400 after the key was checked. */
+const unreadable = new WeakSet<Request>();
+
+export function markUnreadable(req: Request): void {
+  unreadable.add(req);
+}
+
+export function isUnreadable(req: Request): boolean {
+  return unreadable.has(req);
+}
+
+/** A body-parser style error (the exception filter's isBodyParserError), its status that of `code`. */
+export function bodyError(type: string, code: ErrorCode, message = type): Error {
+  return Object.assign(new Error(message), { type, status: HTTP_STATUS[code], expose: true });
 }
 
 /**
@@ -43,17 +55,17 @@ function bodyReader(limit: number, parse: (bytes: Buffer) => unknown): Middlewar
       return;
     }
     if (Number(req.headers['content-length']) > limit) {
-      refuseUnread(req, res, next, bodyError('entity.too.large', 413));
+      refuseUnread(req, res, next, bodyError('entity.too.large', ErrorCode.PAYLOAD_TOO_LARGE));
       return;
     }
     const encoding = req.headers['content-encoding']?.toLowerCase();
     if (encoding !== undefined && encoding !== 'identity') {
-      refuseUnread(req, res, next, bodyError('encoding.unsupported', 415));
+      refuseUnread(req, res, next, bodyError('encoding.unsupported', ErrorCode.INVALID_ARGUMENT));
       return;
     }
     const declared = charset(req);
     if (declared !== undefined && declared !== 'utf-8' && declared !== 'utf8') {
-      refuseUnread(req, res, next, bodyError('charset.unsupported', 415));
+      refuseUnread(req, res, next, bodyError('charset.unsupported', ErrorCode.INVALID_ARGUMENT));
       return;
     }
     const chunks: Buffer[] = [];
@@ -70,11 +82,11 @@ function bodyReader(limit: number, parse: (bytes: Buffer) => unknown): Middlewar
         return;
       }
       stop();
-      refuseUnread(req, res, next, bodyError('entity.too.large', 413));
+      refuseUnread(req, res, next, bodyError('entity.too.large', ErrorCode.PAYLOAD_TOO_LARGE));
     };
     const onError = (error: Error): void => {
       stop();
-      next(Object.assign(error, { type: 'request.aborted', status: 400 }));
+      next(Object.assign(error, { type: 'request.aborted', status: HTTP_STATUS[ErrorCode.INVALID_ARGUMENT] }));
     };
     const onEnd = (): void => {
       stop();
@@ -100,22 +112,24 @@ function bodyReader(limit: number, parse: (bytes: Buffer) => unknown): Middlewar
  * before JSON.parse (docs/adr/0026-request-body-bounds.md). An empty body is `{}`.
  */
 export function parseJson(bytes: Buffer): unknown {
-  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) throw bodyError('entity.too.deep', 400, 'JSON nested too deep');
+  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH))
+    throw bodyError('entity.too.deep', ErrorCode.INVALID_ARGUMENT, 'JSON nested too deep');
   const text = bytes.toString('utf8');
   // JSON's whitespace (RFC 8259 section 2) and a byte order mark.
   const first = /^[\uFEFF \t\n\r]*([^\uFEFF \t\n\r])/.exec(text)?.[1];
   if (first === undefined) return {};
-  if (first !== '{' && first !== '[') throw bodyError('entity.parse.failed', 400, 'JSON must be an object or array');
+  if (first !== '{' && first !== '[')
+    throw bodyError('entity.parse.failed', ErrorCode.INVALID_ARGUMENT, 'JSON must be an object or array');
   try {
     return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
   } catch {
-    throw bodyError('entity.parse.failed', 400, 'malformed JSON');
+    throw bodyError('entity.parse.failed', ErrorCode.INVALID_ARGUMENT, 'malformed JSON');
   }
 }
 
 /**
  * A form (RFC 6749 section 4.4.2, RFC 7662 section 2.1) parsed with URLSearchParams (a third of body-parser's cost on
- * the client-credentials grant, docs/performance.md#resource-servers): a repeated parameter becomes an array, which
+ * the client-credentials grant, docs/adr/0029-oauth-for-resource-servers.md#measured): a repeated parameter becomes an array, which
  * the endpoints refuse (RFC 6749 section 3.2).
  */
 export function parseForm(bytes: Buffer): Record<string, string | string[]> {

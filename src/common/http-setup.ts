@@ -3,8 +3,9 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import type { AppConfiguration } from '../config/configuration';
 import { CONSOLE_PATH, consoleRouter, DOCS_PATH, docsSecurityHeaders, noSniff } from './console-assets';
-import { bodyError, formBody, jsonBody, mayExceed, Middleware, refuseUnread } from './body-reader';
+import { bodyError, formBody, jsonBody, markUnreadable, mayExceed, Middleware, refuseUnread } from './body-reader';
 import { LARGE_BODY_ROUTE, LargeBodyRoute } from './json-body';
+import { ErrorCode } from './errors';
 import { AllExceptionsFilter, isBodyParserError } from './exception.filter';
 import { setupOpenApi } from './openapi';
 import { ROOT_LOGGER } from './logging.module';
@@ -12,13 +13,6 @@ import { REQUEST_OBSERVER, RequestObserver, requestLogger } from './request-logg
 import { ShutdownState } from './shutdown.state';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** POST /v1/token only: non-JSON or malformed body, answered after the header check. */
-    unreadableBody?: true;
-  }
-}
 
 const TOKEN_PATH = '/v1/token';
 
@@ -93,7 +87,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   };
   const parseJson = json(config.bodyLimitBytes);
   // The larger limit applies only on the exact route and only after its own admission check, before a byte is read.
-  const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE, { strict: false });
+  const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE);
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
   const parsePoll = json(Math.max(config.bodyLimitBytes, POLL_BODY_LIMIT_BYTES));
   const parseForm = formBody(config.bodyLimitBytes);
@@ -104,7 +98,12 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       if (mayExceed(req, config.bodyLimitBytes)) res.setHeader('Connection', 'close');
       next();
     } else if (hasUnsupportedType(req, kind)) {
-      refuseUnread(req, res, next, bodyError('content.type.unsupported', 400, 'unsupported content type'));
+      refuseUnread(
+        req,
+        res,
+        next,
+        bodyError('content.type.unsupported', ErrorCode.INVALID_ARGUMENT, 'unsupported content type'),
+      );
     } else if (kind === 'form') {
       parseForm(req, res, next);
     } else if (kind === 'json') {
@@ -123,7 +122,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   // check (docs/api.md#post-v1token).
   expressApp.use(TOKEN_PATH, (error: unknown, req: Request, _res: Response, next: NextFunction) => {
     if (isUnreadableBody(error) && req.method === 'POST' && req.path === '/') {
-      req.unreadableBody = true;
+      markUnreadable(req);
       next();
       return;
     }

@@ -1,6 +1,6 @@
-import { applyDecorators, INestApplication } from '@nestjs/common';
+import { applyDecorators, INestApplication, Type } from '@nestjs/common';
 import { ApiProperty, ApiResponse, DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ErrorCode, wireCode } from './errors';
+import { ErrorCode, HTTP_STATUS, wireCode } from './errors';
 
 /** `{ code, message }` (docs/api.md#errors). */
 export class ErrorBody {
@@ -11,26 +11,55 @@ export class ErrorBody {
   message: string;
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'INVALID_ARGUMENT: malformed request or parameters',
-  401: 'UNAUTHENTICATED (with WWW-Authenticate)',
-  403: 'PERMISSION_DENIED: insufficient permissions',
-  404: 'NOT_FOUND',
-  413: 'INVALID_ARGUMENT: request body too large',
-  429: 'RESOURCE_EXHAUSTED: too many requests (with Retry-After)',
-  500: 'INTERNAL',
-  503: 'UNAVAILABLE: a dependency (database, provider) cannot answer',
+const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  [ErrorCode.INVALID_ARGUMENT]: 'INVALID_ARGUMENT: malformed request or parameters',
+  [ErrorCode.FAILED_PRECONDITION]: 'FAILED_PRECONDITION: the resource is not in a state that allows it',
+  [ErrorCode.UNAUTHENTICATED]: 'UNAUTHENTICATED (with WWW-Authenticate)',
+  [ErrorCode.PERMISSION_DENIED]: 'PERMISSION_DENIED: insufficient permissions',
+  [ErrorCode.NOT_FOUND]: 'NOT_FOUND',
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 'INVALID_ARGUMENT: request body too large',
+  [ErrorCode.RESOURCE_EXHAUSTED]: 'RESOURCE_EXHAUSTED: too many requests (with Retry-After)',
+  [ErrorCode.INTERNAL]: 'INTERNAL',
+  [ErrorCode.UNAVAILABLE]: 'UNAVAILABLE: a dependency (database, provider) cannot answer',
 };
 
-/** Documents the error answers of a route, all with the `{code, message}` body. */
-export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorator {
+/** The codes by the status they are answered with (HTTP_STATUS, the one status table). */
+function byStatus<T>(entries: ReadonlyArray<readonly [ErrorCode, T]>): Map<number, T[]> {
+  const statuses = new Map<number, T[]>();
+  for (const [code, value] of entries) {
+    const status = HTTP_STATUS[code];
+    statuses.set(status, [...(statuses.get(status) ?? []), value]);
+  }
+  return statuses;
+}
+
+/** Documents the error answers of a route by their codes, all with the `{code, message}` body. */
+export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorator {
+  const statuses = byStatus(codes.map((code) => [code, ERROR_DESCRIPTIONS[code]] as const));
   return applyDecorators(
-    ...statuses.map((status) => ApiResponse({ status, type: ErrorBody, description: ERROR_DESCRIPTIONS[status] })),
+    ...[...statuses].map(([status, descriptions]) =>
+      ApiResponse({ status, type: ErrorBody, description: descriptions.join('; ') }),
+    ),
+  );
+}
+
+/**
+ * Documents an OAuth endpoint's error answers (RFC 6749 section 5.2's body, `type`), by code, each with the OAuth
+ * `error` names it is answered with.
+ */
+export function ApiOAuthErrors(type: Type, errors: Partial<Record<ErrorCode, string>>): MethodDecorator {
+  const statuses = byStatus(Object.entries(errors) as Array<[ErrorCode, string]>);
+  return applyDecorators(
+    ...[...statuses].map(([status, descriptions]) =>
+      ApiResponse({ status, type, description: descriptions.join(', ') }),
+    ),
   );
 }
 
 export const BEARER_SCHEME = 'bearer';
 export const API_KEY_SCHEME = 'apiKey';
+/** An API key as an OAuth client (POST /oauth/token): client_id its id, client_secret the whole key. */
+export const API_KEY_CLIENT_SCHEME = 'apiKeyClient';
 /** A registered resource server's client credentials, HTTP Basic (the revocation feed, introspection). */
 export const RESOURCE_SERVER_SCHEME = 'resourceServer';
 
@@ -49,7 +78,20 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       API_KEY_SCHEME,
     )
     .addBasicAuth(
-      { type: 'http', scheme: 'basic', description: "A resource server's client_id and client_secret" },
+      {
+        type: 'http',
+        scheme: 'basic',
+        description:
+          'An API key as an OAuth client: its id and the whole key (or client_id and client_secret in the form)',
+      },
+      API_KEY_CLIENT_SCHEME,
+    )
+    .addBasicAuth(
+      {
+        type: 'http',
+        scheme: 'basic',
+        description: "A resource server's client_id and client_secret (or, on introspection, in the form)",
+      },
       RESOURCE_SERVER_SCHEME,
     )
     .build();

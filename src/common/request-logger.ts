@@ -40,7 +40,7 @@ function isQuietAnswer(req: Request, res: Response, path: string): boolean {
   return res.statusCode >= 200 && res.statusCode < 300 && req.method === 'POST' && QUIET_PATH.test(path);
 }
 
-/** The access log, and `req.log`, which nestjs-pino hands to Nest `Logger` calls (docs/performance.md). */
+/** The access log, and `req.log`, which nestjs-pino hands to Nest `Logger` calls (docs/adr/0006-own-access-log-and-log-redaction.md). */
 export function requestLogger(logger: Logger, observe: RequestObserver | null = null): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     const id = requestIdFor(req, res);

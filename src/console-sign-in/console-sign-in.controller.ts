@@ -1,13 +1,14 @@
-import { Body, Controller, Delete, Header, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { Controller, Delete, Header, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { clientAddress } from '../common/client-address';
 import { ApiErrors } from '../common/openapi';
-import { CurrentPrincipal, Public, SessionOnly } from '../identity/access.decorators';
+import { ErrorCode } from '../common/errors';
+import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
+import type { ConsoleSession } from './console-sign-in.service';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { ConsoleSessionResponse, CreateConsoleSessionDto } from './dto/console-session.dto';
+import { SignInLinkGuard } from './sign-in-link.guard';
 
 @ApiTags('Console')
 @Controller('v1/console/sessions')
@@ -16,27 +17,30 @@ export class ConsoleSignInController {
 
   /** Trades a one-time sign-in link's code for a session token (docs/api.md#post-v1consolesessions). */
   @Post()
-  @Public()
+  @Authenticated(SignInLinkGuard)
   @ApiOperation({
     summary: "Trade a one-time console sign-in link's code for a session token",
     description: 'Public. Each link works once, for 10 minutes. Failed attempts are limited per client address.',
   })
+  @ApiBody({ type: CreateConsoleSessionDto })
   @ApiOkResponse({ type: ConsoleSessionResponse })
-  @ApiErrors(400, 401, 413, 429, 503)
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.UNAUTHENTICATED,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.RESOURCE_EXHAUSTED,
+    ErrorCode.UNAVAILABLE,
+  )
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  async create(
-    @Req() request: Request,
-    @Body() body: CreateConsoleSessionDto,
-    @CurrentRequestContext() context: RequestContext,
-  ): Promise<ConsoleSessionResponse> {
-    return ConsoleSessionResponse.from(await this.signIn.signIn(body.code, clientAddress(request), context));
+  create(@Caller() session: ConsoleSession): ConsoleSessionResponse {
+    return ConsoleSessionResponse.from(session);
   }
 
   /** Signs out: every session token of the caller in this organization stops (docs/api.md#delete-v1consolesessionscurrent). */
   @Delete('current')
-  @SessionOnly()
+  @Authenticated({ sessionOnly: true })
   @ApiOperation({
     summary: "Sign out: end the caller's session tokens in this organization",
     description:
@@ -46,10 +50,7 @@ export class ConsoleSignInController {
   })
   @ApiNoContentResponse({ description: 'Signed out' })
   @HttpCode(204)
-  async signOut(
-    @CurrentPrincipal() principal: Principal,
-    @CurrentRequestContext() context: RequestContext,
-  ): Promise<void> {
+  async signOut(@Caller() principal: Principal, @CurrentRequestContext() context: RequestContext): Promise<void> {
     await this.signIn.signOut(principal, context);
   }
 }

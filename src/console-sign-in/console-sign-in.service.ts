@@ -122,7 +122,7 @@ export class ConsoleSignInService {
     }
   }
 
-  /** Ends the member's session tokens (the route is @SessionOnly()), audited as console.signed_out. */
+  /** Ends the member's session tokens (the route is @Authenticated({ sessionOnly: true })), audited as console.signed_out. */
   async signOut(principal: Principal, request?: RequestContext): Promise<void> {
     await this.identity.endSessions(principal.organizationId, principal.userId);
     await this.audit.record({

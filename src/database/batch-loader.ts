@@ -7,7 +7,7 @@ export const MAX_BATCH = 256;
 /** Any letter case: an id is looked up lower-cased. */
 const ANY_CASE_UUID = new RegExp(UUID.source, 'i');
 
-/** Hot-path lookups by primary key, batched per event-loop turn the DataLoader way (docs/performance.md). */
+/** Hot-path lookups by primary key, batched per event-loop turn the DataLoader way (docs/adr/0010-data-access-repositories.md). */
 export function batchedById<Row extends { id: string }>(
   load: (ids: string[]) => Promise<Row[]>,
 ): (id: string) => Promise<Row | undefined> {

@@ -97,7 +97,7 @@ export function dataSourceOptions(
       prepareDatabase: (db: { pragma(source: string): unknown }) => {
         db.pragma('foreign_keys = ON');
         db.pragma('synchronous = NORMAL');
-        // A key lookup in a large table then costs no read() system calls (docs/performance.md).
+        // A key lookup in a large table then costs no read() system calls (docs/adr/0001-sqlite-default-and-postgresql.md).
         db.pragma('mmap_size = 1073741824');
         db.pragma('cache_size = -65536');
       },

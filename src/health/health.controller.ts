@@ -36,7 +36,7 @@ export class HealthController {
   @Header('Cache-Control', NO_CACHE)
   @ApiOperation({ summary: 'Readiness: the database answers within 1 s and the instance is not draining' })
   @ApiOkResponse({ description: "terminus' result: { status: 'ok', info, error, details }" })
-  @ApiErrors(503)
+  @ApiErrors(ErrorCode.UNAVAILABLE)
   readiness(): Promise<HealthCheckResult> {
     if (this.shutdown.isDraining) throw new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
     return this.health.check([() => this.database.pingCheck('database', { timeout: READINESS_TIMEOUT_MS })]);

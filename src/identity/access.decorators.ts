@@ -1,58 +1,105 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import type { Request } from 'express';
-import { ApiBearerAuth } from '@nestjs/swagger';
+import {
+  applyDecorators,
+  CanActivate,
+  createParamDecorator,
+  ExecutionContext,
+  SetMetadata,
+  Type,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrors, BEARER_SCHEME } from '../common/openapi';
+import { ErrorCode } from '../common/errors';
 import type { Permission } from './roles';
-import type { Principal } from './principal';
 
 /*
- * A route's access rule, declared on its controller and enforced by auth's global Bearer guard.
- * The vocabulary lives here, beside roles and permissions, so that controllers of every module use
- * it without importing auth (which itself depends on api-keys): dependencies point one way.
+ * How a route authenticates its caller: exactly one declaration per route, `@Authenticated(...)` or `@Public()`, read by
+ * auth's global guard and the OpenAPI document (docs/architecture.md#authentication). The vocabulary lives here, beside
+ * roles and permissions, so that controllers of every module use it without importing auth (which itself depends on
+ * api-keys): dependencies point one way.
  */
 
-export const IS_PUBLIC = 'gatehouse:public';
-export const REQUIRED_PERMISSIONS = 'gatehouse:permissions';
-export const ANY_MEMBER = 'gatehouse:any-member';
-export const SESSION_ONLY = 'gatehouse:session-only';
+/** A scheme other than Bearer: a guard that authenticates the caller and hands it over with `setCaller`. */
+export interface AuthenticationScheme extends Type<CanActivate> {
+  /** The security scheme of the OpenAPI document (common/openapi.ts), or none for a scheme it cannot describe. */
+  readonly securityScheme: string | null;
+}
 
-/** Opts a route out of the global Bearer guard (JWKS, health, /v1/token with its own guard). */
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+/** Bearer (a session or access token): the permissions the route needs, none for any member. */
+export interface BearerAccess {
+  permissions?: readonly Permission[];
+  /** Every member of the caller's organization, whatever the role: the explicit "no permission needed". */
+  anyMember?: true;
+  /** The member in person (a session token): an access token, whatever its scopes, is refused. */
+  sessionOnly?: true;
+}
+
+export type RouteAccess =
+  | { kind: 'public' }
+  | { kind: 'bearer'; permissions: readonly Permission[]; sessionOnly: boolean }
+  | { kind: 'scheme'; scheme: AuthenticationScheme };
+
+export const ROUTE_ACCESS = 'gatehouse:access';
+
+/** A route that takes no credential at all (health, JWKS, discovery documents, a report anyone may send). */
+export const Public = (): MethodDecorator & ClassDecorator =>
+  SetMetadata<string, RouteAccess>(ROUTE_ACCESS, { kind: 'public' });
+
+function isScheme(access: BearerAccess | AuthenticationScheme): access is AuthenticationScheme {
+  return typeof access === 'function';
+}
 
 /**
- * A Bearer-authenticated route that needs these permissions in the caller's organization: the one
- * place a route's access rule is declared (and documented in the OpenAPI document).
+ * The one declaration of who may call a route: Bearer with its permissions (`{ permissions: [...] }`, `{ anyMember:
+ * true }`, `{ sessionOnly: true }`), or another scheme's guard (`ApiKeyGuard`, `ResourceServerGuard`, ...). It also
+ * documents the route's security and its refusals in the OpenAPI document. The caller reaches the handler as
+ * `@Caller()`.
  */
-export const RequirePermissions = (...permissions: Permission[]): MethodDecorator & ClassDecorator =>
-  applyDecorators(
-    SetMetadata(REQUIRED_PERMISSIONS, permissions),
+export function Authenticated(access: BearerAccess | AuthenticationScheme): MethodDecorator & ClassDecorator {
+  if (isScheme(access)) {
+    return applyDecorators(
+      SetMetadata<string, RouteAccess>(ROUTE_ACCESS, { kind: 'scheme', scheme: access }),
+      UseGuards(access),
+      ...(access.securityScheme === null ? [] : [ApiSecurity(access.securityScheme)]),
+    );
+  }
+  const permissions = access.permissions ?? [];
+  if (permissions.length > 0 === (access.anyMember === true || access.sessionOnly === true)) {
+    throw new Error('@Authenticated: name the permissions, or anyMember, or sessionOnly');
+  }
+  const sessionOnly = access.sessionOnly === true;
+  return applyDecorators(
+    SetMetadata<string, RouteAccess>(ROUTE_ACCESS, { kind: 'bearer', permissions, sessionOnly }),
     ApiBearerAuth(BEARER_SCHEME),
-    ApiErrors(401, 403, 503),
+    // Any member: no permission, so no 403 (but for an access token on a session-only route).
+    permissions.length > 0 || sessionOnly
+      ? ApiErrors(ErrorCode.UNAUTHENTICATED, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAVAILABLE)
+      : ApiErrors(ErrorCode.UNAUTHENTICATED, ErrorCode.UNAVAILABLE),
   );
+}
 
 /**
- * A Bearer-authenticated route open to every member of the caller's organization, whatever the role (and an access
- * token whatever its key's scopes): the explicit declaration that the route needs no permission, so that a route that
- * names none by mistake stands out in the route table test.
+ * The caller each request's guard authenticated, handed to the handler as a parameter (`@Caller()`), never written
+ * onto the request: a WeakMap keyed by the request, so it goes with it.
  */
-export const AnyMember = (): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(ANY_MEMBER, true), ApiBearerAuth(BEARER_SCHEME), ApiErrors(401, 503));
+const callers = new WeakMap<object, unknown>();
+
+/** For the guards: the authenticated caller of this request. */
+export function setCaller(request: object, caller: unknown): void {
+  callers.set(request, caller);
+}
 
 /**
- * A route for the member in person, any role, with a session token (console, CLI): an access token,
- * whatever its scopes, gets 403 (signing out ends the member's sessions, which no API key may do).
+ * The authenticated caller: a `Principal` under Bearer, what the route's scheme names otherwise (`ApiKeyCaller`,
+ * `AuthenticatedResourceServer`, ...).
  */
-export const SessionOnly = (): MethodDecorator & ClassDecorator =>
-  applyDecorators(
-    SetMetadata(ANY_MEMBER, true),
-    SetMetadata(SESSION_ONLY, true),
-    ApiBearerAuth(BEARER_SCHEME),
-    ApiErrors(401, 403, 503),
-  );
+export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): unknown =>
+  callerOf(context.switchToHttp().getRequest<object>()),
+);
 
-/** The authenticated caller of this request. */
-export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
-  const principal = context.switchToHttp().getRequest<Request>().principal;
-  if (principal === undefined) throw new Error('CurrentPrincipal used on a route without authentication');
-  return principal;
-});
+/** The caller a guard set for this request; an error where none did (a handler of a @Public() route). */
+export function callerOf(request: object): unknown {
+  const caller = callers.get(request);
+  if (caller === undefined) throw new Error('@Caller() on a route whose guard authenticated nobody');
+  return caller;
+}

@@ -1,7 +1,7 @@
 import type { PermissionMask, Role } from './roles';
 
 /**
- * Who is calling, as established by the Bearer guard for this request. It lives in identity (which
+ * Who is calling, as the Bearer guard established it for this request (a handler's `@Caller()`). It lives in identity (which
  * owns roles and their permissions) so that every feature module can name it without importing auth.
  */
 export interface Principal {
@@ -18,10 +18,4 @@ export interface Principal {
   apiKeyId?: string;
   /** That key's expiry (ms), null when it has none: a key it creates may not outlive it. */
   apiKeyExpiresAtMs?: number | null;
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    principal?: Principal;
-  }
 }

@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
-import { CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import { Authenticated, Caller } from '../identity/access.decorators';
 import { ApiErrors } from '../common/openapi';
+import { ErrorCode } from '../common/errors';
 import type { Principal } from '../identity/principal';
 import { PageMetaView, PageQueryDto } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
@@ -24,19 +25,16 @@ export class IntegrationsController {
 
   @Post('monitoring/validate')
   @HttpCode(200)
-  @RequirePermissions('integrations:write')
+  @Authenticated({ permissions: ['integrations:write'] })
   @ApiOperation({ summary: 'Validate monitoring-provider keys and report every permission check; stores nothing' })
   @ApiOkResponse({ type: ValidationResponse, description: 'Also when the keys are invalid' })
-  @ApiErrors(400, 413, 429)
-  async validate(
-    @CurrentPrincipal() principal: Principal,
-    @Body() body: MonitoringCredentialsDto,
-  ): Promise<ValidationResponse> {
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.RESOURCE_EXHAUSTED)
+  async validate(@Caller() principal: Principal, @Body() body: MonitoringCredentialsDto): Promise<ValidationResponse> {
     return { validation: await this.integrations.validate(principal, body) };
   }
 
   @Post()
-  @RequirePermissions('integrations:write')
+  @Authenticated({ permissions: ['integrations:write'] })
   @ApiOperation({
     summary: 'Create a notification integration; validated first, nothing stored when blocked',
     description:
@@ -44,9 +42,9 @@ export class IntegrationsController {
       'missing; 503 UNAVAILABLE when the provider cannot answer.',
   })
   @ApiCreatedResponse({ type: IntegrationResponse })
-  @ApiErrors(400, 413, 429)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.RESOURCE_EXHAUSTED)
   async create(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Body() body: CreateIntegrationDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<IntegrationResponse> {
@@ -54,33 +52,33 @@ export class IntegrationsController {
   }
 
   @Get()
-  @RequirePermissions('integrations:read')
+  @Authenticated({ permissions: ['integrations:read'] })
   @ApiOperation({ summary: "List the organization's integrations, newest first" })
   @ApiOkResponse({ type: IntegrationListResponse })
-  @ApiErrors(400)
-  async list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<IntegrationListResponse> {
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
+  async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<IntegrationListResponse> {
     const page = await this.integrations.list(principal, query);
     return { notification_integrations: page.items.map(IntegrationView.from), ...PageMetaView.of(page) };
   }
 
   @Get(':id')
-  @RequirePermissions('integrations:read')
+  @Authenticated({ permissions: ['integrations:read'] })
   @ApiOperation({ summary: 'Read one integration (keys shown by their last four characters only)' })
   @ApiOkResponse({ type: IntegrationResponse })
-  @ApiErrors(400, 404)
-  async get(@CurrentPrincipal() principal: Principal, @Param('id', UuidPipe) id: string): Promise<IntegrationResponse> {
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<IntegrationResponse> {
     return { notification_integration: IntegrationView.from(await this.integrations.get(principal, id)) };
   }
 
   @Patch(':id')
-  @RequirePermissions('integrations:write')
+  @Authenticated({ permissions: ['integrations:write'] })
   @ApiOperation({
     summary: 'Update an integration; the merged configuration is validated again before anything is written',
   })
   @ApiOkResponse({ type: IntegrationResponse })
-  @ApiErrors(400, 404, 413, 429)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.RESOURCE_EXHAUSTED)
   async update(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @Body() body: UpdateIntegrationDto,
     @CurrentRequestContext() request: RequestContext,
@@ -91,12 +89,12 @@ export class IntegrationsController {
   }
 
   @Delete(':id')
-  @RequirePermissions('integrations:write')
+  @Authenticated({ permissions: ['integrations:write'] })
   @ApiOperation({ summary: 'Delete an integration' })
   @ApiOkResponse({ type: IntegrationResponse })
-  @ApiErrors(400, 404)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
   async remove(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<IntegrationResponse> {

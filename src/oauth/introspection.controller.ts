@@ -1,12 +1,13 @@
-import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOAuthErrors } from '../common/openapi';
 import { PrincipalService } from '../auth/principal.service';
+import { Form, FormParameters } from '../common/client-credentials';
 import { AppError, ErrorCode } from '../common/errors';
-import { Public } from '../identity/access.decorators';
+import { Authenticated, Caller } from '../identity/access.decorators';
 import { scopeString } from '../identity/roles';
-import { ResourceServersService } from '../resource-servers/resource-servers.service';
-import { clientCredentials, formParameters } from './client-authentication';
+import { ResourceServerGuard } from '../resource-servers/resource-server.guard';
+import type { AuthenticatedResourceServer } from '../resource-servers/resource-servers.service';
 import { OAuthErrorBody } from './openapi';
 import { tokenExpiry } from './token-expiry';
 
@@ -38,13 +39,10 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 @ApiTags('OAuth')
 @Controller('oauth/introspect')
 export class IntrospectionController {
-  constructor(
-    private readonly principals: PrincipalService,
-    private readonly resourceServers: ResourceServersService,
-  ) {}
+  constructor(private readonly principals: PrincipalService) {}
 
   @Post()
-  @Public()
+  @Authenticated(ResourceServerGuard)
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: "A token's live state, for a registered resource server (RFC 7662)" })
@@ -68,15 +66,14 @@ export class IntrospectionController {
     description:
       '`{ "active": false }`, or the claims of an active token for the caller\'s audience, with its scope now',
   })
-  @ApiResponse({ status: 400, description: 'invalid_request', type: OAuthErrorBody })
-  @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorBody })
-  async introspect(@Req() request: Request): Promise<IntrospectionResponse> {
-    const form = formParameters(request);
-    const credentials = clientCredentials(request, form);
-    const server = await this.resourceServers.authenticate(credentials.clientId, credentials.clientSecret);
-    if (server === null) {
-      throw new AppError(ErrorCode.UNAUTHENTICATED, 'unknown resource server or wrong client_secret');
-    }
+  @ApiOAuthErrors(OAuthErrorBody, {
+    [ErrorCode.INVALID_ARGUMENT]: 'invalid_request',
+    [ErrorCode.UNAUTHENTICATED]: 'invalid_client',
+  })
+  async introspect(
+    @Caller() server: AuthenticatedResourceServer,
+    @Form() form: FormParameters,
+  ): Promise<IntrospectionResponse> {
     if (form.token === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'token is required');
     const found = await this.principals.forResourceServer(form.token, server.audience);
     if (found === null) return INACTIVE;

@@ -2,7 +2,8 @@ import { Body, Controller, Get, Patch } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ApiErrors } from '../common/openapi';
-import { AnyMember, CurrentPrincipal, RequirePermissions } from '../identity/access.decorators';
+import { ErrorCode } from '../common/errors';
+import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { OrganizationResponse, OrganizationView } from './dto/organization.view';
 import { UpdateOrganizationDto } from './dto/update-organization.dto';
@@ -15,23 +16,23 @@ export class OrganizationSettingsController {
   constructor(private readonly settings: OrganizationSettingsService) {}
 
   @Get()
-  @AnyMember()
+  @Authenticated({ anyMember: true })
   @ApiOperation({ summary: "Read the caller's organization and its settings (any member)" })
   @ApiOkResponse({ type: OrganizationResponse })
-  async get(@CurrentPrincipal() principal: Principal): Promise<OrganizationResponse> {
+  async get(@Caller() principal: Principal): Promise<OrganizationResponse> {
     return { organization: OrganizationView.from(await this.settings.get(principal.organizationId)) };
   }
 
   @Patch()
-  @RequirePermissions('organization:write')
+  @Authenticated({ permissions: ['organization:write'] })
   @ApiOperation({
     summary: "Change the caller's organization settings; absent fields stay as they are",
     description: 'Audited as organization.updated. An empty body changes and records nothing.',
   })
   @ApiOkResponse({ type: OrganizationResponse })
-  @ApiErrors(400, 413)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE)
   async update(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Body() body: UpdateOrganizationDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<OrganizationResponse> {

@@ -78,7 +78,7 @@ export class ResourceServersService {
   }
 
   /** The resource server these client credentials name, or null (compared in constant time, unknown ids too). */
-  async authenticate(clientId: string, clientSecret: string): Promise<AuthenticatedResourceServer | null> {
+  async byCredentials(clientId: string, clientSecret: string): Promise<AuthenticatedResourceServer | null> {
     const found = UUID.test(clientId) ? await this.repository.findCredential(clientId) : undefined;
     const matches = this.hasher.matches(clientSecret, found?.secretHash ?? NO_HASH);
     return found !== undefined && matches ? { id: found.id, audience: found.audience } : null;

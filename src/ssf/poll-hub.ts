@@ -129,7 +129,7 @@ export class PollHub implements OnModuleDestroy {
       const found = await this.events.findPendingOf([...this.waiting.keys()], limit);
       // Several waiters of one stream get the same SETs: delivery is at least once. Each answered waiter signs its
       // SETs at once; in slices, so that the request that committed the event (queued behind this round) is answered
-      // before thousands of polls are, not after (docs/performance.md#revocation-feed).
+      // before thousands of polls are, not after (docs/adr/0031-revocation-feed-in-production.md#measured).
       for (let start = 0; start < waiters.length; start += SETTLE_SLICE) {
         if (start > 0) await new Promise((next) => setImmediate(next));
         for (const waiter of waiters.slice(start, start + SETTLE_SLICE)) {

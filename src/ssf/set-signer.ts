@@ -15,7 +15,7 @@ export class SetSigner {
   private readonly issuer: string;
   /** By jti, while signing too: the waiting polls of one stream that a wake-up answers together sign a SET once. */
   private readonly signed = new Map<string, Promise<string>>();
-  /** jose turns a KeyObject into a WebCrypto key at every signature: done once (docs/performance.md#revocation-feed). */
+  /** jose turns a KeyObject into a WebCrypto key at every signature: done once. */
   private key: Promise<webcrypto.CryptoKey> | undefined;
 
   constructor(

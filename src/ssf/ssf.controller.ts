@@ -5,18 +5,17 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiSecurity,
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { JWKS_PATH } from '../auth/jwks.controller';
-import { BASIC_CHALLENGE, basicCredentials } from '../common/basic-auth';
-import { AppError, ErrorCode, Messages } from '../common/errors';
-import { ApiErrors, RESOURCE_SERVER_SCHEME } from '../common/openapi';
+import { ApiErrors } from '../common/openapi';
+import { ErrorCode } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
-import { Public } from '../identity/access.decorators';
-import { AuthenticatedResourceServer, ResourceServersService } from '../resource-servers/resource-servers.service';
+import { Authenticated, Caller, Public } from '../identity/access.decorators';
+import { ResourceServerGuard } from '../resource-servers/resource-server.guard';
+import type { AuthenticatedResourceServer } from '../resource-servers/resource-servers.service';
 import { PollAnswer, POLL_ANSWER_SCHEMA, POLL_BODY_SCHEMA, pollRequest } from './dto/poll.dto';
 import {
   CREATE_STREAM_BODY_SCHEMA,
@@ -43,11 +42,6 @@ interface StreamConfiguration {
   description?: string;
 }
 
-const unauthorized = (): AppError =>
-  new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated, {
-    headers: { ...BASIC_CHALLENGE },
-  });
-
 /**
  * The revocation feed (OpenID Shared Signals Framework 1.0, CAEP 1.0, poll delivery RFC 8936): each resource server's
  * default stream and the instance streams its verifiers make, authenticated by its client credentials
@@ -60,7 +54,6 @@ export class SsfController {
   private readonly base: string;
 
   constructor(
-    private readonly resourceServers: ResourceServersService,
     private readonly streams: SsfStreamsService,
     private readonly polls: SsfPollService,
     @InjectConfig() config: AppConfiguration,
@@ -87,14 +80,15 @@ export class SsfController {
   }
 
   @Get('ssf/stream')
-  @Public()
+  @Authenticated(ResourceServerGuard)
   @Header('Cache-Control', 'no-store')
-  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({ summary: "The calling resource server's default stream, or one of its instance streams" })
   @ApiOkResponse({ description: 'The stream configuration', schema: STREAM_SCHEMA })
-  @ApiErrors(400, 401, 404)
-  async stream(@Req() request: Request, @Query() query: StreamQuery): Promise<StreamConfiguration> {
-    const server = await this.caller(request);
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.NOT_FOUND)
+  async stream(
+    @Caller() server: AuthenticatedResourceServer,
+    @Query() query: StreamQuery,
+  ): Promise<StreamConfiguration> {
     // The default stream's own id names it too.
     if (query.stream_id === undefined || query.stream_id.toLowerCase() === server.id) {
       return this.configurationOf(server, null);
@@ -103,62 +97,62 @@ export class SsfController {
   }
 
   @Post('ssf/stream')
-  @Public()
+  @Authenticated(ResourceServerGuard)
   @Header('Cache-Control', 'no-store')
-  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({
     summary: 'Create an instance stream: every event is delivered to it, at its own poll endpoint, until it is idle',
   })
   @ApiBody({ required: false, schema: CREATE_STREAM_BODY_SCHEMA })
   @ApiCreatedResponse({ description: 'The new stream configuration', schema: STREAM_SCHEMA })
-  @ApiErrors(400, 401, 429)
-  async createStream(@Req() request: Request, @Body() body: unknown): Promise<StreamConfiguration> {
-    const server = await this.caller(request);
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.RESOURCE_EXHAUSTED)
+  async createStream(
+    @Caller() server: AuthenticatedResourceServer,
+    @Body() body: unknown,
+  ): Promise<StreamConfiguration> {
     const { description } = createStreamRequest(body);
     return this.configurationOf(server, await this.streams.create(server, description));
   }
 
   @Delete('ssf/stream')
-  @Public()
+  @Authenticated(ResourceServerGuard)
   @HttpCode(204)
-  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({ summary: 'Delete an instance stream and its deliveries' })
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrors(400, 401, 404)
-  async deleteStream(@Req() request: Request, @Query() query: DeleteStreamQuery): Promise<void> {
-    const server = await this.caller(request);
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.NOT_FOUND)
+  async deleteStream(@Caller() server: AuthenticatedResourceServer, @Query() query: DeleteStreamQuery): Promise<void> {
     await this.streams.delete(server, query.stream_id);
   }
 
   @Post('ssf/poll')
-  @Public()
+  @Authenticated(ResourceServerGuard)
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({ summary: 'Poll the default stream for SETs (RFC 8936): acknowledge, report errors, long-poll' })
   @ApiBody({ schema: POLL_BODY_SCHEMA })
   @ApiOkResponse({ description: '`{ sets: { jti: SET }, moreAvailable }`', schema: POLL_ANSWER_SCHEMA })
-  @ApiErrors(400, 401, 429)
-  async poll(@Req() request: Request, @Body() body: unknown): Promise<PollAnswer> {
-    const server = await this.caller(request);
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.RESOURCE_EXHAUSTED)
+  async poll(
+    @Caller() server: AuthenticatedResourceServer,
+    @Req() request: Request,
+    @Body() body: unknown,
+  ): Promise<PollAnswer> {
     return this.polls.poll(server, pollRequest(body), goneSignal(request));
   }
 
   @Post('ssf/poll/:streamId')
-  @Public()
+  @Authenticated(ResourceServerGuard)
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  @ApiSecurity(RESOURCE_SERVER_SCHEME)
   @ApiOperation({ summary: 'Poll an instance stream for SETs (RFC 8936), as POST /ssf/poll' })
   @ApiBody({ schema: POLL_BODY_SCHEMA })
   @ApiOkResponse({ description: '`{ sets: { jti: SET }, moreAvailable }`', schema: POLL_ANSWER_SCHEMA })
-  @ApiErrors(400, 401, 404, 429)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.NOT_FOUND, ErrorCode.RESOURCE_EXHAUSTED)
   async pollStream(
+    @Caller() server: AuthenticatedResourceServer,
     @Req() request: Request,
     @Param('streamId') streamId: string,
     @Body() body: unknown,
   ): Promise<PollAnswer> {
-    const server = await this.caller(request);
     const poll = pollRequest(body);
     const stream =
       streamId.toLowerCase() === server.id
@@ -179,14 +173,6 @@ export class SsfController {
       events_delivered: [...EVENT_TYPES],
       ...(stream?.description == null ? {} : { description: stream.description }),
     };
-  }
-
-  private async caller(request: Request): Promise<AuthenticatedResourceServer> {
-    const credentials = basicCredentials(request.headers.authorization ?? '');
-    const server =
-      credentials === null ? null : await this.resourceServers.authenticate(credentials.id, credentials.secret);
-    if (server === null) throw unauthorized();
-    return server;
   }
 }
 

@@ -1,44 +1,45 @@
 import { Get } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AnyMember, RequirePermissions } from '../../src/identity/access.decorators';
+import { Authenticated, Public } from '../../src/identity/access.decorators';
+import { ApiKeyGuard } from '../../src/auth/api-key.guard';
 import { PERMISSIONS } from '../../src/identity/roles';
 import { bearer, expectError } from '../support/http-assertions';
 import { describeAccess, expressRoutes, nestRouteDeclarations } from '../support/routes';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 
 /**
- * Every route's access declaration, reviewed as a permission change (docs/architecture.md#code-conventions, after
- * twenty's endpoint-permission-declarations test). A new route, or a changed @Public /
- * @RequirePermissions / @UseGuards, fails here until this table says so.
+ * Every route's access declaration, reviewed as a permission change (docs/architecture.md#authentication, after
+ * twenty's endpoint-permission-declarations test). A new route, or a changed @Public / @Authenticated / @UseGuards,
+ * fails here until this table says so.
  *
- * "bearer + P" = the global Bearer guard and permission P (docs/api.md, "Roles and
- * permissions"); "bearer, any member" = @AnyMember(): the Bearer guard and no permission, any role
- * of the organization; "public" = @Public(), outside the Bearer guard. A route with none of these
- * reads "bearer, undeclared" and fails the second test.
+ * "bearer + P" = @Authenticated({ permissions: [P] }): a Bearer token and permission P (docs/api.md, "Roles and
+ * permissions"); "bearer, any member" = @Authenticated({ anyMember: true }): a Bearer token, no permission, any role
+ * of the organization; a guard's name = @Authenticated(ThatGuard), another scheme; "public" = @Public(), no credential
+ * at all. A route with none of these reads "undeclared", and every call of it is refused.
  */
 const DECLARED: Record<string, string> = {
   // Operations (docs/operations.md)
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /.well-known/jwks.json': 'public',
-  // Token exchange: outside the Bearer guard, behind its own ApiKey guard (docs/api.md#post-v1token)
-  'POST /v1/token': 'public, guarded by ApiKeyGuard',
+  // Token exchange: the ApiKey scheme (docs/api.md#post-v1token)
+  'POST /v1/token': 'ApiKeyGuard',
   // Resource servers and gateways (docs/resource-servers.md): RFC 8414 metadata; the client-credentials grant
-  // authenticates the API key itself; introspection its resource server; forward auth reads the Bearer token it checks
+  // authenticates the API key as the client; introspection its resource server; forward auth the Bearer token it checks
   'GET /.well-known/oauth-authorization-server': 'public',
-  'POST /oauth/token': 'public',
-  'POST /oauth/introspect': 'public',
-  'ALL /v1/forward-auth': 'public',
+  'POST /oauth/token': 'OAuthGrantGuard',
+  'POST /oauth/introspect': 'ResourceServerGuard',
+  'ALL /v1/forward-auth': 'GatewayTokenGuard',
   // The revocation feed (docs/revocation-feed.md): its configuration is public; the streams and their polls
   // authenticate the resource server by its client credentials
   'GET /.well-known/ssf-configuration': 'public',
-  'GET /ssf/stream': 'public',
-  'POST /ssf/stream': 'public',
-  'DELETE /ssf/stream': 'public',
-  'POST /ssf/poll': 'public',
-  'POST /ssf/poll/{streamId}': 'public',
+  'GET /ssf/stream': 'ResourceServerGuard',
+  'POST /ssf/stream': 'ResourceServerGuard',
+  'DELETE /ssf/stream': 'ResourceServerGuard',
+  'POST /ssf/poll': 'ResourceServerGuard',
+  'POST /ssf/poll/{streamId}': 'ResourceServerGuard',
   // Console sign-in: the one-time link's code is the credential (docs/api.md#post-v1consolesessions)
-  'POST /v1/console/sessions': 'public',
+  'POST /v1/console/sessions': 'SignInLinkGuard',
   // Sign-out: the member in person, never an API key's access token (docs/api.md#delete-v1consolesessionscurrent)
   'DELETE /v1/console/sessions/current': 'bearer, any member, session token only',
   // User API keys (docs/api.md)
@@ -89,33 +90,88 @@ describe('route permission declarations', () => {
     );
   });
 
-  it('no controller route is left without a permission, an explicit @AnyMember() or @Public()', () => {
+  it('no controller route is left without an @Authenticated or @Public declaration', () => {
     const undeclared = Object.entries(nestRouteDeclarations(t.app)).filter(([, access]) =>
       access.includes('undeclared'),
     );
     expect(undeclared).toEqual([]);
   });
 
-  it('tells a route that declares nothing from an @AnyMember() one', () => {
+  it('tells each declaration apart, a route that declares nothing included', () => {
     class Probe {
       @Get('nothing')
       nothing(): void {}
 
+      @Get('open')
+      @Public()
+      open(): void {}
+
       @Get('members')
-      @AnyMember()
+      @Authenticated({ anyMember: true })
       members(): void {}
 
       @Get('admins')
-      @RequirePermissions('organization:write')
+      @Authenticated({ permissions: ['organization:write'] })
       admins(): void {}
+
+      @Get('exchange')
+      @Authenticated(ApiKeyGuard)
+      exchange(): void {}
     }
     const reflector = new Reflector();
-    const access = (name: 'nothing' | 'members' | 'admins') => describeAccess(reflector, Probe.prototype[name], Probe);
-    expect([access('nothing'), access('members'), access('admins')]).toEqual([
-      'bearer, undeclared',
+    const names = ['nothing', 'open', 'members', 'admins', 'exchange'] as const;
+    expect(names.map((name) => describeAccess(reflector, Probe.prototype[name], Probe))).toEqual([
+      'undeclared',
+      'public',
       'bearer, any member',
       'bearer + organization:write',
+      'ApiKeyGuard',
     ]);
+  });
+
+  it('refuses a declaration that names neither permissions nor any member, or both', () => {
+    expect(() => Authenticated({})).toThrow('@Authenticated: name the permissions, or anyMember, or sessionOnly');
+    expect(() => Authenticated({ permissions: ['api_keys:read'], anyMember: true })).toThrow('@Authenticated');
+  });
+
+  /**
+   * Every route that takes a credential refuses a request without one with 401, whatever its scheme, and every public
+   * route answers without one: the declaration is what the server does, not only what the table says.
+   */
+  describe('without a credential', () => {
+    const send = (route: string) => {
+      const [method, path] = route.split(' ');
+      const url = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-00000000beef');
+      const verb = (method === 'ALL' ? 'get' : method.toLowerCase()) as 'get' | 'post' | 'patch' | 'delete';
+      const request = t.http()[verb](url);
+      // The OAuth endpoints read a form; the token endpoint its grant first (an unsupported one is 400 before).
+      if (path.startsWith('/oauth/')) return request.type('form').send({ grant_type: 'client_credentials' });
+      // The sign-in link's credential is its code, in the body: one nobody issued.
+      if (route === 'POST /v1/console/sessions') return request.send({ code: 'A'.repeat(43) });
+      return verb === 'get' ? request : request.send({});
+    };
+    it.each(Object.entries(DECLARED).filter(([, access]) => access !== 'public' && !access.startsWith('public,')))(
+      '%s (%s): 401',
+      async (route) => {
+        const answer = await send(route);
+        expect({ route, status: answer.status }).toEqual({ route, status: 401 });
+        expect({ route, challenge: answer.headers['www-authenticate'] ?? null }).toEqual({
+          route,
+          // RFC 6749 section 5.2: the OAuth endpoints challenge only a client that tried the Authorization header.
+          challenge: route.includes('/oauth/')
+            ? null
+            : expect.stringMatching(/^(Bearer|Basic|ApiKey|SignInLink) realm="gatehouse"/),
+        });
+      },
+    );
+    it.each(Object.entries(DECLARED).filter(([, access]) => access === 'public' || access.startsWith('public,')))(
+      '%s (%s): answered',
+      async (route) => {
+        const answer = await send(route);
+        expect({ route, status: answer.status }).not.toEqual({ route, status: 401 });
+        expect({ route, status: answer.status }).not.toEqual({ route, status: 500 });
+      },
+    );
   });
 
   it('the server answers no route besides the declared ones and the API documentation', () => {

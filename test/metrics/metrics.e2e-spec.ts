@@ -364,7 +364,8 @@ describe('metrics (e2e)', () => {
           await sleep(50);
           const held = await scrape(t);
           expect(valueOf(held, 'gatehouse_db_pool_connections_in_use')).toBe(10);
-          expect(valueOf(held, 'gatehouse_db_pool_waiting_requests')).toBe(1);
+          // Ours, and a background statement of the app's own (the feed, the usage recorder) may be waiting beside it.
+          expect(valueOf(held, 'gatehouse_db_pool_waiting_requests')).toBeGreaterThanOrEqual(1);
           expect(valueOf(held, 'gatehouse_db_pool_max_connections')).toBe(10);
           await runners.pop()!.release();
           await waiting;

@@ -103,7 +103,7 @@ withTool(
   it('answers from its cache within FORWARD_AUTH_CACHE_SECONDS, per token', async () => {
     const member = await t.user({ org: 'nginx-cache', role: 'member' });
     const token = await t.exchange((await t.createKey(member, 'cached')).value, { resource: ORDERS });
-    const checks = jest.spyOn(t.get(PrincipalService), 'forResourceServer');
+    const checks = jest.spyOn(t.get(PrincipalService), 'live');
     try {
       expect((await send(nginx.port, '/orders/1', [['Authorization', `Bearer ${token}`]])).status).toBe(200);
       expect((await send(nginx.port, '/orders/2', [['Authorization', `Bearer ${token}`]])).status).toBe(200);

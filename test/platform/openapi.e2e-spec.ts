@@ -1,5 +1,5 @@
 import { Reflector } from '@nestjs/core';
-import { IS_PUBLIC } from '../../src/identity/access.decorators';
+import { ROUTE_ACCESS, RouteAccess } from '../../src/identity/access.decorators';
 import { declaredRoutes } from '../support/routes';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -8,11 +8,11 @@ interface Operation {
   responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
 }
 
-function routesOf(t: TestApp): Array<{ route: string; isPublic: boolean }> {
+function routesOf(t: TestApp): Array<{ route: string; access: RouteAccess }> {
   const reflector = new Reflector();
   return declaredRoutes(t).map(({ route, handler, controller }) => ({
     route,
-    isPublic: reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, controller]) === true,
+    access: reflector.getAllAndOverride<RouteAccess>(ROUTE_ACCESS, [handler, controller]),
   }));
 }
 
@@ -26,26 +26,28 @@ describe('OpenAPI document', () => {
   });
   afterAll(() => t.close());
 
-  it('declares the three security schemes', () => {
+  it('declares the four security schemes', () => {
     expect(document.components.securitySchemes).toEqual({
       bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
       apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+      apiKeyClient: expect.objectContaining({ type: 'http', scheme: 'basic' }),
       resourceServer: expect.objectContaining({ type: 'http', scheme: 'basic' }),
     });
   });
 
-  it('documents every route the app serves, with its security and its error bodies', () => {
+  it('documents every route the app serves, with the security its @Authenticated declares and its error bodies', () => {
     const routes = routesOf(t);
     expect(routes.length).toBeGreaterThanOrEqual(6);
-    for (const { route, isPublic } of routes) {
+    for (const { route, access } of routes) {
       const [method, path] = route.split(' ');
       // A route for every method (forward auth) is documented under each; GET stands for them.
       const operation = document.paths[path]?.[method === 'ALL' ? 'get' : method.toLowerCase()];
       expect({ route, documented: operation !== undefined }).toEqual({ route, documented: true });
       const security = (operation.security ?? []).flatMap((s) => Object.keys(s));
-      if (route === 'POST /v1/token') expect(security).toEqual(['apiKey']);
-      else if (path.startsWith('/ssf/')) expect(security).toEqual(['resourceServer']);
-      else if (isPublic) expect(security).toEqual([]);
+      if (access.kind === 'scheme') {
+        const { securityScheme } = access.scheme;
+        expect({ route, security }).toEqual({ route, security: securityScheme === null ? [] : [securityScheme] });
+      } else if (access.kind === 'public') expect({ route, security }).toEqual({ route, security: [] });
       else {
         expect({ route, security }).toEqual({ route, security: ['bearer'] });
         expect({ route, has401: '401' in operation.responses }).toEqual({ route, has401: true });

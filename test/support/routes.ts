@@ -2,7 +2,7 @@ import { METHODS } from 'node:http';
 import { INestApplication, RequestMethod, Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { ANY_MEMBER, IS_PUBLIC, REQUIRED_PERMISSIONS, SESSION_ONLY } from '../../src/identity/access.decorators';
+import { ROUTE_ACCESS, RouteAccess } from '../../src/identity/access.decorators';
 import { TestApp } from './test-app';
 
 /** `METHOD /path` -> how the route is protected, as declared on the controller. */
@@ -26,30 +26,27 @@ function firstPath(value: unknown): string | undefined {
   return Array.isArray(value) ? String(value[0]) : (value as string | undefined);
 }
 
-/** How a controller method is protected, as its decorators (and its controller's) declare it. */
+/**
+ * How a controller method is protected, as its decorators (and its controller's) declare it: "public"; "bearer + P"
+ * (the permissions), "bearer, any member", "bearer, any member, session token only"; another scheme by its guard's
+ * name; "undeclared"; and ", guarded by G" for a guard that is not the scheme's (a limit).
+ */
 export function describeAccess(reflector: Reflector, handler: object, controller: Type): string {
   const targets = [handler as () => void, controller];
-  const guards = (
-    Reflect.getMetadata(GUARDS_METADATA, handler) ??
-    Reflect.getMetadata(GUARDS_METADATA, controller) ??
-    []
-  )
-    .map((guard: { name?: string }) => guard.name ?? 'anonymous guard')
-    .join(', ');
-  const parts: string[] = [];
-  if (reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) parts.push('public');
-  else {
-    const permissions = reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS, targets) ?? [];
-    const anyMember = reflector.getAllAndOverride<boolean>(ANY_MEMBER, targets) === true;
-    const sessionOnly = reflector.getAllAndOverride<boolean>(SESSION_ONLY, targets) === true;
-    if (sessionOnly) parts.push('bearer, any member, session token only');
-    else if (anyMember) parts.push('bearer, any member');
-    // Neither a permission nor @AnyMember(): the guard lets every member through, but nobody said so.
-    else if (permissions.length === 0) parts.push('bearer, undeclared');
-    if (permissions.length > 0) parts.push(`bearer + ${permissions.join(' + ')}`);
-  }
-  if (guards !== '') parts.push(`guarded by ${guards}`);
-  return parts.join(', ');
+  const access = reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, targets);
+  const scheme = access?.kind === 'scheme' ? access.scheme : undefined;
+  const guards = ((Reflect.getMetadata(GUARDS_METADATA, handler) ?? []) as Array<{ name?: string }>)
+    .concat(Reflect.getMetadata(GUARDS_METADATA, controller) ?? [])
+    .filter((guard) => guard !== scheme)
+    .map((guard) => guard.name ?? 'anonymous guard');
+  let described: string;
+  if (access === undefined) described = 'undeclared';
+  else if (access.kind === 'public') described = 'public';
+  else if (access.kind === 'scheme') described = access.scheme.name;
+  else if (access.sessionOnly) described = 'bearer, any member, session token only';
+  else if (access.permissions.length === 0) described = 'bearer, any member';
+  else described = `bearer + ${access.permissions.join(' + ')}`;
+  return guards.length === 0 ? described : `${described}, guarded by ${guards.join(', ')}`;
 }
 
 export interface DeclaredRoute {
@@ -82,7 +79,7 @@ export function declaredRoutes(t: TestApp | INestApplication): DeclaredRoute[] {
   return [...routes.values()];
 }
 
-/** Every controller route with its @Public / @RequirePermissions / @UseGuards declaration. */
+/** Every controller route with its @Public / @Authenticated / @UseGuards declaration. */
 export function nestRouteDeclarations(app: INestApplication): RouteDeclarations {
   const reflector = new Reflector();
   return Object.fromEntries(

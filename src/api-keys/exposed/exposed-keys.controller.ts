@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../../audit/request-context';
 import { ApiErrors } from '../../common/openapi';
+import { ErrorCode } from '../../common/errors';
 import { Public } from '../../identity/access.decorators';
 import { ReportExposedKeysDto } from './dto/report-exposed-keys.dto';
 import { ExposedKeysService } from './exposed-keys.service';
@@ -26,7 +27,13 @@ export class ExposedKeysController {
     description: 'Accepted: every reported value that was an ACTIVE key with its right secret is now REVOKED',
     schema: { type: 'object', additionalProperties: false, example: {} },
   })
-  @ApiErrors(400, 413, 429, 500, 503)
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.RESOURCE_EXHAUSTED,
+    ErrorCode.INTERNAL,
+    ErrorCode.UNAVAILABLE,
+  )
   async report(
     @Body() body: ReportExposedKeysDto,
     @CurrentRequestContext() request: RequestContext,

@@ -2,9 +2,10 @@ import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../../audit/request-context';
 import { ApiErrors } from '../../common/openapi';
+import { ErrorCode } from '../../common/errors';
 import { PageMetaView } from '../../common/pagination';
 import { UuidPipe } from '../../common/validation.pipe';
-import { CurrentPrincipal, RequirePermissions } from '../../identity/access.decorators';
+import { Authenticated, Caller } from '../../identity/access.decorators';
 import type { Principal } from '../../identity/principal';
 import {
   OrganizationApiKeyListResponse,
@@ -21,16 +22,16 @@ export class OrganizationApiKeysController {
   constructor(private readonly organizationKeys: OrganizationKeysService) {}
 
   @Get()
-  @RequirePermissions('api_keys:manage')
+  @Authenticated({ permissions: ['api_keys:manage'] })
   @ApiOperation({
     summary: "List every member's keys in the caller's organization, newest first (never a secret)",
     description:
       "user_id or email narrows the list to one user's keys. Each key carries its owner's e-mail address. Paged as GET /v1/user-api-keys.",
   })
   @ApiOkResponse({ type: OrganizationApiKeyListResponse })
-  @ApiErrors(400)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
   async list(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Query() query: ListOrganizationApiKeysQuery,
   ): Promise<OrganizationApiKeyListResponse> {
     const { page, emails } = await this.organizationKeys.list(principal, {
@@ -47,15 +48,15 @@ export class OrganizationApiKeysController {
   }
 
   @Delete(':id')
-  @RequirePermissions('api_keys:manage')
+  @Authenticated({ permissions: ['api_keys:manage'] })
   @ApiOperation({
     summary: "Revoke any key of the caller's organization at once and for good (idempotent)",
     description: "Recorded as api_key.revoked with reason admin. Another organization's key is 404.",
   })
   @ApiOkResponse({ type: OrganizationApiKeyResponse })
-  @ApiErrors(400, 404)
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
   async revoke(
-    @CurrentPrincipal() principal: Principal,
+    @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<OrganizationApiKeyResponse> {

@@ -7,7 +7,7 @@ import type { KeyUse } from './key-use';
 
 /**
  * The usage fields without a write per exchange: the newest use of each key is kept in memory and written every
- * API_KEY_LAST_USED_FLUSH_MS and at shutdown, 500 keys a statement (docs/api.md#usage-fields, docs/performance.md).
+ * API_KEY_LAST_USED_FLUSH_MS and at shutdown, 500 keys a statement (docs/api.md#usage-fields, docs/adr/0004-authorization-read-on-every-request.md).
  */
 @Injectable()
 export class LastUsedRecorder implements OnModuleInit, OnApplicationShutdown {

@@ -1,4 +1,5 @@
-import { Injectable, PipeTransform } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import {
@@ -13,6 +14,7 @@ import {
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
+import { isUnreadable } from '../../common/body-reader';
 import { invalidArgument } from '../../common/errors';
 import { isPermission } from '../../identity/roles';
 import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from '../../identity/organization.entity';
@@ -73,17 +75,24 @@ export class TokenRequestDto {
 
 const NO_NARROWING: TokenNarrowing = Object.freeze({});
 
-/** POST /v1/token's body as a TokenNarrowing. */
-@Injectable()
-export class TokenRequestPipe implements PipeTransform<unknown, TokenNarrowing> {
-  transform(value: unknown): TokenNarrowing {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument();
-    if (isEmpty(value)) return NO_NARROWING;
-    const dto = plainToInstance(TokenRequestDto, value);
-    const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
-    if (errors.length > 0) throw invalidArgument();
-    return { scope: dto.scope, expiresIn: dto.expires_in, resource: dto.resource };
-  }
+/**
+ * POST /v1/token's body as a TokenNarrowing: a body of another type or malformed JSON, held by configureHttp until the
+ * key had passed its guard, is 400 here.
+ */
+export const TokenRequest = createParamDecorator((_data: unknown, context: ExecutionContext): TokenNarrowing => {
+  const request = context.switchToHttp().getRequest<Request>();
+  if (isUnreadable(request)) throw invalidArgument();
+  // No body at all: no narrowing.
+  return request.body === undefined ? NO_NARROWING : tokenNarrowing(request.body);
+});
+
+function tokenNarrowing(value: unknown): TokenNarrowing {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument();
+  if (isEmpty(value)) return NO_NARROWING;
+  const dto = plainToInstance(TokenRequestDto, value);
+  const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
+  if (errors.length > 0) throw invalidArgument();
+  return { scope: dto.scope, expiresIn: dto.expires_in, resource: dto.resource };
 }
 
 function isEmpty(value: object): boolean {

@@ -1,6 +1,7 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { basicCredentials } from '../common/basic-auth';
-import { AppError, ErrorCode } from '../common/errors';
+import { BASIC_CHALLENGE, basicCredentials } from './basic-auth';
+import { AppError, ErrorCode } from './errors';
 
 /** Client credentials as RFC 6749 section 2.3.1 sends them: HTTP Basic, or in the form body. */
 export interface ClientCredentials {
@@ -8,8 +9,11 @@ export interface ClientCredentials {
   clientSecret: string;
 }
 
+/** An OAuth endpoint's form body (RFC 6749 section 3.2). */
+export type FormParameters = Record<string, string>;
+
 /** The form's parameters, each present at most once (RFC 6749 section 3.2); else invalid_request. */
-export function formParameters(request: Request): Record<string, string> {
+export function formParameters(request: Request): FormParameters {
   const body: unknown = request.body;
   if (typeof body !== 'object' || body === null) return {};
   // The form reader's own object (no prototype, a string or an array of them per name): checked, not copied.
@@ -22,21 +26,26 @@ export function formParameters(request: Request): Record<string, string> {
   return parameters as Record<string, string>;
 }
 
+/** A client that did not authenticate: 401 with the Basic challenge (on /oauth/, only to a client that tried it). */
+export function unauthenticatedClient(message: string): AppError {
+  return new AppError(ErrorCode.UNAUTHENTICATED, message, { headers: { ...BASIC_CHALLENGE } });
+}
+
 /**
  * The client's credentials by exactly one method; none, two, or a malformed header are refused. A refusal is
  * invalid_client (UNAUTHENTICATED), challenged with Basic when the Authorization header was used (exception.filter.ts).
  */
-export function clientCredentials(request: Request, form: Record<string, string>): ClientCredentials {
+export function clientCredentials(request: Request, form: FormParameters): ClientCredentials {
   const header = request.headers.authorization;
   if (header !== undefined && header !== '') {
     if (!/^Basic /i.test(header)) {
-      throw new AppError(ErrorCode.UNAUTHENTICATED, 'client authentication must use HTTP Basic or the form');
+      throw unauthenticatedClient('client authentication must use HTTP Basic or the form');
     }
     if (form.client_secret !== undefined) {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, 'the client authenticated by more than one method');
     }
     const credentials = basicCredentials(header);
-    if (credentials === null) throw new AppError(ErrorCode.UNAUTHENTICATED, 'malformed Basic credentials');
+    if (credentials === null) throw unauthenticatedClient('malformed Basic credentials');
     const { id: clientId, secret: clientSecret } = credentials;
     if (form.client_id !== undefined && form.client_id !== clientId) {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_id differs from the Basic credentials');
@@ -44,10 +53,12 @@ export function clientCredentials(request: Request, form: Record<string, string>
     return { clientId, clientSecret };
   }
   if (form.client_id === undefined || form.client_secret === undefined || form.client_secret === '') {
-    throw new AppError(
-      ErrorCode.UNAUTHENTICATED,
-      'client authentication required (HTTP Basic or client_id and client_secret)',
-    );
+    throw unauthenticatedClient('client authentication required (HTTP Basic or client_id and client_secret)');
   }
   return { clientId: form.client_id, clientSecret: form.client_secret };
 }
+
+/** The handler's view of the form: `@Form() form: FormParameters`. */
+export const Form = createParamDecorator((_data: unknown, context: ExecutionContext): FormParameters =>
+  formParameters(context.switchToHttp().getRequest()),
+);

@@ -1,0 +1,33 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { clientAddress } from '../common/client-address';
+import { StrictValidationPipe } from '../common/validation.pipe';
+import { setCaller } from '../identity/access.decorators';
+import { ConsoleSignInService } from './console-sign-in.service';
+import { CreateConsoleSessionDto } from './dto/console-session.dto';
+
+const bodyPipe = new StrictValidationPipe();
+
+/**
+ * The one-time sign-in link's scheme (POST /v1/console/sessions): the link's `code`, in the body, is the credential.
+ * The body is checked whole before the code is traded, so a refused body never uses up a link. The caller is the new
+ * ConsoleSession (docs/api.md#post-v1consolesessions).
+ */
+@Injectable()
+export class SignInLinkGuard implements CanActivate {
+  /** A credential in a JSON body: no OpenAPI security scheme describes it (the body's schema does). */
+  static readonly securityScheme = null;
+
+  constructor(private readonly signIn: ConsoleSignInService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const { code } = (await bodyPipe.transform(request.body, {
+      type: 'body',
+      metatype: CreateConsoleSessionDto,
+    })) as CreateConsoleSessionDto;
+    const address = clientAddress(request);
+    setCaller(request, await this.signIn.signIn(code, address, { id: request.id, ip: address }));
+    return true;
+  }
+}
