@@ -1,0 +1,291 @@
+import { useState } from 'react';
+import { api, unwrap } from '../api/client';
+import type { WorkloadIdentity } from '../api/workload-identities';
+import { ConfirmDialog } from '../components/dialog';
+import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { StatusBadge } from '../components/key-table';
+import { Pager } from '../components/pager';
+import { SnippetPanel } from '../components/snippet-panel';
+import { formatTime, relativeTime } from '../format';
+import { useLoad, useTitle } from '../hooks';
+import { can, type Session } from '../session';
+import { CreateWorkloadIdentityForm } from './create-workload-identity-form';
+
+const PAGE_SIZE = 20;
+
+/** How dialogs and notices name an identity: its label, else its subject. */
+function identityName(identity: WorkloadIdentity): string {
+  return identity.label === '' ? `“${identity.subject}”` : `“${identity.label}”`;
+}
+
+async function organizationSettings() {
+  return (await unwrap(api.GET('/v1/organization'))).organization;
+}
+
+async function workloadIssuers() {
+  return (await unwrap(api.GET('/v1/workload-identities/trusted-issuers'))).trusted_issuers;
+}
+
+function Matches({ identity }: { identity: WorkloadIdentity }) {
+  const conditions = Object.entries(identity.conditions);
+  return (
+    <>
+      <code className="detail">{identity.issuer}</code>
+      <span className="detail">
+        sub = <code>{identity.subject}</code>
+      </span>
+      {conditions.map(([claim, value]) => (
+        <span key={claim} className="detail">
+          {claim} = <code>{value}</code>
+        </span>
+      ))}
+    </>
+  );
+}
+
+/**
+ * The member's workload identities (docs/workload-identities.md): keys without secrets. List, create (then how a
+ * GitHub Actions workflow or a Kubernetes pod uses it), revoke.
+ */
+export function WorkloadIdentitiesPage({ session }: { session: Session }) {
+  useTitle('Workload identities');
+  const [page, setPage] = useState(1);
+  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const [creating, setCreating] = useState(false);
+  const [shown, setShown] = useState<{ identity: WorkloadIdentity; title: string }>();
+  const [revoking, setRevoking] = useState<WorkloadIdentity>();
+  const [done, setDone] = useState<string>();
+  const mayCreate = can(session, 'api_keys:create');
+  const mayRevoke = can(session, 'api_keys:revoke');
+  const identities = useLoad(
+    () =>
+      unwrap(
+        api.GET('/v1/workload-identities', {
+          params: { query: { page, limit: PAGE_SIZE, include_revoked: includeRevoked } },
+        }),
+      ),
+    `${page}/${includeRevoked}`,
+  );
+  // Only who may create one may read the issuers (and their audiences): others see the snippets with a placeholder.
+  const issuers = useLoad(() => (mayCreate ? workloadIssuers() : Promise.resolve([])), `issuers/${mayCreate}`);
+  const organization = useLoad(organizationSettings, 'organization');
+  const audienceOf = (identity: WorkloadIdentity) =>
+    issuers.data?.find((entry) => entry.issuer === identity.issuer)?.audience;
+
+  const created = (identity: WorkloadIdentity) => {
+    setCreating(false);
+    setDone(undefined);
+    setShown({ identity, title: `Your new workload identity ${identityName(identity)}: how to use it` });
+    setPage(1);
+    identities.reload();
+  };
+
+  return (
+    <>
+      <div className="page-heading">
+        <h1>Workload identities</h1>
+        {mayCreate && !creating && (
+          <button
+            type="button"
+            className="button button-primary"
+            onClick={() => {
+              setShown(undefined);
+              setCreating(true);
+            }}
+          >
+            Create workload identity
+          </button>
+        )}
+      </div>
+      <p className="lead">
+        Keys without secrets: a CI job or a Kubernetes workload exchanges the token its platform already gives it for
+        short-lived access tokens that act as you, at <code>POST /oauth/token</code>. Nothing to store, nothing to leak.
+      </p>
+      {creating &&
+        (issuers.data === undefined ? (
+          <>
+            <ErrorMessage error={issuers.error} />
+            {issuers.loading && <Loading what="the trusted issuers" />}
+          </>
+        ) : issuers.data.length === 0 ? (
+          <div className="panel">
+            <p>
+              {session.organization.name} trusts no workload issuer yet. An operator adds one with{' '}
+              <code>gatehouse trusted-issuer add --org {session.organization.name} --issuer URL --kind workloads</code>.
+            </p>
+            <div className="actions">
+              <button type="button" className="button" onClick={() => setCreating(false)}>
+                Close
+              </button>
+            </div>
+          </div>
+        ) : (
+          <CreateWorkloadIdentityForm
+            session={session}
+            issuers={issuers.data}
+            organization={organization.data}
+            onCreated={created}
+            onCancel={() => setCreating(false)}
+          />
+        ))}
+      {shown !== undefined && (
+        <SnippetPanel
+          identity={shown.identity}
+          audience={audienceOf(shown.identity)}
+          title={shown.title}
+          onDone={() => setShown(undefined)}
+        />
+      )}
+      {done !== undefined && <Success>{done}</Success>}
+      <div className="toolbar">
+        <label className="inline">
+          <input
+            type="checkbox"
+            checked={includeRevoked}
+            onChange={(event) => {
+              setIncludeRevoked(event.target.checked);
+              setPage(1);
+            }}
+          />
+          Show revoked identities
+        </label>
+      </div>
+      <ErrorMessage error={identities.error} />
+      {identities.loading && identities.data === undefined && <Loading what="your workload identities" />}
+      {identities.data !== undefined &&
+        (identities.data.workload_identities.length === 0 ? (
+          <Empty>
+            {includeRevoked ? 'You have no workload identities.' : 'You have no active workload identities.'}
+            {mayCreate ? ' Create one to let a workload act as you without a secret.' : ''}
+          </Empty>
+        ) : (
+          <>
+            <div className="table-wrap">
+              <table className="responsive">
+                <caption className="visually-hidden">Your workload identities</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Label</th>
+                    <th scope="col">Matches</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Scopes</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {identities.data.workload_identities.map((identity) => (
+                    <tr key={identity.id} data-identity-id={identity.id}>
+                      <th scope="row" data-label="Label">
+                        {identity.label === '' ? <span className="muted">(no label)</span> : identity.label}
+                        <span className="detail id">{identity.id}</span>
+                      </th>
+                      <td data-label="Matches">
+                        <Matches identity={identity} />
+                      </td>
+                      <td data-label="Status">
+                        <StatusBadge status={identity.status} />
+                      </td>
+                      <td data-label="Scopes">
+                        {identity.scopes.length === 0 ? (
+                          <span className="muted">none (identifies you only)</span>
+                        ) : (
+                          <ul className="scopes">
+                            {identity.scopes.map((scope) => (
+                              <li key={scope}>
+                                <code>{scope}</code>
+                              </li>
+                            ))}
+                          </ul>
+                        )}
+                      </td>
+                      <td data-label="Expires">
+                        {identity.expires_at === null ? (
+                          <span className="muted">never</span>
+                        ) : (
+                          <time dateTime={identity.expires_at}>
+                            {formatTime(identity.expires_at)}
+                            {identity.status === 'ACTIVE' && (
+                              <span className="muted"> ({relativeTime(identity.expires_at)})</span>
+                            )}
+                          </time>
+                        )}
+                      </td>
+                      <td data-label="Last used">
+                        {identity.last_used_at === null ? (
+                          <span className="muted">never used</span>
+                        ) : (
+                          <>
+                            <time dateTime={identity.last_used_at}>{formatTime(identity.last_used_at)}</time>
+                            {identity.last_used_ip && <span className="detail">from {identity.last_used_ip}</span>}
+                          </>
+                        )}
+                      </td>
+                      <td data-label="Actions" className="row-actions">
+                        {identity.status === 'ACTIVE' && (
+                          <>
+                            <button
+                              type="button"
+                              className="button button-small"
+                              onClick={() => {
+                                setCreating(false);
+                                setShown({ identity, title: `How to use ${identityName(identity)}` });
+                              }}
+                            >
+                              How to use<span className="visually-hidden"> {identityName(identity)}</span>
+                            </button>
+                            {mayRevoke && (
+                              <button
+                                type="button"
+                                className="button button-small button-danger"
+                                onClick={() => setRevoking(identity)}
+                              >
+                                Revoke<span className="visually-hidden"> {identityName(identity)}</span>
+                              </button>
+                            )}
+                          </>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager
+              page={page}
+              limit={PAGE_SIZE}
+              total={identities.data.total_count}
+              onPage={setPage}
+              label="Your workload identities"
+            />
+          </>
+        ))}
+      {revoking !== undefined && (
+        <ConfirmDialog
+          title={`Revoke ${identityName(revoking)}?`}
+          confirmLabel="Revoke workload identity"
+          danger
+          onClose={() => setRevoking(undefined)}
+          onConfirm={async () => {
+            await unwrap(api.DELETE('/v1/workload-identities/{id}', { params: { path: { id: revoking.id } } }));
+            setDone(`Workload identity ${identityName(revoking)} revoked.`);
+            if (shown?.identity.id === revoking.id) setShown(undefined);
+            identities.reload();
+          }}
+        >
+          <p>
+            Created {formatTime(revoking.created_at)}
+            {revoking.last_used_at === null ? ', never used' : `, last used ${formatTime(revoking.last_used_at)}`}.
+          </p>
+          <p>
+            Workloads can no longer exchange their tokens through it, and every access token already made through it
+            stops working at once. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,195 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service';
+import { AppError, ErrorCode } from '../common/errors';
+import { FederatedMember, FederatedPeople } from '../federation/people';
+import type { RefusalReason } from '../federation/subject-token-rules';
+import { SubjectTokenVerifier } from '../federation/subject-token-verifier';
+import type { IssuerKind } from '../federation/trusted-issuer.entity';
+import { roleMask } from '../identity/roles';
+import { Metrics } from '../metrics/metrics';
+import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
+import { CountedRefusal } from './exchange-outcome';
+import { TokenAttemptLimiter } from './token-attempt-limiter';
+import type { ExchangeClient } from './token-exchange.service';
+import { ApiKeyExchange, TokenService } from './token.service';
+import { IdentityService } from '../identity/identity.service';
+
+/** RFC 8693 section 3: the token types of the exchange. */
+export const TokenTypes = {
+  idToken: 'urn:ietf:params:oauth:token-type:id_token',
+  jwt: 'urn:ietf:params:oauth:token-type:jwt',
+  accessToken: 'urn:ietf:params:oauth:token-type:access_token',
+} as const;
+
+/** Why a subject token was not exchanged: the verifier's reasons, and the two of the workload identities. */
+export type SubjectRefusalReason =
+  | RefusalReason
+  | 'no_workload_identity'
+  | 'ambiguous_workload_identity'
+  | 'no_email'
+  | 'email_not_verified'
+  | 'email_domain_not_allowed'
+  | 'no_access';
+
+/** A person's session token lives an hour, as the console's (FEDERATION: at most 1 h). */
+const SESSION_SECONDS = 3600;
+
+/** The one answer to every refused subject token: no detail tells which check failed (the audit log has it). */
+export const SUBJECT_TOKEN_REFUSED = 'the subject token was not accepted';
+
+/** A refused subject token: 400 `invalid_grant`, counted by the failure limit like a refused key. */
+export class SubjectTokenRefused extends CountedRefusal {
+  constructor(
+    readonly reason: SubjectRefusalReason,
+    readonly organizationId: string | null = null,
+  ) {
+    super(ErrorCode.INVALID_ARGUMENT, SUBJECT_TOKEN_REFUSED, { oauth: { error: 'invalid_grant' } });
+  }
+}
+
+/** The issuer's keys could not be had in time: nothing is known about the token (503, not counted). */
+function issuerUnavailable(): AppError {
+  return new AppError(ErrorCode.UNAVAILABLE, 'the identity provider cannot be reached; try again', {
+    oauth: { error: 'temporarily_unavailable' },
+  });
+}
+
+/**
+ * RFC 8693 token exchange (docs/federation.md#token-exchange): a subject token of a trusted issuer becomes a Gatehouse
+ * token. A workload's JWT matching a workload identity becomes an access token of the identity's owner, as an API key's
+ * exchange does (TokenExchangeService.grant, the identity's id as `client_id`); a person's ID token becomes a session
+ * token of the member the person is (FederatedPeople). Within the client address's failure limit, shared with the
+ * key exchanges; every refusal is one `invalid_grant`, its reason in the metrics and the audit log (or a log line when
+ * the token names no organization).
+ */
+@Injectable()
+export class SubjectTokenExchangeService {
+  private readonly logger = new Logger(SubjectTokenExchangeService.name);
+
+  constructor(
+    private readonly verifier: SubjectTokenVerifier,
+    private readonly identities: WorkloadIdentitiesService,
+    private readonly people: FederatedPeople,
+    private readonly limiter: TokenAttemptLimiter,
+    private readonly audit: AuditService,
+    private readonly metrics: Metrics,
+    private readonly identity: IdentityService,
+    private readonly tokens: TokenService,
+  ) {}
+
+  /** A workload's JWT: what an access token through its workload identity may get, as a key's exchange. */
+  workload(subjectToken: string, client: ExchangeClient): Promise<ApiKeyExchange> {
+    return this.refusalsRecorded(client, () =>
+      this.limiter.attempt(client.address, subjectToken, async () => {
+        const checkedAtMs = Date.now();
+        const verified = await this.verified(subjectToken, 'workloads', checkedAtMs);
+        const match = await this.identities.matching(verified.issuers, verified.claims, checkedAtMs);
+        if (match.outcome === 'none') {
+          throw new SubjectTokenRefused('no_workload_identity', singleOrganization(verified.issuers));
+        }
+        if (match.outcome === 'ambiguous') {
+          const organizations = match.candidates.map((candidate) => ({ organizationId: candidate.organizationId }));
+          throw new SubjectTokenRefused('ambiguous_workload_identity', singleOrganization(organizations));
+        }
+        const { identity } = match;
+        this.audit.recordSoon({
+          action: 'workload_identity.exchanged',
+          organizationId: identity.organizationId,
+          actorUserId: identity.userId,
+          targetType: 'workload_identity',
+          targetId: identity.id,
+          reason: verified.claims.sub,
+          request: { id: client.requestId, ip: client.address },
+        });
+        return {
+          userId: identity.userId,
+          organizationId: identity.organizationId,
+          apiKeyId: identity.id,
+          workloadIdentity: true,
+          lifetimeSeconds: identity.accessTokenLifetime,
+          scopes: identity.scopes,
+          rolePermissions: roleMask(identity.role),
+          expiresAtMs: identity.expiresAtMs,
+          checkedAtMs,
+          clientAddress: client.address,
+        } satisfies ApiKeyExchange;
+      }),
+    );
+  }
+
+  /** A person's ID token: the member a session token is for. */
+  person(subjectToken: string, client: ExchangeClient): Promise<FederatedMember> {
+    return this.refusalsRecorded(client, () =>
+      this.limiter.attempt(client.address, subjectToken, async () => {
+        const verified = await this.verified(subjectToken, 'people', Date.now());
+        // A people issuer serves one organization (docs/federation.md#trusted-issuers).
+        const issuer = verified.issuers[0];
+        const member = await this.people.member(issuer, verified.claims, { id: client.requestId, ip: client.address });
+        if (!member.ok) throw new SubjectTokenRefused(member.refusal, issuer.organizationId);
+        return member;
+      }),
+    );
+  }
+
+  /**
+   * A session token for a person's member, as the console's sign-in mints it (1 h), once a token issued now is valid
+   * (a sign-out in this second waits for the next); 400 `invalid_grant` when the member was removed meanwhile.
+   */
+  async session(member: FederatedMember): Promise<{ token: string; lifetimeSeconds: number }> {
+    if ((await this.identity.readyForSession(member.organizationId, member.userId)) === null) {
+      this.metrics.tokenExchange('subject_token_no_access');
+      throw new SubjectTokenRefused('no_access', member.organizationId);
+    }
+    const token = await this.tokens.mint({
+      userId: member.userId,
+      organizationId: member.organizationId,
+      lifetimeSeconds: SESSION_SECONDS,
+      tokenUse: 'session',
+    });
+    this.metrics.tokenExchange('success');
+    return { token, lifetimeSeconds: SESSION_SECONDS };
+  }
+
+  private async verified(token: string, kind: IssuerKind, nowMs: number) {
+    const outcome = await this.verifier.verify(token, kind, nowMs);
+    if (outcome.ok) return outcome;
+    if (outcome.reason === 'issuer_unavailable') {
+      this.logger.warn({ issuer: outcome.issuer, detail: outcome.detail }, 'identity provider unavailable');
+      throw issuerUnavailable();
+    }
+    this.logger.log(
+      { reason: outcome.reason, issuer: outcome.issuer, detail: outcome.detail },
+      'subject token refused',
+    );
+    throw new SubjectTokenRefused(outcome.reason);
+  }
+
+  /** Counts every outcome but success (the grant counts that); audits a refusal that names an organization. */
+  private async refusalsRecorded<T>(client: ExchangeClient, exchange: () => Promise<T>): Promise<T> {
+    try {
+      return await exchange();
+    } catch (error) {
+      if (error instanceof SubjectTokenRefused) {
+        this.metrics.tokenExchange(`subject_token_${error.reason}`);
+        if (error.organizationId !== null) {
+          await this.audit.record({
+            action: 'token.exchange_failed',
+            organizationId: error.organizationId,
+            reason: `subject_token_${error.reason}`,
+            request: { id: client.requestId, ip: client.address },
+          });
+        }
+      } else if (error instanceof AppError && error.code === ErrorCode.UNAVAILABLE) {
+        this.metrics.tokenExchange('unavailable');
+      } else if (error instanceof AppError && error.code === ErrorCode.RESOURCE_EXHAUSTED) {
+        this.metrics.tokenExchange('rate_limited');
+      }
+      throw error;
+    }
+  }
+}
+
+function singleOrganization(entries: ReadonlyArray<{ organizationId: string }>): string | null {
+  const organizations = new Set(entries.map((entry) => entry.organizationId));
+  return organizations.size === 1 ? [...organizations][0] : null;
+}

@@ -1,0 +1,31 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../../audit/audit.module';
+import { RateLimitStorageModule } from '../../common/rate-limit-storage.module';
+import { FederationModule } from '../../federation/federation.module';
+import { IdentityModule } from '../../identity/identity.module';
+import { MetricsModule } from '../../metrics/metrics.module';
+import { ConsoleSignInModule } from '../console-sign-in.module';
+import { ConsoleSsoController } from './console-sso.controller';
+import { ConsoleSsoService } from './console-sso.service';
+import { defaultSsoFetch, SSO_FETCH, SsoClient } from './sso-client';
+import { SsoIssuerMetadata } from './sso-issuer-metadata';
+import { SsoRequestsRepository } from './sso-requests.repository';
+import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from './sso-settings';
+
+/**
+ * Console single sign-on (docs/console.md#single-sign-on): a person signs in through their organization's identity
+ * provider (federation's people issuer) and lands in the console as with a one-time sign-in link.
+ */
+@Module({
+  imports: [ConsoleSignInModule, FederationModule, IdentityModule, AuditModule, RateLimitStorageModule, MetricsModule],
+  controllers: [ConsoleSsoController],
+  providers: [
+    ConsoleSsoService,
+    SsoRequestsRepository,
+    SsoClient,
+    SsoIssuerMetadata,
+    { provide: SSO_SETTINGS, useValue: DEFAULT_SSO_SETTINGS },
+    { provide: SSO_FETCH, useValue: defaultSsoFetch },
+  ],
+})
+export class ConsoleSsoModule {}

@@ -1,0 +1,218 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  allowInsecureRequests,
+  authorizationCodeGrant,
+  AuthorizationResponseError,
+  buildAuthorizationUrl,
+  ClientError,
+  ClientSecretBasic,
+  ClientSecretPost,
+  Configuration,
+  customFetch,
+  type CustomFetch,
+  ResponseBodyError,
+  type ServerMetadata,
+  WWWAuthenticateChallengeError,
+} from 'openid-client';
+import { AppError } from '../../common/errors';
+import { InjectConfig } from '../../config/config.module';
+import type { AppConfiguration } from '../../config/configuration';
+import { describeFetchError } from '../../federation/bounded-fetch';
+import { DiscoveryError, IssuerMetadata } from '../../federation/issuer-discovery';
+import { insecureUrlProblem } from '../../federation/issuer-url';
+import { ALLOWED_ALGORITHMS } from '../../federation/subject-token-rules';
+import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
+import { SsoErrors } from './sso-errors';
+import { SsoIssuerMetadata } from './sso-issuer-metadata';
+import { SSO_SETTINGS, SsoSettings } from './sso-settings';
+
+/** What console single sign-on asks of the identity provider: who the person is, and their address. */
+export const SSO_SCOPE = 'openid email profile';
+
+/** The fetch openid-client sends its requests with (tests wrap it to play a provider that misbehaves). */
+export const SSO_FETCH = Symbol('SSO_FETCH');
+
+/** A token response is a few kilobytes; a provider that sends without end is cut off here. */
+const MAX_TOKEN_RESPONSE_BYTES = 256 * 1024;
+
+/** `fetch` with the answer's body read whole, up to `maxBytes` (more rejects), status and headers kept. */
+export function boundedFetch(maxBytes: number): CustomFetch {
+  return async (url, options) => {
+    // openid-client's body is one fetch takes (lib.dom's and undici's typings of BodyInit differ on Uint8Array).
+    const body: unknown = options.body;
+    const response = await fetch(url, { ...options, body: body as RequestInit['body'] });
+    if (Number(response.headers.get('content-length') ?? '0') > maxBytes) {
+      await response.body?.cancel();
+      throw new Error(`the answer is larger than ${maxBytes} bytes`);
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (response.body !== null) {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        size += chunk.byteLength;
+        if (size > maxBytes) throw new Error(`the answer is larger than ${maxBytes} bytes`);
+        chunks.push(chunk);
+      }
+    }
+    return new Response(response.status === 204 ? null : Buffer.concat(chunks), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
+export const defaultSsoFetch: CustomFetch = boundedFetch(MAX_TOKEN_RESPONSE_BYTES);
+
+/**
+ * openid-client's view of the issuer, from federation's discovery: its endpoints (https, or http on a loopback host
+ * outside production, as the issuer itself), and of the ID token algorithms it announces only those Gatehouse accepts,
+ * so that openid-client refuses an ID token signed with any other (RFC 8725: never `none`, never HS*).
+ */
+export function serverMetadata(metadata: IssuerMetadata, production: boolean): ServerMetadata {
+  const { authorizationEndpoint, tokenEndpoint } = metadata;
+  if (authorizationEndpoint === undefined || tokenEndpoint === undefined) {
+    throw SsoErrors.unavailable(`${metadata.documentUrl} names no authorization_endpoint or token_endpoint`);
+  }
+  for (const endpoint of [authorizationEndpoint, tokenEndpoint]) {
+    const problem = insecureUrlProblem(endpoint, production);
+    if (problem !== null) throw SsoErrors.unavailable(`the endpoint ${endpoint} ${problem}`);
+  }
+  const announced = metadata.idTokenSigningAlgs ?? [...ALLOWED_ALGORITHMS];
+  return {
+    issuer: metadata.issuer,
+    authorization_endpoint: authorizationEndpoint,
+    token_endpoint: tokenEndpoint,
+    jwks_uri: metadata.jwksUri,
+    token_endpoint_auth_methods_supported: metadata.tokenEndpointAuthMethods,
+    id_token_signing_alg_values_supported: announced.filter((alg) =>
+      (ALLOWED_ALGORITHMS as readonly string[]).includes(alg),
+    ),
+  };
+}
+
+/** What the callback checks the provider's answer against: the values its sign-in started with. */
+export interface AuthorizationChecks {
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+/**
+ * Gatehouse as an OpenID Connect client of an organization's identity provider (an adapter over openid-client v6):
+ * the authorization request's URL, and the code exchanged at the token endpoint with the client secret (Basic or in
+ * the form, as the issuer is configured), PKCE and the checks of the answer (state, `iss`, the ID token's `iss`, `aud`,
+ * `azp`, `exp`, `iat`, `nonce`, algorithm). The ID token's signature is checked by the caller with the issuer's key set
+ * (federation's SubjectTokenVerifier). Every request has SsoSettings.httpTimeoutMs; an answer it cannot get is a 503.
+ */
+@Injectable()
+export class SsoClient {
+  constructor(
+    private readonly metadata: SsoIssuerMetadata,
+    @Inject(SSO_SETTINGS) private readonly settings: SsoSettings,
+    @Inject(SSO_FETCH) private readonly fetch: CustomFetch,
+    @InjectConfig() private readonly config: AppConfiguration,
+  ) {}
+
+  async authorizationUrl(
+    entry: TrustedIssuer,
+    request: { redirectUri: string; state: string; nonce: string; codeChallenge: string },
+  ): Promise<string> {
+    const { configuration } = await this.configuration(entry, undefined);
+    return buildAuthorizationUrl(configuration, {
+      response_type: 'code',
+      scope: SSO_SCOPE,
+      redirect_uri: request.redirectUri,
+      state: request.state,
+      nonce: request.nonce,
+      code_challenge: request.codeChallenge,
+      code_challenge_method: 'S256',
+    }).href;
+  }
+
+  /** The ID token of the authorization response at `callback`; AppErrors: 400 for a refusal, 503 for no answer. */
+  async idToken(
+    entry: TrustedIssuer,
+    clientSecret: string,
+    callback: URL,
+    checks: AuthorizationChecks,
+  ): Promise<string> {
+    const { configuration, transport } = await this.configuration(entry, clientSecret);
+    let idToken: string | undefined;
+    try {
+      const tokens = await authorizationCodeGrant(configuration, callback, {
+        pkceCodeVerifier: checks.codeVerifier,
+        expectedState: checks.state,
+        expectedNonce: checks.nonce,
+        idTokenExpected: true,
+      });
+      idToken = tokens.id_token;
+    } catch (error) {
+      throw refusal(error, transport.failure);
+    }
+    if (idToken === undefined) throw SsoErrors.answerRefused('no ID token');
+    return idToken;
+  }
+
+  private async configuration(
+    entry: TrustedIssuer,
+    clientSecret: string | undefined,
+  ): Promise<{ configuration: Configuration; transport: { failure?: string } }> {
+    let metadata: IssuerMetadata;
+    try {
+      metadata = await this.metadata.of(entry.issuer);
+    } catch (error) {
+      if (error instanceof DiscoveryError) throw SsoErrors.unavailable(error.message);
+      throw error;
+    }
+    const server = serverMetadata(metadata, this.config.production);
+    const authentication =
+      entry.tokenEndpointAuth === 'client_secret_post'
+        ? ClientSecretPost(clientSecret)
+        : ClientSecretBasic(clientSecret);
+    const configuration = new Configuration(server, entry.clientId ?? '', undefined, authentication);
+    configuration.timeout = this.settings.httpTimeoutMs / 1000;
+    // Why a request got no answer, in words (openid-client turns a network failure into a bare error).
+    const transport: { failure?: string } = {};
+    configuration[customFetch] = async (url, options) => {
+      try {
+        return await this.fetch(url, options);
+      } catch (error) {
+        transport.failure = `${new URL(url).origin}: ${describeFetchError(error, this.settings.httpTimeoutMs)}`;
+        throw error;
+      }
+    };
+    // serverMetadata has refused http:// but on a loopback host outside production.
+    if ([server.authorization_endpoint, server.token_endpoint].some((url) => url?.startsWith('http:'))) {
+      allowInsecureRequests(configuration);
+    }
+    return { configuration, transport };
+  }
+}
+
+/** openid-client's error as the callback's answer: no answer is a 503, anything the provider said is a 400. */
+function refusal(error: unknown, transportFailure: string | undefined): AppError {
+  if (transportFailure !== undefined) return SsoErrors.unavailable(transportFailure);
+  if (error instanceof AuthorizationResponseError) return SsoErrors.providerError(error.error);
+  if (error instanceof ResponseBodyError) {
+    return error.status >= 500
+      ? SsoErrors.unavailable(`the token endpoint answered ${error.status}`)
+      : SsoErrors.codeRefused(error.error);
+  }
+  if (error instanceof WWWAuthenticateChallengeError) {
+    // A 401 with a challenge: the client authentication was refused (RFC 6749 section 5.2, invalid_client).
+    if (error.status >= 500) return SsoErrors.unavailable(`the token endpoint answered ${error.status}`);
+    const challenged = error.cause[0]?.parameters.error;
+    return SsoErrors.codeRefused(typeof challenged === 'string' ? challenged : 'invalid_client');
+  }
+  if (error instanceof ClientError) {
+    const status = (error.cause as { status?: unknown } | undefined)?.status;
+    if (typeof status === 'number' && status >= 500) {
+      return SsoErrors.unavailable(`the token endpoint answered ${status}`);
+    }
+    const cause = error.cause instanceof Error ? error.cause.message : undefined;
+    return SsoErrors.answerRefused(cause ?? error.message);
+  }
+  if (error instanceof AppError) return error;
+  throw error;
+}

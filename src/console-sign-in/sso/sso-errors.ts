@@ -1,0 +1,80 @@
+import { AppError, ErrorCode } from '../../common/errors';
+
+/**
+ * The refusals of console single sign-on, each an AppError whose message the callback's page shows as it is
+ * (docs/console.md#single-sign-on). Written for the person in front of the browser: what happened, what to do.
+ */
+const START_AGAIN = 'start again from the sign-in page';
+
+/**
+ * A refusal before the callback used up a sign-in (no state, an unknown, used, expired or another browser's one): it
+ * leaves the browser's binding cookie alone, so that a callback URL someone else sends cannot spoil a sign-in under way.
+ */
+export class StateUntouched extends AppError {}
+
+export const SsoErrors = {
+  /** GET /v1/console/sso: an unknown organization and one without a people issuer read the same. */
+  notConfigured: () => new AppError(ErrorCode.NOT_FOUND, 'no single sign-on for this organization'),
+  /** The callback without `code`, `state` or `error`: no credential at all (the route table's 401). */
+  noCredential: () =>
+    new StateUntouched(
+      ErrorCode.UNAUTHENTICATED,
+      `this page is where your identity provider sends you back: ${START_AGAIN}`,
+      {
+        headers: { 'WWW-Authenticate': 'SignInLink realm="gatehouse"' },
+      },
+    ),
+  malformed: () =>
+    new StateUntouched(
+      ErrorCode.INVALID_ARGUMENT,
+      `the identity provider's answer is incomplete (code and state): ${START_AGAIN}`,
+    ),
+  unknownState: () => new StateUntouched(ErrorCode.INVALID_ARGUMENT, `this sign-in is unknown: ${START_AGAIN}`),
+  usedState: () =>
+    new StateUntouched(
+      ErrorCode.INVALID_ARGUMENT,
+      `this sign-in was already completed (each works once): ${START_AGAIN}`,
+    ),
+  expiredState: (minutes: number) =>
+    new StateUntouched(ErrorCode.INVALID_ARGUMENT, `this sign-in took longer than ${minutes} minutes: ${START_AGAIN}`),
+  otherBrowser: () =>
+    new StateUntouched(
+      ErrorCode.INVALID_ARGUMENT,
+      `this sign-in was started in another browser, or a newer one was started in this one: ${START_AGAIN} in this browser`,
+    ),
+  providerError: (error: string) =>
+    new AppError(ErrorCode.INVALID_ARGUMENT, `the identity provider did not sign you in (${error}): ${START_AGAIN}`),
+  issuerGone: () =>
+    new AppError(ErrorCode.FAILED_PRECONDITION, 'single sign-on is no longer set up for this organization'),
+  codeRefused: (error: string) =>
+    new AppError(
+      ErrorCode.INVALID_ARGUMENT,
+      `the identity provider refused the sign-in code (${error}; a code works once, for a few minutes): ${START_AGAIN}`,
+    ),
+  answerRefused: (detail: string) =>
+    new AppError(
+      ErrorCode.INVALID_ARGUMENT,
+      `the identity provider's answer failed a check (${detail}): ${START_AGAIN}`,
+    ),
+  idTokenRefused: (reason: string) =>
+    new AppError(
+      ErrorCode.INVALID_ARGUMENT,
+      `the identity provider's ID token was refused (${reason}): ${START_AGAIN}`,
+    ),
+  noEmail: () =>
+    new AppError(ErrorCode.PERMISSION_DENIED, 'the identity provider did not tell Gatehouse your e-mail address'),
+  emailNotVerified: () =>
+    new AppError(ErrorCode.PERMISSION_DENIED, 'the identity provider has not verified your e-mail address'),
+  emailDomainNotAllowed: (email: string) =>
+    new AppError(
+      ErrorCode.PERMISSION_DENIED,
+      `${email} is not in an e-mail domain this organization accepts for single sign-on`,
+    ),
+  noAccess: (email: string, organization: string) =>
+    new AppError(
+      ErrorCode.PERMISSION_DENIED,
+      `${email} has no access to the console of ${organization}: ask one of its administrators to add you`,
+    ),
+  unavailable: (detail: string) =>
+    new AppError(ErrorCode.UNAVAILABLE, `the identity provider cannot be reached (${detail}): try again in a moment`),
+};

@@ -1,0 +1,42 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
+import { APP_CONFIG, SECRETS } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import type { Secrets } from '../config/local-secrets';
+import { IdentityModule } from '../identity/identity.module';
+import { CredentialCipher } from '../integrations/credential-cipher';
+import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from './federation-timings';
+import { IssuerKeys } from './issuer-keys';
+import { FederatedPeople } from './people';
+import { SubjectTokenVerifier } from './subject-token-verifier';
+import { TRUSTED_ISSUER_CIPHER, TrustedIssuersService } from './trusted-issuers.service';
+import { TrustedIssuersRepository } from './trusted-issuers.repository';
+
+/**
+ * Federation (docs/federation.md): the identity providers organizations trust, and the verification of the tokens
+ * they issue (the subject tokens of the token exchange). No route of its own yet.
+ */
+@Module({
+  imports: [IdentityModule, AuditModule],
+  providers: [
+    TrustedIssuersRepository,
+    TrustedIssuersService,
+    IssuerKeys,
+    SubjectTokenVerifier,
+    FederatedPeople,
+    { provide: FEDERATION_TIMINGS, useValue: DEFAULT_FEDERATION_TIMINGS },
+    {
+      // Sealed with the same keys as the provider credentials (one key rotation covers both), bound to this table.
+      provide: TRUSTED_ISSUER_CIPHER,
+      inject: [APP_CONFIG, SECRETS],
+      useFactory: (config: AppConfiguration, secrets: Secrets) =>
+        new CredentialCipher(
+          { id: config.integrations.encryptionKeyId, key: secrets.integrationsEncryptionKey },
+          config.integrations.previousEncryptionKeys,
+          'trusted_issuers',
+        ),
+    },
+  ],
+  exports: [TrustedIssuersService, SubjectTokenVerifier, FederatedPeople],
+})
+export class FederationModule {}

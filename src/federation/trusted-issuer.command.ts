@@ -1,0 +1,58 @@
+import type { TrustedIssuer } from './trusted-issuer.entity';
+import type { NewTrustedIssuer, TrustedIssuersService } from './trusted-issuers.service';
+
+/** The `trusted-issuer` commands of the admin CLI (docs/federation.md#the-admin-cli): never the client secret. */
+export interface TrustedIssuerView {
+  id: string;
+  organization_id: string;
+  issuer: string;
+  kind: TrustedIssuer['kind'];
+  audience: string;
+  client_id: string | null;
+  email_domains: string[];
+  jit_role: TrustedIssuer['jitRole'];
+  created_at: string;
+}
+
+export function trustedIssuerView(entry: TrustedIssuer): TrustedIssuerView {
+  return {
+    id: entry.id,
+    organization_id: entry.organizationId,
+    issuer: entry.issuer,
+    kind: entry.kind,
+    audience: entry.audience,
+    client_id: entry.clientId,
+    email_domains: entry.emailDomains,
+    jit_role: entry.jitRole,
+    created_at: entry.createdAt.toISOString(),
+  };
+}
+
+/** The options as commander names them (`--email-domain` repeated: `emailDomain`). */
+export type AddTrustedIssuerOptions = Omit<NewTrustedIssuer, 'organization' | 'emailDomains'> & {
+  org: string;
+  emailDomain: string[];
+};
+
+export async function addTrustedIssuer(
+  issuers: TrustedIssuersService,
+  { org, emailDomain, ...options }: AddTrustedIssuerOptions,
+): Promise<{ trusted_issuer: TrustedIssuerView }> {
+  return {
+    trusted_issuer: trustedIssuerView(await issuers.add({ ...options, organization: org, emailDomains: emailDomain })),
+  };
+}
+
+export async function listTrustedIssuers(
+  issuers: TrustedIssuersService,
+  options: { org: string },
+): Promise<{ trusted_issuers: TrustedIssuerView[] }> {
+  return { trusted_issuers: (await issuers.list(options.org)).map(trustedIssuerView) };
+}
+
+export async function removeTrustedIssuer(
+  issuers: TrustedIssuersService,
+  options: { id: string },
+): Promise<{ removed: TrustedIssuerView }> {
+  return { removed: trustedIssuerView(await issuers.remove(options.id)) };
+}

@@ -1,0 +1,292 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { batchedById, batchedByKey } from '../database/batch-loader';
+import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
+import type { Transaction } from '../database/unit-of-work';
+import {
+  MEMBER_ACCESS_VIEW,
+  MemberAccessColumns,
+  MembershipAccess,
+  toMembershipAccess,
+} from '../identity/member-access';
+import type { PermissionMask } from '../identity/roles';
+import type { WorkloadIdentity } from './workload-identity.entity';
+import { LIST_WINDOW } from '../common/pagination';
+import {
+  COLUMNS,
+  IdentityPage,
+  IdentityPageQuery,
+  ListRow,
+  OwnerIds,
+  PageArgs,
+  toPage,
+  toWorkloadIdentity,
+  WorkloadIdentityRow,
+} from './workload-identity-rows';
+
+/** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
+export interface IdentityCredential {
+  identity: Pick<WorkloadIdentity, 'id' | 'organizationId' | 'userId' | 'status'> & {
+    scopes: PermissionMask;
+    /** expires_at in milliseconds since the epoch; null: never. */
+    expiresAtMs: number | null;
+  };
+  ownerAccess: MembershipAccess | null;
+}
+
+/** An ACTIVE identity of the token exchange's candidates, with its owner's membership (the owner is a member). */
+export interface IdentityCandidate {
+  id: string;
+  organizationId: string;
+  userId: string;
+  trustedIssuerId: string;
+  issuer: string;
+  subject: string;
+  /** As stored: a JSON object as text. */
+  conditions: string;
+  scopes: PermissionMask;
+  expiresAtMs: number | null;
+  ownerAccess: MembershipAccess;
+}
+
+type CredentialRow = Pick<WorkloadIdentityRow, 'id' | 'organization_id' | 'user_id' | 'status' | 'scopes'> & {
+  expires_at_ms: number | string | null;
+} & MemberAccessColumns;
+
+type CandidateRow = CredentialRow &
+  Pick<WorkloadIdentityRow, 'trusted_issuer_id' | 'issuer' | 'subject' | 'conditions'>;
+
+type OwnerListArgs = OwnerIds & PageArgs;
+
+interface InsertArgs {
+  id: string;
+  organizationId: string;
+  userId: string;
+  trustedIssuerId: string;
+  issuer: string;
+  label: string;
+  subject: string;
+  conditions: string;
+  scopes: number;
+  expiresAt: string | null;
+  createdAt: string;
+  cap: number;
+}
+
+type RevokeArgs = OwnerIds & { id: string; at: string };
+
+/**
+ * One page of the identities `scope` selects and their count in the list window, in one statement, as the keys' lists
+ * (api-keys/api-keys.repository.ts keyListSql): `from` may name an index, `windowOrder` orders the window as the page.
+ */
+export function identityListSql(scope: Sql, from: Sql = raw('workload_identities'), windowOrder = ''): Sql {
+  const window = sql`SELECT 1 FROM ${from} WHERE ${scope} ${raw(windowOrder)} LIMIT ${raw(String(LIST_WINDOW))}`;
+  const rows = sql`SELECT ${raw(COLUMNS)} FROM ${from} WHERE ${scope}
+    ORDER BY created_at DESC, id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`;
+  return sql`SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
+    LEFT JOIN (${rows}) p ON 1 = 1
+    ORDER BY p.created_at DESC, p.id DESC`;
+}
+
+/** First half of the owner's PostgreSQL advisory-lock key for identities ("wkid"; the second: the owner's ids). */
+const OWNER_LOCK_CLASS = 0x776b6964;
+
+const expiresAtMs = (value: number | string | null): number | null => (value === null ? null : Number(value));
+
+/** Every query on one owner's workload identities and the token paths' reads (hot-path reads batched per turn). */
+@Injectable()
+export class WorkloadIdentitiesRepository {
+  private readonly db: Dialect;
+  private readonly rowById: (id: string) => Promise<WorkloadIdentityRow | undefined>;
+  private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
+  /** Every token exchange reads its candidates: batched per event-loop turn, as the key look-ups are. */
+  private readonly candidates: (key: string) => Promise<CandidateRow[]>;
+  private readonly list: { active: Statement<OwnerListArgs>; all: Statement<OwnerListArgs> };
+  private readonly insertWithinCap: Statement<InsertArgs>;
+  private readonly ownerLock: Statement<OwnerIds> | null;
+  private readonly revokeOwned: Statement<RevokeArgs>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    const db = Dialect.of(dataSource);
+    this.db = db;
+
+    const byIds = db.prepare<{ ids: readonly string[] }>(
+      sql`SELECT ${raw(COLUMNS)} FROM workload_identities WHERE ${db.idIn('id', 'ids')}`,
+    );
+    this.rowById = batchedById((ids) => db.rows<WorkloadIdentityRow, { ids: readonly string[] }>(byIds, { ids }));
+
+    // One query for every token minted through an identity (as a key's: docs/architecture.md#hot-path-a-bearer-request).
+    const credential = sql`w.id, w.organization_id, w.user_id, w.status, w.scopes,
+      ${db.epochMs('w.expires_at')} AS expires_at_ms, a.role, a.access_token_lifetime`;
+    const owner = (join: string): Sql => sql`${raw(join)} ${raw(MEMBER_ACCESS_VIEW)} a
+      ON a.organization_id = w.organization_id AND a.user_id = w.user_id`;
+    const credentials = db.prepare<{ ids: readonly string[] }>(sql`SELECT ${credential}
+      FROM workload_identities w ${owner('LEFT JOIN')} WHERE ${db.idIn('w.id', 'ids')}`);
+    this.credentialById = batchedById((ids) =>
+      db.rows<CredentialRow, { ids: readonly string[] }>(credentials, { ids }),
+    );
+    // The exchange's candidates: ACTIVE identities of the token's trusted issuers with its exact `sub`, whose owner is
+    // still a member (workload_identities_match).
+    // The (issuer id, subject) pairs of the turn's exchanges, each looked up in workload_identities_match.
+    type Pair = { issuer_id: string; subject: string };
+    const candidates = db.prepare<{ pairs: readonly Pair[] }>(sql`SELECT
+        ${credential}, w.trusted_issuer_id, w.issuer, w.subject, w.conditions
+      FROM ${db.jsonRecords('pairs', 'k', [
+        ['issuer_id', 'uuid'],
+        ['subject', 'text'],
+      ])}
+      JOIN workload_identities w ON w.trusted_issuer_id = k.issuer_id AND w.subject = k.subject AND w.status = 'ACTIVE'
+      ${owner('JOIN')}`);
+    // Keyed by the issuer ids and the subject (candidateKey); one query for the turn's keys, each key's rows picked out.
+    this.candidates = batchedByKey(async (keys) => {
+      const asked = keys.map(parseCandidateKey);
+      const pairs = new Map<string, Pair>();
+      for (const { issuerIds, subject } of asked) {
+        for (const id of issuerIds) pairs.set(JSON.stringify([id, subject]), { issuer_id: id, subject });
+      }
+      const rows = await db.rows<CandidateRow, { pairs: readonly Pair[] }>(candidates, { pairs: [...pairs.values()] });
+      return new Map(
+        keys.map((key, i) => [
+          key,
+          rows.filter((row) => row.subject === asked[i].subject && asked[i].issuerIds.includes(row.trusted_issuer_id)),
+        ]),
+      );
+    }, []);
+
+    const owned = sql`user_id = ${param('userId')} AND organization_id = ${param('organizationId')}`;
+    this.list = {
+      active: db.prepare(identityListSql(sql`${owned} AND status = 'ACTIVE'`)),
+      all: db.prepare(identityListSql(owned)),
+    };
+    // The cap and the membership checked in the insert itself, under the owner's lock, as a key's creation
+    // (docs/adr/0027-the-house.md#creation-within-the-cap).
+    const value = (name: string, type: string): Sql => db.cast(param(name), type);
+    const usable = sql`SELECT COUNT(*) FROM (SELECT 1 FROM workload_identities WHERE ${owned} AND status = 'ACTIVE'
+      AND (expires_at IS NULL OR expires_at > ${param('createdAt')}) LIMIT ${param('cap')}) u`;
+    this.insertWithinCap = db.prepare(sql`INSERT INTO workload_identities
+        (id, organization_id, user_id, trusted_issuer_id, issuer, label, subject, conditions, status, scopes,
+         expires_at, created_at, updated_at)
+      SELECT ${value('id', 'uuid')}, ${value('organizationId', 'uuid')}, ${value('userId', 'uuid')},
+        ${value('trustedIssuerId', 'uuid')}, ${value('issuer', 'varchar')}, ${value('label', 'varchar')},
+        ${value('subject', 'varchar')}, ${value('conditions', 'text')}, 'ACTIVE', ${value('scopes', 'integer')},
+        ${value('expiresAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}
+      WHERE (${usable}) < ${param('cap')}
+        AND EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
+          WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')})
+      RETURNING id`);
+    const lock = db.transactionLock(
+      OWNER_LOCK_CLASS,
+      sql`${db.cast(param('userId'), 'text')} || '/' || ${db.cast(param('organizationId'), 'text')}`,
+    );
+    this.ownerLock = lock === null ? null : db.prepare(lock);
+    this.revokeOwned = db.prepare(sql`UPDATE workload_identities
+      SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
+      WHERE id = ${param('id')} AND ${owned} AND status = 'ACTIVE'`);
+  }
+
+  /** Stores the identity unless its owner has `cap` usable ones, or is no longer a member; under the owner's lock. */
+  async insertWithinActiveCap(identity: WorkloadIdentity, cap: number, tx: Transaction): Promise<boolean> {
+    await this.lockOwner(identity, tx);
+    const rows = await this.db.run(tx, this.insertWithinCap, {
+      id: identity.id,
+      organizationId: identity.organizationId,
+      userId: identity.userId,
+      trustedIssuerId: identity.trustedIssuerId,
+      issuer: identity.issuer,
+      label: identity.label,
+      subject: identity.subject,
+      conditions: identity.conditions,
+      scopes: identity.scopes,
+      expiresAt: identity.expiresAt === null ? null : identity.expiresAt.toISOString(),
+      createdAt: identity.createdAt.toISOString(),
+      cap,
+    });
+    return rows.length === 1;
+  }
+
+  /**
+   * The owner's creations and a removal's revocation run one after another (PostgreSQL; SQLite has one writer): a
+   * creation that saw the membership commits before the removal revokes, or sees it gone.
+   */
+  async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
+    if (this.ownerLock !== null) {
+      await this.db.run(tx, this.ownerLock, { userId: owner.userId, organizationId: owner.organizationId });
+    }
+  }
+
+  /** The identity with this id, whoever owns it (batched; the caller checks the owner). */
+  async findById(id: string): Promise<WorkloadIdentity | undefined> {
+    const row = await this.rowById(id);
+    return row === undefined ? undefined : toWorkloadIdentity(row);
+  }
+
+  /** The identity with this id and its owner's membership (batched; undefined for an unknown id). */
+  async findCredential(id: string): Promise<IdentityCredential | undefined> {
+    const row = await this.credentialById(id);
+    if (row === undefined) return undefined;
+    return {
+      identity: {
+        id: row.id,
+        organizationId: row.organization_id,
+        userId: row.user_id,
+        status: row.status,
+        scopes: Number(row.scopes),
+        expiresAtMs: expiresAtMs(row.expires_at_ms),
+      },
+      ownerAccess: toMembershipAccess(row),
+    };
+  }
+
+  /** The ACTIVE identities of these trusted issuers with exactly this subject whose owner is a member. */
+  async findCandidates(issuerIds: readonly string[], subject: string): Promise<IdentityCandidate[]> {
+    if (issuerIds.length === 0) return [];
+    const rows = await this.candidates(candidateKey(issuerIds, subject));
+    return rows.flatMap((row) => {
+      const ownerAccess = toMembershipAccess(row);
+      if (ownerAccess === null) return [];
+      return [
+        {
+          id: row.id,
+          organizationId: row.organization_id,
+          userId: row.user_id,
+          trustedIssuerId: row.trusted_issuer_id,
+          issuer: row.issuer,
+          subject: row.subject,
+          conditions: row.conditions,
+          scopes: Number(row.scopes),
+          expiresAtMs: expiresAtMs(row.expires_at_ms),
+          ownerAccess,
+        },
+      ];
+    });
+  }
+
+  /** A page of the owner's identities, newest first (created_at, then id, descending), and their count in the window. */
+  async findPageByOwner(owner: OwnerIds, query: IdentityPageQuery): Promise<IdentityPage> {
+    const statement = query.includeRevoked ? this.list.all : this.list.active;
+    const args = {
+      userId: owner.userId,
+      organizationId: owner.organizationId,
+      limit: query.limit,
+      offset: query.offset,
+    };
+    return toPage(await this.db.rows<ListRow, OwnerListArgs>(statement, args));
+  }
+
+  /** Marks the owner's ACTIVE identity REVOKED; false when there was no such identity (or it was revoked). */
+  async revoke(owner: OwnerIds, id: string, at: Date, tx: Transaction): Promise<boolean> {
+    const args = { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() };
+    return (await this.db.affected(tx, this.revokeOwned, args)) > 0;
+  }
+}
+
+/** A batch key of the exchange's candidates: the issuer ids (lower-cased, sorted) and the subject. */
+function candidateKey(issuerIds: readonly string[], subject: string): string {
+  return JSON.stringify([[...issuerIds].map((id) => id.toLowerCase()).sort(), subject]);
+}
+
+function parseCandidateKey(key: string): { issuerIds: string[]; subject: string } {
+  const [issuerIds, subject] = JSON.parse(key) as [string[], string];
+  return { issuerIds, subject };
+}

@@ -1,0 +1,288 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { AppError, ErrorCode, notFound, permissionDenied, unauthenticatedBearer } from '../common/errors';
+import type { Page } from '../common/pagination';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { UnitOfWork } from '../database/unit-of-work';
+import type { TrustedIssuer } from '../federation/trusted-issuer.entity';
+import { TrustedIssuersService } from '../federation/trusted-issuers.service';
+import { latestExpiry, requestedExpiry } from '../identity/credential-lifetime';
+import { IdentityService } from '../identity/identity.service';
+import { Permission, PermissionMask, permissionMask, Role } from '../identity/roles';
+import { isExpired, WorkloadIdentity } from './workload-identity.entity';
+import {
+  checkedConditions,
+  checkedSubject,
+  MatchCandidate,
+  MatchOutcome,
+  selectMatch,
+  SubjectTokenClaims,
+  WorkloadIdentityMessages,
+} from './workload-identity-matching';
+import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
+import { pageOf, windowOf } from './workload-identity-rows';
+import { IdentityUseRecorder } from './usage/identity-use.recorder';
+
+/** Whose identities: every query on a user's identities is scoped by both. */
+export interface IdentityOwner {
+  userId: string;
+  organizationId: string;
+  /** The key behind the caller's access token, if any (for the audit trail). */
+  apiKeyId?: string;
+}
+
+/** The caller of a creation: whose identities, and what the request may do (a Principal fits). */
+export interface IdentityCreator extends IdentityOwner {
+  permissions: PermissionMask;
+  /** With an access token, its credential's expiry (null: none): the identities it makes expire no later. */
+  apiKeyExpiresAtMs?: number | null;
+}
+
+/** A creation's fields, as the body gave them (the DTO checked their types). */
+export interface NewWorkloadIdentity {
+  label: string;
+  trustedIssuerId: string;
+  subject: string;
+  /** Checked here, each rule with its own message (workload-identity-matching.ts). */
+  conditions?: unknown;
+  scopes: Permission[];
+  /** Absent or null: none, or the organization's maximum under a key policy. */
+  expiresAt?: string | null;
+}
+
+export interface ListIdentitiesQuery {
+  page: number;
+  limit: number;
+  includeRevoked: boolean;
+}
+
+/**
+ * An identity whose tokens may be used now: ACTIVE, not expired, its owner a member; with what a token minted through
+ * it may do (the owner's role AND its scopes) and how long it may live (the organization's token lifetime, never past
+ * expiresAtMs).
+ */
+export interface UsableWorkloadIdentity {
+  id: string;
+  organizationId: string;
+  userId: string;
+  scopes: PermissionMask;
+  /** expires_at in milliseconds since the epoch; null: never. */
+  expiresAtMs: number | null;
+  /** The owner's role in the organization, read now. */
+  role: Role;
+  /** The organization's access-token lifetime, in seconds. */
+  accessTokenLifetime: number;
+}
+
+/** A usable identity that a subject token matched, with what it matched on. */
+export interface MatchedWorkloadIdentity extends UsableWorkloadIdentity, MatchCandidate {
+  trustedIssuerId: string;
+}
+
+/** `matching`'s answer: one identity, none, or several equally specific ones (or in several organizations). */
+export type WorkloadIdentityMatch = MatchOutcome<MatchedWorkloadIdentity>;
+
+const refused = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
+
+/**
+ * Workload identities (docs/workload-identities.md): created by a member within their own permissions and the
+ * organization's key policy, listed, read and revoked by their owner, each change audited in its transaction; and the
+ * reads the token exchange needs (`matching`, `usable`, `recordUse`).
+ */
+@Injectable()
+export class WorkloadIdentitiesService {
+  private readonly maxActivePerUser: number;
+
+  constructor(
+    private readonly identities: WorkloadIdentitiesRepository,
+    private readonly uses: IdentityUseRecorder,
+    private readonly trustedIssuers: TrustedIssuersService,
+    private readonly identity: IdentityService,
+    private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
+    @InjectConfig() config: AppConfiguration,
+  ) {
+    // The keys' cap, per owner and organization, for identities apart (docs/workload-identities.md#limits).
+    this.maxActivePerUser = config.apiKeys.maxActivePerUser;
+  }
+
+  /** POST /v1/workload-identities: every refusal is a 400 with its reason (403 for a scope), nothing stored. */
+  async create(
+    creator: IdentityCreator,
+    input: NewWorkloadIdentity,
+    request?: RequestContext,
+  ): Promise<WorkloadIdentity> {
+    const now = new Date();
+    const subject = checkedSubject(input.subject);
+    const conditions = checkedConditions(input.conditions);
+    const organization = await this.identity.organizationById(creator.organizationId);
+    const issuer = (await this.trustedIssuers.list(organization.name)).find(
+      (entry) => entry.id === input.trustedIssuerId,
+    );
+    if (issuer === undefined) throw refused(WorkloadIdentityMessages.issuerNotFound);
+    if (issuer.kind !== 'workloads') throw refused(WorkloadIdentityMessages.issuerNotForWorkloads);
+    // The same rules as a key's (docs/api.md#scopes): within the request's own permissions, no default.
+    const scopes = permissionMask(input.scopes);
+    if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
+    const latest = latestExpiry(now, organization.maxKeyLifetimeDays, creator.apiKeyExpiresAtMs);
+    const identity = Object.assign(new WorkloadIdentity(), {
+      id: randomUUID(),
+      organizationId: creator.organizationId,
+      userId: creator.userId,
+      trustedIssuerId: issuer.id,
+      issuer: issuer.issuer,
+      label: input.label,
+      subject,
+      conditions: JSON.stringify(conditions),
+      status: 'ACTIVE' as const,
+      scopes,
+      expiresAt: requestedExpiry(input.expiresAt ?? null, now, latest),
+      createdAt: now,
+      updatedAt: now,
+      lastUsedAt: null,
+      lastUsedIp: null,
+      revokedAt: null,
+    });
+    const created = await this.unitOfWork.run(
+      async (tx) => {
+        if (!(await this.identities.insertWithinActiveCap(identity, this.maxActivePerUser, tx))) return false;
+        await this.audit.record(
+          { action: 'workload_identity.created', ...actor(creator), ...target(identity.id), request },
+          tx,
+        );
+        return true;
+      },
+      { queueKey: ownerQueue(creator) },
+    );
+    if (!created) throw await this.creationRefused(creator);
+    return identity;
+  }
+
+  /** The caller's identities, newest first, within the list window. */
+  async list(owner: IdentityOwner, query: ListIdentitiesQuery): Promise<Page<WorkloadIdentity>> {
+    const { identities, totalCount } = await this.identities.findPageByOwner(owner, windowOf(query));
+    return pageOf(
+      identities.map((identity) => this.uses.withPendingUse(identity)),
+      query,
+      totalCount,
+    );
+  }
+
+  /** The caller's own identity; someone else's is "not found", never "forbidden". */
+  async get(owner: IdentityOwner, id: string): Promise<WorkloadIdentity> {
+    const identity = await this.identities.findById(id);
+    if (identity === undefined || !ownedBy(identity, owner)) throw notFound(WorkloadIdentityMessages.notFound);
+    return this.uses.withPendingUse(identity);
+  }
+
+  /** Revokes at once and for good (idempotent); the revocation, its audit entry and its feed event commit together. */
+  async revoke(owner: IdentityOwner, id: string, request?: RequestContext): Promise<WorkloadIdentity> {
+    const at = new Date();
+    await this.unitOfWork.run(async (tx) => {
+      if (!(await this.identities.revoke(owner, id, at, tx))) return;
+      await this.audit.record(
+        { action: 'workload_identity.revoked', reason: 'user', ...actor(owner), ...target(id), request },
+        tx,
+      );
+    });
+    return this.get(owner, id);
+  }
+
+  /** The trusted issuers of kind `workloads` of the caller's organization: what an identity may name. */
+  async workloadIssuers(owner: IdentityOwner): Promise<TrustedIssuer[]> {
+    const organization = await this.identity.organizationById(owner.organizationId);
+    return (await this.trustedIssuers.list(organization.name)).filter((entry) => entry.kind === 'workloads');
+  }
+
+  /**
+   * The token exchange (docs/workload-identities.md#for-the-token-exchange): the usable identity a verified subject
+   * token matches, among those of `trustedIssuers` (the entries SubjectTokenVerifier accepted it for): `iss` and `sub`
+   * exactly and every condition; the most specific wins, a tie (or matches in several organizations) is ambiguous.
+   */
+  async matching(
+    trustedIssuers: ReadonlyArray<Pick<TrustedIssuer, 'id'>>,
+    claims: SubjectTokenClaims,
+    nowMs = Date.now(),
+  ): Promise<WorkloadIdentityMatch> {
+    if (typeof claims.sub !== 'string' || typeof claims.iss !== 'string') return { outcome: 'none' };
+    const found = await this.identities.findCandidates(
+      trustedIssuers.map((entry) => entry.id),
+      claims.sub,
+    );
+    const usable = found.filter((candidate) => !isExpired(candidate.expiresAtMs, nowMs)).map(toMatched);
+    return selectMatch(usable, claims);
+  }
+
+  /**
+   * Every request with a token minted through an identity (its `client_id`): the identity while ACTIVE, unexpired,
+   * `owner`'s and its owner still a member, else null. One query, batched with the others of the event-loop turn.
+   */
+  async usable(id: string, owner: IdentityOwner, nowMs = Date.now()): Promise<UsableWorkloadIdentity | null> {
+    const found = await this.identities.findCredential(id);
+    if (found === undefined || found.ownerAccess === null || !ownedBy(found.identity, owner)) return null;
+    const { identity, ownerAccess } = found;
+    if (identity.status !== 'ACTIVE' || isExpired(identity.expiresAtMs, nowMs)) return null;
+    return {
+      id: identity.id,
+      organizationId: identity.organizationId,
+      userId: identity.userId,
+      scopes: identity.scopes,
+      expiresAtMs: identity.expiresAtMs,
+      role: ownerAccess.role,
+      accessTokenLifetime: ownerAccess.accessTokenLifetime,
+    };
+  }
+
+  /** A successful exchange through the identity: kept in memory, written in the recorder's next batch. */
+  recordUse(id: string, clientAddress: string | null | undefined, at = new Date()): void {
+    this.uses.record(id, { at, ip: clientAddress ?? null });
+  }
+
+  /** Why the insert said no: the creator is no longer a member (401), or is at the cap (400). */
+  private async creationRefused(owner: IdentityOwner): Promise<AppError> {
+    if ((await this.identity.access(owner.organizationId, owner.userId)) === null) return unauthenticatedBearer();
+    return new AppError(ErrorCode.FAILED_PRECONDITION, WorkloadIdentityMessages.limitReached);
+  }
+}
+
+function toMatched(candidate: IdentityCandidate): MatchedWorkloadIdentity {
+  return {
+    id: candidate.id,
+    organizationId: candidate.organizationId,
+    userId: candidate.userId,
+    trustedIssuerId: candidate.trustedIssuerId,
+    issuer: candidate.issuer,
+    subject: candidate.subject,
+    conditions: JSON.parse(candidate.conditions) as MatchCandidate['conditions'],
+    scopes: candidate.scopes,
+    expiresAtMs: candidate.expiresAtMs,
+    role: candidate.ownerAccess.role,
+    accessTokenLifetime: candidate.ownerAccess.accessTokenLifetime,
+  };
+}
+
+/** The audit entry's actor: the caller, and the key behind its access token. */
+export function actor(owner: IdentityOwner): {
+  organizationId: string;
+  actorUserId: string;
+  actorApiKeyId: string | null;
+} {
+  return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
+}
+
+export function target(id: string): { targetType: 'workload_identity'; targetId: string } {
+  return { targetType: 'workload_identity', targetId: id };
+}
+
+/** The UnitOfWork queue of the owner's writes that take the owner's lock (WorkloadIdentitiesRepository.lockOwner). */
+export function ownerQueue(owner: IdentityOwner): string {
+  return `workload-identity-owner:${owner.organizationId}:${owner.userId}`;
+}
+
+/** Whether the identity is this owner's (user and organization). */
+export function ownedBy(identity: Pick<WorkloadIdentity, 'userId' | 'organizationId'>, owner: IdentityOwner): boolean {
+  return identity.userId === owner.userId && identity.organizationId === owner.organizationId;
+}

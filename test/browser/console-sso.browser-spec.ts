@@ -1,0 +1,84 @@
+import { join } from 'node:path';
+import axe from 'axe-core';
+import { Browser, chromium } from 'playwright-core';
+import { IdentityProvider } from '../support/identity-provider';
+import { ARTIFACTS, ConsoleServer } from './console-server';
+import { buildIdentityProviderWorker } from './identity-provider-build';
+
+/**
+ * Console single sign-on (docs/console.md#single-sign-on) in headless Chromium: a person opens the console's sign-in
+ * page, asks for single sign-on with their organization's name, signs in on the identity provider's own pages
+ * (node-oidc-provider's, in a process of its own) and lands in the console, signed in, against the built server.
+ */
+describe('console single sign-on in Chromium', () => {
+  const ORG = 'acme';
+  const EMAIL = 'dana@acme.test';
+  let removeWorker: () => void;
+  let server: ConsoleServer;
+  let idp: IdentityProvider;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    removeWorker = await buildIdentityProviderWorker();
+    server = await ConsoleServer.start({});
+    idp = await IdentityProvider.start({ redirectUris: [`${server.baseUrl}/v1/console/sso/callback`] });
+    await server.member(ORG, EMAIL, 'member');
+    await server.cli(
+      'trusted-issuer',
+      'add',
+      '--org',
+      ORG,
+      '--issuer',
+      idp.issuer,
+      '--kind',
+      'people',
+      '--client-id',
+      idp.people.clientId,
+      '--client-secret',
+      idp.people.clientSecret,
+    );
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await IdentityProvider.stopAll();
+    await server?.stop();
+    removeWorker?.();
+  });
+
+  it("signs in through the identity provider's own login page and lands signed in on the console", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/console/sign-in`);
+    await page.getByLabel('Organization').fill(ORG);
+    // The form beside the one-time link's instructions: no serious or critical axe-core violation.
+    await page.evaluate(axe.source);
+    const result = await page.evaluate(() =>
+      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
+    );
+    expect(
+      result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical'),
+    ).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, 'sso-sign-in-1280.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+
+    // The identity provider's pages: its login form (any password), then its consent.
+    await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await page.locator('input[name="login"]').fill(EMAIL);
+    await page.locator('input[name="password"]').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    // Back through the callback to the console, which trades the one-time code: signed in, the code gone.
+    await page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    expect(page.url()).toBe(`${server.baseUrl}/console/keys`);
+    expect(((await page.getByRole('banner').getByTestId('signed-in-as').textContent()) ?? '').trim()).toBe(
+      `Signed in as ${EMAIL}`,
+    );
+    expect((await context.cookies(server.baseUrl)).map((cookie) => cookie.name)).not.toContain('gatehouse_sso');
+    await page.screenshot({ path: join(ARTIFACTS, 'sso-signed-in-1280.png'), fullPage: true });
+
+    await context.close();
+  });
+});

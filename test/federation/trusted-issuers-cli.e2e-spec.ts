@@ -1,0 +1,367 @@
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createTcpServer, Socket } from 'node:net';
+import { DataSource } from 'typeorm';
+import { AuditService } from '../../src/audit/audit.service';
+import { CliResult, runCli } from '../../src/cli';
+import type { Environment } from '../../src/config/configuration';
+import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
+import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
+import { TrustedIssuers1765310000000 } from '../../src/database/migrations/1765310000000-trusted-issuers';
+import { cliChecks } from '../support/cli';
+import { ISO_MS, UUID } from '../support/http-assertions';
+import { IdentityProvider } from '../support/identity-provider';
+import { freePort, listenOnLoopback } from '../support/ports';
+import {
+  createTestApp,
+  createTestDatabase,
+  TEST_ISSUER,
+  TestApp,
+  TestDatabase,
+  testEnvironment,
+} from '../support/test-app';
+
+/** `gatehouse trusted-issuer ...` (docs/federation.md#the-admin-cli) against a live identity provider. */
+describe('admin CLI: trusted-issuer', () => {
+  let database: TestDatabase;
+  let env: Environment;
+  let t: TestApp;
+  let idp: IdentityProvider;
+  let acme: string;
+  let globex: string;
+  let initech: string;
+
+  beforeAll(async () => {
+    database = createTestDatabase();
+    env = testEnvironment(database);
+    [t, idp] = await Promise.all([createTestApp({ database }), IdentityProvider.start()]);
+    acme = (await t.user({ org: 'fed-acme' })).organizationId;
+    globex = (await t.user({ org: 'fed-globex' })).organizationId;
+    initech = (await t.user({ org: 'fed-initech' })).organizationId;
+  }, 30_000);
+  afterAll(async () => {
+    await IdentityProvider.stopAll();
+    await t.close();
+    await database.drop();
+  });
+
+  const cli = (...argv: string[]): Promise<CliResult> => runCli(['trusted-issuer', ...argv], env);
+  const { ok, fails } = cliChecks(cli);
+  type Added = { trusted_issuer: TrustedIssuerView };
+  type Listed = { trusted_issuers: TrustedIssuerView[] };
+  const listed = async (org: string) => (await ok<Listed>('list', '--org', org)).trusted_issuers;
+  const rowCount = async () =>
+    Number((await t.get(DataSource).query('SELECT count(*) AS n FROM trusted_issuers'))[0].n as string);
+  const auditOf = async (organizationId: string) =>
+    (await t.get(AuditService).list(organizationId))
+      .filter((event) => event.action.startsWith('trusted_issuer.'))
+      .map(({ action, targetType, targetId, reason, actorUserId }) => ({
+        action,
+        targetType,
+        targetId,
+        reason,
+        actorUserId,
+      }));
+  const workloads = (org: string, ...more: string[]) =>
+    ['add', '--org', org, '--issuer', idp.issuer, '--kind', 'workloads', ...more] as const;
+  const people = (org: string, ...more: string[]) =>
+    [
+      'add',
+      '--org',
+      org,
+      '--issuer',
+      idp.issuer,
+      '--kind',
+      'people',
+      '--client-id',
+      idp.people.clientId,
+      '--client-secret',
+      idp.people.clientSecret,
+      ...more,
+    ] as const;
+
+  it('add --kind workloads prints exactly the entry (audience: the issuer URL of Gatehouse), audited; list shows it', async () => {
+    const added = await ok<Added>(...workloads('fed-acme'));
+    expect(added).toStrictEqual({
+      trusted_issuer: {
+        id: expect.stringMatching(UUID),
+        organization_id: acme,
+        issuer: idp.issuer,
+        kind: 'workloads',
+        audience: TEST_ISSUER,
+        client_id: null,
+        email_domains: [],
+        jit_role: null,
+        created_at: expect.stringMatching(ISO_MS),
+      },
+    });
+    expect(Object.keys(added.trusted_issuer)).toEqual([
+      'id',
+      'organization_id',
+      'issuer',
+      'kind',
+      'audience',
+      'client_id',
+      'email_domains',
+      'jit_role',
+      'created_at',
+    ]);
+    expect(await listed('fed-acme')).toStrictEqual([added.trusted_issuer]);
+    expect(await auditOf(acme)).toStrictEqual([
+      {
+        action: 'trusted_issuer.added',
+        targetType: 'trusted_issuer',
+        targetId: added.trusted_issuer.id,
+        reason: 'workloads',
+        actorUserId: null,
+      },
+    ]);
+    // Another organization may trust the same workload issuer, with an audience of its own.
+    const other = await ok<Added>(...workloads('fed-globex', '--audience', 'gatehouse-globex'));
+    expect(other.trusted_issuer).toMatchObject({
+      organization_id: globex,
+      kind: 'workloads',
+      audience: 'gatehouse-globex',
+    });
+    await fails(
+      [...workloads('fed-acme')],
+      new RegExp(`^error: fed-acme already trusts ${idp.issuer} for workloads\\n$`),
+    );
+  });
+
+  it('add --kind people: the audience is the client id, domains in lower case once, the secret stored encrypted only', async () => {
+    const before = await rowCount();
+    const result = await cli(
+      ...people(
+        'fed-acme',
+        '--token-endpoint-auth',
+        'client_secret_post',
+        '--email-domain',
+        'Example.COM',
+        '--email-domain',
+        'people.example',
+        '--email-domain',
+        'example.com',
+        '--jit-role',
+        'member',
+      ),
+    );
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout).not.toContain(idp.people.clientSecret);
+    const added = (JSON.parse(result.stdout) as Added).trusted_issuer;
+    expect(added).toStrictEqual({
+      id: expect.stringMatching(UUID),
+      organization_id: acme,
+      issuer: idp.issuer,
+      kind: 'people',
+      audience: idp.people.clientId,
+      client_id: idp.people.clientId,
+      email_domains: ['example.com', 'people.example'],
+      jit_role: 'member',
+      created_at: expect.stringMatching(ISO_MS),
+    });
+    expect(await rowCount()).toBe(before + 1);
+
+    const [row] = await t
+      .get(DataSource)
+      .query(`SELECT client_secret_encrypted, token_endpoint_auth FROM trusted_issuers WHERE id = '${added.id}'`);
+    expect(row.token_endpoint_auth).toBe('client_secret_post');
+    expect(row.client_secret_encrypted).toMatch(/^v1:[^:]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/);
+    expect(row.client_secret_encrypted).not.toContain(idp.people.clientSecret);
+    const service = t.get(TrustedIssuersService);
+    const [stored] = (await service.list('fed-acme')).filter((entry) => entry.id === added.id);
+    expect(service.clientSecretOf(stored)).toBe(idp.people.clientSecret);
+    expect(JSON.stringify(await listed('fed-acme'))).not.toContain(idp.people.clientSecret);
+
+    // A people issuer serves one organization; the default client authentication is client_secret_basic.
+    await fails(
+      [...people('fed-globex')],
+      /already signs in the people of another organization \(a people issuer serves one organization\)/,
+    );
+    expect(await rowCount()).toBe(before + 1);
+  });
+
+  it('remove prints the entry it removed, audited; list no longer has it; a second remove is refused', async () => {
+    const added = (await ok<Added>(...workloads('fed-initech', '--audience', 'to-remove'))).trusted_issuer;
+    const removed = await ok<{ removed: TrustedIssuerView }>('remove', '--id', added.id.toUpperCase());
+    expect(removed).toStrictEqual({ removed: added });
+    expect((await listed('fed-initech')).map((entry) => entry.id)).not.toContain(added.id);
+    expect((await auditOf(initech)).filter((event) => event.targetId === added.id)).toStrictEqual([
+      {
+        action: 'trusted_issuer.removed',
+        targetType: 'trusted_issuer',
+        targetId: added.id,
+        reason: 'workloads',
+        actorUserId: null,
+      },
+      {
+        action: 'trusted_issuer.added',
+        targetType: 'trusted_issuer',
+        targetId: added.id,
+        reason: 'workloads',
+        actorUserId: null,
+      },
+    ]);
+    await fails(['remove', '--id', added.id], new RegExp(`^error: no trusted issuer has the id ${added.id}\\n$`));
+    await fails(['remove', '--id', 'not-an-id'], /--id must be a trusted issuer id \(a UUID\)/);
+  });
+
+  describe('an issuer that cannot be used: exit 2 naming the URL and the cause, nothing stored', () => {
+    let before: number;
+    let auditBefore: number;
+    beforeEach(async () => {
+      before = await rowCount();
+      auditBefore = (await auditOf(acme)).length;
+    });
+    afterEach(async () => {
+      expect(await rowCount()).toBe(before);
+      expect((await auditOf(acme)).length).toBe(auditBefore);
+    });
+    const add = (issuer: string) => ['add', '--org', 'fed-acme', '--issuer', issuer, '--kind', 'workloads'];
+
+    it('unreachable: connection refused', async () => {
+      const issuer = `http://127.0.0.1:${await freePort()}`;
+      await fails(
+        add(issuer),
+        new RegExp(
+          `^error: cannot fetch ${issuer}/\\.well-known/openid-configuration: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\n$`,
+        ),
+      );
+    });
+
+    it('silent: no answer within 3 s (bounded)', async () => {
+      const sockets = new Set<Socket>();
+      const server = createTcpServer((socket) => sockets.add(socket));
+      const issuer = `http://127.0.0.1:${await listenOnLoopback(server)}`;
+      try {
+        const started = Date.now();
+        await fails(
+          add(issuer),
+          new RegExp(`^error: cannot fetch ${issuer}/\\.well-known/openid-configuration: no answer within 3 s\\n$`),
+        );
+        expect(Date.now() - started).toBeLessThan(8000);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        server.close();
+      }
+    }, 20_000);
+
+    it('the document names another issuer (a trailing slash, another host name): a mismatch', async () => {
+      await fails(
+        add(`${idp.issuer}/`),
+        new RegExp(
+          `^error: the discovery document at ${idp.issuer}/\\.well-known/openid-configuration names "${idp.issuer}", not "${idp.issuer}/" \\(they must be equal, character for character\\)\\n$`,
+        ),
+      );
+      const byName = idp.issuer.replace('127.0.0.1', 'localhost');
+      await fails(add(byName), new RegExp(`names "${idp.issuer}", not "${byName}"`));
+    });
+
+    it('no discovery document: both well-known addresses answered 404', async () => {
+      const server = createHttpServer((_req, res) => res.writeHead(404).end());
+      const issuer = `http://127.0.0.1:${await listenOnLoopback(server)}/tenant`;
+      try {
+        await fails(
+          add(issuer),
+          new RegExp(
+            `^error: no discovery document for the issuer ${issuer}: ${issuer}/\\.well-known/openid-configuration answered 404, ` +
+              `${issuer.replace('/tenant', '')}/\\.well-known/oauth-authorization-server/tenant answered 404\\n$`,
+          ),
+        );
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+
+    it('a discovery document larger than 64 KiB: its reading stops there', async () => {
+      const server = createHttpServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // Chunked, without Content-Length: the bound is on what is read.
+        for (let i = 0; i < 100; i += 1) res.write(' '.repeat(1024));
+        res.end('{}');
+      });
+      const issuer = `http://127.0.0.1:${await listenOnLoopback(server)}`;
+      try {
+        await fails(
+          add(issuer),
+          new RegExp(
+            `^error: cannot fetch ${issuer}/\\.well-known/openid-configuration: the answer is larger than 65536 bytes\\n$`,
+          ),
+        );
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+
+    it('not https:// on a host that is not loopback', async () => {
+      await fails(add('http://login.example.com'), /^error: the issuer http:\/\/login\.example\.com is not https:\/\//);
+    });
+
+    it('options that do not fit the kind, or are not valid', async () => {
+      await fails([...workloads('fed-acme', '--client-id', 'x')], /^error: --client-id: only for --kind people\n$/);
+      await fails(
+        [...workloads('fed-acme', '--email-domain', 'example.com', '--jit-role', 'viewer')],
+        /^error: --email-domain, --jit-role: only for --kind people\n$/,
+      );
+      await fails(
+        ['add', '--org', 'fed-acme', '--issuer', idp.issuer, '--kind', 'people'],
+        /--kind people needs --client-id and --client-secret/,
+      );
+      await fails(
+        ['add', '--org', 'fed-acme', '--issuer', idp.issuer, '--kind', 'people', '--client-id', 'a'],
+        /--kind people needs --client-id and --client-secret/,
+      );
+      await fails([...people('fed-acme', '--audience', 'other')], /--audience of a people issuer is its --client-id/);
+      await fails(
+        ['add', '--org', 'fed-acme', '--issuer', idp.issuer, '--kind', 'robots'],
+        /Allowed choices are people, workloads/,
+      );
+      await fails(['add', '--org', 'fed-acme', '--issuer', idp.issuer], /--kind/);
+      await fails(add('https://login.example.com/?tenant=1'), /--issuer must have no credentials, query, fragment/);
+      await fails(add('login.example.com'), /--issuer must be an absolute URL/);
+      await fails([...people('fed-acme', '--email-domain', 'not a domain')], /--email-domain must be a domain name/);
+      const badSecret = await cli(...people('fed-acme').slice(0, -1), 'two words');
+      expect(badSecret).toStrictEqual({
+        exitCode: 2,
+        stdout: '',
+        stderr: 'error: --client-secret must be 1 to 1024 characters, without spaces\n',
+      });
+      await fails([...people('fed-acme', '--token-endpoint-auth', 'private_key_jwt')], /Allowed choices are/);
+      await fails(
+        ['add', '--org', 'nowhere', '--issuer', idp.issuer, '--kind', 'workloads'],
+        /organization not found: nowhere/,
+      );
+      await fails(['list', '--org', 'nowhere'], /organization not found: nowhere/);
+    });
+  });
+
+  it('the migration goes down and up again on this database', async () => {
+    const runner = t.get(DataSource).createQueryRunner();
+    try {
+      const migration = new TrustedIssuers1765310000000();
+      await migration.down(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    expect(await rowCount()).toBe(0);
+  });
+
+  it('has --help for the group and each command', async () => {
+    const group = await runCli(['trusted-issuer', '--help'], env);
+    expect(group.exitCode).toBe(0);
+    expect(group.stdout).toMatch(/add[\s\S]*list[\s\S]*remove/);
+    const add = await cli('add', '--help');
+    expect(add.exitCode).toBe(0);
+    for (const flag of [
+      '--issuer <url>',
+      '--kind <kind>',
+      '--client-secret <secret>',
+      '--email-domain <domain>',
+      '--jit-role <role>',
+    ]) {
+      expect(add.stdout).toContain(flag);
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exchangeCommand, githubActionsSnippet, kubernetesSnippet } from '../../console/src/workload-snippets';
+
+/**
+ * The snippets the console shows for a new workload identity (console/src/workload-snippets.ts): what a GitHub Actions
+ * workflow and a Kubernetes pod run to exchange their platform's token, and the same text in
+ * docs/workload-identities.md, so the page and the documentation cannot drift apart.
+ */
+const BASE = 'https://gatehouse.example.com';
+const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'workload-identities.md'), 'utf8');
+const fenced = (text: string): string => `\`\`\`yaml\n${text}\n\`\`\``;
+
+describe('workload identity snippets', () => {
+  it('the exchange: RFC 8693 form fields, the token URL-encoded, at POST /oauth/token', () => {
+    expect(exchangeCommand(BASE, '$TOKEN')).toBe(
+      [
+        `curl -sSf -X POST ${BASE}/oauth/token \\`,
+        '  -d grant_type=urn:ietf:params:oauth:grant-type:token-exchange \\',
+        '  -d subject_token_type=urn:ietf:params:oauth:token-type:jwt \\',
+        '  --data-urlencode "subject_token=$TOKEN"',
+      ].join('\n'),
+    );
+  });
+
+  it("GitHub Actions: id-token: write, the job's OIDC token for the issuer's audience, the exchange", () => {
+    const snippet = githubActionsSnippet({
+      baseUrl: BASE,
+      audience: 'https://gatehouse.example.com/orgs?x=1&y',
+      subject: 'repo:acme/deploy:environment:production',
+    });
+    expect(snippet).toContain('  id-token: write');
+    expect(snippet).toContain('-H "Authorization: Bearer $ACTIONS_ID_TOKEN_REQUEST_TOKEN"');
+    expect(snippet).toContain(
+      '"$ACTIONS_ID_TOKEN_REQUEST_URL&audience=https%3A%2F%2Fgatehouse.example.com%2Forgs%3Fx%3D1%26y"',
+    );
+    expect(snippet).toContain(`curl -sSf -X POST ${BASE}/oauth/token`);
+    expect(snippet).toContain('--data-urlencode "subject_token=$OIDC_TOKEN"');
+    expect(snippet).toContain('    environment: production');
+    // Another subject: no environment line.
+    expect(
+      githubActionsSnippet({ baseUrl: BASE, audience: BASE, subject: 'repo:acme/deploy:ref:refs/heads/main' }),
+    ).not.toContain('environment:');
+  });
+
+  it('Kubernetes: a projected service account token for the audience, at most an hour, exchanged from its file', () => {
+    const snippet = kubernetesSnippet({
+      baseUrl: BASE,
+      audience: 'gatehouse',
+      subject: 'system:serviceaccount:ci:deployer',
+    });
+    expect(snippet).toContain('  namespace: ci');
+    expect(snippet).toContain('  serviceAccountName: deployer');
+    expect(snippet).toContain(
+      '          - serviceAccountToken:\n              path: token\n              audience: gatehouse',
+    );
+    expect(snippet).toMatch(/expirationSeconds: 3600\b/);
+    expect(snippet).toContain('--data-urlencode "subject_token=$(cat /var/run/secrets/gatehouse/token)"');
+    // A subject of another form: placeholders to fill in.
+    const other = kubernetesSnippet({ baseUrl: BASE, audience: 'gatehouse', subject: 'spiffe://acme/ns/ci' });
+    expect(other).toContain('namespace: NAMESPACE');
+    expect(other).toContain('serviceAccountName: SERVICE_ACCOUNT');
+  });
+
+  it('docs/workload-identities.md shows exactly what the console shows', () => {
+    const input = { baseUrl: BASE, audience: BASE };
+    expect(docs).toContain(
+      fenced(githubActionsSnippet({ ...input, subject: 'repo:acme/deploy:environment:production' })),
+    );
+    expect(docs).toContain(fenced(kubernetesSnippet({ ...input, subject: 'system:serviceaccount:ci:deployer' })));
+  });
+});
