@@ -1,0 +1,92 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../database/columns';
+
+/** An organization's endpoint (migration 1765400000000); its secret is sealed (integrations/credential-cipher.ts). */
+@Entity({ name: 'webhooks' })
+export class Webhook {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'organization_id', type: 'varchar', length: 36 })
+  organizationId: string;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url: string;
+
+  /** The events it receives, as a bit mask (webhook-events.ts). */
+  @Column({ type: 'integer' })
+  events: number;
+
+  /** `whsec_…`, sealed: `v1:<key id>:<iv>:<ciphertext>:<tag>`. Never shown after the creation response. */
+  @Column({ name: 'secret_encrypted', type: 'text' })
+  secretEncrypted: string;
+
+  @TimestampColumn({ name: 'created_at' })
+  createdAt: Date;
+}
+
+/** One event, as every subscribed endpoint of its organization receives it: written in the change's transaction. */
+@Entity({ name: 'webhook_events' })
+export class WebhookEvent {
+  /** The `webhook-id` header: the same for every attempt and every endpoint. */
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'organization_id', type: 'varchar', length: 36 })
+  organizationId: string;
+
+  @Column({ name: 'event_type', type: 'varchar', length: 64 })
+  eventType: string;
+
+  /** The request body exactly as it is signed and sent: `{ type, timestamp, data }`. */
+  @Column({ type: 'text' })
+  payload: string;
+
+  /** Set on events that must be written once only (`api_key.expiring`: the key and the notice). */
+  @Column({ name: 'dedupe_key', type: 'varchar', length: 128, nullable: true })
+  dedupeKey: string | null;
+
+  @TimestampColumn({ name: 'occurred_at' })
+  occurredAt: Date;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One event for one endpoint, retried until answered 2xx or 24 hours have passed (docs/webhooks.md#retries). */
+@Entity({ name: 'webhook_deliveries' })
+export class WebhookDelivery {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'webhook_id', type: 'varchar', length: 36 })
+  webhookId: string;
+
+  @Column({ name: 'event_id', type: 'varchar', length: 36 })
+  eventId: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: DeliveryStatus;
+
+  @Column({ type: 'integer' })
+  attempts: number;
+
+  /** Pending: when it is due, or when the claim of the instance attempting it lapses. */
+  @TimestampColumn({ name: 'next_attempt_at', nullable: true })
+  nextAttemptAt: Date | null;
+
+  /** The attempt in flight: only the instance that claimed it records its outcome. */
+  @Column({ type: 'varchar', length: 36, nullable: true })
+  claim: string | null;
+
+  @TimestampColumn({ name: 'last_attempt_at', nullable: true })
+  lastAttemptAt: Date | null;
+
+  @Column({ name: 'last_response_status', type: 'integer', nullable: true })
+  lastResponseStatus: number | null;
+
+  @Column({ name: 'last_error', type: 'varchar', length: 200, nullable: true })
+  lastError: string | null;
+
+  @TimestampColumn({ name: 'created_at' })
+  createdAt: Date;
+}

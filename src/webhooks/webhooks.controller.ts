@@ -1,0 +1,94 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentRequestContext, RequestContext } from '../audit/request-context';
+import { ErrorCode } from '../common/errors';
+import { ApiErrors } from '../common/openapi';
+import { PageMetaView, PageQueryDto } from '../common/pagination';
+import { UuidPipe } from '../common/validation.pipe';
+import { Authenticated, Caller } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
+import { CreateWebhookDto } from './dto/create-webhook.dto';
+import {
+  CreateWebhookResponse,
+  DeliveryListResponse,
+  DeliveryResponse,
+  DeliveryView,
+  WebhookListResponse,
+  WebhookResponse,
+  WebhookView,
+} from './dto/webhook.view';
+import { WebhooksService } from './webhooks.service';
+
+/** Signed webhooks (docs/webhooks.md#managing-endpoints): an organization's endpoints, for the admins of its keys. */
+@ApiTags('Webhooks')
+@Controller('v1/organization/webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @Authenticated({ permissions: ['api_keys:manage'] })
+  @ApiOperation({
+    summary: 'Add an endpoint that receives signed events; its secret is in this answer only',
+    description: 'Recorded as webhook.created. At most 10 endpoints per organization (400 FAILED_PRECONDITION).',
+  })
+  @ApiCreatedResponse({ type: CreateWebhookResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.FAILED_PRECONDITION, ErrorCode.PAYLOAD_TOO_LARGE)
+  async create(
+    @Caller() principal: Principal,
+    @Body() body: CreateWebhookDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<CreateWebhookResponse> {
+    const { webhook, secret } = await this.webhooks.create(principal, body, request);
+    return { webhook: { ...WebhookView.from(webhook), secret } };
+  }
+
+  @Get()
+  @Authenticated({ permissions: ['api_keys:manage'] })
+  @ApiOperation({ summary: "List the organization's endpoints, newest first (never a secret)" })
+  @ApiOkResponse({ type: WebhookListResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
+  async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<WebhookListResponse> {
+    const page = await this.webhooks.list(principal, query);
+    return { webhooks: page.items.map(WebhookView.from), ...PageMetaView.of(page) };
+  }
+
+  @Delete(':id')
+  @Authenticated({ permissions: ['api_keys:manage'] })
+  @ApiOperation({
+    summary: 'Delete an endpoint; its pending deliveries are dropped',
+    description: "Recorded as webhook.deleted. Another organization's endpoint is 404.",
+  })
+  @ApiOkResponse({ type: WebhookResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async remove(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<WebhookResponse> {
+    return { webhook: WebhookView.from(await this.webhooks.remove(principal, id, request)) };
+  }
+
+  @Get(':id/deliveries')
+  @Authenticated({ permissions: ['api_keys:manage'] })
+  @ApiOperation({ summary: "The endpoint's delivery log, newest first: status, attempts, last answer, next attempt" })
+  @ApiOkResponse({ type: DeliveryListResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async deliveries(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Query() query: PageQueryDto,
+  ): Promise<DeliveryListResponse> {
+    const page = await this.webhooks.deliveryLog(principal, id, query);
+    return { deliveries: page.items.map(DeliveryView.from), ...PageMetaView.of(page) };
+  }
+
+  @Post(':id/test')
+  @HttpCode(202)
+  @Authenticated({ permissions: ['api_keys:manage'] })
+  @ApiOperation({ summary: 'Send a webhook.test event to this endpoint now (retried like any other)' })
+  @ApiAcceptedResponse({ type: DeliveryResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async test(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<DeliveryResponse> {
+    return { delivery: DeliveryView.from(await this.webhooks.test(principal, id)) };
+  }
+}

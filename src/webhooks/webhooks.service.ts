@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { AppError, ErrorCode, notFound } from '../common/errors';
+import { LIST_WINDOW, Page } from '../common/pagination';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
+import { UnitOfWork } from '../database/unit-of-work';
+import type { Principal } from '../identity/principal';
+import { DeliveryRecord, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { eventMask, isWebhookEventType, outboxEvent, TEST_EVENT } from './webhook-events';
+import { WebhookOutbox } from './webhook-outbox';
+import { WebhookSecrets } from './webhook-secrets';
+import { newWebhookSecret } from './webhook-signer';
+import { checkWebhookUrl, WebhookMessages } from './webhook-url';
+import { WebhookRecord, WebhooksRepository } from './webhooks.repository';
+
+/** Endpoints one organization may have (docs/webhooks.md#managing-endpoints). */
+export const MAX_WEBHOOKS_PER_ORGANIZATION = 10;
+
+export interface NewWebhookInput {
+  url: string;
+  events: readonly string[];
+}
+
+export interface PageQuery {
+  page: number;
+  limit: number;
+}
+
+const notFoundError = (): AppError => notFound(WebhookMessages.notFound);
+
+/** An organization's endpoints, their delivery logs and test deliveries, for its admins. */
+@Injectable()
+export class WebhooksService {
+  private readonly production: boolean;
+
+  constructor(
+    private readonly webhooks: WebhooksRepository,
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly secrets: WebhookSecrets,
+    private readonly outbox: WebhookOutbox,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
+    @InjectConfig() config: AppConfiguration,
+  ) {
+    this.production = config.production;
+  }
+
+  /** The endpoint and its secret, which exists outside the database only in this answer (sealed at rest). */
+  async create(
+    caller: Principal,
+    input: NewWebhookInput,
+    request?: RequestContext,
+  ): Promise<{ webhook: WebhookRecord; secret: string }> {
+    const url = checkWebhookUrl(input.url, this.production);
+    const events = input.events;
+    if (events.length === 0 || new Set(events).size !== events.length || !events.every(isWebhookEventType)) {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, WebhookMessages.eventsInvalid);
+    }
+    const webhook: WebhookRecord = {
+      id: randomUUID(),
+      organizationId: caller.organizationId,
+      url,
+      events: eventMask(events),
+      createdAt: new Date(),
+    };
+    const secret = newWebhookSecret();
+    const created = await this.unitOfWork.run(async (tx) => {
+      const sealed = this.secrets.seal(secret, webhook.id);
+      if (!(await this.webhooks.insertWithinCap(webhook, sealed, MAX_WEBHOOKS_PER_ORGANIZATION, tx))) return false;
+      await this.audit.record({ action: 'webhook.created', ...this.actor(caller, webhook.id), request }, tx);
+      return true;
+    });
+    if (!created) throw new AppError(ErrorCode.FAILED_PRECONDITION, WebhookMessages.limitReached);
+    this.dispatcher.wake();
+    return { webhook, secret };
+  }
+
+  async list(caller: Principal, query: PageQuery): Promise<Page<WebhookRecord>> {
+    const [items, totalCount] = await this.webhooks.findPage(caller.organizationId, query.limit, offsetOf(query));
+    return { items, page: query.page, limit: query.limit, totalCount };
+  }
+
+  /** Deletes the endpoint and its deliveries, pending ones included; another organization's is 404. */
+  async remove(caller: Principal, id: string, request?: RequestContext): Promise<WebhookRecord> {
+    const removed = await this.unitOfWork.run(async (tx) => {
+      const webhook = await this.webhooks.delete(caller.organizationId, id, tx);
+      if (webhook === undefined) return undefined;
+      await this.deliveries.deleteOfWebhook(id, tx);
+      await this.audit.record({ action: 'webhook.deleted', ...this.actor(caller, id), request }, tx);
+      return webhook;
+    });
+    if (removed === undefined) throw notFoundError();
+    return removed;
+  }
+
+  /** The endpoint's delivery log, newest first, within the list window. */
+  async deliveryLog(caller: Principal, id: string, query: PageQuery): Promise<Page<DeliveryRecord>> {
+    await this.get(caller, id);
+    const offset = offsetOf(query);
+    const limit = Math.max(0, Math.min(query.limit, LIST_WINDOW - offset));
+    const [items, totalCount] = await this.deliveries.findPage(id, limit, offset);
+    return { items, page: query.page, limit: query.limit, totalCount };
+  }
+
+  /** A `webhook.test` event for this endpoint only, delivered at once like any other. */
+  async test(caller: Principal, id: string): Promise<DeliveryRecord> {
+    await this.get(caller, id);
+    const event = outboxEvent(
+      TEST_EVENT,
+      caller.organizationId,
+      new Date(),
+      { organization_id: caller.organizationId, webhook_id: id },
+      { dedupeKey: null, webhookId: id },
+    );
+    const [deliveryId] = await this.outbox.write([event], undefined);
+    // Deleted meanwhile.
+    if (deliveryId === undefined) throw notFoundError();
+    const [delivery] = await this.deliveries.findByIds([deliveryId]);
+    if (delivery === undefined) throw notFoundError();
+    return delivery;
+  }
+
+  private async get(caller: Principal, id: string): Promise<WebhookRecord> {
+    const webhook = await this.webhooks.findById(caller.organizationId, id);
+    if (webhook === undefined) throw notFoundError();
+    return webhook;
+  }
+
+  private actor(caller: Principal, webhookId: string) {
+    return {
+      organizationId: caller.organizationId,
+      actorUserId: caller.userId,
+      actorApiKeyId: caller.apiKeyId ?? null,
+      targetType: 'webhook' as const,
+      targetId: webhookId,
+    };
+  }
+}
+
+function offsetOf(query: PageQuery): number {
+  return (query.page - 1) * query.limit;
+}

@@ -1,0 +1,113 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { listenOnLoopback } from '../support/ports';
+
+/** What a receiver answers one request: a status, or nothing at all (it hangs until closed). */
+export type Answer = number | 'hang';
+
+/** A request as the receiver got it, verified with the Standard Webhooks library when its secret is known. */
+export interface Received {
+  id: string;
+  timestamp: string;
+  body: string;
+  /** `{ type, timestamp, data }`, as `Webhook.verify` returned it. */
+  payload: { type: string; timestamp: string; data: Record<string, unknown> };
+  headers: IncomingMessage['headers'];
+}
+
+/** A webhook endpoint on loopback that checks every signature independently of Gatehouse's signer. */
+export class Receiver {
+  readonly received: Received[] = [];
+  /** Requests whose signature did not verify (answered 400): a test expects none. */
+  readonly refused: string[] = [];
+  /** Requests answered so far, verified or not. */
+  requests = 0;
+  secret: string | undefined;
+  /** How long each answer waits (a slow endpoint). */
+  delayMs = 0;
+  private readonly answers: Answer[] = [];
+  private fallback: Answer = 204;
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(): Promise<Receiver> {
+    const server = createServer();
+    const port = await listenOnLoopback(server);
+    const receiver = new Receiver(server, `http://127.0.0.1:${port}/hooks/gatehouse`);
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => receiver.handle(request, response));
+    server.on('connection', (socket: Socket) => {
+      receiver.sockets.add(socket);
+      socket.on('close', () => receiver.sockets.delete(socket));
+    });
+    return receiver;
+  }
+
+  /** The next requests' answers, in order; then `otherwise` (204 by default). */
+  answer(answers: Answer[], otherwise: Answer = 204): void {
+    this.answers.splice(0, this.answers.length, ...answers);
+    this.fallback = otherwise;
+  }
+
+  /** Resolves once `count` verified requests arrived (or fails after `timeoutMs`). */
+  async waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
+    await until(
+      () => this.received.length >= count,
+      timeoutMs,
+      () => `${this.received.length} of ${count} webhooks`,
+    );
+    return this.received.slice(0, count);
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      this.requests += 1;
+      const body = Buffer.concat(chunks).toString('utf8');
+      const answer = this.answers.shift() ?? this.fallback;
+      if (this.secret !== undefined) {
+        try {
+          const payload = new Webhook(this.secret).verify(body, request.headers as Record<string, string>);
+          this.received.push({
+            id: String(request.headers['webhook-id']),
+            timestamp: String(request.headers['webhook-timestamp']),
+            body,
+            payload: payload as Received['payload'],
+            headers: request.headers,
+          });
+        } catch (error) {
+          this.refused.push(String(error));
+          response.writeHead(400).end();
+          return;
+        }
+      }
+      if (answer === 'hang') return;
+      const send = (): void => void response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+      if (this.delayMs > 0) setTimeout(send, this.delayMs);
+      else send();
+    });
+  }
+}
+
+/** Polls `done` every 20 ms until it holds. */
+export async function until(
+  done: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = () => '',
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await done())) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
