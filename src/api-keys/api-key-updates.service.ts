@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { AppError, ErrorCode, Messages, notFound } from '../common/errors';
+import { UnitOfWork } from '../database/unit-of-work';
+import { IdentityService } from '../identity/identity.service';
+import { ApiKey, displayStatus } from './api-key.entity';
+import { ApiKeysRepository, KeyChanges } from './api-keys.repository';
+import { KeyOwner, ownedBy } from './api-keys.service';
+import { allowedCidrsToStore, KeyRateLimit } from './key-policies';
+import { LastUsedRecorder } from './usage/last-used.recorder';
+
+/** A PATCH's fields as the body gave them (syntax validated): absent stays as it is, null removes. */
+export interface KeyUpdateInput {
+  label?: string;
+  allowedCidrs?: string[] | null;
+  rateLimit?: KeyRateLimit | null;
+}
+
+/**
+ * PATCH /v1/user-api-keys/{id} (docs/api.md#patch-v1user-api-keysid): the label and the policies of one of the caller's
+ * usable keys, changed and recorded (`api_key.updated`) in one transaction. The secret, scopes and expiry never change:
+ * a rotation makes a new key for those.
+ */
+@Injectable()
+export class ApiKeyUpdatesService {
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly lastUsed: LastUsedRecorder,
+    private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly identity: IdentityService,
+  ) {}
+
+  async update(owner: KeyOwner, id: string, input: KeyUpdateInput, request?: RequestContext): Promise<ApiKey> {
+    const key = await this.keys.findById(id);
+    if (key === undefined || !ownedBy(key, owner)) throw notFound(Messages.apiKeyNotFound);
+    const now = new Date();
+    if (displayStatus(key, now.getTime()) !== 'ACTIVE') throw keyNotActive();
+    const changes: KeyChanges = {};
+    if (input.label !== undefined) changes.label = input.label;
+    if (input.allowedCidrs !== undefined) {
+      // The organization's policy as it is now: a key may not lose its allowlist, or gain a /0, under it.
+      const organization = await this.identity.organizationById(owner.organizationId);
+      changes.allowedCidrs = allowedCidrsToStore(input.allowedCidrs, organization);
+    }
+    if (input.rateLimit !== undefined) changes.rateLimit = input.rateLimit;
+    // An empty body changes nothing and records nothing (as PATCH /v1/organization).
+    if (Object.keys(changes).length === 0) return this.lastUsed.withPendingUse(key);
+    const updated = await this.unitOfWork.run(async (tx) => {
+      const changed = await this.keys.update(owner, id, changes, now, tx);
+      // Revoked, rotated without a grace or expired since it was read.
+      if (changed === undefined) throw keyNotActive();
+      await this.audit.record(
+        {
+          action: 'api_key.updated',
+          organizationId: owner.organizationId,
+          actorUserId: owner.userId,
+          actorApiKeyId: owner.apiKeyId ?? null,
+          targetType: 'api_key',
+          targetId: id,
+          request,
+        },
+        tx,
+      );
+      return changed;
+    });
+    return this.lastUsed.withPendingUse(updated);
+  }
+}
+
+const keyNotActive = (): AppError => new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyNotActive);
