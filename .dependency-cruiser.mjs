@@ -16,20 +16,33 @@ export const MAY_USE = {
   // The registry of resource servers: the operator's CLI writes it, auth and oauth read it; its guard authenticates a
   // resource server's client credentials and hands it over with identity's access vocabulary.
   'resource-servers': ['identity'],
-  auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers'],
+  // Federation's verified subject tokens and workload identities become tokens here (the RFC 8693 exchange).
+  auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers', 'federation', 'workload-identities'],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
-  oauth: ['auth', 'api-keys', 'identity', 'resource-servers'],
+  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation'],
   // The revocation feed: audit entries become CAEP events (audit's observer), delivered to resource servers, signed
   // with auth's key.
   ssf: ['audit', 'auth', 'identity', 'resource-servers'],
   // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
   // the services of the modules it administers (api-keys: a member's removal revokes their keys);
   // no module uses it.
-  cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in', 'resource-servers'],
-  // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics).
-  'console-sign-in': ['auth', 'identity', 'audit', 'metrics'],
+  cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in', 'resource-servers', 'federation'],
+  // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics). Its
+  // single sign-on (sso/) signs people in through their organization's people issuer (federation's trusted issuers,
+  // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md).
+  'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
+  // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
+  // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md).
+  federation: ['identity', 'audit', 'integrations'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
+  // Signed webhooks: audit entries become deliveries (audit's observer); api-keys publishes the keys near expiry;
+  // endpoint secrets are sealed with integrations' credential cipher.
+  webhooks: ['audit', 'api-keys', 'identity', 'integrations'],
+  // Workload identities (keys without secrets): members' credentials (identity, audited) naming an organization's
+  // trusted issuer (federation); api-keys for its DTO rules and the port through which a member's removal revokes them
+  // (docs/adr/0038-workload-identities.md).
+  'workload-identities': ['identity', 'audit', 'federation', 'api-keys'],
 };
 const FEATURES = Object.keys(MAY_USE);
 

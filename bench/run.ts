@@ -8,7 +8,9 @@
  *   (d) GET /v1/user-api-keys with an access token
  *   (e) POST /oauth/introspect of an access token, by a resource server (HTTP Basic)
  *   (f) GET /v1/forward-auth with an access token and a required scope
+ *   (f2) the same with the tokens of keys that have an allowlist and a rate limit (in-process counter unless REDIS_URL)
  *   (g) POST /oauth/token, the client-credentials grant with an API key (HTTP Basic)
+ *   (h) POST /oauth/token, the token exchange of a workload's JWT through a workload identity (RFC 8693)
  * then (b) again with 1,000,000 keys in the database, with (a) again beside it (to tell the VM's
  * drift from a cost of the key count). The 1,000 keys made through the API are 1,000 clients:
  * (b)-(d) go round all of them (each key, and the access token minted from it), as a service with
@@ -22,18 +24,20 @@
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz), BENCH_METRICS (on; off
  * serves no metrics and observes no request: the cost of the metrics), BENCH_SERVER_ENV ("NAME=value ..." for the
  * server).
- * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcdefg"; the ratios need a),
+ * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcdefgh"; the ratios need a),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { freePort, productionSettings, waitFor } from './support';
+import { WorkloadIssuer } from './workload-issuer';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -42,7 +46,7 @@ const WARM_UP = Number(process.env.BENCH_WARMUP ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BULK_KEYS = Number(process.env.BENCH_BULK_KEYS ?? 1_000_000);
 const BASELINE_PATH = process.env.BENCH_BASELINE_PATH ?? '/healthz';
-const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefg';
+const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefgh';
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const SMALL_KEYS = 1000;
 const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined;
@@ -266,6 +270,14 @@ async function main(): Promise<void> {
       encoding: 'utf8',
     }),
   ) as { organization_id: string; session_token: string };
+  // (f2)'s keys are a second member's: the first one's 1,000 are what (d) lists and counts.
+  const second = JSON.parse(
+    execFileSync(
+      'node',
+      [join(ROOT, 'dist/cli.js'), 'bootstrap', '--org', 'bench', '--email', 'bench-policies@bench.test'],
+      { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+    ),
+  ) as { session_token: string };
 
   // The resource server that introspects in (e), and whose gateway asks forward auth in (f).
   const BENCH_AUDIENCE = 'https://bench.example.com';
@@ -277,6 +289,30 @@ async function main(): Promise<void> {
     ),
   ) as { client_id: string; client_secret: string };
   const resourceServer = `Basic ${Buffer.from(`${registered.client_id}:${registered.client_secret}`).toString('base64')}`;
+
+  // (h): a CI platform's issuer, trusted by the organization for its workloads (docs/federation.md).
+  const workloadIssuer = await WorkloadIssuer.start();
+  env.NODE_EXTRA_CA_CERTS = workloadIssuer.caFile;
+  // Not execFileSync: the issuer answers the CLI's discovery from this process.
+  const trusted = JSON.parse(
+    (
+      await promisify(execFile)(
+        'node',
+        [
+          join(ROOT, 'dist/cli.js'),
+          'trusted-issuer',
+          'add',
+          '--org',
+          'bench',
+          '--issuer',
+          workloadIssuer.issuer,
+          '--kind',
+          'workloads',
+        ],
+        { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+      )
+    ).stdout,
+  ) as { trusted_issuer: { id: string; audience: string } };
 
   let server: ChildProcess | undefined;
   const startServer = async (): Promise<void> => {
@@ -301,7 +337,26 @@ async function main(): Promise<void> {
     // another, as many clients with their own keys and tokens would (no single hot row or token).
     // Each has a token for Gatehouse's own API and one for the bench's resource server (RFC 8707 `resource`): a resource
     // server accepts only tokens minted for its audience (docs/resource-servers.md#audiences).
-    const clients: Array<{ keyId: string; apiKey: string; accessToken: string; resourceToken: string }> = [];
+    const clients: Array<{
+      keyId: string;
+      apiKey: string;
+      accessToken: string;
+      resourceToken: string;
+      subjectToken: string;
+    }> = [];
+    // (h)'s workload identity: every client's subject token matches it (each token its own, as each CI job's).
+    await json(
+      await fetch(`${base}/v1/workload-identities`, {
+        method: 'POST',
+        headers: session,
+        body: JSON.stringify({
+          label: 'bench job',
+          trusted_issuer_id: trusted.trusted_issuer.id,
+          subject: 'bench-job',
+          scopes: ['api_keys:read'],
+        }),
+      }),
+    );
     for (let i = 0; i < SMALL_KEYS; i += 1) {
       const created = await json<{ api_key: { id: string }; opaque_key: string }>(
         await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }),
@@ -321,11 +376,45 @@ async function main(): Promise<void> {
         apiKey: created.opaque_key,
         accessToken: access_token,
         resourceToken: forResource.access_token,
+        subjectToken: workloadIssuer.token('bench-job', trusted.trusted_issuer.audience),
       });
+    }
+    // (f2): as many keys of a second member, each with an allowlist of four networks (this process's address in the last)
+    // and a rate limit it never reaches, and a token of each for the bench's resource server.
+    const restricted: string[] = [];
+    if (ONLY.includes('f')) {
+      const policies = JSON.stringify({
+        allowed_cidrs: ['10.0.0.0/8', '192.168.0.0/16', '2001:db8::/32', '127.0.0.0/8'],
+        rate_limit: { requests: 1_000_000, window_seconds: 86_400 },
+      });
+      for (let i = 0; i < SMALL_KEYS; i += 1) {
+        const created = await json<{ opaque_key: string }>(
+          await fetch(`${base}/v1/user-api-keys`, {
+            method: 'POST',
+            headers: { ...session, Authorization: `Bearer ${second.session_token}` },
+            body: policies,
+          }),
+        );
+        const token = await json<{ access_token: string }>(
+          await fetch(`${base}/v1/token`, {
+            method: 'POST',
+            headers: { Authorization: `ApiKey ${created.opaque_key}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ resource: BENCH_AUDIENCE }),
+          }),
+        );
+        restricted.push(token.access_token);
+      }
     }
     const roundRobin = (
       method: 'GET' | 'POST',
-      request: (client: (typeof clients)[number]) => { path: string; authorization?: string; form?: string },
+      request: (
+        client: (typeof clients)[number],
+        index: number,
+      ) => {
+        path: string;
+        authorization?: string;
+        form?: string;
+      },
     ): autocannon.Options => {
       let next = 0;
       return {
@@ -334,7 +423,7 @@ async function main(): Promise<void> {
           {
             method,
             setupRequest: (req: autocannon.Request) => {
-              const { path, authorization, form } = request(clients[next]);
+              const { path, authorization, form } = request(clients[next], next);
               next = (next + 1) % clients.length;
               const headers = { ...req.headers };
               if (authorization !== undefined) headers.authorization = authorization;
@@ -377,11 +466,27 @@ async function main(): Promise<void> {
         })),
       ],
       [
+        '(f2) GET /v1/forward-auth, allowlist and rate limit',
+        roundRobin('GET', (_c, i) => ({
+          path: `/v1/forward-auth?audience=${encodeURIComponent(BENCH_AUDIENCE)}&scope=api_keys:read`,
+          authorization: `Bearer ${restricted[i]}`,
+        })),
+      ],
+      [
         '(g) POST /oauth/token',
         roundRobin('POST', (c) => ({
           path: '/oauth/token',
           authorization: `Basic ${Buffer.from(`${c.keyId}:${c.apiKey}`).toString('base64')}`,
           form: 'grant_type=client_credentials',
+        })),
+      ],
+      [
+        '(h) POST /oauth/token, token exchange',
+        roundRobin('POST', (c) => ({
+          path: '/oauth/token',
+          form:
+            'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
+            `&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&subject_token=${c.subjectToken}`,
         })),
       ],
     ];
@@ -460,6 +565,7 @@ async function main(): Promise<void> {
     console.log(`\nwritten: ${file}`);
   } finally {
     await stopServer();
+    workloadIssuer.close();
     if (env.DATABASE_SCHEMA !== undefined) await dropSchema(env.DATABASE_SCHEMA);
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -50,7 +50,7 @@ export interface paths {
     put?: never;
     /**
      * Create a personal API key; the secret is returned once
-     * @description Optional scopes (each one the request itself must have, else 403) and expires_at (at least 60 s ahead, within the organization's key policy). 400 FAILED_PRECONDITION past API_KEY_MAX_ACTIVE_PER_USER usable keys.
+     * @description Optional scopes (each one the request itself must have, else 403) and expires_at (at least 60 s ahead, within the organization's key policy), allowed_cidrs and rate_limit. 400 FAILED_PRECONDITION past API_KEY_MAX_ACTIVE_PER_USER usable keys.
      */
     post: operations['ApiKeysController_create'];
     delete?: never;
@@ -94,7 +94,11 @@ export interface paths {
     delete: operations['ApiKeysController_revoke'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change one of your keys' label, allowlist (allowed_cidrs) or rate limit; absent fields stay as they are
+     * @description Audited as api_key.updated. 400 FAILED_PRECONDITION "api key is not active" for a revoked or expired key; an empty body changes and records nothing.
+     */
+    patch: operations['ApiKeysController_update'];
     trace?: never;
   };
   '/v1/organization/api-keys': {
@@ -326,6 +330,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/console/sso': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Start a console sign-in at the organization's identity provider
+     * @description Public, for a browser: 302 to the people issuer of the organization (authorization code with PKCE, state, nonce, scope `openid email profile`), with an HttpOnly cookie that binds the sign-in to this browser. 404 for an organization without single sign-on (an unknown one too).
+     */
+    get: operations['ConsoleSsoController_start'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/console/sso/callback': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The identity provider's redirect back: sign in to the console
+     * @description For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
+     */
+    get: operations['ConsoleSsoController_callback'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/.well-known/oauth-authorization-server': {
     parameters: {
       query?: never;
@@ -352,7 +396,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4) */
+    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer */
     post: operations['OAuthTokenController_token'];
     delete?: never;
     options?: never;
@@ -470,6 +514,183 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the organization's endpoints, newest first (never a secret) */
+    get: operations['WebhooksController_list'];
+    put?: never;
+    /**
+     * Add an endpoint that receives signed events; its secret is in this answer only
+     * @description Recorded as webhook.created. At most 10 endpoints per organization (400 FAILED_PRECONDITION).
+     */
+    post: operations['WebhooksController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete an endpoint; its pending deliveries are dropped
+     * @description Recorded as webhook.deleted. Another organization's endpoint is 404.
+     */
+    delete: operations['WebhooksController_remove'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The endpoint's delivery log, newest first: status, attempts, last answer, next attempt */
+    get: operations['WebhooksController_deliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a webhook.test event to this endpoint now (retried like any other) */
+    post: operations['WebhooksController_test'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workload-identities': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the caller's workload identities, newest first */
+    get: operations['WorkloadIdentitiesController_list'];
+    put?: never;
+    /**
+     * Create a workload identity: tokens of a trusted issuer with this sub (and conditions) act as you
+     * @description Scopes as a key's (each one the request itself must have, else 403), expires_at within the organization's key policy. 400 with the reason for an unknown or people issuer, an empty subject, or conditions that are not an object of at most 16 string values on claims other than iss, sub, aud, exp, nbf, iat and jti.
+     */
+    post: operations['WorkloadIdentitiesController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workload-identities/trusted-issuers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The organization's trusted issuers of kind workloads: what a new identity may name
+     * @description Each with the audience its tokens must carry. The admin CLI adds them (gatehouse trusted-issuer add).
+     */
+    get: operations['WorkloadIdentitiesController_trustedIssuers'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workload-identities/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read one of the caller's workload identities */
+    get: operations['WorkloadIdentitiesController_get'];
+    put?: never;
+    post?: never;
+    /**
+     * Revoke a workload identity at once and for good (idempotent)
+     * @description The tokens minted through it stop working at once here, and a credential-change event tells every verifier.
+     */
+    delete: operations['WorkloadIdentitiesController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/workload-identities': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List every member's workload identities in the caller's organization, newest first
+     * @description user_id or email narrows the list to one user's identities. Each carries its owner's e-mail address. Paged as GET /v1/workload-identities.
+     */
+    get: operations['OrganizationWorkloadIdentitiesController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/workload-identities/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke any workload identity of the caller's organization at once and for good (idempotent)
+     * @description Recorded as workload_identity.revoked with reason admin. Another organization's identity is 404.
+     */
+    delete: operations['OrganizationWorkloadIdentitiesController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -490,6 +711,12 @@ export interface components {
         | 'INTERNAL';
       /** @example invalid request parameters */
       message: string;
+    };
+    KeyRateLimitDto: {
+      /** @example 100 */
+      requests: number;
+      /** @example 60 */
+      window_seconds: number;
     };
     CreateApiKeyDto: {
       /**
@@ -519,6 +746,22 @@ export interface components {
        * @example 2027-01-31T00:00:00Z
        */
       expires_at?: string | null;
+      /**
+       * @description The client addresses the key may be used from; absent or null: any (unless the organization's key policy requires a list). IPv4 or IPv6 CIDRs or single addresses, at most 100; stored normalized (host bits zeroed, IPv6 in RFC 5952 form, duplicates dropped)
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowed_cidrs?: string[] | null;
+      /** @description At most `requests` per `window_seconds` where Gatehouse sees them; absent or null: no limit */
+      rate_limit?: components['schemas']['KeyRateLimitDto'] | null;
+    };
+    KeyRateLimitView: {
+      /** @example 100 */
+      requests: number;
+      /** @example 60 */
+      window_seconds: number;
     };
     CreatedApiKeyView: {
       /** Format: uuid */
@@ -580,6 +823,15 @@ export interface components {
        * @description The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated
        */
       replaced_by: string | null;
+      /**
+       * @description The client addresses the key may be used from (normalized CIDRs); null: any address
+       * @example [
+       *       "203.0.113.0/24"
+       *     ]
+       */
+      allowed_cidrs: string[] | null;
+      /** @description At most `requests` per `window_seconds` at the exchange and at forward auth; null: no limit */
+      rate_limit: components['schemas']['KeyRateLimitView'] | null;
       /** @description The secret key value: returned once, at creation */
       value: string;
     };
@@ -661,6 +913,15 @@ export interface components {
        * @description The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated
        */
       replaced_by: string | null;
+      /**
+       * @description The client addresses the key may be used from (normalized CIDRs); null: any address
+       * @example [
+       *       "203.0.113.0/24"
+       *     ]
+       */
+      allowed_cidrs: string[] | null;
+      /** @description At most `requests` per `window_seconds` at the exchange and at forward auth; null: no limit */
+      rate_limit: components['schemas']['KeyRateLimitView'] | null;
     };
     RotateApiKeyResponse: {
       api_key: components['schemas']['CreatedApiKeyView'];
@@ -677,6 +938,23 @@ export interface components {
     };
     ApiKeyResponse: {
       api_key: components['schemas']['ApiKeyView'];
+    };
+    UpdateApiKeyDto: {
+      /**
+       * @description A new label (not null)
+       * @example ci deploys
+       */
+      label?: string;
+      /**
+       * @description The new allowlist; null removes it (refused when the organization requires one). IPv4 or IPv6 CIDRs or single addresses, at most 100; stored normalized (host bits zeroed, IPv6 in RFC 5952 form, duplicates dropped)
+       * @example [
+       *       "203.0.113.0/24",
+       *       "2001:db8::/32"
+       *     ]
+       */
+      allowed_cidrs?: string[] | null;
+      /** @description The new rate limit; null removes it */
+      rate_limit?: components['schemas']['KeyRateLimitDto'] | null;
     };
     OrganizationApiKeyView: {
       /** Format: uuid */
@@ -738,6 +1016,15 @@ export interface components {
        * @description The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated
        */
       replaced_by: string | null;
+      /**
+       * @description The client addresses the key may be used from (normalized CIDRs); null: any address
+       * @example [
+       *       "203.0.113.0/24"
+       *     ]
+       */
+      allowed_cidrs: string[] | null;
+      /** @description At most `requests` per `window_seconds` at the exchange and at forward auth; null: no limit */
+      rate_limit: components['schemas']['KeyRateLimitView'] | null;
       /**
        * @description The owner's e-mail address
        * @example dev@acme.test
@@ -911,6 +1198,8 @@ export interface components {
       access_token_lifetime: number;
       /** @description The longest lifetime of a key created from now on, in days; null: no limit */
       max_key_lifetime_days: number | null;
+      /** @description Whether new keys must carry an allowlist (allowed_cidrs) without a /0 entry */
+      require_key_allowlist: boolean;
     };
     OrganizationResponse: {
       organization: components['schemas']['OrganizationView'];
@@ -919,6 +1208,8 @@ export interface components {
       access_token_lifetime?: number;
       /** @description null removes the policy; applies to keys created after the change */
       max_key_lifetime_days?: number | null;
+      /** @description true: keys created (or rotated, or changed) from now on must carry allowed_cidrs, and none of their entries may be a /0 */
+      require_key_allowlist?: boolean;
     };
     AuditEventView: {
       /** Format: uuid */
@@ -928,6 +1219,7 @@ export interface components {
         | 'api_key.created'
         | 'api_key.revoked'
         | 'api_key.rotated'
+        | 'api_key.updated'
         | 'token.exchange_failed'
         | 'integration.created'
         | 'integration.updated'
@@ -936,8 +1228,16 @@ export interface components {
         | 'console.signed_in'
         | 'console.sign_in_refused'
         | 'console.signed_out'
+        | 'member.added'
         | 'member.role_changed'
-        | 'member.removed';
+        | 'member.removed'
+        | 'trusted_issuer.added'
+        | 'trusted_issuer.removed'
+        | 'webhook.created'
+        | 'webhook.deleted'
+        | 'workload_identity.created'
+        | 'workload_identity.revoked'
+        | 'workload_identity.exchanged';
       /** @description api_key.revoked: user, admin, member_removed, exposed or rotated; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
@@ -958,7 +1258,15 @@ export interface components {
        */
       actor_email: string | null;
       /** @enum {string|null} */
-      target_type: 'api_key' | 'notification_integration' | 'organization' | 'user' | null;
+      target_type:
+        | 'api_key'
+        | 'notification_integration'
+        | 'organization'
+        | 'user'
+        | 'trusted_issuer'
+        | 'webhook'
+        | 'workload_identity'
+        | null;
       /** Format: uuid */
       target_id: string | null;
       /** @description target_type user: that user's e-mail address */
@@ -1027,6 +1335,24 @@ export interface components {
         | 'organization:write'
       )[];
     };
+    OAuthTokenResponse: {
+      /** @description An access token (JWT, `typ: at+jwt`); for a person's ID token exchanged, a session token (JWT) */
+      access_token: string;
+      /**
+       * @description Token exchange only: `urn:ietf:params:oauth:token-type:access_token`, or `…:jwt` for a session token
+       * @enum {string}
+       */
+      issued_token_type?: 'urn:ietf:params:oauth:token-type:access_token' | 'urn:ietf:params:oauth:token-type:jwt';
+      /** @enum {string} */
+      token_type: 'Bearer';
+      /** @description Lifetime in seconds */
+      expires_in: number;
+      /**
+       * @description The granted permissions, space-separated (access tokens; a session token has its role)
+       * @example api_keys:read integrations:read
+       */
+      scope?: string;
+    };
     OAuthErrorBody: {
       /**
        * @example invalid_client
@@ -1042,6 +1368,334 @@ export interface components {
         | 'server_error';
       /** @example invalid api key credentials */
       error_description?: string;
+    };
+    CreateWebhookDto: {
+      /**
+       * @description https (http only to a loopback address outside production); no private or reserved address
+       * @example https://hooks.example.com/gatehouse
+       */
+      url: string;
+      /** @description The events this endpoint receives */
+      events: ('api_key.created' | 'api_key.revoked' | 'api_key.expiring' | 'api_key.exposed' | 'member.removed')[];
+    };
+    CreatedWebhookView: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /** @example https://hooks.example.com/gatehouse */
+      url: string;
+      events: ('api_key.created' | 'api_key.revoked' | 'api_key.expiring' | 'api_key.exposed' | 'member.removed')[];
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * @description The signing secret: in the creation response only, and never again
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
+      secret: string;
+    };
+    CreateWebhookResponse: {
+      webhook: components['schemas']['CreatedWebhookView'];
+    };
+    WebhookView: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /** @example https://hooks.example.com/gatehouse */
+      url: string;
+      events: ('api_key.created' | 'api_key.revoked' | 'api_key.expiring' | 'api_key.exposed' | 'member.removed')[];
+      /** Format: date-time */
+      created_at: string;
+    };
+    WebhookListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      webhooks: components['schemas']['WebhookView'][];
+    };
+    WebhookResponse: {
+      webhook: components['schemas']['WebhookView'];
+    };
+    DeliveryView: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The webhook-id header: the same for every attempt
+       */
+      event_id: string;
+      /** @enum {string} */
+      event_type:
+        | 'api_key.created'
+        | 'api_key.revoked'
+        | 'api_key.expiring'
+        | 'api_key.exposed'
+        | 'member.removed'
+        | 'webhook.test';
+      /** @enum {string} */
+      status: 'pending' | 'succeeded' | 'failed';
+      /** @description Attempts made so far */
+      attempts: number;
+      /** @description The last attempt's answer; null when none came */
+      last_response_status: number | null;
+      /** @description Why the last attempt got no answer (e.g. timeout, connection refused, address not allowed) */
+      last_error: string | null;
+      /**
+       * Format: date-time
+       * @description Pending: the next attempt
+       */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      last_attempt_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    DeliveryListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      deliveries: components['schemas']['DeliveryView'][];
+    };
+    DeliveryResponse: {
+      delivery: components['schemas']['DeliveryView'];
+    };
+    CreateWorkloadIdentityDto: {
+      /**
+       * @description Human-readable name; at most 255 Unicode characters
+       * @example deploys
+       */
+      label: string;
+      /**
+       * Format: uuid
+       * @description One of the organization's trusted issuers of kind workloads (GET /v1/workload-identities/trusted-issuers)
+       */
+      trusted_issuer_id: string;
+      /**
+       * @description Compared exactly with the token's sub: no wildcard, nothing trimmed
+       * @example repo:acme/deploy:environment:production
+       */
+      subject: string;
+      /**
+       * @description Exact matches on other string claims of the token, by claim name (1 to 128 characters; not iss, sub, aud, exp, nbf, iat, jti). Absent: none.
+       * @example {
+       *       "repository": "acme/deploy",
+       *       "ref": "refs/heads/main"
+       *     }
+       */
+      conditions?: {
+        [key: string]: string;
+      };
+      /**
+       * @description Distinct permission names the tokens minted through the identity may use (also within the owner role); each one the request itself must have, else 403. [] is allowed.
+       * @example [
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * Format: date-time
+       * @description When the identity stops working: an ISO 8601 timestamp with a zone designator, at least 60 s ahead, or null for none. Absent or null under an organization key policy: creation + the policy's maximum; a later one is refused.
+       * @example 2027-01-31T00:00:00Z
+       */
+      expires_at?: string | null;
+    };
+    WorkloadIdentityView: {
+      /**
+       * Format: uuid
+       * @description The tokens minted through it carry it as their client_id
+       */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through the identity act as this user
+       */
+      user_id: string;
+      label: string;
+      /**
+       * @description The trusted issuer's URL, compared exactly with the token's iss
+       * @example https://token.actions.githubusercontent.com
+       */
+      issuer: string;
+      /**
+       * @description Compared exactly with the token's sub
+       * @example repo:acme/deploy:ref:refs/heads/main
+       */
+      subject: string;
+      /**
+       * @description Exact matches on other string claims, by claim name ({} when none)
+       * @example {
+       *       "repository": "acme/deploy"
+       *     }
+       */
+      conditions: {
+        [key: string]: string;
+      };
+      /**
+       * @description The permissions its tokens may use, in catalogue order
+       * @example [
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description null: it does not expire
+       */
+      expires_at: string | null;
+      /**
+       * Format: date-time
+       * @description The last token exchange through it; null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
+    };
+    WorkloadIdentityResponse: {
+      workload_identity: components['schemas']['WorkloadIdentityView'];
+    };
+    WorkloadIdentityListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      workload_identities: components['schemas']['WorkloadIdentityView'][];
+    };
+    WorkloadIssuerView: {
+      /**
+       * Format: uuid
+       * @description trusted_issuer_id of a new identity
+       */
+      id: string;
+      /** @example https://token.actions.githubusercontent.com */
+      issuer: string;
+      /**
+       * @description The aud the workload's token must carry (ask the platform for a token with this audience)
+       * @example https://gatehouse.example.com
+       */
+      audience: string;
+    };
+    WorkloadIssuerListResponse: {
+      trusted_issuers: components['schemas']['WorkloadIssuerView'][];
+    };
+    OrganizationWorkloadIdentityView: {
+      /**
+       * Format: uuid
+       * @description The tokens minted through it carry it as their client_id
+       */
+      id: string;
+      /** Format: uuid */
+      organization_id: string;
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through the identity act as this user
+       */
+      user_id: string;
+      label: string;
+      /**
+       * @description The trusted issuer's URL, compared exactly with the token's iss
+       * @example https://token.actions.githubusercontent.com
+       */
+      issuer: string;
+      /**
+       * @description Compared exactly with the token's sub
+       * @example repo:acme/deploy:ref:refs/heads/main
+       */
+      subject: string;
+      /**
+       * @description Exact matches on other string claims, by claim name ({} when none)
+       * @example {
+       *       "repository": "acme/deploy"
+       *     }
+       */
+      conditions: {
+        [key: string]: string;
+      };
+      /**
+       * @description The permissions its tokens may use, in catalogue order
+       * @example [
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+      )[];
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description null: it does not expire
+       */
+      expires_at: string | null;
+      /**
+       * Format: date-time
+       * @description The last token exchange through it; null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
+      /**
+       * @description The owner's e-mail address
+       * @example dev@acme.test
+       */
+      owner_email: string | null;
+    };
+    OrganizationWorkloadIdentityListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      workload_identities: components['schemas']['OrganizationWorkloadIdentityView'][];
+    };
+    OrganizationWorkloadIdentityResponse: {
+      workload_identity: components['schemas']['OrganizationWorkloadIdentityView'];
     };
   };
   responses: never;
@@ -1441,6 +2095,85 @@ export interface operations {
       };
     };
   };
+  ApiKeysController_update: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateApiKeyDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationApiKeysController_list: {
     parameters: {
       query?: {
@@ -1673,6 +2406,15 @@ export interface operations {
       };
       /** @description UNAUTHENTICATED (with WWW-Authenticate) */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -2289,6 +3031,7 @@ export interface operations {
           | 'api_key.created'
           | 'api_key.revoked'
           | 'api_key.rotated'
+          | 'api_key.updated'
           | 'token.exchange_failed'
           | 'integration.created'
           | 'integration.updated'
@@ -2297,8 +3040,16 @@ export interface operations {
           | 'console.signed_in'
           | 'console.sign_in_refused'
           | 'console.signed_out'
+          | 'member.added'
           | 'member.role_changed'
-          | 'member.removed';
+          | 'member.removed'
+          | 'trusted_issuer.added'
+          | 'trusted_issuer.removed'
+          | 'webhook.created'
+          | 'webhook.deleted'
+          | 'workload_identity.created'
+          | 'workload_identity.revoked'
+          | 'workload_identity.exchanged';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
@@ -2478,6 +3229,94 @@ export interface operations {
       };
     };
   };
+  ConsoleSsoController_start: {
+    parameters: {
+      query: {
+        /** @description The organization's name, as the admin CLI's --org names it */
+        org: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Sent to the identity provider's authorization endpoint */
+      302: {
+        headers: {
+          /** @description The issuer's authorization_endpoint with the request */
+          Location?: string;
+          /** @description gatehouse_sso: binds the sign-in to this browser */
+          'Set-Cookie'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ConsoleSsoController_callback: {
+    parameters: {
+      query?: {
+        /** @description The identity provider's refusal (RFC 6749 section 4.1.2.1) */
+        error?: string;
+        /** @description The state the sign-in started with */
+        state?: string;
+        /** @description The authorization code */
+        code?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed in: sent to the console's sign-in page with a one-time code in the fragment */
+      302: {
+        headers: {
+          /** @description <PUBLIC_BASE_URL>/console/sign-in#code=<code> */
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   MetadataController_document: {
     parameters: {
       query?: never;
@@ -2509,7 +3348,13 @@ export interface operations {
       content: {
         'application/x-www-form-urlencoded': {
           /** @enum {string} */
-          grant_type: 'client_credentials';
+          grant_type: 'client_credentials' | 'urn:ietf:params:oauth:grant-type:token-exchange';
+          /** @description Token exchange: the workload's JWT or the person's ID token */
+          subject_token?: string;
+          /** @enum {string} */
+          subject_token_type?: 'urn:ietf:params:oauth:token-type:jwt' | 'urn:ietf:params:oauth:token-type:id_token';
+          /** @description Token exchange: optional, what the subject gets */
+          requested_token_type?: string;
           /** @description The API key id (client_secret_post; or HTTP Basic) */
           client_id?: string;
           /** @description The whole API key (client_secret_post; or HTTP Basic) */
@@ -2527,10 +3372,10 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['AccessTokenResponse'];
+          'application/json': components['schemas']['OAuthTokenResponse'];
         };
       };
-      /** @description invalid_request, unsupported_grant_type, invalid_scope, invalid_target */
+      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token not accepted), invalid_scope, invalid_target */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2548,8 +3393,26 @@ export interface operations {
           'application/json': components['schemas']['OAuthErrorBody'];
         };
       };
+      /** @description unauthorized_client (the key's allowlist does not have the client's address) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
       /** @description temporarily_unavailable (failure limit) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description temporarily_unavailable (the subject token's identity provider cannot be reached) */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2573,6 +3436,8 @@ export interface operations {
           token: string;
           /** @description Accepted and ignored: Gatehouse has one kind of token here */
           token_type_hint?: string;
+          /** @description The address the token's request came from (IPv4 or IPv6): a token of a key with an allowlist is active only for an address inside it */
+          client_ip?: string;
           /** @description The resource server's client_id (client_secret_post; or HTTP Basic) */
           client_id?: string;
           /** @description Its client_secret */
@@ -2622,7 +3487,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2649,6 +3514,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2681,7 +3555,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2708,6 +3582,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2740,7 +3623,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2767,6 +3650,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2799,7 +3691,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2826,6 +3718,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2858,7 +3759,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2885,6 +3786,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2917,7 +3827,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2944,6 +3854,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2976,7 +3895,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers */
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -3003,6 +3922,15 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3357,6 +4285,773 @@ export interface operations {
       };
       /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_list: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWebhookDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreateWebhookResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_deliveries: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_test: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WorkloadIdentitiesController_list: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+        /** @description Include revoked identities */
+        include_revoked?: boolean;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkloadIdentityListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WorkloadIdentitiesController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWorkloadIdentityDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkloadIdentityResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WorkloadIdentitiesController_trustedIssuers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkloadIssuerListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WorkloadIdentitiesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkloadIdentityResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WorkloadIdentitiesController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkloadIdentityResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationWorkloadIdentitiesController_list: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+        /** @description Include revoked identities */
+        include_revoked?: boolean;
+        /** @description Only this user's identities (in the caller's organization) */
+        user_id?: string;
+        /** @description Only the identities of the user with this e-mail address (any case); with user_id, both must name the same user */
+        email?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationWorkloadIdentityListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationWorkloadIdentitiesController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationWorkloadIdentityResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
         headers: {
           [name: string]: unknown;
         };

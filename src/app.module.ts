@@ -6,11 +6,13 @@ import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { ConsoleSignInModule } from './console-sign-in/console-sign-in.module';
+import { ConsoleSsoModule } from './console-sign-in/sso/console-sso.module';
 import { LoggingModule, LogLevel } from './common/logging.module';
 import { StrictValidationPipe } from './common/validation.pipe';
 import { AppConfigModule } from './config/config.module';
 import type { Environment } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
+import { FederationModule } from './federation/federation.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
@@ -18,6 +20,11 @@ import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { SsfModule, SsfPortsModule } from './ssf/ssf.module';
+import { WebhooksModule, WebhooksPortsModule } from './webhooks/webhooks.module';
+import {
+  WorkloadIdentitiesModule,
+  WorkloadIdentitiesPortsModule,
+} from './workload-identities/workload-identities.module';
 
 export interface AppModuleOptions {
   /** Exactly this environment instead of process.env and .env (tests, several instances in one process). */
@@ -46,11 +53,17 @@ export class AppModule {
         OrganizationSettingsModule,
         AuditModule,
         ConsoleSignInModule,
+        ConsoleSsoModule,
         OAuthModule,
         SsfModule,
+        WebhooksModule,
+        FederationModule,
+        WorkloadIdentitiesModule,
         // The ports higher modules provide to lower ones (docs/architecture.md#ports).
         ApiKeysPortsModule,
         SsfPortsModule,
+        WebhooksPortsModule,
+        WorkloadIdentitiesPortsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

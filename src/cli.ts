@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ResourceServersService } from './resource-servers/resource-servers.service';
+import { TrustedIssuersService } from './federation/trusted-issuers.service';
 import 'reflect-metadata';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -60,6 +61,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         consoleSignIn: app.get(ConsoleSignInService),
         organizationKeys: app.get(OrganizationKeysService),
         resourceServers: app.get(ResourceServersService),
+        trustedIssuers: app.get(TrustedIssuersService),
       };
       const hadOrganizations = await services.identity.hasOrganizations();
       const result = await command(services);

@@ -59,6 +59,20 @@ export class ApiKey {
   /** The key a rotation replaced this one by; null when it was never rotated. */
   @Column({ name: 'replaced_by', type: 'varchar', length: 36, nullable: true })
   replacedBy: string | null;
+
+  /**
+   * The client addresses the key may be used from: normalized CIDRs, comma-separated (key-policies.ts); null: any
+   * address (docs/api.md#allowlists-and-rate-limits).
+   */
+  @Column({ name: 'allowed_cidrs', type: 'text', nullable: true })
+  allowedCidrs: string | null;
+
+  /** At most this many requests per rate_limit_window_seconds, where Gatehouse sees them; both null: no limit. */
+  @Column({ name: 'rate_limit_requests', type: 'integer', nullable: true })
+  rateLimitRequests: number | null;
+
+  @Column({ name: 'rate_limit_window_seconds', type: 'integer', nullable: true })
+  rateLimitWindowSeconds: number | null;
 }
 
 /** A key that is not revoked is usable until its expires_at (exclusive): from that instant on it is EXPIRED. */

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { Authenticated, Caller } from '../identity/access.decorators';
@@ -7,9 +7,13 @@ import { ApiErrors } from '../common/openapi';
 import { ErrorCode } from '../common/errors';
 import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
+import { ApiKeyUpdatesService } from './api-key-updates.service';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { KeyRateLimitDto } from './dto/key-policies.dto';
 import { RotateApiKeyDto } from './dto/rotate-api-key.dto';
+import { UpdateApiKeyDto } from './dto/update-api-key.dto';
+import type { KeyRateLimit } from './key-policies';
 import { ListApiKeysQuery } from './dto/list-api-keys.query';
 import {
   ApiKeyListResponse,
@@ -22,7 +26,10 @@ import {
 @ApiTags('API keys')
 @Controller('v1/user-api-keys')
 export class ApiKeysController {
-  constructor(private readonly apiKeys: ApiKeysService) {}
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly updates: ApiKeyUpdatesService,
+  ) {}
 
   @Post()
   @Authenticated({ permissions: ['api_keys:create'] })
@@ -30,7 +37,8 @@ export class ApiKeysController {
     summary: 'Create a personal API key; the secret is returned once',
     description:
       'Optional scopes (each one the request itself must have, else 403) and expires_at (at least 60 s ahead, ' +
-      "within the organization's key policy). 400 FAILED_PRECONDITION past API_KEY_MAX_ACTIVE_PER_USER usable keys.",
+      "within the organization's key policy), allowed_cidrs and rate_limit. 400 FAILED_PRECONDITION past " +
+      'API_KEY_MAX_ACTIVE_PER_USER usable keys.',
   })
   @ApiCreatedResponse({ type: CreateApiKeyResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE)
@@ -42,7 +50,13 @@ export class ApiKeysController {
   ): Promise<CreateApiKeyResponse> {
     const { key, value } = await this.apiKeys.create(
       principal,
-      { label: body.label ?? '', scopes: body.scopes, expiresAt: body.expires_at },
+      {
+        label: body.label ?? '',
+        scopes: body.scopes,
+        expiresAt: body.expires_at,
+        allowedCidrs: body.allowed_cidrs,
+        rateLimit: rateLimit(body.rate_limit),
+      },
       request,
     );
     return { api_key: { ...ApiKeyView.from(key), value }, opaque_key: value };
@@ -102,6 +116,31 @@ export class ApiKeysController {
     return { api_key: ApiKeyView.from(await this.apiKeys.get(principal, id)) };
   }
 
+  @Patch(':id')
+  @Authenticated({ permissions: ['api_keys:create'] })
+  @ApiOperation({
+    summary: "Change one of your keys' label, allowlist (allowed_cidrs) or rate limit; absent fields stay as they are",
+    description:
+      'Audited as api_key.updated. 400 FAILED_PRECONDITION "api key is not active" for a revoked or expired key; an ' +
+      'empty body changes and records nothing.',
+  })
+  @ApiOkResponse({ type: ApiKeyResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE)
+  async update(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: UpdateApiKeyDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<ApiKeyResponse> {
+    const key = await this.updates.update(
+      principal,
+      id,
+      { label: body.label, allowedCidrs: body.allowed_cidrs, rateLimit: rateLimit(body.rate_limit) },
+      request,
+    );
+    return { api_key: ApiKeyView.from(key) };
+  }
+
   @Delete(':id')
   @Authenticated({ permissions: ['api_keys:revoke'] })
   @ApiOperation({ summary: 'Revoke a key at once and for good (idempotent)' })
@@ -114,4 +153,9 @@ export class ApiKeysController {
   ): Promise<ApiKeyResponse> {
     return { api_key: ApiKeyView.from(await this.apiKeys.revoke(principal, id, request)) };
   }
+}
+
+/** The body's `rate_limit`: absent stays absent, null stays null. */
+function rateLimit(body: KeyRateLimitDto | null | undefined): KeyRateLimit | null | undefined {
+  return body == null ? body : { requests: body.requests, windowSeconds: body.window_seconds };
 }

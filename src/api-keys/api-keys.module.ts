@@ -6,8 +6,11 @@ import { LARGE_BODY_ROUTE } from '../common/json-body';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKeyLabels } from './api-key-labels';
+import { ApiKeyUpdatesService } from './api-key-updates.service';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
+import { ExpiringKeysRepository } from './expiring/expiring-keys.repository';
+import { ExpiringKeysService } from './expiring/expiring-keys.service';
 import { ExposedKeysRepository } from './exposed/exposed-keys.repository';
 import { OrganizationKeysRepository } from './organization/organization-keys.repository';
 import { KeyUsageRepository } from './usage/key-usage.repository';
@@ -28,6 +31,7 @@ import { OrganizationKeysService } from './organization/organization-keys.servic
     KeyUsageRepository,
     ExposedKeysRepository,
     ApiKeysService,
+    ApiKeyUpdatesService,
     OrganizationKeysService,
     LastUsedRecorder,
     ExposedKeysService,
@@ -35,9 +39,12 @@ import { OrganizationKeysService } from './organization/organization-keys.servic
     // Its larger body, read only once the report limit's slot is taken (common/http-setup.ts).
     { provide: LARGE_BODY_ROUTE, useExisting: ExposedReportLimitGuard },
     ApiKeyLabels,
+    ExpiringKeysRepository,
+    ExpiringKeysService,
   ],
   // OrganizationKeysService: for the admin CLI's remove-member. ApiKeyLabels: for ApiKeysPortsModule only.
-  exports: [ApiKeysService, OrganizationKeysService, ApiKeyLabels],
+  // ExpiringKeysService: webhooks' expiry notices.
+  exports: [ApiKeysService, OrganizationKeysService, ApiKeyLabels, ExpiringKeysService],
 })
 export class ApiKeysModule {}
 

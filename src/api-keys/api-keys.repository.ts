@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { LIST_WINDOW } from '../common/pagination';
 import { toDate } from '../database/columns';
 import { batchedById } from '../database/batch-loader';
-import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
+import { Dialect, join, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
@@ -13,6 +13,7 @@ import {
   toMembershipAccess,
 } from '../identity/member-access';
 import { ApiKey } from './api-key.entity';
+import type { KeyRateLimit } from './key-policies';
 import { ApiKeyRow, KeyPage, KeyPageQuery, ListRow, OwnerIds, page, PageArgs, toApiKey, toPage } from './key-rows';
 
 type OwnerListArgs = OwnerIds & PageArgs;
@@ -21,20 +22,34 @@ export type { KeyPage, KeyPageQuery, OwnerIds };
 
 /** What the hot paths read of a key and its owner's membership: no label, no Date (docs/adr/0027-the-house.md). */
 export interface KeyCredential {
-  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId' | 'secretHash' | 'status' | 'scopes'> & {
+  key: Pick<ApiKey, 'id' | 'organizationId' | 'userId' | 'secretHash' | 'status' | 'scopes' | 'allowedCidrs'> & {
     /** expires_at in milliseconds since the epoch; null: never. */
     expiresAtMs: number | null;
+    /** null: no rate limit (docs/api.md#allowlists-and-rate-limits). */
+    rateLimit: KeyRateLimit | null;
   };
   ownerAccess: MembershipAccess | null;
 }
 
-type CredentialRow = Pick<ApiKeyRow, 'id' | 'organization_id' | 'user_id' | 'secret_hash' | 'status' | 'scopes'> & {
+type CredentialRow = Pick<
+  ApiKeyRow,
+  | 'id'
+  | 'organization_id'
+  | 'user_id'
+  | 'secret_hash'
+  | 'status'
+  | 'scopes'
+  | 'allowed_cidrs'
+  | 'rate_limit_requests'
+  | 'rate_limit_window_seconds'
+> & {
   expires_at_ms: number | null;
 } & MemberAccessColumns;
 
 /** The columns of ApiKeyRow, which toApiKey maps. */
 const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
-  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by`;
+  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by, allowed_cidrs, rate_limit_requests,
+  rate_limit_window_seconds`;
 
 /**
  * One page of the keys `scope` selects and their count in the list window, in one statement
@@ -63,6 +78,11 @@ function toCredential(row: CredentialRow): KeyCredential {
       status: row.status,
       scopes: Number(row.scopes),
       expiresAtMs: row.expires_at_ms,
+      allowedCidrs: row.allowed_cidrs,
+      rateLimit:
+        row.rate_limit_requests === null || row.rate_limit_window_seconds === null
+          ? null
+          : { requests: Number(row.rate_limit_requests), windowSeconds: Number(row.rate_limit_window_seconds) },
     },
     ownerAccess: toMembershipAccess(row),
   };
@@ -79,8 +99,18 @@ interface InsertArgs {
   expiresAt: string | null;
   createdAt: string;
   updatedAt: string;
+  allowedCidrs: string | null;
+  rateLimitRequests: number | null;
+  rateLimitWindowSeconds: number | null;
   excluded: string;
   cap: number;
+}
+
+/** What PATCH /v1/user-api-keys/{id} changes: each field absent (unchanged) or its new stored value. */
+export interface KeyChanges {
+  label?: string;
+  allowedCidrs?: string | null;
+  rateLimit?: KeyRateLimit | null;
 }
 
 /** Arguments of a rotation's change to the old key (`retire`). */
@@ -114,7 +144,8 @@ export class ApiKeysRepository {
     // One query (a round trip on PostgreSQL); the expiry in ms, so no Date is made per lookup.
     const credential = db.prepare<{ ids: readonly string[] }>(sql`
       SELECT k.id, k.organization_id, k.user_id, k.secret_hash, k.status, k.scopes,
-        ${db.epochMs('k.expires_at')} AS expires_at_ms, a.role, a.access_token_lifetime
+        ${db.epochMs('k.expires_at')} AS expires_at_ms, k.allowed_cidrs, k.rate_limit_requests,
+        k.rate_limit_window_seconds, a.role, a.access_token_lifetime
       FROM api_keys k LEFT JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = k.organization_id AND a.user_id = k.user_id
       WHERE ${db.idIn('k.id', 'ids')}`);
     this.credentialById = batchedById((ids) => db.rows<CredentialRow, { ids: readonly string[] }>(credential, { ids }));
@@ -139,10 +170,13 @@ export class ApiKeysRepository {
           AND id <> ${param('excluded')} LIMIT ${param('cap')}) u`;
     const value = (name: string, type: string): Sql => db.cast(param(name), type);
     this.insertWithinCap = db.prepare(sql`INSERT INTO api_keys
-        (id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at)
+        (id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
+          allowed_cidrs, rate_limit_requests, rate_limit_window_seconds)
       SELECT ${value('id', 'uuid')}, ${value('organizationId', 'uuid')}, ${value('userId', 'uuid')},
         ${value('label', 'varchar')}, ${value('secretHash', 'varchar')}, 'ACTIVE', ${value('scopes', 'integer')},
-        ${value('expiresAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}, ${value('updatedAt', 'timestamptz')}
+        ${value('expiresAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}, ${value('updatedAt', 'timestamptz')},
+        ${value('allowedCidrs', 'text')}, ${value('rateLimitRequests', 'integer')},
+        ${value('rateLimitWindowSeconds', 'integer')}
       WHERE (${usable(sql`expires_at IS NULL`)}) + (${usable(sql`expires_at > ${param('createdAt')}`)}) < ${param('cap')}
         AND EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
           WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')})
@@ -188,6 +222,9 @@ export class ApiKeysRepository {
       expiresAt: key.expiresAt === null ? null : key.expiresAt.toISOString(),
       createdAt: key.createdAt.toISOString(),
       updatedAt: key.updatedAt.toISOString(),
+      allowedCidrs: key.allowedCidrs,
+      rateLimitRequests: key.rateLimitRequests,
+      rateLimitWindowSeconds: key.rateLimitWindowSeconds,
       // The new key's own id stands for "no key replaced": it is not stored yet, so it excludes nothing.
       excluded: replacing ?? key.id,
       cap,
@@ -242,6 +279,51 @@ export class ApiKeysRepository {
     const { userId, organizationId } = owner;
     const statement = query.includeRevoked ? this.list.all : this.list.active;
     return toPage(await this.db.rows<ListRow, OwnerListArgs>(statement, { userId, organizationId, ...page(query) }));
+  }
+
+  /**
+   * Sets the given fields of the owner's key while it is usable (ACTIVE, not expired at `at`) and reads it back in the
+   * same statement; undefined when there is no such key. Which fields change decides the text: prepared per call.
+   */
+  async update(
+    owner: OwnerIds,
+    id: string,
+    changes: KeyChanges,
+    at: Date,
+    tx: Transaction,
+  ): Promise<ApiKey | undefined> {
+    const args: Record<string, unknown> = {
+      id,
+      userId: owner.userId,
+      organizationId: owner.organizationId,
+      at: at.toISOString(),
+    };
+    const set = [sql`updated_at = ${param('at')}`];
+    if (changes.label !== undefined) {
+      args.label = changes.label;
+      set.push(sql`label = ${param('label')}`);
+    }
+    if (changes.allowedCidrs !== undefined) {
+      args.allowedCidrs = changes.allowedCidrs;
+      set.push(sql`allowed_cidrs = ${param('allowedCidrs')}`);
+    }
+    if (changes.rateLimit !== undefined) {
+      args.rateLimitRequests = changes.rateLimit?.requests ?? null;
+      args.rateLimitWindowSeconds = changes.rateLimit?.windowSeconds ?? null;
+      set.push(sql`rate_limit_requests = ${param('rateLimitRequests')}`);
+      set.push(sql`rate_limit_window_seconds = ${param('rateLimitWindowSeconds')}`);
+    }
+    const statement = this.db.prepare<Record<string, unknown>>(
+      this.db.returning(
+        sql`UPDATE api_keys SET ${join(set, ', ')}
+          WHERE id = ${param('id')} AND user_id = ${param('userId')} AND organization_id = ${param('organizationId')}
+            AND status = 'ACTIVE' AND (expires_at IS NULL OR expires_at > ${param('at')})
+          RETURNING ${raw(COLUMNS)}`,
+        COLUMNS,
+      ),
+    );
+    const rows = await this.db.run<ApiKeyRow, Record<string, unknown>>(tx, statement, args);
+    return rows[0] === undefined ? undefined : toApiKey(rows[0]);
   }
 
   /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */

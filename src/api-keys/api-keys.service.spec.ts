@@ -35,6 +35,9 @@ class InMemoryKeys {
       lastUsedUserAgent: null,
       revokedAt: null,
       replacedBy: null,
+      allowedCidrs: null,
+      rateLimitRequests: null,
+      rateLimitWindowSeconds: null,
       ...fields,
     });
     this.rows.set(key.id, key);

@@ -2,27 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import {
-  AppError,
-  ErrorCode,
-  invalidArgument,
-  Messages,
-  notFound,
-  permissionDenied,
-  unauthenticatedBearer,
-} from '../common/errors';
+import { AppError, ErrorCode, Messages, notFound, permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
-import { parseZonedTimestamp } from '../common/timestamp';
 import { UnitOfWork } from '../database/unit-of-work';
+import { earliest, latestExpiry, MIN_KEY_LIFETIME_MS, requestedExpiry } from '../identity/credential-lifetime';
 import { IdentityService } from '../identity/identity.service';
+import type { Organization } from '../identity/organization.entity';
 import { DEFAULT_KEY_SCOPES, Permission, PermissionMask, permissionMask } from '../identity/roles';
 import { ApiKeyCodec } from './api-key-codec';
 import { SecretHasher } from '../common/secret-hasher';
 import { ApiKey, displayStatus } from './api-key.entity';
 import { ApiKeysRepository, KeyCredential } from './api-keys.repository';
+import { allowedCidrsOf, allowedCidrsToStore, KeyRateLimit, rateLimitOf } from './key-policies';
 import { usageUserAgent } from './usage/key-use';
 import { LastUsedRecorder } from './usage/last-used.recorder';
 
@@ -48,6 +42,10 @@ export interface NewKeyInput {
   scopes?: Permission[];
   /** Absent or null: none, or the organization's maximum under a key policy. */
   expiresAt?: string | null;
+  /** Absent or null: any address (docs/api.md#allowlists-and-rate-limits). */
+  allowedCidrs?: string[] | null;
+  /** Absent or null: no limit. */
+  rateLimit?: KeyRateLimit | null;
 }
 
 export interface RotationInput {
@@ -57,10 +55,9 @@ export interface RotationInput {
   expiresAt?: string | null;
 }
 
-/** The shortest time ahead an `expires_at` may be (docs/api.md#expiry-and-key-policy). */
-export const MIN_KEY_LIFETIME_MS = 60_000;
-const DAY_MS = 86_400_000;
 export type { KeyCredential };
+// The lifetime rules are identity's, shared with workload identities (identity/credential-lifetime.ts).
+export { MIN_KEY_LIFETIME_MS };
 
 export interface ListKeysQuery {
   page: number;
@@ -100,8 +97,13 @@ export class ApiKeysService {
     const now = new Date();
     const scopes = input.scopes === undefined ? creator.permissions & DEFAULT_KEY_SCOPES : permissionMask(input.scopes);
     if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
-    const expiresAt = this.expiryOf(input.expiresAt ?? null, now, await this.latestExpiry(creator, now));
-    const { key, secret } = this.newKey(creator, input.label, scopes, expiresAt, now);
+    const organization = await this.identity.organizationById(creator.organizationId);
+    const expiresAt = requestedExpiry(input.expiresAt ?? null, now, this.latestExpiry(creator, organization, now));
+    const policies = {
+      allowedCidrs: allowedCidrsToStore(input.allowedCidrs ?? null, organization),
+      rateLimit: input.rateLimit ?? null,
+    };
+    const { key, secret } = this.newKey(creator, input.label, scopes, expiresAt, now, policies);
     const created = await this.unitOfWork.run(
       async (tx) => {
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx))) return false;
@@ -130,10 +132,16 @@ export class ApiKeysService {
     const now = new Date();
     if ((old.scopes & ~creator.permissions) !== 0) throw permissionDenied();
     if (displayStatus(old, now.getTime()) !== 'ACTIVE') throw keyNotActive();
-    const latest = await this.latestExpiry(creator, now);
+    const organization = await this.identity.organizationById(creator.organizationId);
+    // The new key keeps the old one's allowlist and rate limit, within the organization's policy as it is now.
+    const policies = {
+      allowedCidrs: allowedCidrsToStore(allowedCidrsOf(old.allowedCidrs), organization),
+      rateLimit: rateLimitOf(old),
+    };
+    const latest = this.latestExpiry(creator, organization, now);
     let expiresAt: Date | null;
     if (input.expiresAt !== undefined) {
-      expiresAt = this.expiryOf(input.expiresAt, now, latest);
+      expiresAt = requestedExpiry(input.expiresAt, now, latest);
     } else if (old.expiresAt !== null) {
       // The old key's lifetime again, from now, at least the minimum and within the latest allowed.
       const lifetime = Math.max(old.expiresAt.getTime() - old.createdAt.getTime(), MIN_KEY_LIFETIME_MS);
@@ -141,7 +149,7 @@ export class ApiKeysService {
     } else {
       expiresAt = latest;
     }
-    const { key, secret } = this.newKey(creator, old.label, old.scopes, expiresAt, now);
+    const { key, secret } = this.newKey(creator, old.label, old.scopes, expiresAt, now, policies);
     const graceEndsAt =
       input.gracePeriodSeconds === 0 ? null : new Date(now.getTime() + input.gracePeriodSeconds * 1000);
     await this.unitOfWork.run(
@@ -247,26 +255,9 @@ export class ApiKeysService {
     return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
   }
 
-  /** The organization's key policy: the longest key lifetime in days, or null. */
-  private async policyDays(owner: KeyOwner): Promise<number | null> {
-    return (await this.identity.organizationById(owner.organizationId)).maxKeyLifetimeDays;
-  }
-
-  /** The asked-for expiry (400 when under the minimum or past `latest`), else `latest` (null: none). */
-  private expiryOf(requested: string | null, now: Date, latest: Date | null): Date | null {
-    if (requested === null) return latest;
-    const at = parseZonedTimestamp(requested);
-    if (at === null || at - now.getTime() < MIN_KEY_LIFETIME_MS) throw invalidArgument();
-    if (latest !== null && at > latest.getTime()) throw invalidArgument();
-    return new Date(at);
-  }
-
-  /** The latest expiry allowed: the key policy's, and an access token's key's own (null: none). */
-  private async latestExpiry(creator: KeyCreator, now: Date): Promise<Date | null> {
-    const policyDays = await this.policyDays(creator);
-    const policy = policyDays === null ? null : policyEnd(now, policyDays);
-    const caller = creator.apiKeyExpiresAtMs == null ? null : new Date(creator.apiKeyExpiresAtMs);
-    return caller === null ? policy : earliest(caller, policy);
+  /** The latest expiry allowed: the organization's key policy's, and an access token's key's own (null: none). */
+  private latestExpiry(creator: KeyCreator, organization: Organization, now: Date): Date | null {
+    return latestExpiry(now, organization.maxKeyLifetimeDays, creator.apiKeyExpiresAtMs);
   }
 
   private newKey(
@@ -275,6 +266,7 @@ export class ApiKeysService {
     scopes: PermissionMask,
     expiresAt: Date | null,
     now: Date,
+    policies: { allowedCidrs: string | null; rateLimit: KeyRateLimit | null },
   ): { key: ApiKey; secret: string } {
     const secret = ApiKeyCodec.newSecret();
     const key = Object.assign(new ApiKey(), {
@@ -293,6 +285,9 @@ export class ApiKeysService {
       lastUsedUserAgent: null,
       revokedAt: null,
       replacedBy: null,
+      allowedCidrs: policies.allowedCidrs,
+      rateLimitRequests: policies.rateLimit?.requests ?? null,
+      rateLimitWindowSeconds: policies.rateLimit?.windowSeconds ?? null,
     });
     return { key, secret };
   }
@@ -304,15 +299,6 @@ export function ownerQueue(owner: KeyOwner): string {
 }
 
 const keyNotActive = (): AppError => new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyNotActive);
-
-function policyEnd(now: Date, policyDays: number): Date {
-  return new Date(now.getTime() + policyDays * DAY_MS);
-}
-
-/** `at`, or `latest` when that is earlier (null: no bound). */
-function earliest(at: Date, latest: Date | null): Date {
-  return latest !== null && latest < at ? latest : at;
-}
 
 /** Whether the key is this owner's (user and organization). */
 export function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {

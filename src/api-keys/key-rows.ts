@@ -36,6 +36,9 @@ export interface ApiKeyRow {
   last_used_user_agent: string | null;
   revoked_at: Date | string | null;
   replaced_by: string | null;
+  allowed_cidrs: string | null;
+  rate_limit_requests: number | string | null;
+  rate_limit_window_seconds: number | string | null;
 }
 
 /** A row of a list page: a key and the owner's count, or only the count when the page is empty. */
@@ -59,6 +62,9 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     lastUsedUserAgent: row.last_used_user_agent,
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
     replacedBy: row.replaced_by,
+    allowedCidrs: row.allowed_cidrs,
+    rateLimitRequests: row.rate_limit_requests === null ? null : Number(row.rate_limit_requests),
+    rateLimitWindowSeconds: row.rate_limit_window_seconds === null ? null : Number(row.rate_limit_window_seconds),
   });
 }
 

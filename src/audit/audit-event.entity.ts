@@ -5,6 +5,7 @@ export const AUDIT_ACTIONS = [
   'api_key.created',
   'api_key.revoked',
   'api_key.rotated',
+  'api_key.updated',
   'token.exchange_failed',
   'integration.created',
   'integration.updated',
@@ -13,8 +14,16 @@ export const AUDIT_ACTIONS = [
   'console.signed_in',
   'console.sign_in_refused',
   'console.signed_out',
+  'member.added',
   'member.role_changed',
   'member.removed',
+  'trusted_issuer.added',
+  'trusted_issuer.removed',
+  'webhook.created',
+  'webhook.deleted',
+  'workload_identity.created',
+  'workload_identity.revoked',
+  'workload_identity.exchanged',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -41,7 +50,15 @@ export class AuditEvent {
   actorApiKeyId: string | null;
 
   @Column({ name: 'target_type', type: 'varchar', length: 32, nullable: true })
-  targetType: 'api_key' | 'notification_integration' | 'organization' | 'user' | null;
+  targetType:
+    | 'api_key'
+    | 'notification_integration'
+    | 'organization'
+    | 'user'
+    | 'trusted_issuer'
+    | 'webhook'
+    | 'workload_identity'
+    | null;
 
   @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })
   targetId: string | null;
@@ -56,7 +73,7 @@ export class AuditEvent {
 
   /**
    * Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`,
-   * `exposed`); member.role_changed: the new role.
+   * `exposed`; a workload identity's too); member.role_changed: the new role.
    */
   @Column({ type: 'varchar', length: 64, nullable: true })
   reason: string | null;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import type { Request } from 'express';
 import { isClientAddress } from '../common/client-address';
 import { invalidArgument } from '../common/errors';
@@ -7,7 +7,7 @@ import type { Transaction } from '../database/unit-of-work';
 import { AuditCursorCodec } from './audit-cursor';
 import { AuditAction, AuditEvent } from './audit-event.entity';
 import { AuditEventFilters, AuditRepository } from './audit.repository';
-import { AUDIT_OBSERVER, AuditObserver } from './observer';
+import { AUDIT_OBSERVER, AUDIT_WEBHOOK_OBSERVER, AuditObserver } from './observer';
 
 export interface AuditEntry {
   action: AuditAction;
@@ -31,19 +31,28 @@ export interface AuditEventPage {
 }
 
 @Injectable()
-export class AuditService {
+export class AuditService implements OnApplicationShutdown {
+  private readonly logger = new Logger(AuditService.name);
+  private readonly observers: readonly AuditObserver[];
+  /** recordSoon's entries not written yet, and the write under way. */
+  private pending: AuditEvent[] = [];
+  private writing: Promise<void> = Promise.resolve();
+
   constructor(
     private readonly events: AuditRepository,
     private readonly cursors: AuditCursorCodec,
-    // A port that ssf provides (the revocation feed's outbox; docs/architecture.md#ports).
-    @Optional() @Inject(AUDIT_OBSERVER) private readonly observer?: AuditObserver,
-  ) {}
+    // Ports that ssf and webhooks provide (their outboxes; docs/architecture.md#ports).
+    @Optional() @Inject(AUDIT_OBSERVER) feed?: AuditObserver,
+    @Optional() @Inject(AUDIT_WEBHOOK_OBSERVER) webhooks?: AuditObserver,
+  ) {
+    this.observers = [feed, webhooks].filter((observer) => observer !== undefined);
+  }
 
   /** Inside `tx` so the entry and its change are stored together or not at all (docs/operations.md#audit-trail). */
   async record(entry: AuditEntry, tx?: Transaction): Promise<void> {
     const event = toEvent(entry, new Date());
     await this.events.insert(event, tx);
-    await this.observer?.recorded([event], tx);
+    await this.tell([event], tx);
   }
 
   /** Entries of one change (a member's removal revokes each of their keys), batched per statement. */
@@ -51,7 +60,41 @@ export class AuditService {
     const occurredAt = new Date();
     const events = entries.map((entry) => toEvent(entry, occurredAt));
     await this.events.insertAll(events, tx);
-    await this.observer?.recorded(events, tx);
+    await this.tell(events, tx);
+  }
+
+  /**
+   * An entry that is no part of a change (a successful token exchange, which changes nothing): written with the others
+   * of this event-loop turn in one statement, after the answer; the request does not wait for it. Written at shutdown
+   * too; lost only if the process dies within the turn.
+   */
+  recordSoon(entry: AuditEntry): void {
+    this.pending.push(toEvent(entry, new Date()));
+    if (this.pending.length === 1) setImmediate(() => void this.writePending());
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.writePending();
+  }
+
+  private writePending(): Promise<void> {
+    const events = this.pending;
+    this.pending = [];
+    this.writing = this.writing.then(async () => {
+      if (events.length === 0) return;
+      try {
+        await this.events.insertAll(events);
+        await this.tell(events, undefined);
+      } catch (error) {
+        this.logger.error({ err: error, entries: events.length }, 'audit entries could not be written');
+      }
+    });
+    return this.writing;
+  }
+
+  /** Each observer in turn, inside the entries' transaction: one that fails rolls the change back. */
+  private async tell(events: readonly AuditEvent[], tx: Transaction | undefined): Promise<void> {
+    for (const observer of this.observers) await observer.recorded(events, tx);
   }
 
   /** For the admin CLI and tests. */

@@ -13,10 +13,14 @@ import { PrincipalService } from './principal.service';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
 import { KeyExchangeRules } from './key-exchange';
+import { KeyRequestLimiter } from './key-request-limiter';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module';
 import { TokenExchangeService } from './token-exchange.service';
+import { SubjectTokenExchangeService } from './subject-token-exchange.service';
+import { FederationModule } from '../federation/federation.module';
+import { WorkloadIdentitiesModule } from '../workload-identities/workload-identities.module';
 
 @Module({
   imports: [
@@ -27,6 +31,8 @@ import { TokenExchangeService } from './token-exchange.service';
     RateLimitStorageModule,
     MetricsModule,
     ResourceServersModule,
+    FederationModule,
+    WorkloadIdentitiesModule,
   ],
   controllers: [TokenController, JwksController],
   providers: [
@@ -36,9 +42,11 @@ import { TokenExchangeService } from './token-exchange.service';
     KeyExchangeRules,
     ApiKeyGuard,
     TokenAttemptLimiter,
+    KeyRequestLimiter,
     TokenExchangeService,
+    SubjectTokenExchangeService,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],
-  exports: [TokenService, TokenExchangeService, PrincipalService],
+  exports: [TokenService, TokenExchangeService, SubjectTokenExchangeService, PrincipalService, KeyRequestLimiter],
 })
 export class AuthModule {}

@@ -1,7 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { permissionDenied, unauthenticatedBearer } from '../common/errors';
+import { allowList } from '../common/cidr';
+import { clientAddress } from '../common/client-address';
+import { addressNotAllowed, permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { ROUTE_ACCESS, RouteAccess, setCaller } from '../identity/access.decorators';
 import { maskGrants } from '../identity/roles';
 import { PrincipalService } from './principal.service';
@@ -53,6 +55,13 @@ export class BearerAuthGuard implements CanActivate {
     const token = bearerToken(request.headers.authorization);
     if (token === null || sendsTokenTwice(request)) throw unauthenticatedBearer();
     const principal = await this.principals.fromBearerToken(token);
+    // The key's allowlist holds for its tokens here too (docs/api.md#allowlists-and-rate-limits).
+    if (
+      principal.apiKeyAllowedCidrs != null &&
+      !allowList(principal.apiKeyAllowedCidrs).allows(clientAddress(request))
+    ) {
+      throw addressNotAllowed();
+    }
 
     // The route's permissions against the request's: the role's, narrowed by an access token's key
     // and token scopes (docs/api.md#scopes).

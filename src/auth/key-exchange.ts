@@ -2,17 +2,25 @@ import { Injectable } from '@nestjs/common';
 import { ApiKeysService, KeyCredential, KeyOwner, ownedBy } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { isExpired } from '../api-keys/api-key.entity';
-import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages } from '../common/errors';
+import { API_KEY_CHALLENGE, ErrorCode, Messages } from '../common/errors';
 import type { MembershipAccess } from '../identity/member-access';
+import { CountedRefusal } from './exchange-outcome';
 
 /** Why an exchange was refused, as the audit trail records it. */
 export type ExchangeFailureReason =
-  'missing_header' | 'wrong_scheme' | 'malformed_key' | 'invalid_credentials' | 'revoked' | 'expired' | 'not_a_member';
+  | 'missing_header'
+  | 'wrong_scheme'
+  | 'malformed_key'
+  | 'invalid_credentials'
+  | 'revoked'
+  | 'expired'
+  | 'not_a_member'
+  | 'address_not_allowed';
 
 type KeyIds = { id: string; organizationId: string; userId: string };
 
 /** A refused POST /v1/token: the exact 401 of docs/api.md#errors, plus what the audit trail keeps. */
-export class ExchangeRefused extends AppError {
+export class ExchangeRefused extends CountedRefusal {
   /** The key id the presented value named, when it was well-formed (not a secret). */
   attemptedKeyId?: string;
 
@@ -22,6 +30,20 @@ export class ExchangeRefused extends AppError {
     readonly key?: KeyIds,
   ) {
     super(ErrorCode.UNAUTHENTICATED, message, { headers: { ...API_KEY_CHALLENGE } });
+  }
+}
+
+/**
+ * The right key from an address outside its allowlist (docs/api.md#allowlists-and-rate-limits): 403, recorded in the
+ * audit trail and counted by the failure limit as a refusal is.
+ */
+export class AddressNotAllowed extends CountedRefusal {
+  readonly reason = 'address_not_allowed';
+  readonly attemptedKeyId: string;
+
+  constructor(readonly key: KeyIds) {
+    super(ErrorCode.PERMISSION_DENIED, Messages.apiKeyNotAllowedFromAddress);
+    this.attemptedKeyId = key.id;
   }
 }
 

@@ -5,6 +5,7 @@ import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
 import { roleMask } from '../identity/roles';
 import { TokenClaims, TokenService, VerifiedToken } from './token.service';
+import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
 
 /** An access token's live principal and the claims it carries (introspection answers with both). */
 export interface TokenPrincipal {
@@ -22,6 +23,7 @@ export class PrincipalService {
     private readonly tokens: TokenService,
     private readonly identity: IdentityService,
     private readonly exchange: KeyExchangeRules,
+    private readonly identities: WorkloadIdentitiesService,
   ) {}
 
   async fromBearerToken(token: string): Promise<Principal> {
@@ -76,6 +78,7 @@ export class PrincipalService {
         tokenUse: claims.token_use,
       };
     }
+    if (claims.client_type === 'workload_identity') return this.throughIdentity(verified, apiKeyId);
     // One query: the key's status, expiry and scopes come with the owner's membership.
     const found = await this.exchange.usableKey(apiKeyId, { userId: claims.sub, organizationId: claims.org });
     if (found === null) return null;
@@ -88,6 +91,26 @@ export class PrincipalService {
       tokenUse: claims.token_use,
       apiKeyId,
       apiKeyExpiresAtMs: found.key.expiresAtMs,
+      apiKeyAllowedCidrs: found.key.allowedCidrs,
+      apiKeyRateLimit: found.key.rateLimit,
+    };
+  }
+
+  /** An access token minted through a workload identity: the identity usable and its owner a member, read now. */
+  private async throughIdentity(verified: VerifiedToken, identityId: string): Promise<Principal | null> {
+    const { claims } = verified;
+    const identity = await this.identities.usable(identityId, { userId: claims.sub, organizationId: claims.org });
+    if (identity === null) return null;
+    return {
+      userId: claims.sub,
+      organizationId: claims.org,
+      role: identity.role,
+      permissions: roleMask(identity.role) & identity.scopes & verified.permissions,
+      tokenUse: claims.token_use,
+      apiKeyId: identityId,
+      apiKeyExpiresAtMs: identity.expiresAtMs,
+      apiKeyAllowedCidrs: null,
+      apiKeyRateLimit: null,
     };
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ExchangeRefused } from './key-exchange';
+import { CountedRefusal } from './exchange-outcome';
 import { AppError, tooManyRequests } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -67,7 +67,7 @@ export class TokenAttemptLimiter {
     try {
       return await check();
     } catch (error) {
-      failed = error instanceof ExchangeRefused;
+      failed = error instanceof CountedRefusal;
       throw error;
     } finally {
       if (!failed) slot.release();
@@ -108,7 +108,7 @@ export class TokenAttemptLimiter {
     try {
       return await running;
     } catch (error) {
-      if (error instanceof ExchangeRefused) await this.countFailure(address);
+      if (error instanceof CountedRefusal) await this.countFailure(address);
       throw error;
     }
   }

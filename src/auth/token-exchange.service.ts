@@ -2,13 +2,16 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { AuditService } from '../audit/audit.service';
+import { allowList } from '../common/cidr';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { roleMask } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
+import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
 import { AccessTokenResponse } from './dto/access-token.response';
 import { refusalOutcome } from './exchange-outcome';
-import { ExchangeRefused, KeyExchangeRules } from './key-exchange';
+import { AddressNotAllowed, ExchangeRefused, KeyExchangeRules } from './key-exchange';
+import { KeyRequestLimiter } from './key-request-limiter';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { ApiKeyExchange, TokenNarrowing, TokenService } from './token.service';
 
@@ -46,6 +49,8 @@ export class TokenExchangeService {
     private readonly metrics: Metrics,
     private readonly tokens: TokenService,
     private readonly resourceServers: ResourceServersService,
+    private readonly identities: WorkloadIdentitiesService,
+    private readonly keyRequests: KeyRequestLimiter,
   ) {}
 
   /** The key value as presented (its protocol's own checks passed), parsed; or the refusal to count. */
@@ -65,14 +70,30 @@ export class TokenExchangeService {
         throw presented;
       }
       const [parsed, value] = presented;
-      return await this.limiter.attempt(client.address, value, () => this.check(parsed, client.address));
+      const exchange = await this.limiter.attempt(client.address, value, () => this.check(parsed, client.address));
+      if (exchange.allowedCidrs != null || exchange.rateLimit != null) await this.admit(exchange, client);
+      return exchange;
     } catch (error) {
       this.metrics.tokenExchange(refusalOutcome(error));
       // 429s are neither recorded nor logged here (the access log has them), so that a client hammering
       // a closed door costs no write at all.
-      if (error instanceof ExchangeRefused) await this.recordRefusal(error, client);
+      if (error instanceof ExchangeRefused || error instanceof AddressNotAllowed)
+        await this.recordRefusal(error, client);
       throw error;
     }
+  }
+
+  /**
+   * The key's own policies, per request (not in the check an identical attempt shares): its allowlist (403, counted as
+   * a failure of the address) and its rate limit (429).
+   */
+  private async admit(exchange: ApiKeyExchange, client: ExchangeClient): Promise<void> {
+    if (exchange.allowedCidrs != null && !allowList(exchange.allowedCidrs).allows(client.address)) {
+      await this.limiter.countFailure(client.address);
+      const { apiKeyId: id, organizationId, userId } = exchange;
+      throw new AddressNotAllowed({ id, organizationId, userId });
+    }
+    if (exchange.rateLimit != null) await this.keyRequests.take(exchange.apiKeyId, exchange.rateLimit);
   }
 
   /** Steps 7-8: the token, narrowed by scope, lifetime and resource; the key's use recorded. */
@@ -96,13 +117,16 @@ export class TokenExchangeService {
         issuedAtMs: exchange.checkedAtMs,
         tokenUse: 'access',
         audience: narrowing.resource,
+        workloadIdentity: exchange.workloadIdentity,
+        allowedCidrs: exchange.allowedCidrs,
       });
     } catch (error) {
       this.logger.error({ err: error }, 'signing an access token failed');
       this.metrics.tokenExchange('mint_failed');
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
     }
-    this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
+    if (exchange.workloadIdentity === true) this.identities.recordUse(exchange.apiKeyId, exchange.clientAddress);
+    else this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
     this.metrics.tokenExchange('success');
     return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds, scope };
   }
@@ -126,6 +150,8 @@ export class TokenExchangeService {
         expiresAtMs: key.expiresAtMs,
         checkedAtMs,
         clientAddress: address,
+        allowedCidrs: key.allowedCidrs,
+        rateLimit: key.rateLimit,
       };
     } catch (error) {
       if (error instanceof ExchangeRefused) error.attemptedKeyId = parsed.keyId;
@@ -134,7 +160,7 @@ export class TokenExchangeService {
   }
 
   /** Audited when it names a key id; else one log line, so no one can fill the table (operations.md#audit-trail). */
-  private async recordRefusal(error: ExchangeRefused, client: ExchangeClient): Promise<void> {
+  private async recordRefusal(error: ExchangeRefused | AddressNotAllowed, client: ExchangeClient): Promise<void> {
     if (error.attemptedKeyId === undefined) {
       this.logger.log({ reason: error.reason, ip: client.address }, 'token exchange refused');
       return;

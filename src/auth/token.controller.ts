@@ -25,6 +25,7 @@ export class TokenController {
   @ApiErrors(
     ErrorCode.INVALID_ARGUMENT,
     ErrorCode.UNAUTHENTICATED,
+    ErrorCode.PERMISSION_DENIED,
     ErrorCode.RESOURCE_EXHAUSTED,
     ErrorCode.INTERNAL,
     ErrorCode.UNAVAILABLE,

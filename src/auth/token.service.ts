@@ -9,6 +9,7 @@ import { ALL_PERMISSIONS, PermissionMask, scopeClaimMask, scopeString } from '..
 import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
 import { UUID } from '../common/uuid';
+import type { KeyRateLimit } from '../api-keys/key-policies';
 
 export type TokenUse = 'access' | 'session';
 
@@ -31,6 +32,10 @@ export interface TokenClaims {
   akid?: string;
   /** Access tokens: the granted permissions, space-separated, in catalogue order (docs/api.md#scopes). */
   scope?: string;
+  /** Access tokens minted through a workload identity (its id is `client_id`); absent for an API key's. */
+  client_type?: 'workload_identity';
+  /** Access tokens of a key with an allowlist: its CIDRs, for verifiers (docs/api.md#access-and-session-tokens). */
+  allowed_cidrs?: string[];
 }
 
 /** A token that verified, as the Bearer guard uses it; made once per token and remembered with it. */
@@ -52,6 +57,10 @@ export interface MintRequest {
   issuedAtMs?: number;
   /** `aud`: a registered resource server's audience (RFC 8707); default: JWT_AUDIENCE. */
   audience?: string;
+  /** Access tokens: minted through a workload identity (`apiKeyId` is its id). */
+  workloadIdentity?: boolean;
+  /** Access tokens: the key's allowlist as stored (comma-separated CIDRs), carried as `allowed_cidrs`. */
+  allowedCidrs?: string | null;
 }
 
 /** An authenticated POST /v1/token (ApiKeyGuard): the key, its owner and what a token of it may get. */
@@ -71,6 +80,12 @@ export interface ApiKeyExchange {
   checkedAtMs: number;
   /** The client's address as the failure limit counted it (docs/api.md#usage-fields). */
   clientAddress: string | undefined;
+  /** A workload identity's exchange (`apiKeyId` is the identity's id): the token says so in `client_type`. */
+  workloadIdentity?: true;
+  /** The key's allowlist as stored; null or absent: any address (docs/api.md#allowlists-and-rate-limits). */
+  allowedCidrs?: string | null;
+  /** The key's rate limit; null or absent: none. */
+  rateLimit?: KeyRateLimit | null;
 }
 
 /** The optional narrowing of POST /v1/token's body (names and range already validated). */
@@ -107,15 +122,25 @@ function tokenClaims(payload: unknown): TokenClaims | null {
     typeof p.exp === 'number';
   if (!common) return null;
   if (p.token_use === 'session') {
-    return p.client_id === undefined && p.akid === undefined && p.scope === undefined
+    return p.client_id === undefined &&
+      p.akid === undefined &&
+      p.scope === undefined &&
+      p.client_type === undefined &&
+      p.allowed_cidrs === undefined
       ? (p as unknown as TokenClaims)
       : null;
   }
   if (p.token_use !== 'access' || !(p.scope === undefined || typeof p.scope === 'string')) return null;
+  if (!(p.client_type === undefined || p.client_type === 'workload_identity')) return null;
+  if (!(p.allowed_cidrs === undefined || isStringArray(p.allowed_cidrs))) return null;
   const keyId = p.client_id ?? p.akid;
   if (typeof keyId !== 'string' || !UUID.test(keyId) || (p.akid !== undefined && p.akid !== keyId)) return null;
   p.client_id = keyId;
   return p as unknown as TokenClaims;
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /** RFC 9068 section 2.1: access tokens are typed `at+jwt`; session tokens are plain JWTs. */
@@ -183,6 +208,8 @@ export class TokenService {
     };
     if (request.apiKeyId !== undefined) claims.client_id = request.apiKeyId;
     if (request.scope !== undefined) claims.scope = request.scope;
+    if (request.workloadIdentity === true) claims.client_type = 'workload_identity';
+    if (request.allowedCidrs != null) claims.allowed_cidrs = request.allowedCidrs.split(',');
     return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid, joseType(request.tokenUse));
   }
 

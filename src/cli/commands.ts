@@ -5,6 +5,7 @@ import type { IdentityService } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 import type { OrganizationSettingsService } from '../organization-settings/organization-settings.service';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service';
+import type { TrustedIssuersService } from '../federation/trusted-issuers.service';
 
 /**
  * What each admin command does (docs/operations.md#admin-cli), given options already parsed and checked by the program
@@ -22,6 +23,7 @@ export interface CliServices {
   consoleSignIn: ConsoleSignInService;
   organizationKeys: OrganizationKeysService;
   resourceServers: ResourceServersService;
+  trustedIssuers: TrustedIssuersService;
 }
 
 export const DEFAULT_SESSION_TTL = 3600;

@@ -1,4 +1,8 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { UUID } from '../common/uuid';
+import { issuerShapeProblem } from '../federation/issuer-url';
+import * as trustedIssuerCommands from '../federation/trusted-issuer.command';
+import { ISSUER_KINDS, TOKEN_ENDPOINT_AUTH_METHODS } from '../federation/trusted-issuer.entity';
 import {
   MAX_ACCESS_TOKEN_LIFETIME,
   MAX_KEY_LIFETIME_DAYS,
@@ -58,6 +62,37 @@ function serverName(value: string): string {
   return name;
 }
 
+function issuer(value: string): string {
+  const problem = issuerShapeProblem(value);
+  if (problem !== null) throw new InvalidArgumentError(`--issuer ${problem}`);
+  return value;
+}
+
+/** A value without spaces or control characters (a client id, a client secret, an audience). */
+function token(flag: string, max: number): (value: string) => string {
+  return (value) => {
+    if (value.length === 0 || value.length > max || /[\s\p{Cc}]/u.test(value)) {
+      throw new InvalidArgumentError(`${flag} must be 1 to ${max} characters, without spaces`);
+    }
+    return value;
+  };
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Repeatable: each --email-domain adds one, in lower case. */
+function emailDomain(value: string, previous: string[]): string[] {
+  const domain = value.trim().toLowerCase();
+  if (!DOMAIN.test(domain)) throw new InvalidArgumentError('--email-domain must be a domain name, e.g. example.com');
+  return [...previous, domain];
+}
+
+function trustedIssuerId(value: string): string {
+  const id = value.trim().toLowerCase();
+  if (!UUID.test(id)) throw new InvalidArgumentError('--id must be a trusted issuer id (a UUID)');
+  return id;
+}
+
 function role(value: string): Role {
   if (!isRole(value)) throw new InvalidArgumentError('--role must be admin, member or viewer');
   return value;
@@ -95,7 +130,7 @@ const ROLE_DESCRIPTION = 'admin, member or viewer';
 export function buildProgram(run: CommandRunner, output: ProgramOutput): Command {
   const program = new Command('gatehouse')
     .description(
-      'Gatehouse admin command line: organizations, users, roles, session tokens, organization settings and resource servers.',
+      'Gatehouse admin command line: organizations, users, roles, session tokens, organization settings, resource servers and trusted issuers.',
     )
     .addHelpText(
       'after',
@@ -232,7 +267,71 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
       run((services) => resourceServerCommands.rotateResourceServerSecret(services.resourceServers, options)),
     );
 
-  for (const command of [...program.commands, ...resourceServer.commands]) {
+  const trustedIssuer = program
+    .command('trusted-issuer')
+    .description("the identity providers an organization trusts: its people's single sign-on, its workloads' tokens");
+  trustedIssuer
+    .command('add')
+    .description('trust an issuer for the organization, once its discovery document names it exactly')
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(
+      '--issuer <url>',
+      'the issuer identifier (https://; http:// on a loopback host outside production)',
+      issuer,
+    )
+    .addOption(
+      new Option('--kind <kind>', 'people (single sign-on) or workloads (token exchange)')
+        .choices(ISSUER_KINDS)
+        .makeOptionMandatory(),
+    )
+    .option(
+      '--audience <aud>',
+      "workloads: the aud their tokens carry (default: Gatehouse's issuer URL)",
+      token('--audience', 255),
+    )
+    .option(
+      '--client-id <id>',
+      "people: Gatehouse's client id at the issuer (the ID tokens' audience)",
+      token('--client-id', 255),
+    )
+    // Checked by the service, whose refusal does not repeat the value (commander's would).
+    .option('--client-secret <secret>', 'people: its client secret (stored encrypted, never printed)')
+    .addOption(
+      new Option(
+        '--token-endpoint-auth <method>',
+        'people: how the client authenticates at the token endpoint (default: client_secret_basic)',
+      ).choices(TOKEN_ENDPOINT_AUTH_METHODS),
+    )
+    .option(
+      '--email-domain <domain>',
+      'people: an e-mail domain they must have (repeatable; none: any)',
+      emailDomain,
+      [],
+    )
+    .option(
+      '--jit-role <role>',
+      `people: ${ROLE_DESCRIPTION}; the role of a member created at their first sign-in`,
+      role,
+    )
+    .action((options: trustedIssuerCommands.AddTrustedIssuerOptions) =>
+      run((services) => trustedIssuerCommands.addTrustedIssuer(services.trustedIssuers, options)),
+    );
+  trustedIssuer
+    .command('list')
+    .description("list the organization's trusted issuers (never their client secrets)")
+    .requiredOption(...ORG, organizationName)
+    .action((options: { org: string }) =>
+      run((services) => trustedIssuerCommands.listTrustedIssuers(services.trustedIssuers, options)),
+    );
+  trustedIssuer
+    .command('remove')
+    .description('stop trusting an issuer: its tokens are refused from the next exchange')
+    .requiredOption('--id <id>', 'the trusted issuer id (list shows them)', trustedIssuerId)
+    .action((options: { id: string }) =>
+      run((services) => trustedIssuerCommands.removeTrustedIssuer(services.trustedIssuers, options)),
+    );
+
+  for (const command of [...program.commands, ...resourceServer.commands, ...trustedIssuer.commands]) {
     const name = command.parent === program ? command.name() : `${command.parent?.name()} ${command.name()}`;
     command.showHelpAfterError(`(run 'gatehouse ${name} --help' for its options)`);
   }

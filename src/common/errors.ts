@@ -28,6 +28,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 export type OAuthErrorName =
   | 'invalid_request'
   | 'invalid_client'
+  | 'invalid_grant'
   | 'invalid_scope'
   | 'invalid_target'
   | 'unsupported_grant_type'
@@ -66,6 +67,7 @@ export const Messages = {
   authorizationHeaderRequired: 'authorization header required',
   apiKeySchemeRequired: 'authorization header must use ApiKey scheme',
   insufficientPermissions: 'insufficient permissions',
+  apiKeyNotAllowedFromAddress: 'api key not allowed from this address',
   apiKeyNotFound: 'api key not found',
   apiKeyLimitReached: 'api key limit reached',
   routeNotFound: 'route not found',
@@ -133,6 +135,10 @@ export const permissionDenied = (): AppError =>
   new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);
 
 export const notFound = (message: string): AppError => new AppError(ErrorCode.NOT_FOUND, message);
+
+/** A key's access token from outside its allowlist (docs/api.md#allowlists-and-rate-limits). */
+export const addressNotAllowed = (): AppError =>
+  new AppError(ErrorCode.PERMISSION_DENIED, Messages.apiKeyNotAllowedFromAddress);
 
 /** `Retry-After` in whole seconds, at least 1. */
 export const tooManyRequests = (retryAfterMs: number): AppError =>

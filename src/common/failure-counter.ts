@@ -1,7 +1,12 @@
-/** Fixed-window counters behind TokenAttemptLimiter (docs/operations.md#abuse-limits-on-post-v1token). */
+/**
+ * Fixed-window counters behind TokenAttemptLimiter (docs/operations.md#abuse-limits-on-post-v1token) and the other
+ * limits: the failure limits, and the per-key rate limits (auth/key-request-limiter.ts).
+ */
 export interface FailureSlot {
   granted: boolean;
   resetsInMs: number;
+  /** Slots left in the window once this one is taken (0 when refused). */
+  remaining: number;
   /** For an attempt that did not fail; once. Neither waits nor throws. */
   release(): void;
 }
@@ -38,8 +43,9 @@ export class MemoryFailureCounter implements FailureCounter {
       this.windows.set(key, window);
     }
     const resetsInMs = window.closesAt - now;
-    if (window.count >= limit) return Promise.resolve({ granted: false, resetsInMs, release: NOTHING });
+    if (window.count >= limit) return Promise.resolve({ granted: false, resetsInMs, remaining: 0, release: NOTHING });
     window.count += 1;
+    const remaining = limit - window.count;
     const taken = window;
     let released = false;
     const release = (): void => {
@@ -49,7 +55,7 @@ export class MemoryFailureCounter implements FailureCounter {
       taken.count -= 1;
       if (taken.count <= 0) this.windows.delete(key);
     };
-    return Promise.resolve({ granted: true, resetsInMs, release });
+    return Promise.resolve({ granted: true, resetsInMs, remaining, release });
   }
 
   close(): Promise<void> {

@@ -15,9 +15,9 @@ if ttl < 0 then
 end
 if count > tonumber(ARGV[2]) then
   redis.call('DECR', KEYS[1])
-  return {0, ttl}
+  return {0, ttl, 0}
 end
-return {1, ttl}
+return {1, ttl, tonumber(ARGV[2]) - count}
 `;
 
 /** A window that closed meanwhile is not recreated. */
@@ -28,7 +28,7 @@ return 1
 `;
 
 interface ScriptedRedis extends Redis {
-  gatehouseReserveSlot(key: string, windowMs: number, limit: number): Promise<[number, number]>;
+  gatehouseReserveSlot(key: string, windowMs: number, limit: number): Promise<[number, number, number]>;
   gatehouseReleaseSlot(key: string): Promise<number>;
 }
 
@@ -74,13 +74,16 @@ export class RedisFailureCounter implements FailureCounter {
   async reserve(key: string, limit: number, windowMs: number): Promise<FailureSlot> {
     let granted: number;
     let ttl: number;
+    let remaining: number;
     try {
-      [granted, ttl] = await this.redis.gatehouseReserveSlot(this.prefix + key, windowMs, limit);
+      [granted, ttl, remaining] = await this.redis.gatehouseReserveSlot(this.prefix + key, windowMs, limit);
     } catch (error) {
       this.degrade(error as Error);
       return this.fallback.reserve(key, limit, windowMs);
     }
-    if (Number(granted) !== 1) return { granted: false, resetsInMs: Number(ttl), release: () => undefined };
+    if (Number(granted) !== 1) {
+      return { granted: false, resetsInMs: Number(ttl), remaining: 0, release: () => undefined };
+    }
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -88,7 +91,7 @@ export class RedisFailureCounter implements FailureCounter {
       // If Redis is gone by now the slot stays counted until its window closes: one failure too many, never too few.
       this.redis.gatehouseReleaseSlot(this.prefix + key).catch((error: Error) => this.degrade(error));
     };
-    return { granted: true, resetsInMs: Number(ttl), release };
+    return { granted: true, resetsInMs: Number(ttl), remaining: Number(remaining), release };
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ import { DatabaseConfig, parseDatabase } from './sections/database';
 import { parseMonitoringApiBaseUrl } from './sections/integrations';
 import { NetworkSettings, parseIssuer, parseMetrics, parseNetwork, parsePublicBaseUrl } from './sections/network';
 import { parseSecrets } from './sections/secrets';
+import { parseWebhooks, WebhookSettings } from './sections/webhooks';
 
 /**
  * Typed configuration, read once from the environment and validated before anything starts (docs/operations.md); every
@@ -42,6 +43,8 @@ export interface AppConfiguration {
   forwardAuthCacheSeconds: number;
   /** The revocation feed (docs/revocation-feed.md, docs/adr/0031-revocation-feed-in-production.md). */
   ssf: { pollWaitSeconds: number; eventRetentionDays: number; streamIdleSeconds: number; maxWaitingPolls: number };
+  /** Signed webhooks (docs/webhooks.md). */
+  webhooks: WebhookSettings;
   integrations: {
     encryptionKey: string | undefined;
     encryptionKeyId: string;
@@ -131,6 +134,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
       streamIdleSeconds: r.int('SSF_STREAM_IDLE_SECONDS', 3600, 60, 7 * 24 * 3600),
       maxWaitingPolls: r.int('SSF_MAX_WAITING_POLLS', 16, 1, 10000),
     },
+    webhooks: parseWebhooks(r),
     redisUrl: network.redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,
     rateLimit: {

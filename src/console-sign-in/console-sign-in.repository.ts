@@ -11,6 +11,8 @@ export interface NewSignInLink {
   userId: string;
   createdAt: Date;
   expiresAt: Date;
+  /** What its `console.signed_in` records as the reason: null for an admin's link, `sso:<issuer id>` for single sign-on. */
+  signInReason: string | null;
 }
 
 /** Why a code could not be used, when it matched a stored link. */
@@ -20,6 +22,7 @@ export type UnusableLink = 'used' | 'expired';
 export interface ConsumedLink {
   organizationId: string;
   userId: string;
+  signInReason: string | null;
 }
 
 /** Every query on console_sign_in_links. */
@@ -33,6 +36,7 @@ export class ConsoleSignInRepository {
     userId: string;
     createdAt: string;
     expiresAt: string;
+    signInReason: string | null;
   }>;
   private readonly consumeLink: Statement<{ codeHash: string; now: string }>;
   private readonly linkState: Statement<{ codeHash: string }>;
@@ -42,15 +46,16 @@ export class ConsoleSignInRepository {
     const db = Dialect.of(dataSource);
     this.db = db;
     this.insertLink = db.prepare(sql`INSERT INTO console_sign_in_links
-      (id, code_hash, organization_id, user_id, created_at, expires_at, used_at)
+      (id, code_hash, organization_id, user_id, created_at, expires_at, used_at, sign_in_reason)
       VALUES (${param('id')}, ${param('codeHash')}, ${param('organizationId')}, ${param('userId')},
-        ${param('createdAt')}, ${param('expiresAt')}, NULL)`);
+        ${param('createdAt')}, ${param('expiresAt')}, NULL, ${param('signInReason')})`);
     // One statement decides: of two requests with the same code, on any instance, one gets the row.
     this.consumeLink = db.prepare(sql`UPDATE console_sign_in_links SET used_at = ${param('now')}
       WHERE code_hash = ${param('codeHash')} AND used_at IS NULL AND expires_at > ${param('now')}
-      RETURNING organization_id, user_id`);
+      RETURNING organization_id, user_id, sign_in_reason`);
     this.linkState = db.prepare(
-      sql`SELECT used_at, organization_id, user_id FROM console_sign_in_links WHERE code_hash = ${param('codeHash')}`,
+      sql`SELECT used_at, organization_id, user_id, sign_in_reason FROM console_sign_in_links
+        WHERE code_hash = ${param('codeHash')}`,
     );
     this.prune = db.prepare(sql`DELETE FROM console_sign_in_links WHERE expires_at < ${param('before')}`);
   }
@@ -63,22 +68,26 @@ export class ConsoleSignInRepository {
       userId: link.userId,
       createdAt: link.createdAt.toISOString(),
       expiresAt: link.expiresAt.toISOString(),
+      signInReason: link.signInReason,
     });
   }
 
   /** Marks the link used and returns whom it signs in; null when no unused, unexpired link has that hash. */
   async consume(codeHash: string, now: Date): Promise<ConsumedLink | null> {
-    const rows = await this.db.rows<{ organization_id: string; user_id: string }, { codeHash: string; now: string }>(
-      this.consumeLink,
-      { codeHash, now: now.toISOString() },
-    );
-    return rows[0] === undefined ? null : { organizationId: rows[0].organization_id, userId: rows[0].user_id };
+    const rows = await this.db.rows<
+      { organization_id: string; user_id: string; sign_in_reason: string | null },
+      { codeHash: string; now: string }
+    >(this.consumeLink, { codeHash, now: now.toISOString() });
+    const row = rows[0];
+    return row === undefined
+      ? null
+      : { organizationId: row.organization_id, userId: row.user_id, signInReason: row.sign_in_reason };
   }
 
   /** After a failed consume: whether the link was used or has expired; null when there is no such link. */
   async unusableReason(codeHash: string): Promise<(ConsumedLink & { reason: UnusableLink }) | null> {
     const rows = await this.db.rows<
-      { used_at: Date | string | null; organization_id: string; user_id: string },
+      { used_at: Date | string | null; organization_id: string; user_id: string; sign_in_reason: string | null },
       { codeHash: string }
     >(this.linkState, { codeHash });
     const row = rows[0];
@@ -87,6 +96,7 @@ export class ConsoleSignInRepository {
       reason: row.used_at === null ? 'expired' : 'used',
       organizationId: row.organization_id,
       userId: row.user_id,
+      signInReason: row.sign_in_reason,
     };
   }
 

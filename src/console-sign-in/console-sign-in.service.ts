@@ -84,15 +84,29 @@ export class ConsoleSignInService {
     if ((await this.identity.access(organization.id, user.id)) === null) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `${user.email} is not a member of ${organization.name}`);
     }
+    return this.issueLink(organization.id, user.id, null, now);
+  }
+
+  /**
+   * A new link for a member already found, whose `console.signed_in` records `signInReason` (console single sign-on
+   * hands its person over to the console this way, src/console-sign-in/sso/).
+   */
+  async issueLink(
+    organizationId: string,
+    userId: string,
+    signInReason: string | null,
+    now = new Date(),
+  ): Promise<SignInLink> {
     const code = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + SIGN_IN_LINK_SECONDS * 1000);
     await this.links.pruneExpired(new Date(now.getTime() - KEEP_EXPIRED_MS));
     await this.links.insert({
       codeHash: hashCode(code),
-      organizationId: organization.id,
-      userId: user.id,
+      organizationId,
+      userId,
       createdAt: now,
       expiresAt,
+      signInReason,
     });
     return { url: `${this.publicBaseUrl}/console/sign-in#code=${code}`, expiresAt, expiresIn: SIGN_IN_LINK_SECONDS };
   }
@@ -140,7 +154,7 @@ export class ConsoleSignInService {
    * organization: its refusal is counted by the failure limit and the access log only).
    */
   private recordSignIn(
-    link: { organizationId: string; userId: string },
+    link: { organizationId: string; userId: string; signInReason: string | null },
     reason: string | null,
     request?: RequestContext,
   ) {
@@ -150,7 +164,8 @@ export class ConsoleSignInService {
       actorUserId: reason === null ? link.userId : null,
       targetType: 'user',
       targetId: link.userId,
-      reason,
+      // A sign-in's reason is how the person was authenticated (`sso:<issuer id>`; null: an admin's link).
+      reason: reason ?? link.signInReason,
       request,
     });
   }

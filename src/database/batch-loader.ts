@@ -21,3 +21,21 @@ export function batchedById<Row extends { id: string }>(
   );
   return (id) => (ANY_CASE_UUID.test(id) ? loader.load(id.toLowerCase()) : Promise.resolve(undefined));
 }
+
+/**
+ * Look-ups by any text key (an issuer URL, a subject), batched per event-loop turn like {@link batchedById}: `load` gets
+ * the distinct keys of the turn and answers with what each has (a key it leaves out gets `missing`).
+ */
+export function batchedByKey<Value>(
+  load: (keys: string[]) => Promise<Map<string, Value>>,
+  missing: Value,
+): (key: string) => Promise<Value> {
+  const loader = new DataLoader<string, Value>(
+    async (keys) => {
+      const found = await load([...new Set(keys)]);
+      return keys.map((key) => found.get(key) ?? missing);
+    },
+    { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (callback) => setImmediate(callback) },
+  );
+  return (key) => loader.load(key);
+}

@@ -29,9 +29,17 @@ import { ResourceServers1765000000000 } from './migrations/1765000000000-resourc
 import { SsfEvents1765100000000 } from './migrations/1765100000000-ssf-events';
 import { SsfStreams1765200000000 } from './migrations/1765200000000-ssf-streams';
 import { AuditPreviousKeyExpiry1765120000000 } from './migrations/1765120000000-audit-previous-key-expiry';
+import { TrustedIssuers1765310000000 } from './migrations/1765310000000-trusted-issuers';
+import { TrustedIssuer } from '../federation/trusted-issuer.entity';
 import { ResourceServer } from '../resource-servers/resource-server.entity';
 import { SsfDelivery, SsfEvent } from '../ssf/ssf-event.entity';
 import { SsfStream } from '../ssf/ssf-stream.entity';
+import { Webhook, WebhookDelivery, WebhookEvent } from '../webhooks/webhook.entity';
+import { Webhooks1765400000000 } from './migrations/1765400000000-webhooks';
+import { ConsoleSingleSignOn1765530000000 } from './migrations/1765530000000-console-single-sign-on';
+import { WorkloadIdentity } from '../workload-identities/workload-identity.entity';
+import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-workload-identities';
+import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-policies';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -46,6 +54,11 @@ export const ENTITIES = [
   SsfEvent,
   SsfDelivery,
   SsfStream,
+  TrustedIssuer,
+  Webhook,
+  WebhookEvent,
+  WebhookDelivery,
+  WorkloadIdentity,
 ];
 export const MIGRATIONS = [
   CoreSchema1763700000000,
@@ -68,6 +81,11 @@ export const MIGRATIONS = [
   SsfEvents1765100000000,
   AuditPreviousKeyExpiry1765120000000,
   SsfStreams1765200000000,
+  TrustedIssuers1765310000000,
+  Webhooks1765400000000,
+  WorkloadIdentities1765520000000,
+  ConsoleSingleSignOn1765530000000,
+  ApiKeyPolicies1765600000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -162,6 +162,13 @@ export class Dialect {
       : sql`${raw(column)} IN (SELECT value FROM json_each(${new Param(name, (ids) => JSON.stringify(ids))}))`;
   }
 
+  /** `column` is one of the strings in the array argument `name` (as `idIn`, for text that is not an id). */
+  textIn(column: string, name: string): Sql {
+    return this.postgres
+      ? sql`${raw(column)} = ANY(${param(name)}::text[])`
+      : sql`${raw(column)} IN (SELECT value FROM json_each(${new Param(name, (texts) => JSON.stringify(texts))}))`;
+  }
+
   /** A FROM item `alias(columns)` over the array argument `name` of objects keyed by the column names. */
   jsonRecords(name: string, alias: string, columns: readonly RecordColumn[]): Sql {
     const json = new Param(name, (records) => JSON.stringify(records));

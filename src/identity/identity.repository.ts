@@ -30,6 +30,7 @@ interface OrganizationRow {
   name: string;
   access_token_lifetime: number;
   max_key_lifetime_days: number | null;
+  require_key_allowlist: number | string | boolean;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -49,7 +50,8 @@ interface MembershipRow {
   sessions_valid_after: Date | string | null;
 }
 
-const ORGANIZATION_COLUMNS = 'id, name, access_token_lifetime, max_key_lifetime_days, created_at, updated_at';
+const ORGANIZATION_COLUMNS =
+  'id, name, access_token_lifetime, max_key_lifetime_days, require_key_allowlist, created_at, updated_at';
 const USER_COLUMNS = 'id, email, created_at';
 const MEMBERSHIP_COLUMNS = 'organization_id, user_id, role, created_at, updated_at, sessions_valid_after';
 
@@ -57,6 +59,7 @@ const MEMBERSHIP_COLUMNS = 'organization_id, user_id, role, created_at, updated_
 const SETTING_COLUMNS: { [setting in keyof Required<OrganizationSettings>]: string } = {
   accessTokenLifetime: 'access_token_lifetime',
   maxKeyLifetimeDays: 'max_key_lifetime_days',
+  requireKeyAllowlist: 'require_key_allowlist',
 };
 
 function toOrganization(row: OrganizationRow): Organization {
@@ -65,6 +68,8 @@ function toOrganization(row: OrganizationRow): Organization {
     name: row.name,
     accessTokenLifetime: row.access_token_lifetime,
     maxKeyLifetimeDays: row.max_key_lifetime_days,
+    // 0 or 1 as stored (an integer on both databases, which bind no boolean alike).
+    requireKeyAllowlist: Number(row.require_key_allowlist) === 1,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   });
@@ -212,8 +217,9 @@ export class IdentityRepository {
     const args: Record<string, unknown> = { organizationId, now: now.toISOString() };
     const changes = [sql`updated_at = ${param('now')}`];
     for (const [setting, column] of Object.entries(SETTING_COLUMNS) as Array<[keyof OrganizationSettings, string]>) {
-      if (settings[setting] === undefined) continue;
-      args[setting] = settings[setting];
+      const value = settings[setting];
+      if (value === undefined) continue;
+      args[setting] = typeof value === 'boolean' ? Number(value) : value;
       changes.push(sql`${raw(column)} = ${param(setting)}`);
     }
     // Which settings change decides the text: prepared per call, as an audit page is.

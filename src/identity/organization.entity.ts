@@ -23,6 +23,10 @@ export class Organization {
   @Column({ name: 'max_key_lifetime_days', type: 'integer', nullable: true })
   maxKeyLifetimeDays: number | null;
 
+  /** Whether keys created from now on must carry an allowlist without a /0 (docs/api.md#allowlists-and-rate-limits). */
+  @Column({ name: 'require_key_allowlist', type: 'integer', transformer: { to: Number, from: Boolean } })
+  requireKeyAllowlist: boolean;
+
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
 
@@ -31,4 +35,6 @@ export class Organization {
 }
 
 /** The settings an organization's admins may change (docs/api.md#organization-settings); absent: unchanged. */
-export type OrganizationSettings = Partial<Pick<Organization, 'accessTokenLifetime' | 'maxKeyLifetimeDays'>>;
+export type OrganizationSettings = Partial<
+  Pick<Organization, 'accessTokenLifetime' | 'maxKeyLifetimeDays' | 'requireKeyAllowlist'>
+>;

@@ -18,4 +18,11 @@ export interface Principal {
   apiKeyId?: string;
   /** That key's expiry (ms), null when it has none: a key it creates may not outlive it. */
   apiKeyExpiresAtMs?: number | null;
+  /**
+   * That key's client-address allowlist as stored (normalized CIDRs, comma-separated), read with the key; null: any
+   * address (docs/api.md#allowlists-and-rate-limits).
+   */
+  apiKeyAllowedCidrs?: string | null;
+  /** That key's rate limit, read with the key; null: none. Counted where Gatehouse sees each request (forward auth). */
+  apiKeyRateLimit?: { requests: number; windowSeconds: number } | null;
 }

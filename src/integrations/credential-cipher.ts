@@ -23,9 +23,11 @@ export class CredentialDecryptionError extends Error {
 export class CredentialCipher {
   private readonly keys = new Map<string, Buffer>();
 
+  /** `table` names what the sealed values belong to, in each value's associated data (webhooks seal their secrets too). */
   constructor(
     private readonly current: CipherKey,
     previous: readonly CipherKey[] = [],
+    private readonly table = 'notification_integrations',
   ) {
     for (const { id, key } of [...previous, current]) {
       const bytes = Buffer.from(key, 'base64');
@@ -38,7 +40,7 @@ export class CredentialCipher {
   encrypt(plaintext: string, recordId: string, field: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.current.id)!, iv, { authTagLength: TAG_BYTES });
-    cipher.setAAD(associatedData(recordId, field));
+    cipher.setAAD(associatedData(this.table, recordId, field));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return [VERSION, this.current.id, b64(iv), b64(ciphertext), b64(cipher.getAuthTag())].join(':');
   }
@@ -54,7 +56,7 @@ export class CredentialCipher {
     if (tagBytes.length !== TAG_BYTES || ivBytes.length !== IV_BYTES) throw new CredentialDecryptionError('malformed');
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, ivBytes, { authTagLength: TAG_BYTES });
-      decipher.setAAD(associatedData(recordId, field));
+      decipher.setAAD(associatedData(this.table, recordId, field));
       decipher.setAuthTag(tagBytes);
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
     } catch {
@@ -69,8 +71,8 @@ export class CredentialCipher {
   }
 }
 
-function associatedData(recordId: string, field: string): Buffer {
-  return Buffer.from(`gatehouse/notification_integrations/${recordId}/${field}`, 'utf8');
+function associatedData(table: string, recordId: string, field: string): Buffer {
+  return Buffer.from(`gatehouse/${table}/${recordId}/${field}`, 'utf8');
 }
 
 function b64(bytes: Buffer): string {

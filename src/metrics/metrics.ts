@@ -12,7 +12,11 @@ export type RateLimiter =
   /** POST /v1/api-keys/exposed: reports per client network per hour (docs/api.md#post-v1api-keysexposed). */
   | 'exposed_reports'
   /** POST /v1/console/sessions: failed sign-ins per client network per minute (docs/console.md#sign-in). */
-  | 'console_sign_in_failures';
+  | 'console_sign_in_failures'
+  /** GET /v1/console/sso: single sign-ons started per client network per minute (docs/console.md#single-sign-on). */
+  | 'console_sso_starts'
+  /** An API key's own rate limit, at the exchange and forward auth (docs/api.md#allowlists-and-rate-limits). */
+  | 'key_requests';
 
 const RATE_LIMITERS: readonly RateLimiter[] = [
   'token_failures',
@@ -20,6 +24,8 @@ const RATE_LIMITERS: readonly RateLimiter[] = [
   'validations_concurrent',
   'exposed_reports',
   'console_sign_in_failures',
+  'console_sso_starts',
+  'key_requests',
 ];
 
 /** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */

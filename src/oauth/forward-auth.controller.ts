@@ -45,11 +45,24 @@ export class ForwardAuthController {
     type: String,
     description: 'Required permissions, separated by spaces or commas',
   })
-  @ApiResponse({ status: 200, description: 'Allowed: empty body, X-Gatehouse-* headers' })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAVAILABLE)
+  @ApiResponse({
+    status: 200,
+    description: 'Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key)',
+  })
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.UNAUTHENTICATED,
+    ErrorCode.PERMISSION_DENIED,
+    ErrorCode.RESOURCE_EXHAUSTED,
+    ErrorCode.UNAVAILABLE,
+  )
   check(@Caller() principal: Principal, @Res() response: Response): void {
-    // Never cached past the key's expiry (a rotation's grace end).
-    const seconds = cacheSeconds(this.maxCacheSeconds, principal.apiKeyExpiresAtMs, Date.now());
+    // Never cached past the key's expiry (a rotation's grace end); never at all for a key with an allowlist (the answer
+    // holds for one client address) or a rate limit (each request must be counted here).
+    const seconds =
+      principal.apiKeyAllowedCidrs != null || principal.apiKeyRateLimit != null
+        ? 0
+        : cacheSeconds(this.maxCacheSeconds, principal.apiKeyExpiresAtMs, Date.now());
     // nginx's proxy_cache never stores a `private` answer, unless X-Accel-Expires comes before Cache-Control: nginx
     // reads the headers in order, and once it has X-Accel-Expires it skips Cache-Control (docs/resource-servers.md).
     // The refusal's Cache-Control, set before routing, is removed so that the allowed one is written after it.

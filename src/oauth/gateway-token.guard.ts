@@ -1,9 +1,12 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { bearerToken } from '../auth/bearer-auth.guard';
+import { KeyRequestLimiter } from '../auth/key-request-limiter';
 import { PrincipalService } from '../auth/principal.service';
 import { TokenService, VerifiedToken } from '../auth/token.service';
-import { AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
+import { allowList } from '../common/cidr';
+import { clientAddress } from '../common/client-address';
+import { addressNotAllowed, AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
 import { BEARER_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
@@ -85,6 +88,7 @@ export class GatewayTokenGuard implements CanActivate {
     private readonly principals: PrincipalService,
     private readonly resourceServers: ResourceServersService,
     tokens: TokenService,
+    private readonly keyRequests: KeyRequestLimiter,
   ) {
     this.defaultAudience = tokens.audience;
   }
@@ -106,6 +110,20 @@ export class GatewayTokenGuard implements CanActivate {
         : await this.refuseOtherAudience(verified, audience);
     if (found === null) throw unauthorized('invalid_token');
     const { principal } = found;
+    // The key's own policies (docs/resource-servers.md#allowlists-and-rate-limits): the address the gateway forwards
+    // (TRUST_PROXY), then one request of the key counted, its RateLimit fields on every answer that follows.
+    if (
+      principal.apiKeyAllowedCidrs != null &&
+      !allowList(principal.apiKeyAllowedCidrs).allows(clientAddress(request))
+    ) {
+      throw addressNotAllowed();
+    }
+    if (principal.apiKeyRateLimit != null) {
+      const fields = await this.keyRequests.take(principal.apiKeyId!, principal.apiKeyRateLimit);
+      const response = context.switchToHttp().getResponse<Response>();
+      response.setHeader('RateLimit-Policy', fields['RateLimit-Policy']);
+      response.setHeader('RateLimit', fields.RateLimit);
+    }
     if (!required.every((permission) => maskGrants(principal.permissions, permission))) {
       throw insufficientScope(required);
     }

@@ -3,6 +3,8 @@ import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { ApiOAuthErrors } from '../common/openapi';
 import { PrincipalService } from '../auth/principal.service';
 import { Form, FormParameters } from '../common/client-credentials';
+import { allowList } from '../common/cidr';
+import { isClientAddress } from '../common/client-address';
 import { AppError, ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import { scopeString } from '../identity/roles';
@@ -26,6 +28,8 @@ export type IntrospectionResponse =
       iat: number;
       jti: string;
       token_type: 'Bearer';
+      /** The key's allowlist, when it has one: a caller that sent no client_ip checks it itself. */
+      allowed_cidrs?: string[];
     };
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
@@ -54,6 +58,12 @@ export class IntrospectionController {
       properties: {
         token: { type: 'string', description: 'The access token' },
         token_type_hint: { type: 'string', description: 'Accepted and ignored: Gatehouse has one kind of token here' },
+        client_ip: {
+          type: 'string',
+          description:
+            "The address the token's request came from (IPv4 or IPv6): a token of a key with an allowlist is active " +
+            'only for an address inside it',
+        },
         client_id: {
           type: 'string',
           description: "The resource server's client_id (client_secret_post; or HTTP Basic)",
@@ -75,10 +85,17 @@ export class IntrospectionController {
     @Form() form: FormParameters,
   ): Promise<IntrospectionResponse> {
     if (form.token === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'token is required');
+    const clientIp = form.client_ip;
+    if (clientIp !== undefined && !isClientAddress(clientIp)) {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_ip is not an IP address');
+    }
     const found = await this.principals.forResourceServer(form.token, server.audience);
     if (found === null) return INACTIVE;
     const { principal, claims } = found;
-    return {
+    // The key's allowlist, read with the key (docs/resource-servers.md#allowlists-and-rate-limits).
+    const allowed = principal.apiKeyAllowedCidrs;
+    if (allowed != null && clientIp !== undefined && !allowList(allowed).allows(clientIp)) return INACTIVE;
+    const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
       scope: scopeString(principal.permissions),
       client_id: principal.apiKeyId!,
@@ -91,5 +108,7 @@ export class IntrospectionController {
       jti: claims.jti,
       token_type: 'Bearer',
     };
+    if (allowed != null) answer.allowed_cidrs = allowed.split(',');
+    return answer;
   }
 }

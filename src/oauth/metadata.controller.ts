@@ -1,3 +1,4 @@
+import { TOKEN_EXCHANGE_GRANT } from './oauth-grant.guard';
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InjectConfig } from '../config/config.module';
@@ -33,7 +34,7 @@ export class MetadataController {
       jwks_uri: `${base}${JWKS_PATH}`,
       token_endpoint: `${base}/oauth/token`,
       token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: ['client_credentials', TOKEN_EXCHANGE_GRANT],
       introspection_endpoint: `${base}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: [...PERMISSIONS],

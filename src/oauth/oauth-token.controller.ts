@@ -2,13 +2,13 @@ import { Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiOAuthErrors } from '../common/openapi';
 import { ScopeConstraint } from '../auth/dto/token-request.dto';
-import { AccessTokenResponse } from '../auth/dto/access-token.response';
+import { SubjectTokenExchangeService, TokenTypes } from '../auth/subject-token-exchange.service';
 import { TokenExchangeService } from '../auth/token-exchange.service';
 import { AppError, ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import { Form, FormParameters } from '../common/client-credentials';
 import { OAuthGrantCaller, OAuthGrantGuard } from './oauth-grant.guard';
-import { OAuthErrorBody } from './openapi';
+import { OAuthErrorBody, OAuthTokenResponse } from './openapi';
 
 const scopeSyntax = new ScopeConstraint();
 
@@ -19,21 +19,34 @@ const scopeSyntax = new ScopeConstraint();
 @ApiTags('OAuth')
 @Controller('oauth/token')
 export class OAuthTokenController {
-  constructor(private readonly exchange: TokenExchangeService) {}
+  constructor(
+    private readonly exchange: TokenExchangeService,
+    private readonly subjectTokens: SubjectTokenExchangeService,
+  ) {}
 
   @Post()
   @Authenticated(OAuthGrantGuard)
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  @ApiOperation({ summary: 'Client-credentials grant: an access token for an API key (RFC 6749 section 4.4)' })
+  @ApiOperation({
+    summary:
+      'Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): ' +
+      "a workload's JWT or a person's ID token from a trusted issuer",
+  })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({
     schema: {
       type: 'object',
       required: ['grant_type'],
       properties: {
-        grant_type: { type: 'string', enum: ['client_credentials'] },
+        grant_type: { type: 'string', enum: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] },
+        subject_token: { type: 'string', description: "Token exchange: the workload's JWT or the person's ID token" },
+        subject_token_type: {
+          type: 'string',
+          enum: ['urn:ietf:params:oauth:token-type:jwt', 'urn:ietf:params:oauth:token-type:id_token'],
+        },
+        requested_token_type: { type: 'string', description: 'Token exchange: optional, what the subject gets' },
         client_id: { type: 'string', description: 'The API key id (client_secret_post; or HTTP Basic)' },
         client_secret: { type: 'string', description: 'The whole API key (client_secret_post; or HTTP Basic)' },
         scope: { type: 'string', description: "Permission names separated by spaces, among the key's scopes" },
@@ -41,18 +54,35 @@ export class OAuthTokenController {
       },
     },
   })
-  @ApiOkResponse({ type: AccessTokenResponse })
+  @ApiOkResponse({ type: OAuthTokenResponse })
   @ApiOAuthErrors(OAuthErrorBody, {
-    [ErrorCode.INVALID_ARGUMENT]: 'invalid_request, unsupported_grant_type, invalid_scope, invalid_target',
+    [ErrorCode.INVALID_ARGUMENT]:
+      'invalid_request, unsupported_grant_type, invalid_grant (a subject token not accepted), invalid_scope, invalid_target',
     [ErrorCode.UNAUTHENTICATED]: 'invalid_client',
+    [ErrorCode.PERMISSION_DENIED]: "unauthorized_client (the key's allowlist does not have the client's address)",
     [ErrorCode.RESOURCE_EXHAUSTED]: 'temporarily_unavailable (failure limit)',
+    [ErrorCode.UNAVAILABLE]: "temporarily_unavailable (the subject token's identity provider cannot be reached)",
   })
-  async token(@Caller() caller: OAuthGrantCaller, @Form() form: FormParameters): Promise<AccessTokenResponse> {
+  async token(@Caller() caller: OAuthGrantCaller, @Form() form: FormParameters): Promise<OAuthTokenResponse> {
+    if (caller.grant === 'token_exchange' && caller.subject === 'person') {
+      const session = await this.subjectTokens.session(caller.member);
+      return {
+        access_token: session.token,
+        issued_token_type: TokenTypes.jwt,
+        token_type: 'Bearer',
+        expires_in: session.lifetimeSeconds,
+      };
+    }
     if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct permission names separated by spaces', {
         oauth: { error: 'invalid_scope' },
       });
     }
-    return this.exchange.grant(caller.exchange, { scope: form.scope, resource: form.resource }, caller.client);
+    const granted = await this.exchange.grant(
+      caller.exchange,
+      { scope: form.scope, resource: form.resource },
+      caller.client,
+    );
+    return caller.grant === 'token_exchange' ? { ...granted, issued_token_type: TokenTypes.accessToken } : granted;
   }
 }

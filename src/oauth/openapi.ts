@@ -19,3 +19,29 @@ export class OAuthErrorBody {
   @ApiPropertyOptional({ example: 'invalid api key credentials' })
   error_description?: string;
 }
+
+/** POST /oauth/token's answer (RFC 6749 section 5.1; RFC 8693 section 2.2.1 for the token exchange). */
+export class OAuthTokenResponse {
+  @ApiProperty({
+    description: "An access token (JWT, `typ: at+jwt`); for a person's ID token exchanged, a session token (JWT)",
+  })
+  access_token: string;
+
+  @ApiPropertyOptional({
+    description: 'Token exchange only: `urn:ietf:params:oauth:token-type:access_token`, or `…:jwt` for a session token',
+    enum: ['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:jwt'],
+  })
+  issued_token_type?: string;
+
+  @ApiProperty({ enum: ['Bearer'] })
+  token_type: 'Bearer';
+
+  @ApiProperty({ type: 'integer', description: 'Lifetime in seconds' })
+  expires_in: number;
+
+  @ApiPropertyOptional({
+    description: 'The granted permissions, space-separated (access tokens; a session token has its role)',
+    example: 'api_keys:read integrations:read',
+  })
+  scope?: string;
+}

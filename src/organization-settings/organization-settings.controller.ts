@@ -38,7 +38,11 @@ export class OrganizationSettingsController {
   ): Promise<OrganizationResponse> {
     const organization = await this.settings.update(
       principal.organizationId,
-      { accessTokenLifetime: body.access_token_lifetime, maxKeyLifetimeDays: body.max_key_lifetime_days },
+      {
+        accessTokenLifetime: body.access_token_lifetime,
+        maxKeyLifetimeDays: body.max_key_lifetime_days,
+        requireKeyAllowlist: body.require_key_allowlist,
+      },
       { userId: principal.userId, apiKeyId: principal.apiKeyId },
       request,
     );

@@ -11,9 +11,9 @@ import { SsfRepository } from './ssf.repository';
 import { WakeSignal } from './wake-signal';
 
 /**
- * The outbox: every audit entry that revokes a key, ends it at a rotation's grace, or changes what a member may do
- * becomes a CAEP event in the same transaction, whichever path made it (owner, admin, member removal, exposed report,
- * CLI), so no revocation commits without its event (docs/revocation-feed.md#events).
+ * The outbox: every audit entry that revokes a key or a workload identity, ends a key at a rotation's grace, or changes
+ * what a member may do becomes a CAEP event in the same transaction, whichever path made it (owner, admin, member
+ * removal, exposed report, CLI), so no revocation commits without its event (docs/revocation-feed.md#events).
  */
 @Injectable()
 export class SsfOutbox implements AuditObserver {
@@ -54,15 +54,20 @@ export class SsfOutbox implements AuditObserver {
         payload: JSON.stringify(payload),
         occurredAt: entry.occurredAt,
       });
-    // CAEP credential-change of one API key: a revocation, or a rotation's new expiry (below).
-    const keyChange = (keyId: string, change: Record<string, unknown>): SsfEvent =>
+    // CAEP credential-change of one API key (a revocation, or a rotation's new expiry, below) or one workload identity
+    // (a revocation): verifiers refuse the tokens whose client_id is its id (docs/adr/0038-workload-identities.md).
+    const credentialChange = (type: string, id: string, change: Record<string, unknown>): SsfEvent =>
       event(
         CREDENTIAL_CHANGE,
-        { format: 'opaque', id: keyId },
-        { credential_type: 'api_key', ...change, event_timestamp: eventTimestamp },
+        { format: 'opaque', id },
+        { credential_type: type, ...change, event_timestamp: eventTimestamp },
       );
-    if (entry.action === 'api_key.revoked' && entry.targetId !== null) {
-      return [keyChange(entry.targetId, { change_type: 'revoke', reason_admin: { en: entry.reason ?? 'revoked' } })];
+    const keyChange = (keyId: string, change: Record<string, unknown>): SsfEvent =>
+      credentialChange('api_key', keyId, change);
+    const revocation = { change_type: 'revoke', reason_admin: { en: entry.reason ?? 'revoked' } };
+    if (entry.action === 'api_key.revoked' && entry.targetId !== null) return [keyChange(entry.targetId, revocation)];
+    if (entry.action === 'workload_identity.revoked' && entry.targetId !== null) {
+      return [credentialChange('workload_identity', entry.targetId, revocation)];
     }
     // A rotation's grace: tokens minted before it carry a later `exp` than the old key's new expiry, so verifiers learn
     // that expiry here (seconds, rounded down like a token's `exp`; docs/adr/0031-revocation-feed-in-production.md).

@@ -56,6 +56,8 @@ describe('/v1/user-api-keys', () => {
           last_used_ip: null,
           last_used_user_agent: null,
           replaced_by: null,
+          allowed_cidrs: null,
+          rate_limit: null,
           value: expect.stringMatching(KEY_VALUE),
         },
         opaque_key: key.value,

@@ -42,11 +42,17 @@ const DECLARED: Record<string, string> = {
   'POST /v1/console/sessions': 'SignInLinkGuard',
   // Sign-out: the member in person, never an API key's access token (docs/api.md#delete-v1consolesessionscurrent)
   'DELETE /v1/console/sessions/current': 'bearer, any member, session token only',
+  // Console single sign-on (docs/api.md#get-v1consolesso): the start takes no credential; the identity provider's
+  // redirect back carries its code and state, with the browser's binding cookie
+  'GET /v1/console/sso': 'public',
+  'GET /v1/console/sso/callback': 'SsoCallbackGuard',
   // User API keys (docs/api.md)
   'POST /v1/user-api-keys': 'bearer + api_keys:create',
   'GET /v1/user-api-keys': 'bearer + api_keys:read',
   'GET /v1/user-api-keys/{id}': 'bearer + api_keys:read',
   'DELETE /v1/user-api-keys/{id}': 'bearer + api_keys:revoke',
+  // Changing a key's label, allowlist or rate limit loosens or tightens what it may do: who may create keys
+  'PATCH /v1/user-api-keys/{id}': 'bearer + api_keys:create',
   // Rotation creates a key and may revoke the old one at once (grace 0): it needs both permissions
   'POST /v1/user-api-keys/{id}/rotate': 'bearer + api_keys:create + api_keys:revoke',
   // Organization key management (docs/api.md#organization-key-management): every member's keys, for admins
@@ -66,6 +72,21 @@ const DECLARED: Record<string, string> = {
   'GET /v1/notification-integrations/{id}': 'bearer + integrations:read',
   'PATCH /v1/notification-integrations/{id}': 'bearer + integrations:write',
   'DELETE /v1/notification-integrations/{id}': 'bearer + integrations:write',
+  // Signed webhooks (docs/webhooks.md#managing-endpoints): the organization's endpoints, for the admins of its keys
+  'POST /v1/organization/webhooks': 'bearer + api_keys:manage',
+  'GET /v1/organization/webhooks': 'bearer + api_keys:manage',
+  'DELETE /v1/organization/webhooks/{id}': 'bearer + api_keys:manage',
+  'GET /v1/organization/webhooks/{id}/deliveries': 'bearer + api_keys:manage',
+  'POST /v1/organization/webhooks/{id}/test': 'bearer + api_keys:manage',
+  // Workload identities (docs/workload-identities.md): keys without secrets, the same permissions as keys; the issuers
+  // an identity may name are read by whoever may create one
+  'POST /v1/workload-identities': 'bearer + api_keys:create',
+  'GET /v1/workload-identities': 'bearer + api_keys:read',
+  'GET /v1/workload-identities/trusted-issuers': 'bearer + api_keys:create',
+  'GET /v1/workload-identities/{id}': 'bearer + api_keys:read',
+  'DELETE /v1/workload-identities/{id}': 'bearer + api_keys:revoke',
+  'GET /v1/organization/workload-identities': 'bearer + api_keys:manage',
+  'DELETE /v1/organization/workload-identities/{id}': 'bearer + api_keys:manage',
 };
 
 /**

@@ -375,7 +375,9 @@ describe('web console in Chromium', () => {
     await signIn(member.page, MEMBER);
     await textOf(member.page.getByRole('banner').getByTestId('signed-in-as'), `Signed in as ${MEMBER}`);
     const nav = member.page.getByRole('navigation', { name: 'Console' });
-    await until(async () => expect(await nav.getByRole('link').allTextContents()).toEqual(['My keys', 'Integrations']));
+    await until(async () =>
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['My keys', 'Workload identities', 'Integrations']),
+    );
     await member.page.getByRole('link', { name: 'Integrations' }).click();
     await visible(member.page.getByRole('heading', { name: 'Integrations' }));
     await countOf(member.page.getByRole('link', { name: 'New integration' }), 0);
@@ -546,6 +548,7 @@ describe('web console in Chromium', () => {
       'api_key.created',
       'api_key.revoked',
       'api_key.rotated',
+      'api_key.updated',
       'token.exchange_failed',
       'integration.created',
       'integration.updated',
@@ -554,8 +557,16 @@ describe('web console in Chromium', () => {
       'console.signed_in',
       'console.sign_in_refused',
       'console.signed_out',
+      'member.added',
       'member.role_changed',
       'member.removed',
+      'trusted_issuer.added',
+      'trusted_issuer.removed',
+      'webhook.created',
+      'webhook.deleted',
+      'workload_identity.created',
+      'workload_identity.revoked',
+      'workload_identity.exchanged',
     ]);
     await page.getByLabel('Action').selectOption('console.sign_in_refused');
     await page.getByRole('button', { name: 'Apply filters' }).click();

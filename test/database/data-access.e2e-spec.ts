@@ -48,8 +48,21 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
         // An admin's default scopes: api_keys:read 2, audit:read 16, integrations:read 32, integrations:write 64.
         scopes: 2 | 16 | 32 | 64,
         expiresAtMs: null,
+        allowedCidrs: null,
+        rateLimit: null,
       },
       ownerAccess: { role: 'admin', accessTokenLifetime: 1800 },
+    });
+  });
+
+  it("reads a key's allowlist and rate limit in the same query", async () => {
+    const { id } = await t.createKey(admin, 'restricted', {
+      allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'],
+      rate_limit: { requests: 5, window_seconds: 60 },
+    });
+    expect((await keys.findCredential(id))?.key).toMatchObject({
+      allowedCidrs: '10.0.0.0/8,2001:db8::/32',
+      rateLimit: { requests: 5, windowSeconds: 60 },
     });
   });
 

@@ -39,7 +39,7 @@ describe('OAuth interop (oauth4webapi, openid-client, jose)', () => {
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       token_endpoint: `${issuer}/oauth/token`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
       introspection_endpoint: `${issuer}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: [...PERMISSIONS],

@@ -82,7 +82,8 @@ withTool(
   let nginx: RunningNginx;
 
   beforeAll(async () => {
-    ({ t, port: gatehousePort } = await startGatehouse());
+    // nginx sends the client's address in X-Forwarded-For (the documented block), which Gatehouse trusts from it.
+    ({ t, port: gatehousePort } = await startGatehouse({ TRUST_PROXY: 'loopback' }));
     upstream = await startEchoUpstream();
     nginx = await startNginx(documentedConfig(gatehousePort, upstream.port));
   });
@@ -137,5 +138,62 @@ withTool(
     } finally {
       plain.stop();
     }
+  });
+
+  it("passes a rate-limited key's 429 on with Retry-After and the RateLimit fields, and what is left on each 200", async () => {
+    const member = await t.user({ org: 'nginx-rate', role: 'member' });
+    const key = await t.createKey(member, 'limited', { rate_limit: { requests: 3, window_seconds: 60 } });
+    // The exchange is one of the key's three requests: two are left for the gateway.
+    const token = await t.exchange(key.value, { resource: ORDERS });
+    const before = upstream.received.length;
+    const auth: Array<[string, string]> = [['Authorization', `Bearer ${token}`]];
+    const first = await send(nginx.port, '/orders/1', auth);
+    expect(first.status).toBe(200);
+    expect(first.headers['ratelimit-policy']).toBe('"api-key";q=3;w=60');
+    expect(first.headers['ratelimit']).toMatch(/^"api-key";r=1;t=\d+$/);
+    const second = await send(nginx.port, '/orders/2', auth);
+    expect(second.status).toBe(200);
+    expect(second.headers['ratelimit']).toMatch(/^"api-key";r=0;t=\d+$/);
+    // Not answered from nginx's cache: the answers of a rate-limited key say X-Accel-Expires: 0.
+    const refused = await send(nginx.port, '/orders/3', auth);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(refused.headers['ratelimit-policy']).toBe('"api-key";q=3;w=60');
+    expect(refused.headers['ratelimit']).toMatch(/^"api-key";r=0;t=\d+$/);
+    expect(upstream.received.length).toBe(before + 2);
+    // A key without a limit: no such fields.
+    const plain = await t.exchange((await t.createKey(member, 'plain')).value, { resource: ORDERS });
+    const unlimited = await send(nginx.port, '/orders/4', [['Authorization', `Bearer ${plain}`]]);
+    expect(unlimited.status).toBe(200);
+    expect(unlimited.headers['ratelimit']).toBeUndefined();
+    expect(unlimited.headers['retry-after']).toBeUndefined();
+  });
+
+  it('lets a key with an allowlist through from inside it only: the address nginx forwards, not one the client writes', async () => {
+    const member = await t.user({ org: 'nginx-allowlist', role: 'member' });
+    const loopback = await t.createKey(member, 'loopback', { allowed_cidrs: ['127.0.0.0/8', '::1'] });
+    const elsewhere = await t.createKey(member, 'elsewhere', { allowed_cidrs: ['203.0.113.0/24'] });
+    const exchangeFrom = async (value: string, address: string) =>
+      (
+        await t
+          .http()
+          .post('/v1/token')
+          .set('Authorization', `ApiKey ${value}`)
+          .set('X-Forwarded-For', address)
+          .send({ resource: ORDERS })
+          .expect(200)
+      ).body.access_token as string;
+    const inside = await exchangeFrom(loopback.value, '127.0.0.1');
+    const outside = await exchangeFrom(elsewhere.value, '203.0.113.9');
+    const before = upstream.received.length;
+    expect((await send(nginx.port, '/orders/5', [['Authorization', `Bearer ${inside}`]])).status).toBe(200);
+    expect((await send(nginx.port, '/orders/6', [['Authorization', `Bearer ${outside}`]])).status).toBe(403);
+    const spoofed = await send(nginx.port, '/orders/7', [
+      ['Authorization', `Bearer ${outside}`],
+      ['X-Forwarded-For', '203.0.113.9'],
+    ]);
+    expect(spoofed.status).toBe(403);
+    expect(upstream.received.length).toBe(before + 1);
   });
 });

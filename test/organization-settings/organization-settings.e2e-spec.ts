@@ -77,6 +77,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
             name: org.name,
             access_token_lifetime: 1800,
             max_key_lifetime_days: null,
+            require_key_allowlist: false,
           },
         });
       },
@@ -106,6 +107,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
           name: org.name,
           access_token_lifetime: 900,
           max_key_lifetime_days: 90,
+          require_key_allowlist: false,
         },
       };
       expect(response.body).toStrictEqual(expected);
@@ -197,6 +199,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
             name: org.name,
             access_token_lifetime: 1800,
             max_key_lifetime_days: 7,
+            require_key_allowlist: false,
           },
         });
       }
@@ -326,6 +329,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
         name: b.name,
         access_token_lifetime: 700,
         max_key_lifetime_days: 70,
+        require_key_allowlist: false,
       });
       expect(await auditRows(b.admin.organizationId)).toHaveLength(1);
       expect(await auditRows(a.admin.organizationId)).toHaveLength(1);

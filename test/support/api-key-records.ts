@@ -1,5 +1,6 @@
 /** Every field of a key record (docs/api.md#api-key-object), sorted: never `value`, never a hash. */
 export const KEY_RECORD_FIELDS: readonly string[] = [
+  'allowed_cidrs',
   'created_at',
   'expires_at',
   'id',
@@ -8,6 +9,7 @@ export const KEY_RECORD_FIELDS: readonly string[] = [
   'last_used_ip',
   'last_used_user_agent',
   'organization_id',
+  'rate_limit',
   'replaced_by',
   'scopes',
   'status',

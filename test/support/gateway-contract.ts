@@ -1,6 +1,7 @@
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { EchoUpstream, RawHeaders, ReceivedRequest, send } from './gateways';
 import { freePort } from './ports';
+import type { Environment } from '../../src/config/configuration';
 import { createTestApp, TestApp, TestUser } from './test-app';
 
 /**
@@ -31,9 +32,9 @@ export const SPOOFED: RawHeaders = [
   ['X-Gatehouse-Role', 'admin'],
 ];
 
-/** Gatehouse listening on a loopback port, with the two services registered. */
-export async function startGatehouse(): Promise<{ t: TestApp; port: number }> {
-  const t = await createTestApp();
+/** Gatehouse listening on a loopback port, with the two services registered; `env` on top of the test defaults. */
+export async function startGatehouse(env: Environment = {}): Promise<{ t: TestApp; port: number }> {
+  const t = await createTestApp({ env });
   const port = await freePort();
   await t.app.listen(port, '127.0.0.1');
   await t.get(ResourceServersService).register('Orders', ORDERS);

@@ -73,7 +73,12 @@ async function main(): Promise<void> {
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://resource-server');
     if (request.method !== 'GET' || url.pathname !== '/check') return answer(response, 404, { code: 'not_found' });
-    const result = await check(verifier, request.headers.authorization, url.searchParams.getAll('scope'));
+    const result = await check(
+      verifier,
+      request.headers.authorization,
+      url.searchParams.getAll('scope'),
+      verifier.clientAddress(request),
+    );
     if (isRefusal(result)) return answer(response, result.status, result.body, result.headers);
     answer(response, 200, result);
   };

@@ -117,7 +117,12 @@ for (const [name, value] of Object.entries({ createVerifier, VerifyError, gateho
 }
 assert.throws(() => require('$NAME/dist/src/http.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
 // The middleware, for real: no Authorization header is a 401 before the verifier is asked anything.
-const verifier = { fresh: true, close: async () => {}, verify: () => assert.fail('verify called without a token') };
+const verifier = {
+  fresh: true,
+  close: async () => {},
+  clientAddress: () => undefined,
+  verify: () => assert.fail('verify called without a token'),
+};
 let status;
 const res = { status(code) { status = code; return res; }, set() { return res; }, json() { return res; } };
 gatehouse(verifier, ['api_keys:read'])({ headers: {} }, res, (error) => assert.fail('next called: ' + error));

@@ -1,4 +1,4 @@
-export type VerifyErrorCode = 'invalid_token' | 'revoked' | 'insufficient_scope' | 'feed_stale';
+export type VerifyErrorCode = 'invalid_token' | 'revoked' | 'insufficient_scope' | 'feed_stale' | 'address_not_allowed';
 
 /** Why `verify` refused a token. The message is safe to show to the token's holder. */
 export class VerifyError extends Error {

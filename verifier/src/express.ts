@@ -3,7 +3,8 @@ import { check, isRefusal } from './http';
 
 /** The smallest shape of Express's request and response this middleware uses (no dependency on express). */
 interface Req {
-  headers: { authorization?: string | string[] };
+  headers: { authorization?: string | string[]; 'x-forwarded-for'?: string | string[] };
+  socket?: { remoteAddress?: string };
   gatehouse?: import('./index').VerifiedAccess;
 }
 interface Res {
@@ -13,12 +14,13 @@ interface Res {
 }
 
 /**
- * Express middleware: a request with a valid, unrevoked Gatehouse access token holding `scopes` goes on with
- * `req.gatehouse` set; otherwise 401, 403 or 503 (stale feed) with a `{ code, message }` body.
+ * Express middleware: a request with a valid, unrevoked Gatehouse access token holding `scopes`, from an address its
+ * key allows (verifier.clientAddress: the peer, or what the trusted proxies report), goes on with `req.gatehouse` set;
+ * otherwise 401, 403 or 503 (stale feed) with a `{ code, message }` body.
  */
 export function gatehouse(verifier: Verifier, scopes: readonly string[] = []) {
   return (req: Req, res: Res, next: (error?: unknown) => void): void => {
-    check(verifier, req.headers.authorization, scopes).then((result) => {
+    check(verifier, req.headers.authorization, scopes, verifier.clientAddress(req)).then((result) => {
       if (isRefusal(result)) {
         res.status(result.status).set(result.headers).json(result.body);
         return;

@@ -27,14 +27,17 @@ export function refusal(error: unknown, required: readonly string[]): Refusal {
     };
   }
   if (code === 'feed_stale') return { status: 503, headers: { 'Retry-After': '1' }, body: { code, message } };
+  // A valid token used from an address its key does not allow: forbidden here, as Gatehouse answers it.
+  if (code === 'address_not_allowed') return { status: 403, headers: {}, body: { code, message } };
   return { status: 401, headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` }, body: { code, message } };
 }
 
-/** Verifies a request's token: the access, or the refusal to answer with. */
+/** Verifies a request's token (from the client address it came from): the access, or the refusal to answer with. */
 export async function check(
   verifier: Verifier,
   authorization: string | string[] | undefined,
   required: readonly string[],
+  clientAddress?: string,
 ): Promise<VerifiedAccess | Refusal> {
   const token = bearerToken(authorization);
   if (token === undefined) {
@@ -45,7 +48,7 @@ export async function check(
     };
   }
   try {
-    return await verifier.verify(token, { scopes: required });
+    return await verifier.verify(token, { scopes: required, clientAddress });
   } catch (error) {
     return refusal(error, required);
   }

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, JWTPayload } from 'jose';
-import { asSetupError, VerifyError } from './errors';
+import { AddressList, requestAddress } from './address';
+import { asSetupError, VerifierSetupError, VerifyError } from './errors';
 import { Feed } from './feed';
 import { GatehouseClient } from './gatehouse';
 
@@ -24,6 +25,12 @@ export interface VerifierOptions {
   maxStalenessSeconds?: number;
   /** When the feed is stale, ask Gatehouse's introspection endpoint per token instead of refusing. Default false. */
   fallbackToIntrospection?: boolean;
+  /**
+   * The reverse proxies in front of this resource server (CIDRs or addresses) whose X-Forwarded-For is believed when
+   * the middleware and the guard read a request's client address, for the tokens of keys with an allowlist. Default
+   * none: the connection's peer is the client.
+   */
+  trustedProxies?: readonly string[];
   /** For tests: another fetch. */
   fetch?: typeof fetch;
 }
@@ -36,8 +43,26 @@ export interface VerifiedAccess {
   scopes: string[];
 }
 
+export interface VerifyOptions {
+  /** Permissions the token must have. */
+  scopes?: readonly string[];
+  /**
+   * The address the request came from (clientAddress() reads it from a request). A token whose key has an allowlist
+   * (`allowed_cidrs`) is refused with `address_not_allowed` for an address outside it, or when none is given.
+   */
+  clientAddress?: string;
+}
+
+/** The parts of a Node request clientAddress() reads. */
+export interface AddressedRequest {
+  socket?: { remoteAddress?: string };
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
 export interface Verifier {
-  verify(token: string, options?: { scopes?: readonly string[] }): Promise<VerifiedAccess>;
+  verify(token: string, options?: VerifyOptions): Promise<VerifiedAccess>;
+  /** A request's client address: the peer, or what the trusted proxies (VerifierOptions.trustedProxies) report. */
+  clientAddress(request: AddressedRequest): string | undefined;
   /** Whether the feed has caught up within maxStalenessSeconds. */
   readonly fresh: boolean;
   close(): Promise<void>;
@@ -54,6 +79,7 @@ interface AccessClaims extends JWTPayload {
   scope?: string;
   exp: number;
   iat: number;
+  allowed_cidrs?: string[];
 }
 
 /** Introspection's answer for a token issued before the stream's start, kept until `untilMs`. */
@@ -64,6 +90,8 @@ interface KnownToken {
   scopes: string[];
   expiresMs: number;
   confirmation?: Confirmation;
+  /** The key's allowlist (`allowed_cidrs`), compiled once; undefined: any address. */
+  allowed?: AddressList;
 }
 
 /**
@@ -71,6 +99,13 @@ interface KnownToken {
  * (so verify starts fresh). Rejects with VerifierSetupError.
  */
 export async function createVerifier(options: VerifierOptions): Promise<Verifier> {
+  let trustedProxies: AddressList | undefined;
+  if (options.trustedProxies !== undefined) {
+    trustedProxies = new AddressList(options.trustedProxies);
+    if (trustedProxies.invalid.length > 0) {
+      throw new VerifierSetupError(`trustedProxies: not a CIDR or an address: ${trustedProxies.invalid.join(', ')}`);
+    }
+  }
   const client = new GatehouseClient({ ...options, fetch: options.fetch ?? fetch });
   let endpoints;
   try {
@@ -85,7 +120,7 @@ export async function createVerifier(options: VerifierOptions): Promise<Verifier
     maxStalenessMs: (options.maxStalenessSeconds ?? 10) * 1000,
   });
   await feed.start();
-  return new FeedVerifier(options, client, jwks, feed);
+  return new FeedVerifier(options, client, jwks, feed, trustedProxies);
 }
 
 class FeedVerifier implements Verifier {
@@ -98,7 +133,12 @@ class FeedVerifier implements Verifier {
     private readonly client: GatehouseClient,
     private readonly jwks: ReturnType<typeof createRemoteJWKSet>,
     private readonly feed: Feed,
+    private readonly trustedProxies: AddressList | undefined,
   ) {}
+
+  clientAddress(request: AddressedRequest): string | undefined {
+    return requestAddress(request.socket?.remoteAddress, request.headers['x-forwarded-for'], this.trustedProxies);
+  }
 
   get fresh(): boolean {
     return this.feed.fresh;
@@ -108,13 +148,13 @@ class FeedVerifier implements Verifier {
     return this.feed.close();
   }
 
-  async verify(token: string, options: { scopes?: readonly string[] } = {}): Promise<VerifiedAccess> {
+  async verify(token: string, options: VerifyOptions = {}): Promise<VerifiedAccess> {
     const feed = this.feed;
     if (!feed.fresh) {
       if (!this.options.fallbackToIntrospection) {
         throw new VerifyError('feed_stale', 'the revocation feed has not answered recently');
       }
-      return this.introspect(token, options.scopes ?? []);
+      return this.introspect(token, options.scopes ?? [], options.clientAddress);
     }
     const known = this.verified.get(token) ?? (await this.check(token));
     const now = Date.now();
@@ -128,6 +168,7 @@ class FeedVerifier implements Verifier {
     if (keyExpires !== undefined && now >= keyExpires) {
       throw new VerifyError('revoked', 'the API key of this token expired after its rotation');
     }
+    if (known.allowed !== undefined && !known.allowed.allows(options.clientAddress)) throw addressNotAllowed();
     // Issued before this stream began: what happened to it before then is only known to introspection.
     let scopes = claims.iat <= feed.startTime ? await this.confirmed(token, known) : known.scopes;
     const allowed = feed.allowed.get(`${claims.org} ${claims.sub}`);
@@ -169,10 +210,15 @@ class FeedVerifier implements Verifier {
     if (typeof claims.org !== 'string' || typeof claims.client_id !== 'string' || payload.token_use !== 'access') {
       throw new VerifyError('invalid_token', 'the token is not a Gatehouse access token');
     }
+    const cidrs: unknown = claims.allowed_cidrs;
+    if (cidrs !== undefined && !(Array.isArray(cidrs) && cidrs.every((cidr) => typeof cidr === 'string'))) {
+      throw new VerifyError('invalid_token', 'the token is not a Gatehouse access token (allowed_cidrs)');
+    }
     // Concurrent first verifies of one token share one entry (and so its confirmation).
     const existing = this.verified.get(token);
     if (existing !== undefined) return existing;
     const known: KnownToken = { claims, scopes: splitScope(claims.scope), expiresMs: claims.exp * 1000 };
+    if (claims.allowed_cidrs !== undefined) known.allowed = new AddressList(claims.allowed_cidrs);
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, known);
     return known;
@@ -220,7 +266,11 @@ class FeedVerifier implements Verifier {
   }
 
   /** RFC 7662 at Gatehouse, for a stale feed when asked to: the live state, one call per token. */
-  private async introspect(token: string, required: readonly string[]): Promise<VerifiedAccess> {
+  private async introspect(
+    token: string,
+    required: readonly string[],
+    clientAddress: string | undefined,
+  ): Promise<VerifiedAccess> {
     let body: Record<string, unknown>;
     try {
       body = await this.client.introspect(token);
@@ -228,8 +278,18 @@ class FeedVerifier implements Verifier {
       throw new VerifyError('feed_stale', 'the revocation feed is stale and introspection failed');
     }
     if (body.active !== true) throw new VerifyError('invalid_token', 'the token is not active');
+    // The key's allowlist as Gatehouse holds it now.
+    const cidrs = body.allowed_cidrs;
+    if (cidrs !== undefined) {
+      const list = new AddressList(Array.isArray(cidrs) ? cidrs.filter((c): c is string => typeof c === 'string') : []);
+      if (!list.allows(clientAddress)) throw addressNotAllowed();
+    }
     return this.access(String(body.sub), String(body.org), String(body.client_id), splitScope(body.scope), required);
   }
+}
+
+function addressNotAllowed(): VerifyError {
+  return new VerifyError('address_not_allowed', "the token's API key is not allowed from this address");
 }
 
 function splitScope(scope: unknown): string[] {

@@ -4,7 +4,11 @@ import { check, isRefusal } from './http';
 /** The parts of Nest's ExecutionContext the guard uses (no dependency on @nestjs/common). */
 interface HttpContext {
   switchToHttp(): {
-    getRequest(): { headers: { authorization?: string | string[] }; gatehouse?: unknown };
+    getRequest(): {
+      headers: { authorization?: string | string[]; 'x-forwarded-for'?: string | string[] };
+      socket?: { remoteAddress?: string };
+      gatehouse?: unknown;
+    };
     getResponse(): { setHeader(name: string, value: string): unknown };
   };
 }
@@ -33,7 +37,8 @@ export class GatehouseRefusal extends Error {
 
 /**
  * A NestJS guard: `@UseGuards(new GatehouseGuard(verifier, ['orders:read']))`. Sets `request.gatehouse`; a refusal
- * sets its WWW-Authenticate header and throws GatehouseRefusal (401, 403, or 503 for a stale feed).
+ * sets its WWW-Authenticate header and throws GatehouseRefusal (401, 403 for a missing scope or an address the token's
+ * key does not allow, or 503 for a stale feed).
  */
 export class GatehouseGuard {
   constructor(
@@ -44,7 +49,12 @@ export class GatehouseGuard {
   async canActivate(context: HttpContext): Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest();
-    const result = await check(this.verifier, request.headers.authorization, this.scopes);
+    const result = await check(
+      this.verifier,
+      request.headers.authorization,
+      this.scopes,
+      this.verifier.clientAddress(request),
+    );
     if (isRefusal(result)) {
       const response = http.getResponse();
       for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);

@@ -592,6 +592,144 @@ void describe('tokens issued before the stream began', () => {
     }));
 });
 
+void describe('allowlists: a token whose key has allowed_cidrs, from an address inside it only', () => {
+  void it('accepts the address inside the list, refuses one outside it or none at all', () =>
+    withVerifier(async (gh, verifier) => {
+      const token = await gh.token({ allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] });
+      const from = (clientAddress?: string) => refusedWith(verifier.verify(token, { clientAddress }));
+      assert.equal(await from('10.1.2.3'), 'accepted');
+      assert.equal(await from('::ffff:10.1.2.3'), 'accepted');
+      assert.equal(await from('2001:db8:1::9'), 'accepted');
+      assert.equal(await from('192.0.2.1'), 'address_not_allowed');
+      assert.equal(await from('2001:db9::1'), 'address_not_allowed');
+      // Fails closed: a caller that gives no address learns nothing from a token of such a key.
+      assert.equal(await from(undefined), 'address_not_allowed');
+      assert.equal(await from('not an address'), 'address_not_allowed');
+      assert.equal(await messageOf(verifier.verify(token)), "the token's API key is not allowed from this address");
+      // A token without the claim: any address, or none.
+      assert.equal(await refusedWith(verifier.verify(await gh.token())), 'accepted');
+      assert.equal(await refusedWith(verifier.verify(await gh.token(), { clientAddress: '192.0.2.1' })), 'accepted');
+    }));
+
+  void it('refuses a token whose allowed_cidrs is not a list of strings', () =>
+    withVerifier(async (gh, verifier) => {
+      for (const allowed_cidrs of ['10.0.0.0/8', [10], {}]) {
+        const token = await gh.token({ allowed_cidrs });
+        assert.equal(await refusedWith(verifier.verify(token, { clientAddress: '10.0.0.1' })), 'invalid_token');
+      }
+    }));
+
+  void it('reads the client address from the peer, or behind trusted proxies from X-Forwarded-For', () =>
+    withVerifier(
+      (_gh, verifier) => {
+        const request = (remoteAddress: string, forwarded?: string) => ({
+          socket: { remoteAddress },
+          headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded },
+        });
+        // An untrusted peer is the client, whatever it forwards.
+        assert.equal(verifier.clientAddress(request('203.0.113.5', '10.9.9.9')), '203.0.113.5');
+        assert.equal(verifier.clientAddress(request('::ffff:203.0.113.5')), '203.0.113.5');
+        // A trusted proxy: the entry it added; a chain of trusted proxies is walked from the right.
+        assert.equal(verifier.clientAddress(request('127.0.0.1', '198.51.100.7')), '198.51.100.7');
+        assert.equal(verifier.clientAddress(request('127.0.0.1', '6.6.6.6, 198.51.100.7, 172.16.0.2')), '198.51.100.7');
+        assert.equal(verifier.clientAddress(request('127.0.0.1', '198.51.100.7,  172.16.0.2')), '198.51.100.7');
+        // Only trusted proxies: the left-most address; no header: the proxy itself.
+        assert.equal(verifier.clientAddress(request('127.0.0.1', '172.16.0.3')), '172.16.0.3');
+        assert.equal(verifier.clientAddress(request('127.0.0.1')), '127.0.0.1');
+        // A forwarded value that is not an address gives no address (and so refuses a token with an allowlist).
+        assert.equal(verifier.clientAddress(request('127.0.0.1', 'unknown')), undefined);
+        return Promise.resolve();
+      },
+      () => undefined,
+      { trustedProxies: ['127.0.0.1', '172.16.0.0/12'] },
+    ));
+
+  void it('refuses at start a trustedProxies entry that is not a CIDR or an address', async () => {
+    const gh = await new FakeGatehouse().start();
+    try {
+      const error = await setupError(createVerifier(options(gh, { trustedProxies: ['10.0.0.0/8', 'proxy.local'] })));
+      assert.equal(error.message, 'trustedProxies: not a CIDR or an address: proxy.local');
+    } finally {
+      gh.stop();
+    }
+  });
+
+  void it('the middleware and the guard answer 403 from an address outside the list', () =>
+    withVerifier(async (gh, verifier) => {
+      await until(() => verifier.fresh, 8000);
+      const token = await gh.token({ allowed_cidrs: ['10.0.0.0/8'] });
+      const run = async (remoteAddress: string) => {
+        const req = { headers: { authorization: `Bearer ${token}` }, socket: { remoteAddress } };
+        const res = {
+          code: 0,
+          body: undefined as unknown,
+          status(c: number) {
+            this.code = c;
+            return this;
+          },
+          set() {
+            return this;
+          },
+          json(b: unknown) {
+            this.body = b;
+            return this;
+          },
+        };
+        let passed = false;
+        await new Promise<void>((resolve) => {
+          gatehouse(verifier)(req, res, () => {
+            passed = true;
+            resolve();
+          });
+          setTimeout(resolve, 200);
+        });
+        return { passed, code: res.code, body: res.body };
+      };
+      assert.deepEqual(await run('10.0.0.7'), { passed: true, code: 0, body: undefined });
+      assert.deepEqual(await run('192.0.2.7'), {
+        passed: false,
+        code: 403,
+        body: { code: 'address_not_allowed', message: "the token's API key is not allowed from this address" },
+      });
+      const context = (remoteAddress: string) => ({
+        switchToHttp: () => ({
+          getRequest: () => ({ headers: { authorization: `Bearer ${token}` }, socket: { remoteAddress } }),
+          getResponse: () => ({ setHeader: () => undefined }),
+        }),
+      });
+      assert.equal(await new GatehouseGuard(verifier).canActivate(context('10.0.0.7')), true);
+      await assert.rejects(
+        new GatehouseGuard(verifier).canActivate(context('192.0.2.7')),
+        (e: GatehouseRefusal) => e.statusCode === 403 && e.code === 'address_not_allowed',
+      );
+    }));
+
+  void it("falls back to introspection with the key's list as Gatehouse answers it", () =>
+    withVerifier(
+      async (gh, verifier) => {
+        gh.introspection = () => ({
+          status: 200,
+          body: {
+            active: true,
+            sub: 'user-1',
+            org: 'org-1',
+            client_id: 'key-1',
+            scope: '',
+            allowed_cidrs: ['10.0.0.0/8'],
+          },
+        });
+        gh.down = true;
+        await until(() => !verifier.fresh, 8000);
+        gh.down = false;
+        const token = await gh.token();
+        assert.equal(await refusedWith(verifier.verify(token, { clientAddress: '10.0.0.1' })), 'accepted');
+        assert.equal(await refusedWith(verifier.verify(token, { clientAddress: '11.0.0.1' })), 'address_not_allowed');
+      },
+      () => undefined,
+      { fallbackToIntrospection: true },
+    ));
+});
+
 function revoke(): object {
   return { [CREDENTIAL_CHANGE]: { change_type: 'revoke', credential_type: 'api_key' } };
 }

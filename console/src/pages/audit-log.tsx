@@ -13,6 +13,7 @@ const ACTIONS = Object.keys({
   'api_key.created': true,
   'api_key.revoked': true,
   'api_key.rotated': true,
+  'api_key.updated': true,
   'token.exchange_failed': true,
   'integration.created': true,
   'integration.updated': true,
@@ -21,8 +22,16 @@ const ACTIONS = Object.keys({
   'console.signed_in': true,
   'console.sign_in_refused': true,
   'console.signed_out': true,
+  'member.added': true,
   'member.role_changed': true,
   'member.removed': true,
+  'trusted_issuer.added': true,
+  'trusted_issuer.removed': true,
+  'webhook.created': true,
+  'webhook.deleted': true,
+  'workload_identity.created': true,
+  'workload_identity.revoked': true,
+  'workload_identity.exchanged': true,
 } satisfies Record<AuditAction, true>) as AuditAction[];
 const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

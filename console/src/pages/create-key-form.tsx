@@ -2,6 +2,7 @@ import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { CreatedApiKey, OrganizationSettings, Permission } from '../api/contract';
 import { ErrorMessage } from '../components/feedback';
+import { draftOf, KeyPolicyFields, policiesOf } from '../components/key-policy-fields';
 import { defaultScopes, PERMISSIONS } from '../permissions';
 import type { Session } from '../session';
 
@@ -37,7 +38,7 @@ function latestDate(policyDays: number): string {
 }
 
 /**
- * A new key: label, expiry and scopes. Only the permissions the member has are offered; the
+ * A new key: label, expiry, scopes, allowlist and rate limit. Only the permissions the member has are offered; the
  * management ones start unticked. Scopes and expiry are sent only when they differ from the
  * defaults, which the server applies the same way (docs/api.md#post-v1user-api-keys).
  */
@@ -59,6 +60,7 @@ export function CreateKeyForm({
   const [expiry, setExpiry] = useState<ExpiryChoice>('none');
   const [date, setDate] = useState('');
   const [scopes, setScopes] = useState<Permission[]>(defaults);
+  const [policies, setPolicies] = useState(() => draftOf());
   const [busy, setBusy] = useState(false);
   const [tomorrow] = useState(() => new Date(Date.now() + 86400_000).toISOString().slice(0, 10));
   const [error, setError] = useState<unknown>();
@@ -73,10 +75,13 @@ export function CreateKeyForm({
     setError(undefined);
     try {
       const when = expiresAt(expiry, date);
+      const { allowed_cidrs, rate_limit } = policiesOf(policies);
       const body = {
         label: label.trim(),
         ...(sameSet(scopes, defaults) ? {} : { scopes }),
         ...(when === undefined ? {} : { expires_at: when }),
+        ...(allowed_cidrs === null ? {} : { allowed_cidrs }),
+        ...(rate_limit === null ? {} : { rate_limit }),
       };
       onCreated(await unwrap(api.POST('/v1/user-api-keys', { body })));
     } catch (failure) {
@@ -157,6 +162,11 @@ export function CreateKeyForm({
           ))}
         </ul>
       </fieldset>
+      <KeyPolicyFields
+        draft={policies}
+        onChange={setPolicies}
+        allowlistRequired={organization?.require_key_allowlist ?? false}
+      />
       <ErrorMessage error={error} />
       <div className="actions">
         <button type="submit" className="button button-primary" disabled={busy}>

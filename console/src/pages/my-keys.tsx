@@ -10,6 +10,7 @@ import { formatDuration, formatTime, keyName } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { can, type Session } from '../session';
 import { CreateKeyForm } from './create-key-form';
+import { EditKeyForm } from './edit-key-form';
 import { RotateDialog } from './rotate-dialog';
 
 const PAGE_SIZE = 20;
@@ -19,7 +20,7 @@ async function organizationSettings() {
   return (await unwrap(api.GET('/v1/organization'))).organization;
 }
 
-/** The member's own keys: list, create (secret shown once), rotate, revoke. */
+/** The member's own keys: list, create (secret shown once), edit (label, allowlist, rate limit), rotate, revoke. */
 export function MyKeysPage({ session }: { session: Session }) {
   useTitle('My API keys');
   const [page, setPage] = useState(1);
@@ -28,6 +29,7 @@ export function MyKeysPage({ session }: { session: Session }) {
   const [secret, setSecret] = useState<{ value: string; title: string; note?: string }>();
   const [revoking, setRevoking] = useState<ListedKey>();
   const [rotating, setRotating] = useState<ListedKey>();
+  const [editing, setEditing] = useState<ListedKey>();
   const [done, setDone] = useState<string>();
   const keys = useLoad(
     () =>
@@ -95,6 +97,19 @@ export function MyKeysPage({ session }: { session: Session }) {
           onCancel={() => setCreating(false)}
         />
       )}
+      {editing !== undefined && (
+        <EditKeyForm
+          key={editing.id}
+          apiKey={editing}
+          organization={organization.data}
+          onSaved={(saved) => {
+            setEditing(undefined);
+            setDone(`Key ${keyName(saved)} saved.`);
+            keys.reload();
+          }}
+          onCancel={() => setEditing(undefined)}
+        />
+      )}
       {done !== undefined && <Success>{done}</Success>}
       <div className="toolbar">
         <label className="inline">
@@ -125,6 +140,18 @@ export function MyKeysPage({ session }: { session: Session }) {
               actions={(key) =>
                 key.status === 'ACTIVE' ? (
                   <>
+                    {mayCreate && (
+                      <button
+                        type="button"
+                        className="button button-small"
+                        onClick={() => {
+                          setDone(undefined);
+                          setEditing(key);
+                        }}
+                      >
+                        Edit<span className="visually-hidden"> {keyName(key)}</span>
+                      </button>
+                    )}
                     {/* A key in its grace period has been replaced already: rotate the new one. */}
                     {mayCreate && mayRevoke && key.replaced_by === null && (
                       <button type="button" className="button button-small" onClick={() => setRotating(key)}>

@@ -4,6 +4,7 @@ import { ErrorMessage, Loading } from '../components/feedback';
 import { useTitle } from '../hooks';
 import { navigate } from '../router';
 import { startSession, takeNotice } from '../session';
+import { SingleSignOnForm } from './sso-sign-in-form';
 
 /** The code of a sign-in link, from the fragment (`#code=…`), which the browser never sends to a server. */
 function codeFromFragment(): string | undefined {
@@ -99,6 +100,7 @@ export function SignInPage() {
           <p>Each link works once, for 10 minutes. Your session then lasts an hour, in this tab only.</p>
         </section>
       )}
+      {(code === undefined || error !== undefined) && <SingleSignOnForm />}
     </main>
   );
 }

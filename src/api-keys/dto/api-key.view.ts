@@ -2,7 +2,16 @@ import { ApiProperty } from '@nestjs/swagger';
 import { PageMetaView } from '../../common/pagination';
 import { maskPermissions, Permission, PERMISSIONS } from '../../identity/roles';
 import { ApiKey, ApiKeyDisplayStatus, displayStatus } from '../api-key.entity';
+import { allowedCidrsOf, rateLimitOf } from '../key-policies';
 import { MAX_USER_AGENT_LENGTH } from '../usage/key-use';
+
+/** A key's rate limit (docs/api.md#allowlists-and-rate-limits). */
+export class KeyRateLimitView {
+  @ApiProperty({ type: 'integer', example: 100 })
+  requests: number;
+  @ApiProperty({ type: 'integer', example: 60 })
+  window_seconds: number;
+}
 
 /** docs/api.md#api-key-object, without the secret. */
 export class ApiKeyView {
@@ -63,6 +72,19 @@ export class ApiKeyView {
       'The key a rotation replaced this one by (this one then revoked, or working until its grace ends); null when never rotated',
   })
   replaced_by: string | null;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    description: 'The client addresses the key may be used from (normalized CIDRs); null: any address',
+    example: ['203.0.113.0/24'],
+  })
+  allowed_cidrs: string[] | null;
+  @ApiProperty({
+    type: () => KeyRateLimitView,
+    nullable: true,
+    description: 'At most `requests` per `window_seconds` at the exchange and at forward auth; null: no limit',
+  })
+  rate_limit: KeyRateLimitView | null;
 
   static from(key: ApiKey): ApiKeyView {
     return {
@@ -79,8 +101,15 @@ export class ApiKeyView {
       last_used_ip: key.lastUsedIp,
       last_used_user_agent: key.lastUsedUserAgent,
       replaced_by: key.replacedBy,
+      allowed_cidrs: allowedCidrsOf(key.allowedCidrs),
+      rate_limit: rateLimitView(key),
     };
   }
+}
+
+function rateLimitView(key: ApiKey): KeyRateLimitView | null {
+  const limit = rateLimitOf(key);
+  return limit === null ? null : { requests: limit.requests, window_seconds: limit.windowSeconds };
 }
 
 /** The creation record: the only one that carries `value`. */

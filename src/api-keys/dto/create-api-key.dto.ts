@@ -12,6 +12,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { parseZonedTimestamp } from '../../common/timestamp';
 import { Permission, PERMISSIONS } from '../../identity/roles';
+import { AllowedCidrs, KeyRateLimitDto, RateLimit } from './key-policies.dto';
 
 export const MAX_LABEL_LENGTH = 255;
 
@@ -87,4 +88,13 @@ export class CreateApiKeyDto {
 
   @ExpiresAt(EXPIRES_AT_DESCRIPTION)
   expires_at?: string | null;
+
+  @AllowedCidrs(
+    "The client addresses the key may be used from; absent or null: any (unless the organization's key policy " +
+      'requires a list)',
+  )
+  allowed_cidrs?: string[] | null;
+
+  @RateLimit('At most `requests` per `window_seconds` where Gatehouse sees them; absent or null: no limit')
+  rate_limit?: KeyRateLimitDto | null;
 }

@@ -1,5 +1,5 @@
 import type { Role } from '../../identity/roles';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import type { RequestContext } from '../../audit/request-context';
 import { Messages, notFound } from '../../common/errors';
@@ -8,6 +8,7 @@ import { UnitOfWork } from '../../database/unit-of-work';
 import { IdentityService, sleepUntil } from '../../identity/identity.service';
 import type { ApiKey } from '../api-key.entity';
 import { ApiKeysRepository } from '../api-keys.repository';
+import { MEMBER_CREDENTIALS, MemberCredentials } from './member-credentials';
 import { OrganizationKeysRepository } from './organization-keys.repository';
 import { KeyOwner, ListKeysQuery, ownerQueue } from '../api-keys.service';
 import { LastUsedRecorder } from '../usage/last-used.recorder';
@@ -42,6 +43,8 @@ export class OrganizationKeysService {
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly identity: IdentityService,
+    // The member's other credentials, revoked with the keys: a port workload-identities provides.
+    @Optional() @Inject(MEMBER_CREDENTIALS) private readonly otherCredentials?: MemberCredentials,
   ) {}
 
   /** The organization's keys (or one user's), newest first, within the list window, with the owners' e-mails. */
@@ -123,6 +126,7 @@ export class OrganizationKeysService {
         if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
         await this.keys.lockOwner(owner, tx);
         const revoked = await this.organizationKeys.revokeAllOf(owner, at, tx);
+        const others = (await this.otherCredentials?.revokeAllOf(owner, at, tx)) ?? [];
         await this.audit.recordAll(
           [
             ...revoked.map((id) => ({
@@ -132,6 +136,7 @@ export class OrganizationKeysService {
               targetType: 'api_key' as const,
               targetId: id,
             })),
+            ...others,
             { action: 'member.removed' as const, organizationId, targetType: 'user' as const, targetId: userId },
           ],
           tx,

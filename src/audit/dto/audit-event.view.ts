@@ -32,7 +32,19 @@ export class AuditEventView {
     example: 'dev@acme.test',
   })
   actor_email: string | null;
-  @ApiProperty({ type: String, enum: ['api_key', 'notification_integration', 'organization', 'user'], nullable: true })
+  @ApiProperty({
+    type: String,
+    enum: [
+      'api_key',
+      'notification_integration',
+      'organization',
+      'user',
+      'trusted_issuer',
+      'webhook',
+      'workload_identity',
+    ],
+    nullable: true,
+  })
   target_type: string | null;
   @ApiProperty({ type: String, format: 'uuid', nullable: true })
   target_id: string | null;

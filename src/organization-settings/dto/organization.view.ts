@@ -28,6 +28,10 @@ export class OrganizationView {
     description: 'The longest lifetime of a key created from now on, in days; null: no limit',
   })
   max_key_lifetime_days: number | null;
+  @ApiProperty({
+    description: 'Whether new keys must carry an allowlist (allowed_cidrs) without a /0 entry',
+  })
+  require_key_allowlist: boolean;
 
   static from(organization: Organization): OrganizationView {
     return {
@@ -35,6 +39,7 @@ export class OrganizationView {
       name: organization.name,
       access_token_lifetime: organization.accessTokenLifetime,
       max_key_lifetime_days: organization.maxKeyLifetimeDays,
+      require_key_allowlist: organization.requireKeyAllowlist,
     };
   }
 }

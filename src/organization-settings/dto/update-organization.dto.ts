@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import {
   MAX_ACCESS_TOKEN_LIFETIME,
   MAX_KEY_LIFETIME_DAYS,
@@ -32,4 +32,14 @@ export class UpdateOrganizationDto {
   @Min(MIN_KEY_LIFETIME_DAYS)
   @Max(MAX_KEY_LIFETIME_DAYS)
   max_key_lifetime_days?: number | null;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      'true: keys created (or rotated, or changed) from now on must carry allowed_cidrs, and none of their entries may ' +
+      'be a /0',
+  })
+  @ValidateIf(present)
+  @IsBoolean()
+  require_key_allowlist?: boolean;
 }
