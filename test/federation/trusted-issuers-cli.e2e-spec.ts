@@ -7,6 +7,7 @@ import type { Environment } from '../../src/config/configuration';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { TrustedIssuers1765310000000 } from '../../src/database/migrations/1765310000000-trusted-issuers';
+import { ConsoleSingleSignOn1765530000000 } from '../../src/database/migrations/1765530000000-console-single-sign-on';
 import { cliChecks } from '../support/cli';
 import { ISO_MS, UUID } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
@@ -339,9 +340,13 @@ describe('admin CLI: trusted-issuer', () => {
   it('the migration goes down and up again on this database', async () => {
     const runner = t.get(DataSource).createQueryRunner();
     try {
+      // console_sso_requests refers to trusted_issuers: down first, up again last (PostgreSQL enforces it).
+      const dependent = new ConsoleSingleSignOn1765530000000();
       const migration = new TrustedIssuers1765310000000();
+      await dependent.down(runner);
       await migration.down(runner);
       await migration.up(runner);
+      await dependent.up(runner);
     } finally {
       await runner.release();
     }
