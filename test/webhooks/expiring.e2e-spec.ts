@@ -123,5 +123,6 @@ describe(`api_key.expiring notices on ${DATABASE_KIND}`, () => {
     // The other organization's endpoint got its key's creation only.
     expect(other.received.map((r) => r.payload.type)).toEqual(['api_key.created']);
     expect([...receiver.refused, ...other.refused]).toEqual([]);
-  });
+    // Eight keys, two scheduler runs and their deliveries: more than the 5 s default on a loaded PostgreSQL.
+  }, 30_000);
 });
