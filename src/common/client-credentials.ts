@@ -9,6 +9,9 @@ export interface ClientCredentials {
   clientSecret: string;
 }
 
+/** The form content type of the OAuth endpoints (RFC 6749 section 4.4.2, RFC 7662 section 2.1). */
+export const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+
 /** An OAuth endpoint's form body (RFC 6749 section 3.2). */
 export type FormParameters = Record<string, string>;
 

@@ -5,6 +5,7 @@ import type { AppConfiguration } from '../config/configuration';
 import { CONSOLE_PATH, consoleRouter, DOCS_PATH, docsSecurityHeaders, noSniff } from './console-assets';
 import { bodyError, formBody, jsonBody, markUnreadable, mayExceed, Middleware, refuseUnread } from './body-reader';
 import { LARGE_BODY_ROUTE, LargeBodyRoute } from './json-body';
+import { FORM_TYPE } from './client-credentials';
 import { ErrorCode } from './errors';
 import { AllExceptionsFilter, isBodyParserError } from './exception.filter';
 import { setupOpenApi } from './openapi';
@@ -28,7 +29,6 @@ function routePath(path: string): string {
 
 /** The OAuth endpoints take form bodies (RFC 6749 section 4.4.2, RFC 7662 section 2.1). */
 const FORM_PATHS = ['/oauth/token', '/oauth/introspect'];
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 /** Forward auth reads headers only: a gateway may pass any method and body along, which are not read. */
 const FORWARD_AUTH_PATH = '/v1/forward-auth';
 

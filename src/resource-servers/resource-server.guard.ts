@@ -1,11 +1,15 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { clientCredentials, FormParameters, formParameters, unauthenticatedClient } from '../common/client-credentials';
+import {
+  clientCredentials,
+  FORM_TYPE,
+  FormParameters,
+  formParameters,
+  unauthenticatedClient,
+} from '../common/client-credentials';
 import { RESOURCE_SERVER_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import { ResourceServersService } from './resource-servers.service';
-
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 /**
  * A registered resource server's client credentials (introspection, the revocation feed): HTTP Basic, or on a form
