@@ -10,7 +10,9 @@
  *   (f) GET /v1/forward-auth with an access token and a required scope
  *   (f2) the same with the tokens of keys that have an allowlist and a rate limit (in-process counter unless REDIS_URL)
  *   (g) POST /oauth/token, the client-credentials grant with an API key (HTTP Basic)
- *   (h) POST /oauth/token, the token exchange of a workload's JWT through a workload identity (RFC 8693)
+ *   (h) POST /oauth/token, the token exchange of a workload's JWT through a workload identity (RFC 8693); the JWT is
+ *       RS256, as GitHub Actions, GitLab CI and Kubernetes sign theirs
+ *   (h2) the same with ES256 JWTs (an issuer with elliptic-curve keys; their signatures cost more to verify)
  * then (b) again with 1,000,000 keys in the database, with (a) again beside it (to tell the VM's
  * drift from a cost of the key count). The 1,000 keys made through the API are 1,000 clients:
  * (b)-(d) go round all of them (each key, and the access token minted from it), as a service with
@@ -24,7 +26,8 @@
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz), BENCH_METRICS (on; off
  * serves no metrics and observes no request: the cost of the metrics), BENCH_SERVER_ENV ("NAME=value ..." for the
  * server).
- * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b"; default "abcdefgh"; the ratios need a),
+ * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b", or names, e.g. "h,"; default "abcdefgh"; the ratios
+ * need a),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
@@ -343,6 +346,7 @@ async function main(): Promise<void> {
       accessToken: string;
       resourceToken: string;
       subjectToken: string;
+      ecSubjectToken: string;
     }> = [];
     // (h)'s workload identity: every client's subject token matches it (each token its own, as each CI job's).
     await json(
@@ -376,7 +380,8 @@ async function main(): Promise<void> {
         apiKey: created.opaque_key,
         accessToken: access_token,
         resourceToken: forResource.access_token,
-        subjectToken: workloadIssuer.token('bench-job', trusted.trusted_issuer.audience),
+        subjectToken: workloadIssuer.token('bench-job', trusted.trusted_issuer.audience, 'RS256'),
+        ecSubjectToken: workloadIssuer.token('bench-job', trusted.trusted_issuer.audience, 'ES256'),
       });
     }
     // (f2): as many keys of a second member, each with an allowlist of four networks (this process's address in the last)
@@ -480,17 +485,22 @@ async function main(): Promise<void> {
           form: 'grant_type=client_credentials',
         })),
       ],
-      [
-        '(h) POST /oauth/token, token exchange',
+      ...(['RS256', 'ES256'] as const).map((alg): [string, autocannon.Options] => [
+        alg === 'RS256' ? '(h) POST /oauth/token, token exchange' : '(h2) POST /oauth/token, token exchange, ES256',
         roundRobin('POST', (c) => ({
           path: '/oauth/token',
           form:
             'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
-            `&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt&subject_token=${c.subjectToken}`,
+            '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt' +
+            `&subject_token=${alg === 'RS256' ? c.subjectToken : c.ecSubjectToken}`,
         })),
-      ],
+      ]),
     ];
-    const scenarios = all.filter(([name]) => ONLY.includes(name[1]));
+    // "abh" measures (a), (b), (h) and (h2); "h,h2" exactly the scenarios named.
+    const id = (name: string) => name.slice(1, name.indexOf(')'));
+    const scenarios = all.filter(([name]) =>
+      ONLY.includes(',') ? ONLY.split(',').includes(id(name)) : ONLY.includes(name[1]),
+    );
     for (const [, options] of scenarios) await warm(options);
     const rounds: Measurement[][] = scenarios.map(() => []);
     for (let round = 0; round < ROUNDS; round += 1) {

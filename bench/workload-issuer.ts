@@ -8,16 +8,19 @@ import { join } from 'node:path';
 /**
  * A workload platform's token issuer for the token-exchange scenario (h): OIDC discovery and a JWKS over https on
  * loopback (the server runs in production mode, where an issuer must be https), with a self-signed certificate the
- * server and the CLI trust through NODE_EXTRA_CA_CERTS. Its tokens are ES256 JWTs signed here.
+ * server and the CLI trust through NODE_EXTRA_CA_CERTS. It signs with two keys: RS256, the algorithm of the workload
+ * tokens people exchange (GitHub Actions, GitLab CI, Kubernetes service accounts and Google sign theirs with RS256),
+ * and ES256, to show what an issuer with elliptic-curve keys costs.
  */
+export type WorkloadAlgorithm = 'RS256' | 'ES256';
+
 export class WorkloadIssuer {
   private constructor(
     private readonly server: Server,
     readonly issuer: string,
     /** The certificate to trust (PEM file). */
     readonly caFile: string,
-    private readonly key: KeyObject,
-    private readonly kid: string,
+    private readonly keys: Record<WorkloadAlgorithm, { key: KeyObject; kid: string }>,
   ) {}
 
   static async start(): Promise<WorkloadIssuer> {
@@ -46,9 +49,22 @@ export class WorkloadIssuer {
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const kid = `bench-${randomUUID().slice(0, 8)}`;
-    const jwks = JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' }] });
+    const pairs = {
+      RS256: generateKeyPairSync('rsa', { modulusLength: 2048 }),
+      ES256: generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+    };
+    const keys = {
+      RS256: { key: pairs.RS256.privateKey, kid: `bench-rs-${randomUUID().slice(0, 8)}` },
+      ES256: { key: pairs.ES256.privateKey, kid: `bench-es-${randomUUID().slice(0, 8)}` },
+    };
+    const jwks = JSON.stringify({
+      keys: (['RS256', 'ES256'] as const).map((alg) => ({
+        ...pairs[alg].publicKey.export({ format: 'jwk' }),
+        kid: keys[alg].kid,
+        alg,
+        use: 'sig',
+      })),
+    });
     let issuer = '';
     const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
       res.setHeader('content-type', 'application/json');
@@ -61,7 +77,7 @@ export class WorkloadIssuer {
             token_endpoint: `${issuer}/token`,
             response_types_supported: ['code'],
             subject_types_supported: ['public'],
-            id_token_signing_alg_values_supported: ['ES256'],
+            id_token_signing_alg_values_supported: ['RS256', 'ES256'],
           }),
         );
       } else if (req.url === '/jwks') res.end(jwks);
@@ -69,14 +85,15 @@ export class WorkloadIssuer {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     issuer = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
-    return new WorkloadIssuer(server, issuer, certFile, privateKey, kid);
+    return new WorkloadIssuer(server, issuer, certFile, keys);
   }
 
   /** A workload's token, as a CI platform issues one: `sub`, for `audience`, valid an hour. */
-  token(subject: string, audience: string): string {
+  token(subject: string, audience: string, alg: WorkloadAlgorithm): string {
+    const { key, kid } = this.keys[alg];
     const now = Math.floor(Date.now() / 1000);
     const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    const input = `${part({ alg: 'ES256', typ: 'JWT', kid: this.kid })}.${part({
+    const input = `${part({ alg, typ: 'JWT', kid })}.${part({
       iss: this.issuer,
       sub: subject,
       aud: audience,
@@ -84,7 +101,7 @@ export class WorkloadIssuer {
       exp: now + 3600,
       jti: randomUUID(),
     })}`;
-    const signature = sign('sha256', Buffer.from(input), { key: this.key, dsaEncoding: 'ieee-p1363' });
+    const signature = sign('sha256', Buffer.from(input), alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key);
     return `${input}.${signature.toString('base64url')}`;
   }
 

@@ -1,10 +1,17 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createRemoteJWKSet, customFetch, errors, JWTVerifyGetKey } from 'jose';
+import type { webcrypto } from 'node:crypto';
+import { CompactJWSHeaderParameters, createRemoteJWKSet, customFetch, errors, FlattenedJWSInput } from 'jose';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { boundedJwksFetch, describeFetchError } from './bounded-fetch';
 import { FEDERATION_TIMINGS, FederationTimings } from './federation-timings';
 import { discoverIssuer, IssuerMetadata } from './issuer-discovery';
+
+/** The issuer's key for a token's header (kid, alg), as jose's remote key set selects and imports it. */
+export type IssuerKeyResolver = (
+  header: CompactJWSHeaderParameters,
+  token: FlattenedJWSInput,
+) => Promise<webcrypto.CryptoKey>;
 
 /** The issuer's keys cannot be had right now: its discovery document or key set did not come (a 503, never a hang). */
 export class IssuerUnavailable extends Error {}
@@ -15,7 +22,7 @@ interface KnownIssuer {
   metadata: IssuerMetadata;
   /** When the metadata is to be fetched again (ms since the epoch). */
   refreshAt: number;
-  keys: JWTVerifyGetKey;
+  keys: IssuerKeyResolver;
 }
 
 /**
@@ -34,8 +41,8 @@ export class IssuerKeys {
     @Inject(FEDERATION_TIMINGS) private readonly timings: FederationTimings,
   ) {}
 
-  /** The key resolver of `issuer` for jose's jwtVerify; rejects with IssuerUnavailable. */
-  async keysOf(issuer: string): Promise<JWTVerifyGetKey> {
+  /** The key resolver of `issuer`; rejects with IssuerUnavailable. */
+  async keysOf(issuer: string): Promise<IssuerKeyResolver> {
     const known = this.known.get(issuer);
     if (known !== undefined && Date.now() < known.refreshAt) return known.keys;
     try {
@@ -74,7 +81,7 @@ export class IssuerKeys {
     return known;
   }
 
-  private remoteKeys(jwksUri: string): JWTVerifyGetKey {
+  private remoteKeys(jwksUri: string): IssuerKeyResolver {
     const remote = createRemoteJWKSet(new URL(jwksUri), {
       timeoutDuration: this.timings.httpTimeoutMs,
       cooldownDuration: this.timings.jwksCooldownMs,

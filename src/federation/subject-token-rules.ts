@@ -5,6 +5,7 @@
 
 /** Asymmetric signatures only: never `none`, never HS* (an issuer's public key is no shared secret). */
 export const ALLOWED_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+export type AllowedAlgorithm = (typeof ALLOWED_ALGORITHMS)[number];
 
 /** A JWT from an identity provider is a few kilobytes; larger input is refused before it is parsed. */
 export const MAX_SUBJECT_TOKEN_LENGTH = 16 * 1024;
@@ -32,7 +33,7 @@ export const REFUSAL_REASONS = [
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
-export function isAllowedAlgorithm(alg: unknown): boolean {
+export function isAllowedAlgorithm(alg: unknown): alg is AllowedAlgorithm {
   return typeof alg === 'string' && (ALLOWED_ALGORITHMS as readonly string[]).includes(alg);
 }
 

@@ -1,13 +1,15 @@
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import * as client from 'openid-client';
 import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from '../../src/federation/federation-timings';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { IdentityService } from '../../src/identity/identity.service';
+import { MetricsServer } from '../../src/metrics/metrics.server';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
-import { bearer } from '../support/http-assertions';
-import { IdentityProvider, newSigningKey } from '../support/identity-provider';
+import { AuditEventBody, auditPage } from '../support/audit-events';
+import { bearer, ISO_MS, sleep } from '../support/http-assertions';
+import { IdentityProvider, newSigningKey, SigningKey } from '../support/identity-provider';
 import { freePort } from '../support/ports';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 import { createVerifier } from '../../verifier/src/index';
@@ -20,6 +22,9 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const ORDERS = 'https://orders.example.com';
 const REFUSED = { error: 'invalid_grant', error_description: 'the subject token was not accepted' };
+/** RFC 9562 version 7: the audit entries' ids. */
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
  * RFC 8693 token exchange at POST /oauth/token (docs/federation.md#token-exchange), against a real identity provider
@@ -43,7 +48,7 @@ describe('token exchange (RFC 8693)', () => {
     ...extra,
   });
   /** A workload token signed with the provider's own published key, with these claims over the usual ones. */
-  const signed = (claims: Record<string, unknown>, options: { kid?: string; typ?: string } = {}) => {
+  const signed = (claims: Record<string, unknown>, options: { key?: SigningKey; kid?: string; typ?: string } = {}) => {
     const now = Math.floor(Date.now() / 1000);
     return idp.sign(
       {
@@ -58,13 +63,36 @@ describe('token exchange (RFC 8693)', () => {
       options,
     );
   };
+  /**
+   * A workload token signed with the provider's key under exactly `header` (alg RS256 and its kid unless given):
+   * jose's SignJWT will not write a `crit` it does not know, so the JWS is put together here.
+   */
+  const signedWithHeader = (header: Record<string, unknown>) => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: idp.issuer, sub: idp.workload.clientId, aud: workloads.audience, iat: now, exp: now + 300 };
+    const input = `${b64({ alg: 'RS256', kid: idp.keys[0].kid, ...header })}.${b64({ ...claims, repository: 'acme/deploy' })}`;
+    return `${input}.${sign('sha256', Buffer.from(input), idp.keys[0].privateKey).toString('base64url')}`;
+  };
+  /** gatehouse_token_exchanges_total{outcome} as the metrics listener serves it (docs/operations.md#metrics). */
+  const exchangesCounted = async (outcome: string): Promise<number> => {
+    const { address, port } = t.get(MetricsServer).address()!;
+    const text = await (await fetch(`http://${address}:${port}/metrics`)).text();
+    const sample = new RegExp(`^gatehouse_token_exchanges_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text);
+    return sample === null ? 0 : Number(sample[1]);
+  };
+  /** tx-acme's audit entries of `action` that the request answered with `response` wrote. */
+  const auditedFor = async (action: string, response: { headers: Record<string, string> }) =>
+    (await auditPage(t, admin, { action, limit: 200 })).audit_events.filter(
+      (event) => event.request_id === response.headers['x-request-id'],
+    );
 
   beforeAll(async () => {
     const port = await freePort();
     issuer = `http://127.0.0.1:${port}`;
     [t, idp] = await Promise.all([
       createTestApp({
-        env: { JWT_ISSUER: issuer, PUBLIC_BASE_URL: issuer },
+        // More refused tokens than the default 20 a minute of one address; the limit has its own suite below.
+        env: { JWT_ISSUER: issuer, PUBLIC_BASE_URL: issuer, TOKEN_FAILURE_LIMIT_PER_MINUTE: '100' },
         // An unknown kid may fetch the key set again after 300 ms rather than 10 s (the rotation below).
         override: (builder) =>
           builder.overrideProvider(FEDERATION_TIMINGS).useValue({ ...DEFAULT_FEDERATION_TIMINGS, jwksCooldownMs: 300 }),
@@ -262,6 +290,104 @@ describe('token exchange (RFC 8693)', () => {
       expect((await forward()).status).toBe(401);
       const again = await exchange(workloadForm(await signed({ sub: 'revocable-job' })));
       expect([again.status, again.body]).toEqual([400, REFUSED]);
+    });
+
+    it("refuses a header with crit or b64 (RFC 7515 4.1.11, RFC 7797) though the signature is the provider's", async () => {
+      // The same hand-made JWS without them is accepted: the header alone is what refuses the others.
+      expect((await exchange(workloadForm(signedWithHeader({})))).status).toBe(200);
+      const malformed = await exchangesCounted('subject_token_malformed');
+      for (const header of [
+        { crit: ['urn:example:policy'], 'urn:example:policy': 'strict' },
+        { crit: ['b64'], b64: false },
+        { crit: ['exp'], exp: Math.floor(Date.now() / 1000) + 300 },
+        { b64: true },
+      ]) {
+        const answer = await exchange(workloadForm(signedWithHeader(header)));
+        expect({ header, status: answer.status, body: answer.body }).toEqual({ header, status: 400, body: REFUSED });
+      }
+      expect(await exchangesCounted('subject_token_malformed')).toBe(malformed + 4);
+    });
+
+    it("records the exchange after the answer: once, the identity its target, its owner the actor, the token's sub", async () => {
+      const owner = await t.user({ org: 'tx-acme', role: 'admin' });
+      const created = await t
+        .http()
+        .post('/v1/workload-identities')
+        .set(bearer(owner.token))
+        .send({ label: 'audited', trusted_issuer_id: workloads.id, subject: 'audited-job', scopes: ['api_keys:read'] })
+        .expect(201);
+      const id = created.body.workload_identity.id as string;
+      const started = Date.now();
+      const answer = await exchange(workloadForm(await signed({ sub: 'audited-job' }))).expect(200);
+      const answered = Date.now();
+      const entries = () => auditPage(t, admin, { action: 'workload_identity.exchanged', target_id: id });
+      // Written in a batch up to 50 ms after the answer: read until it is there (2 s at most).
+      let events: AuditEventBody[] = [];
+      for (let waited = 0; events.length === 0 && waited < 2000; waited += 50) {
+        events = (await entries()).audit_events;
+        if (events.length === 0) await sleep(50);
+      }
+      expect(events).toEqual([
+        {
+          id: expect.stringMatching(UUID_V7),
+          action: 'workload_identity.exchanged',
+          reason: 'audited-job',
+          occurred_at: expect.stringMatching(ISO_MS),
+          actor_user_id: owner.userId,
+          actor_api_key_id: null,
+          actor_email: owner.email,
+          target_type: 'workload_identity',
+          target_id: id,
+          target_email: null,
+          target_label: null,
+          previous_api_key_id: null,
+          previous_api_key_expires_at: null,
+          client_ip: expect.any(String),
+          request_id: answer.headers['x-request-id'],
+        },
+      ]);
+      // The time of the exchange, not of the write; the id's first 48 bits are that millisecond.
+      const occurredAt = Date.parse(events[0].occurred_at);
+      expect(occurredAt).toBeGreaterThanOrEqual(started);
+      expect(occurredAt).toBeLessThanOrEqual(answered);
+      expect(parseInt(events[0].id.slice(0, 8) + events[0].id.slice(9, 13), 16)).toBe(occurredAt);
+      // Once: a later batch does not write it again.
+      await sleep(200);
+      expect((await entries()).audit_events.map((event) => event.id)).toEqual([events[0].id]);
+    });
+
+    it('counts a wrong audience and a forged signature by reason, and audits neither: the token names no organization', async () => {
+      const refusals: Array<[string, () => Promise<string>]> = [
+        ['subject_token_wrong_audience', () => signed({ aud: 'https://elsewhere.example' })],
+        // A kid the provider never published.
+        ['subject_token_bad_signature', () => signed({}, { kid: 'not-published' })],
+        // Another key under the provider's kid.
+        ['subject_token_bad_signature', () => signed({}, { key: newSigningKey(), kid: idp.keys[0].kid })],
+      ];
+      for (const [outcome, token] of refusals) {
+        const before = await exchangesCounted(outcome);
+        const answer = await exchange(workloadForm(await token()));
+        expect({ outcome, status: answer.status, body: answer.body }).toEqual({ outcome, status: 400, body: REFUSED });
+        expect(await exchangesCounted(outcome)).toBe(before + 1);
+        // Anyone can make a token naming a trusted issuer: only a verified one names an organization to audit it in.
+        expect(await auditedFor('token.exchange_failed', answer)).toEqual([]);
+      }
+    });
+
+    it("audits a verified token that matches no identity in the issuer's organization, before the answer", async () => {
+      const before = await exchangesCounted('subject_token_no_workload_identity');
+      const answer = await exchange(workloadForm(await signed({ sub: 'nobody-job' })));
+      expect([answer.status, answer.body]).toEqual([400, REFUSED]);
+      expect(await exchangesCounted('subject_token_no_workload_identity')).toBe(before + 1);
+      expect(await auditedFor('token.exchange_failed', answer)).toEqual([
+        expect.objectContaining({
+          action: 'token.exchange_failed',
+          reason: 'subject_token_no_workload_identity',
+          actor_user_id: null,
+          target_type: null,
+          target_id: null,
+        }),
+      ]);
     });
   });
 
