@@ -325,7 +325,9 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     );
   trustedIssuer
     .command('remove')
-    .description('stop trusting an issuer: its tokens are refused from the next exchange')
+    .description(
+      'stop trusting an issuer: its tokens are refused from the next exchange, its workload identities revoked',
+    )
     .requiredOption('--id <id>', 'the trusted issuer id (list shows them)', trustedIssuerId)
     .action((options: { id: string }) =>
       run((services) => trustedIssuerCommands.removeTrustedIssuer(services.trustedIssuers, options)),

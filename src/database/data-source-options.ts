@@ -40,6 +40,7 @@ import { ConsoleSingleSignOn1765530000000 } from './migrations/1765530000000-con
 import { WorkloadIdentity } from '../workload-identities/workload-identity.entity';
 import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-workload-identities';
 import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-policies';
+import { OnePeopleIssuerPerOrganization1765710000000 } from './migrations/1765710000000-one-people-issuer-per-organization';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -86,6 +87,7 @@ export const MIGRATIONS = [
   WorkloadIdentities1765520000000,
   ConsoleSingleSignOn1765530000000,
   ApiKeyPolicies1765600000000,
+  OnePeopleIssuerPerOrganization1765710000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

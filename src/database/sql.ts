@@ -213,6 +213,11 @@ export class Dialect {
     return raw(this.postgres ? 'FOR UPDATE SKIP LOCKED' : '');
   }
 
+  /** The rows read are held until the transaction ends: a concurrent UPDATE or DELETE of them waits (PostgreSQL). */
+  get forShare(): Sql {
+    return raw(this.postgres ? 'FOR SHARE' : '');
+  }
+
   /**
    * A transaction-scoped lock on the key (class, text) where the database has row-level concurrency; null on SQLite,
    * whose writers already run one at a time.

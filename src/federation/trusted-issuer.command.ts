@@ -50,9 +50,11 @@ export async function listTrustedIssuers(
   return { trusted_issuers: (await issuers.list(options.org)).map(trustedIssuerView) };
 }
 
+/** The entry removed, and how many workload identities that named it were revoked with it. */
 export async function removeTrustedIssuer(
   issuers: TrustedIssuersService,
   options: { id: string },
-): Promise<{ removed: TrustedIssuerView }> {
-  return { removed: trustedIssuerView(await issuers.remove(options.id)) };
+): Promise<{ removed: TrustedIssuerView; revoked_workload_identities: number }> {
+  const { entry, revokedWorkloadIdentities } = await issuers.remove(options.id);
+  return { removed: trustedIssuerView(entry), revoked_workload_identities: revokedWorkloadIdentities };
 }

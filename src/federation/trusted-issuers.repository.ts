@@ -37,6 +37,8 @@ export class TrustedIssuersRepository {
   /** Every token exchange reads its issuer's entries: batched per event-loop turn, as the key look-ups are. */
   private readonly byIssuer: (issuer: string) => Promise<TrustedIssuer[]>;
   private readonly peopleElsewhere: Statement<{ issuer: string; organizationId: string }>;
+  private readonly peopleOfOrganization: Statement<{ organizationId: string }>;
+  private readonly held: Statement<{ organizationId: string; id: string }>;
   private readonly sameEntry: Statement<{ organizationId: string; issuer: string; kind: IssuerKind }>;
   private readonly deleteById: Statement<{ id: string }>;
 
@@ -61,6 +63,10 @@ export class TrustedIssuersRepository {
     }, []);
     this.peopleElsewhere = db.prepare(sql`SELECT organization_id FROM trusted_issuers
       WHERE issuer = ${param('issuer')} AND kind = 'people' AND organization_id <> ${param('organizationId')}`);
+    this.peopleOfOrganization = db.prepare(sql`SELECT ${COLUMNS} FROM trusted_issuers
+      WHERE organization_id = ${param('organizationId')} AND kind = 'people' ORDER BY created_at, id LIMIT 1`);
+    this.held = db.prepare(sql`SELECT id FROM trusted_issuers
+      WHERE id = ${param('id')} AND organization_id = ${param('organizationId')} ${db.forShare}`);
     this.sameEntry = db.prepare(sql`SELECT id FROM trusted_issuers
       WHERE organization_id = ${param('organizationId')} AND issuer = ${param('issuer')} AND kind = ${param('kind')}`);
     this.deleteById = db.prepare(
@@ -107,6 +113,25 @@ export class TrustedIssuersRepository {
       { issuer, organizationId },
     );
     return rows[0]?.organization_id ?? null;
+  }
+
+  /** The organization's people issuer (trusted_issuers_people_per_organization: one at most); null if none. */
+  async peopleIssuerOf(organizationId: string): Promise<TrustedIssuer | null> {
+    const rows = await this.db.rows<TrustedIssuerRow, { organizationId: string }>(this.peopleOfOrganization, {
+      organizationId,
+    });
+    return rows[0] === undefined ? null : toEntry(rows[0]);
+  }
+
+  /**
+   * Whether the organization's entry exists, read inside `tx` and held until it ends (PostgreSQL: FOR SHARE; SQLite
+   * has one writer): its deletion waits for `tx`, or came first and is seen here.
+   */
+  async hold(organizationId: string, id: string, tx: Transaction): Promise<boolean> {
+    return (
+      (await this.db.run<{ id: string }, { organizationId: string; id: string }>(tx, this.held, { organizationId, id }))
+        .length > 0
+    );
   }
 
   async exists(organizationId: string, issuer: string, kind: IssuerKind): Promise<boolean> {

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
-import { UnitOfWork } from '../database/unit-of-work';
+import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { IdentityService } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 import type { CredentialCipher } from '../integrations/credential-cipher';
 import { FEDERATION_TIMINGS, FederationTimings } from './federation-timings';
 import { discoverIssuer, DiscoveryError, metadataProblem } from './issuer-discovery';
+import { ISSUER_CREDENTIALS, IssuerCredentials } from './issuer-credentials';
 import { issuerShapeProblem } from './issuer-url';
 import { IssuerKind, TokenEndpointAuthMethod, TrustedIssuer } from './trusted-issuer.entity';
 import { TrustedIssuersRepository } from './trusted-issuers.repository';
@@ -36,9 +37,16 @@ export interface NewTrustedIssuer {
 /** Why a change of the trusted issuers was refused (the CLI's exit code 2). */
 export class TrustedIssuerError extends Error {}
 
+/** A removed entry, and how many workload identities that named it its removal revoked. */
+export interface TrustedIssuerRemoval {
+  entry: TrustedIssuer;
+  revokedWorkloadIdentities: number;
+}
+
 /**
  * The identity providers each organization trusts (docs/federation.md#trusted-issuers): added after their discovery
- * document has been fetched and checked, listed, removed; each change audited in its transaction.
+ * document has been fetched and checked, listed, removed with the workload identities that name them; each change
+ * audited in its transaction.
  */
 @Injectable()
 export class TrustedIssuersService {
@@ -50,6 +58,8 @@ export class TrustedIssuersService {
     @Inject(TRUSTED_ISSUER_CIPHER) private readonly cipher: CredentialCipher,
     @InjectConfig() private readonly config: AppConfiguration,
     @Inject(FEDERATION_TIMINGS) private readonly timings: FederationTimings,
+    // The credentials that name an entry, revoked with it: a port workload-identities provides.
+    @Optional() @Inject(ISSUER_CREDENTIALS) private readonly credentials?: IssuerCredentials,
   ) {}
 
   async add(input: NewTrustedIssuer, now = new Date()): Promise<TrustedIssuer> {
@@ -64,17 +74,8 @@ export class TrustedIssuersService {
       ...this.kindSettings(input),
       createdAt: now,
     });
-    if (await this.repository.exists(organization.id, entry.issuer, entry.kind)) {
-      throw new TrustedIssuerError(`${input.organization} already trusts ${entry.issuer} for ${entry.kind}`);
-    }
-    if (
-      entry.kind === 'people' &&
-      (await this.repository.peopleOrganizationOf(entry.issuer, organization.id)) !== null
-    ) {
-      throw new TrustedIssuerError(
-        `${entry.issuer} already signs in the people of another organization (a people issuer serves one organization)`,
-      );
-    }
+    const conflict = await this.conflictOf(input.organization, entry);
+    if (conflict !== null) throw new TrustedIssuerError(conflict);
     try {
       const metadata = await discoverIssuer(entry.issuer, {
         production: this.config.production,
@@ -104,9 +105,12 @@ export class TrustedIssuersService {
         );
       });
     } catch (error) {
-      // Another add of the same entry won between the checks above and this insert.
-      if (isUniqueViolation(error))
-        throw new TrustedIssuerError(`${entry.issuer} was added for ${entry.kind} meanwhile`);
+      // Another add won between the checks above and this insert (a unique index said no): which one, said as above.
+      if (isUniqueViolation(error)) {
+        throw new TrustedIssuerError(
+          (await this.conflictOf(input.organization, entry)) ?? `${entry.issuer} was added for ${entry.kind} meanwhile`,
+        );
+      }
       throw error;
     }
     return entry;
@@ -116,11 +120,18 @@ export class TrustedIssuersService {
     return this.repository.findByOrganization((await this.identity.organizationByName(organization)).id);
   }
 
-  async remove(id: string): Promise<TrustedIssuer> {
-    const removed = await this.unitOfWork.run(async (tx) => {
+  /**
+   * Removes the entry, and revokes in the same transaction every ACTIVE workload identity that names it, each audited
+   * as a revocation (reason `trusted_issuer_removed`: its credential-change on the revocation feed).
+   */
+  async remove(id: string, at = new Date()): Promise<TrustedIssuerRemoval> {
+    const removal = await this.unitOfWork.run(async (tx) => {
       const entry = await this.repository.delete(id, tx);
-      if (entry !== null) {
-        await this.audit.record(
+      if (entry === null) return null;
+      const revoked = (await this.credentials?.revokeAllTrusting(entry, at, tx)) ?? [];
+      await this.audit.recordAll(
+        [
+          ...revoked,
           {
             action: 'trusted_issuer.removed',
             organizationId: entry.organizationId,
@@ -128,13 +139,43 @@ export class TrustedIssuersService {
             targetId: entry.id,
             reason: entry.kind,
           },
-          tx,
-        );
-      }
-      return entry;
+        ],
+        tx,
+      );
+      return { entry, revokedWorkloadIdentities: revoked.length };
     });
-    if (removed === null) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
-    return removed;
+    if (removal === null) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
+    return removal;
+  }
+
+  /**
+   * Whether the organization's entry still exists, read inside `tx` and held there: a workload identity's creation
+   * stores it only if so, and the entry's removal waits for that transaction, so it revokes the identity too.
+   */
+  async holdEntry(organizationId: string, id: string, tx: Transaction): Promise<boolean> {
+    return this.repository.hold(organizationId, id, tx);
+  }
+
+  /**
+   * Why the organization may not trust the entry: it trusts it already, it has a people issuer (one at most:
+   * trusted_issuers_people_per_organization), or another organization has this people issuer; null when it may.
+   */
+  private async conflictOf(organization: string, entry: TrustedIssuer): Promise<string | null> {
+    if (await this.repository.exists(entry.organizationId, entry.issuer, entry.kind)) {
+      return `${organization} already trusts ${entry.issuer} for ${entry.kind}`;
+    }
+    if (entry.kind !== 'people') return null;
+    const current = await this.repository.peopleIssuerOf(entry.organizationId);
+    if (current !== null) {
+      return (
+        `${organization} already has a people issuer, ${current.issuer} (id ${current.id}); an organization has one ` +
+        `at most: remove it first (trusted-issuer remove --id ${current.id})`
+      );
+    }
+    if ((await this.repository.peopleOrganizationOf(entry.issuer, entry.organizationId)) !== null) {
+      return `${entry.issuer} already signs in the people of another organization (a people issuer serves one organization)`;
+    }
+    return null;
   }
 
   /** The client secret for the issuer's token endpoint (console single sign-on); null when it has none. */

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { MEMBER_CREDENTIALS } from '../api-keys/organization/member-credentials';
 import { AuditModule } from '../audit/audit.module';
 import { FederationModule } from '../federation/federation.module';
+import { ISSUER_CREDENTIALS } from '../federation/issuer-credentials';
 import { IdentityModule } from '../identity/identity.module';
 import { OrganizationWorkloadIdentitiesController } from './organization/organization-workload-identities.controller';
 import { OrganizationWorkloadIdentitiesRepository } from './organization/organization-workload-identities.repository';
@@ -34,14 +35,17 @@ import { WorkloadIdentitiesService } from './workload-identities.service';
 export class WorkloadIdentitiesModule {}
 
 /**
- * The port workload-identities provides to api-keys: a member's removal revokes their identities in its transaction.
- * Global, with that one token exported, so that api-keys injects it without importing workload-identities
- * (docs/architecture.md#ports).
+ * The ports workload-identities provides to api-keys and federation: a member's removal, and a trusted issuer's,
+ * revoke the identities concerned in its transaction. Global, with those two tokens exported, so that api-keys and
+ * federation inject them without importing workload-identities (docs/architecture.md#ports).
  */
 @Global()
 @Module({
   imports: [WorkloadIdentitiesModule],
-  providers: [{ provide: MEMBER_CREDENTIALS, useExisting: OrganizationWorkloadIdentitiesService }],
-  exports: [MEMBER_CREDENTIALS],
+  providers: [
+    { provide: MEMBER_CREDENTIALS, useExisting: OrganizationWorkloadIdentitiesService },
+    { provide: ISSUER_CREDENTIALS, useExisting: OrganizationWorkloadIdentitiesService },
+  ],
+  exports: [MEMBER_CREDENTIALS, ISSUER_CREDENTIALS],
 })
 export class WorkloadIdentitiesPortsModule {}

@@ -146,18 +146,22 @@ export class WorkloadIdentitiesService {
       lastUsedIp: null,
       revokedAt: null,
     });
-    const created = await this.unitOfWork.run(
+    const outcome = await this.unitOfWork.run(
       async (tx) => {
-        if (!(await this.identities.insertWithinActiveCap(identity, this.maxActivePerUser, tx))) return false;
+        // The issuer held until this commits: a removal meanwhile waits and then revokes this identity too, or came
+        // first and is seen here (TrustedIssuersService.remove).
+        if (!(await this.trustedIssuers.holdEntry(issuer.organizationId, issuer.id, tx))) return 'issuer_removed';
+        if (!(await this.identities.insertWithinActiveCap(identity, this.maxActivePerUser, tx))) return 'refused';
         await this.audit.record(
           { action: 'workload_identity.created', ...actor(creator), ...target(identity.id), request },
           tx,
         );
-        return true;
+        return 'created';
       },
       { queueKey: ownerQueue(creator) },
     );
-    if (!created) throw await this.creationRefused(creator);
+    if (outcome === 'issuer_removed') throw refused(WorkloadIdentityMessages.issuerNotFound);
+    if (outcome === 'refused') throw await this.creationRefused(creator);
     return identity;
   }
 

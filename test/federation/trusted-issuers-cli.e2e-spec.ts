@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, Socket } from 'node:net';
 import { DataSource } from 'typeorm';
@@ -8,6 +9,10 @@ import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.comm
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { TrustedIssuers1765310000000 } from '../../src/database/migrations/1765310000000-trusted-issuers';
 import { ConsoleSingleSignOn1765530000000 } from '../../src/database/migrations/1765530000000-console-single-sign-on';
+import { OnePeopleIssuerPerOrganization1765710000000 } from '../../src/database/migrations/1765710000000-one-people-issuer-per-organization';
+import { UnitOfWork } from '../../src/database/unit-of-work';
+import { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
+import { TrustedIssuersRepository } from '../../src/federation/trusted-issuers.repository';
 import { cliChecks } from '../support/cli';
 import { ISO_MS, UUID } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
@@ -183,8 +188,13 @@ describe('admin CLI: trusted-issuer', () => {
 
   it('remove prints the entry it removed, audited; list no longer has it; a second remove is refused', async () => {
     const added = (await ok<Added>(...workloads('fed-initech', '--audience', 'to-remove'))).trusted_issuer;
-    const removed = await ok<{ removed: TrustedIssuerView }>('remove', '--id', added.id.toUpperCase());
-    expect(removed).toStrictEqual({ removed: added });
+    const removed = await ok<{ removed: TrustedIssuerView; revoked_workload_identities: number }>(
+      'remove',
+      '--id',
+      added.id.toUpperCase(),
+    );
+    // No workload identity named it (test/federation/trusted-issuer-removal.e2e-spec.ts: one that does).
+    expect(removed).toStrictEqual({ removed: added, revoked_workload_identities: 0 });
     expect((await listed('fed-initech')).map((entry) => entry.id)).not.toContain(added.id);
     expect((await auditOf(initech)).filter((event) => event.targetId === added.id)).toStrictEqual([
       {
@@ -205,6 +215,112 @@ describe('admin CLI: trusted-issuer', () => {
     await fails(['remove', '--id', added.id], new RegExp(`^error: no trusted issuer has the id ${added.id}\\n$`));
     await fails(['remove', '--id', 'not-an-id'], /--id must be a trusted issuer id \(a UUID\)/);
   });
+
+  it('an organization has one people issuer at most: a second is refused naming the first, until it is removed; workloads issuers may be several', async () => {
+    const umbrella = (await t.user({ org: 'fed-umbrella' })).organizationId;
+    const other = await IdentityProvider.start();
+    const first = (
+      await ok<Added>(
+        'add',
+        '--org',
+        'fed-umbrella',
+        '--issuer',
+        other.issuer,
+        '--kind',
+        'people',
+        '--client-id',
+        other.people.clientId,
+        '--client-secret',
+        other.people.clientSecret,
+      )
+    ).trusted_issuer;
+    const before = await rowCount();
+    const auditBefore = await auditOf(umbrella);
+    // Refused before any discovery: this issuer is never asked (it does not exist).
+    const second = [
+      'add',
+      '--org',
+      'fed-umbrella',
+      '--issuer',
+      'https://login.umbrella.example',
+      '--kind',
+      'people',
+      '--client-id',
+      'umbrella-console',
+      '--client-secret',
+      'a-secret',
+    ];
+    const refused = await cli(...second);
+    expect(refused).toStrictEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr:
+        `error: fed-umbrella already has a people issuer, ${other.issuer} (id ${first.id}); an organization has one ` +
+        `at most: remove it first (trusted-issuer remove --id ${first.id})\n`,
+    });
+    expect(await rowCount()).toBe(before);
+    expect(await auditOf(umbrella)).toStrictEqual(auditBefore);
+
+    // Workloads issuers: as many as the organization trusts, beside its people issuer (the same issuer included).
+    const workloadEntries = [
+      await ok<Added>(...workloads('fed-umbrella')),
+      await ok<Added>('add', '--org', 'fed-umbrella', '--issuer', other.issuer, '--kind', 'workloads'),
+    ];
+    expect((await listed('fed-umbrella')).map(({ issuer, kind }) => [issuer, kind])).toStrictEqual([
+      [other.issuer, 'people'],
+      [idp.issuer, 'workloads'],
+      [other.issuer, 'workloads'],
+    ]);
+    expect(workloadEntries.map((entry) => entry.trusted_issuer.kind)).toEqual(['workloads', 'workloads']);
+
+    // The database says it too: a second people entry of the organization is a unique violation.
+    const stored = (await t.get(TrustedIssuersService).list('fed-umbrella')).find((entry) => entry.kind === 'people')!;
+    const twin = Object.assign(new TrustedIssuer(), {
+      ...stored,
+      id: randomUUID(),
+      issuer: 'https://twin.umbrella.example',
+    });
+    await expect(t.get(UnitOfWork).run((tx) => t.get(TrustedIssuersRepository).insert(twin, tx))).rejects.toThrow(
+      /unique|UNIQUE/,
+    );
+    // An add that passed the checks before another won (its insert refused by that index) says what it met.
+    const repository = t.get(TrustedIssuersRepository);
+    jest.spyOn(repository, 'peopleIssuerOf').mockResolvedValueOnce(null);
+    jest.spyOn(repository, 'peopleOrganizationOf').mockResolvedValueOnce(null);
+    await expect(
+      t.get(TrustedIssuersService).add({
+        organization: 'fed-umbrella',
+        issuer: idp.issuer,
+        kind: 'people',
+        clientId: idp.people.clientId,
+        clientSecret: idp.people.clientSecret,
+        emailDomains: [],
+      }),
+    ).rejects.toThrow(`fed-umbrella already has a people issuer, ${other.issuer} (id ${first.id})`);
+    jest.restoreAllMocks();
+
+    // Removed first, the organization may trust another people issuer (here the same one with other settings).
+    await ok('remove', '--id', first.id);
+    const again = (
+      await ok<Added>(
+        'add',
+        '--org',
+        'fed-umbrella',
+        '--issuer',
+        other.issuer,
+        '--kind',
+        'people',
+        '--client-id',
+        other.people.clientId,
+        '--client-secret',
+        other.people.clientSecret,
+        '--jit-role',
+        'viewer',
+      )
+    ).trusted_issuer;
+    expect(again).toMatchObject({ organization_id: umbrella, kind: 'people', jit_role: 'viewer' });
+    expect((await listed('fed-umbrella')).filter((entry) => entry.kind === 'people')).toStrictEqual([again]);
+  }, 30_000);
 
   describe('an issuer that cannot be used: exit 2 naming the URL and the cause, nothing stored', () => {
     let before: number;
@@ -299,6 +415,7 @@ describe('admin CLI: trusted-issuer', () => {
       await fails(add('http://login.example.com'), /^error: the issuer http:\/\/login\.example\.com is not https:\/\//);
     });
 
+    // Sixteen CLI processes, about a second each on a loaded machine.
     it('options that do not fit the kind, or are not valid', async () => {
       await fails([...workloads('fed-acme', '--client-id', 'x')], /^error: --client-id: only for --kind people\n$/);
       await fails(
@@ -334,19 +451,23 @@ describe('admin CLI: trusted-issuer', () => {
         /organization not found: nowhere/,
       );
       await fails(['list', '--org', 'nowhere'], /organization not found: nowhere/);
-    });
+    }, 30_000);
   });
 
   it('the migration goes down and up again on this database', async () => {
     const runner = t.get(DataSource).createQueryRunner();
     try {
-      // console_sso_requests refers to trusted_issuers: down first, up again last (PostgreSQL enforces it).
+      // console_sso_requests refers to trusted_issuers: down first, up again last (PostgreSQL enforces it). The index of
+      // one people issuer per organization goes first and comes back last.
+      const onePeople = new OnePeopleIssuerPerOrganization1765710000000();
       const dependent = new ConsoleSingleSignOn1765530000000();
       const migration = new TrustedIssuers1765310000000();
+      await onePeople.down(runner);
       await dependent.down(runner);
       await migration.down(runner);
       await migration.up(runner);
       await dependent.up(runner);
+      await onePeople.up(runner);
     } finally {
       await runner.release();
     }

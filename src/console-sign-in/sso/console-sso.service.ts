@@ -215,7 +215,7 @@ export class ConsoleSsoService {
     return outcome.claims;
   }
 
-  /** The organization's people issuer (the oldest, should it have several); 404 for an unknown organization too. */
+  /** The organization's people issuer (one at most); 404 for an unknown organization too. */
   private async peopleIssuerOf(organizationName: string): Promise<TrustedIssuer> {
     let entries: TrustedIssuer[];
     try {

@@ -9,6 +9,7 @@ import { IdentityPage, IdentityPageQuery, ListRow, OwnerIds, PageArgs, toPage } 
 type OrganizationListArgs = { organizationId: string } & PageArgs;
 type RevokeAllArgs = OwnerIds & { at: string };
 type RevokeArgs = { organizationId: string; id: string; at: string };
+type RevokeTrustingArgs = { organizationId: string; trustedIssuerId: string; at: string };
 
 /** The organization's workload identities, every owner's (docs/workload-identities.md#organization-admins). */
 @Injectable()
@@ -17,6 +18,7 @@ export class OrganizationWorkloadIdentitiesRepository {
   private readonly list: { active: Statement<OrganizationListArgs>; all: Statement<OrganizationListArgs> };
   private readonly revokeAll: Statement<RevokeAllArgs>;
   private readonly revokeOne: Statement<RevokeArgs>;
+  private readonly revokeTrusting: Statement<RevokeTrustingArgs>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -41,6 +43,16 @@ export class OrganizationWorkloadIdentitiesRepository {
     this.revokeOne = db.prepare(sql`UPDATE workload_identities
       SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
       WHERE id = ${param('id')} AND organization_id = ${param('organizationId')} AND status = 'ACTIVE'`);
+    // Through workload_identities_match (trusted_issuer_id first, ACTIVE rows only).
+    this.revokeTrusting = db.prepare(
+      db.returning(
+        sql`UPDATE workload_identities SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
+          WHERE trusted_issuer_id = ${param('trustedIssuerId')} AND organization_id = ${param('organizationId')}
+            AND status = 'ACTIVE'
+          RETURNING id`,
+        'id',
+      ),
+    );
   }
 
   /** A page of the organization's identities, newest first, and their count in the window. */
@@ -61,6 +73,20 @@ export class OrganizationWorkloadIdentitiesRepository {
       at: at.toISOString(),
       userId: owner.userId,
       organizationId: owner.organizationId,
+    });
+    return rows.map((row) => row.id);
+  }
+
+  /** Marks every ACTIVE identity that names the trusted issuer REVOKED (expired ones too): the ids it revoked. */
+  async revokeAllTrusting(
+    issuer: { id: string; organizationId: string },
+    at: Date,
+    tx: Transaction,
+  ): Promise<string[]> {
+    const rows = await this.db.run<{ id: string }, RevokeTrustingArgs>(tx, this.revokeTrusting, {
+      at: at.toISOString(),
+      trustedIssuerId: issuer.id,
+      organizationId: issuer.organizationId,
     });
     return rows.map((row) => row.id);
   }

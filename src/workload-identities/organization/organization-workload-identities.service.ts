@@ -6,6 +6,8 @@ import type { RequestContext } from '../../audit/request-context';
 import { notFound } from '../../common/errors';
 import type { Page } from '../../common/pagination';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
+import type { IssuerCredentials } from '../../federation/issuer-credentials';
+import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { IdentityService } from '../../identity/identity.service';
 import type { WorkloadIdentity } from '../workload-identity.entity';
 import { WorkloadIdentityMessages } from '../workload-identity-matching';
@@ -29,11 +31,12 @@ export interface WithOwnerEmails {
 
 /**
  * Every member's workload identities, for the organization's admins (as organization key management,
- * docs/workload-identities.md#organization-admins), and their revocation at a member's removal: api-keys'
- * MemberCredentials port, called inside the removal's transaction (docs/architecture.md#ports).
+ * docs/workload-identities.md#organization-admins), and their revocation at a member's removal (api-keys'
+ * MemberCredentials port) and at their trusted issuer's removal (federation's IssuerCredentials port), each called
+ * inside the removal's transaction (docs/architecture.md#ports).
  */
 @Injectable()
-export class OrganizationWorkloadIdentitiesService implements MemberCredentials {
+export class OrganizationWorkloadIdentitiesService implements MemberCredentials, IssuerCredentials {
   constructor(
     private readonly identities: WorkloadIdentitiesRepository,
     private readonly organizationIdentities: OrganizationWorkloadIdentitiesRepository,
@@ -101,11 +104,25 @@ export class OrganizationWorkloadIdentitiesService implements MemberCredentials 
   async revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<AuditEntry[]> {
     await this.identities.lockOwner(owner, tx);
     const revoked = await this.organizationIdentities.revokeAllOf(owner, at, tx);
-    return revoked.map((id) => ({
-      action: 'workload_identity.revoked' as const,
-      reason: 'member_removed',
-      organizationId: owner.organizationId,
-      ...target(id),
-    }));
+    return revocations(revoked, owner.organizationId, 'member_removed');
   }
+
+  /**
+   * A trusted issuer's removal (TrustedIssuersService.remove, inside its transaction, after the entry's DELETE): every
+   * ACTIVE identity naming it revoked, whoever owns it; a creation that held the entry committed first, one that did not
+   * yet finds it gone (WorkloadIdentitiesService.create). The audit entries to record with the removal's.
+   */
+  async revokeAllTrusting(
+    entry: Pick<TrustedIssuer, 'id' | 'organizationId'>,
+    at: Date,
+    tx: Transaction,
+  ): Promise<AuditEntry[]> {
+    const revoked = await this.organizationIdentities.revokeAllTrusting(entry, at, tx);
+    return revocations(revoked, entry.organizationId, 'trusted_issuer_removed');
+  }
+}
+
+/** The audit entries of revocations without an actor (each becomes a credential-change on the revocation feed). */
+function revocations(ids: string[], organizationId: string, reason: string): AuditEntry[] {
+  return ids.map((id) => ({ action: 'workload_identity.revoked' as const, reason, organizationId, ...target(id) }));
 }
