@@ -178,3 +178,18 @@ export async function setTokenLifetime(
   const updated = await services.settings.update(organization.id, { accessTokenLifetime: options.seconds }, null);
   return { organization_id: updated.id, access_token_lifetime: updated.accessTokenLifetime };
 }
+
+export interface SetKeyAllowlistPolicyOptions {
+  org: string;
+  /** The organization's require_key_allowlist: new keys must carry an allowlist, without a /0 entry. */
+  required: boolean;
+}
+
+export async function setKeyAllowlistPolicy(
+  services: CliServices,
+  options: SetKeyAllowlistPolicyOptions,
+): Promise<{ organization_id: string; require_key_allowlist: boolean }> {
+  const organization = await services.identity.organizationByName(options.org);
+  const updated = await services.settings.update(organization.id, { requireKeyAllowlist: options.required }, null);
+  return { organization_id: updated.id, require_key_allowlist: updated.requireKeyAllowlist };
+}

@@ -119,6 +119,14 @@ function keyLifetimeDays(value: string): number | 'none' {
   return Number(value);
 }
 
+/** on or off, exactly (a boolean setting). */
+function onOff(flag: string): (value: string) => boolean {
+  return (value) => {
+    if (value !== 'on' && value !== 'off') throw new InvalidArgumentError(`${flag} must be on or off`);
+    return value === 'on';
+  };
+}
+
 const ORG = ['--org <name>', 'organization name (1-255 characters)'] as const;
 const EMAIL_OPTION = ['--email <email>', "the user's e-mail address (stored in lower case)"] as const;
 const ROLE_DESCRIPTION = 'admin, member or viewer';
@@ -221,6 +229,19 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     )
     .action((options: commands.SetTokenLifetimeOptions) =>
       run((services) => commands.setTokenLifetime(services, options)),
+    );
+
+  program
+    .command('set-key-allowlist-policy')
+    .description('set whether keys created in the organization from now on must carry an IP allowlist (no /0 entry)')
+    .requiredOption(...ORG, organizationName)
+    .requiredOption(
+      '--required <on|off>',
+      'on (required) or off (not required); keys made before keep working without one',
+      onOff('--required'),
+    )
+    .action((options: commands.SetKeyAllowlistPolicyOptions) =>
+      run((services) => commands.setKeyAllowlistPolicy(services, options)),
     );
 
   program

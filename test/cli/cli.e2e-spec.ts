@@ -10,7 +10,7 @@ import type { Environment } from '../../src/config/configuration';
 import { IdentityService } from '../../src/identity/identity.service';
 import { cliChecks } from '../support/cli';
 import { freePort } from '../support/ports';
-import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, UUID } from '../support/http-assertions';
+import { apiKeyAuth, bearer, decodeJwt, expectBearerRejected, expectError, UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
 
 /** The admin command line (docs/operations.md#admin-cli), run in-process against the test database. */
@@ -209,6 +209,7 @@ describe('admin CLI', () => {
          WHERE organization_id = '${organizationId}' AND action = 'api_key.revoked' ORDER BY target_id`,
       );
 
+    // Several CLI processes and HTTP calls: over jest's 5 s default on a loaded machine.
     it('revokes every key the member has in the organization, each audited with reason member_removed', async () => {
       const org = unique('org');
       const elsewhere = unique('org');
@@ -270,7 +271,7 @@ describe('admin CLI', () => {
       await t.http().post('/v1/token').set(apiKeyAuth(kept.opaque_key)).expect(200);
       await t.http().post('/v1/token').set(apiKeyAuth(colleagueKey.opaque_key)).expect(200);
       expect((await statuses(userId, other.organization_id as string)).map((row) => row.status)).toEqual(['ACTIVE']);
-    });
+    }, 30_000);
 
     it('adding the user back revives none of the keys', async () => {
       const org = unique('org');
@@ -417,14 +418,88 @@ describe('admin CLI', () => {
     });
   });
 
+  describe('set-key-allowlist-policy', () => {
+    const REQUIRED = "allowed_cidrs is required: the organization's key policy requires an allowlist";
+    const read = async (token: unknown) =>
+      (
+        await t
+          .http()
+          .get('/v1/organization')
+          .set(bearer(token as string))
+          .expect(200)
+      ).body.organization;
+    const create = (token: unknown, body: object) =>
+      t
+        .http()
+        .post('/v1/user-api-keys')
+        .set(bearer(token as string))
+        .send(body);
+
+    it('on requires an allowlist on the next key, as the API policy does; off lifts it; the API shows both', async () => {
+      const org = unique('org');
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      expect(await ok('set-key-allowlist-policy', '--org', org, '--required', 'on')).toStrictEqual({
+        organization_id: boot.organization_id,
+        require_key_allowlist: true,
+      });
+      expect(await read(boot.session_token)).toMatchObject({
+        require_key_allowlist: true,
+        max_key_lifetime_days: null,
+      });
+      expectError(await create(boot.session_token, {}), 400, 'INVALID_ARGUMENT', REQUIRED);
+      expectError(
+        await create(boot.session_token, { allowed_cidrs: ['0.0.0.0/0'] }),
+        400,
+        'INVALID_ARGUMENT',
+        `allowed_cidrs: "0.0.0.0/0" allows every address, which the organization's key policy forbids`,
+      );
+      await createKey(boot.session_token, { allowed_cidrs: ['10.0.0.0/8'] });
+
+      expect(await ok('set-key-allowlist-policy', '--org', org, '--required', 'off')).toStrictEqual({
+        organization_id: boot.organization_id,
+        require_key_allowlist: false,
+      });
+      expect((await read(boot.session_token)).require_key_allowlist).toBe(false);
+      expect((await createKey(boot.session_token, {})).api_key.allowed_cidrs).toBeNull();
+    });
+
+    it.each([['yes'], ['ON'], ['Off'], ['true'], ['false'], ['1'], ['0'], ['']])(
+      'refuses --required %j with exit 2 and changes nothing',
+      async (value) => {
+        const org = unique('org');
+        const boot = await ok('bootstrap', '--org', org, '--email', email());
+        await ok('set-key-allowlist-policy', '--org', org, '--required', 'on');
+        await fails(['set-key-allowlist-policy', '--org', org, `--required=${value}`], /--required must be on or off/);
+        expect((await read(boot.session_token)).require_key_allowlist).toBe(true);
+      },
+    );
+
+    it('refuses an unknown organization with exit 2, creating nothing', async () => {
+      const org = unique('org');
+      await fails(['set-key-allowlist-policy', '--org', org, '--required', 'on'], /^error: organization not found: /);
+      const boot = await ok('bootstrap', '--org', org, '--email', email());
+      expect((await read(boot.session_token)).require_key_allowlist).toBe(false);
+    });
+
+    it.each([
+      [['set-key-allowlist-policy', '--org', 'x'], /required option '--required <on\|off>' not specified/],
+      [['set-key-allowlist-policy', '--required', 'on'], /required option '--org <name>' not specified/],
+      [['set-key-allowlist-policy', '--org', 'x', '--required'], /option '--required <on\|off>' argument missing/],
+    ])('refuses %j with exit 2', async (argv, message) => {
+      await fails(argv, message);
+    });
+  });
+
   describe('settings changes are audited like the API', () => {
-    it('set-key-policy and set-token-lifetime each record organization.updated with no actor', async () => {
+    it('set-key-policy, set-token-lifetime and set-key-allowlist-policy each record organization.updated with no actor', async () => {
       const org = unique('org');
       const boot = await ok('bootstrap', '--org', org, '--email', email());
       await ok('set-key-policy', '--org', org, '--max-key-lifetime-days', '14');
       await ok('set-token-lifetime', '--org', org, '--seconds', '600');
+      await ok('set-key-allowlist-policy', '--org', org, '--required', 'on');
       // A refused command records nothing.
       await fails(['set-token-lifetime', '--org', org, '--seconds', '59'], /--seconds/);
+      await fails(['set-key-allowlist-policy', '--org', org, '--required', 'yes'], /--required/);
 
       const events: Array<Record<string, unknown>> = await t.get(DataSource).query(
         `SELECT action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id, client_ip, request_id
@@ -440,7 +515,7 @@ describe('admin CLI', () => {
         client_ip: null,
         request_id: null,
       };
-      expect(events).toEqual([expected, expected]);
+      expect(events).toEqual([expected, expected, expected]);
     });
   });
 
@@ -490,6 +565,7 @@ describe('admin CLI', () => {
       'remove-member',
       'set-key-policy',
       'set-token-lifetime',
+      'set-key-allowlist-policy',
       'console-link',
     ];
 
@@ -514,6 +590,7 @@ describe('admin CLI', () => {
       ['remove-member', ['--org <name>', '--email <email>']],
       ['set-key-policy', ['--org <name>', '--max-key-lifetime-days <days>', 'none']],
       ['set-token-lifetime', ['--org <name>', '--seconds <seconds>', '60..86400']],
+      ['set-key-allowlist-policy', ['--org <name>', '--required <on|off>', 'on (required) or off (not required)']],
       ['console-link', ['--org <name>', '--email <email>', 'valid 10 minutes']],
     ])('%s --help (and help %s) shows its options on stdout with exit 0', async (command, options) => {
       for (const out of [await help(command, '--help'), await help('help', command)]) {
