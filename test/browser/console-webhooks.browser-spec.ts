@@ -95,6 +95,11 @@ describe('console webhooks page in Chromium', () => {
     const secret = (await page.getByTestId('new-secret').textContent()) ?? '';
     expect(secret).toMatch(/^whsec_/);
     await visible(page.getByRole('heading', { name: `Signing secret of ${receiverUrl}` }));
+    // Said as what it is: a signing secret kept sealed, not an API key kept as a hash.
+    const panel = page.locator('.secret-panel');
+    await visible(panel.getByRole('button', { name: 'Copy secret' }));
+    expect(await panel.textContent()).toContain('delete the webhook and add it again');
+    expect(await panel.textContent()).not.toMatch(/API key|hash/);
     await page.screenshot({ path: join(ARTIFACTS, 'webhook-secret-1280.png'), fullPage: true });
     await expectAccessible();
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();

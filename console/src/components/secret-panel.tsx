@@ -1,20 +1,39 @@
 import { useEffect, useId, useRef, useState } from 'react';
 
+/** What the panel says of each kind of secret: a key is kept as a hash, a webhook's signing secret sealed. */
+const WORDS = {
+  'api-key': {
+    label: 'New API key',
+    kept: 'Gatehouse keeps only a hash of the secret, so nobody can show it to you later. If you lose it, rotate or revoke the key.',
+    copy: 'Copy key',
+    copyFailed: 'Could not copy: select the key and copy it by hand.',
+  },
+  'webhook-secret': {
+    label: 'Signing secret',
+    kept: 'Gatehouse keeps it encrypted, to sign events with, and never shows it again. If you lose it, delete the webhook and add it again.',
+    copy: 'Copy secret',
+    copyFailed: 'Could not copy: select the secret and copy it by hand.',
+  },
+} as const;
+
 /**
- * A new key's secret, shown once. It lives in the page's memory only (this component's props):
+ * A new secret, shown once. It lives in the page's memory only (this component's props):
  * never in storage, a URL or a log. "Done" drops it for good.
  */
 export function SecretPanel({
   secret,
+  kind = 'api-key',
   title,
   note,
   onDone,
 }: {
   secret: string;
+  kind?: keyof typeof WORDS;
   title: string;
   note?: string;
   onDone: () => void;
 }) {
+  const words = WORDS[kind];
   const headingId = useId();
   const valueId = useId();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -37,29 +56,24 @@ export function SecretPanel({
         {title}
       </h2>
       <p className="warning">
-        <strong>Copy it now: you will not see this again.</strong> Gatehouse keeps only a hash of the secret, so nobody
-        can show it to you later. If you lose it, rotate or revoke the key.
+        <strong>Copy it now: you will not see this again.</strong> {words.kept}
       </p>
       {note !== undefined && <p>{note}</p>}
       <p className="secret-label" id={valueId}>
-        New API key
+        {words.label}
       </p>
       <code className="secret" aria-labelledby={valueId} data-testid="new-secret">
         {secret}
       </code>
       <div className="actions">
         <button type="button" className="button button-primary" onClick={() => void copy()}>
-          Copy key
+          {words.copy}
         </button>
         <button type="button" className="button" onClick={onDone}>
           Done, I have stored it
         </button>
         <span role="status" className="copy-status">
-          {copied === 'yes'
-            ? 'Copied to the clipboard.'
-            : copied === 'failed'
-              ? 'Could not copy: select the key and copy it by hand.'
-              : ''}
+          {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? words.copyFailed : ''}
         </span>
       </div>
     </section>

@@ -254,8 +254,9 @@ export function WebhooksPage({ session }: { session: Session }) {
       {secret !== undefined && (
         <SecretPanel
           secret={secret.secret}
+          kind="webhook-secret"
           title={`Signing secret of ${secret.url}`}
-          note="Your receiver checks each event's signature with this secret (docs/webhooks.md). To replace it, delete the webhook and add it again."
+          note="Your receiver checks each event's signature with this secret (docs/webhooks.md)."
           onDone={() => setSecret(undefined)}
         />
       )}
