@@ -1,21 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { SecretHasher } from '../../src/common/secret-hasher';
-import { loadConfiguration } from '../../src/config/configuration';
-import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source-options';
 import { ApiKeyScopesAndExpiry1764500000000 } from '../../src/database/migrations/1764500000000-api-key-scopes-and-expiry';
 import { apiKeyAuth, bearer, decodeJwt, expectApiKeyRejected } from '../support/http-assertions';
-import {
-  createTestApp,
-  createTestDatabase,
-  DATABASE_KIND,
-  POSTGRES_URL,
-  testEnvironment,
-  testSecrets,
-  TestApp,
-} from '../support/test-app';
+import { migratedApp } from '../support/migrations';
+import { createTestDatabase, DATABASE_KIND, testSecrets, TestApp } from '../support/test-app';
 
 /**
  * Migration 1764500000000 on a database with keys made before it (docs/api.md#scopes, "Keys made before
@@ -34,17 +24,8 @@ describe(`keys made before scopes and expiry, migrated on ${DATABASE_KIND}`, () 
   let t: TestApp;
 
   beforeAll(async () => {
-    const config = loadConfiguration(testEnvironment(database));
-    if (POSTGRES_URL !== undefined) {
-      const client = new Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`CREATE SCHEMA "${config.database.type === 'postgres' ? config.database.schema : ''}"`);
-      await client.end();
-    }
     // The schema as it was before the migration, with keys in it.
-    const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(ApiKeyScopesAndExpiry1764500000000));
-    const old = await new DataSource(dataSourceOptions(config.database, { migrations: before })).initialize();
-    try {
+    t = await migratedApp(database, ApiKeyScopesAndExpiry1764500000000, async (old) => {
       await old.query(`INSERT INTO organizations (id, name, access_token_lifetime, created_at, updated_at)
         VALUES ('${organizationId}', 'migrated', 1800, '${at}', '${at}')`);
       for (const owner of ['admin', 'member', 'viewer', 'removed'] as const) {
@@ -64,11 +45,7 @@ describe(`keys made before scopes and expiry, migrated on ${DATABASE_KIND}`, () 
       await old.query(`INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, created_at, updated_at, revoked_at)
         VALUES ('${revokedKeyId}', '${organizationId}', '${owners.admin.userId}', 'old', '${'0'.repeat(64)}', 'REVOKED',
           '${at}', '${at}', '${at}')`);
-    } finally {
-      await old.destroy();
-    }
-    // The app runs the pending migrations at start.
-    t = await createTestApp({ database });
+    });
   }, 60_000);
   afterAll(async () => {
     await t.close();

@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfiguration } from '../../src/config/configuration';
-import { dataSourceOptions, MIGRATIONS } from '../../src/database/data-source-options';
 import { OnePeopleIssuerPerOrganization1765710000000 } from '../../src/database/migrations/1765710000000-one-people-issuer-per-organization';
 import { TrustedIssuerError, TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
-import {
-  createTestApp,
-  createTestDatabase,
-  DATABASE_KIND,
-  POSTGRES_URL,
-  TestApp,
-  testEnvironment,
-} from '../support/test-app';
+import { migratedApp } from '../support/migrations';
+import { createTestDatabase, DATABASE_KIND, TestApp } from '../support/test-app';
 
 /**
  * Migration 1765710000000 on a database made when an organization could trust several people issuers
@@ -36,17 +27,8 @@ describe(`one people issuer per organization, migrated on ${DATABASE_KIND}`, () 
   let t: TestApp;
 
   beforeAll(async () => {
-    const config = loadConfiguration(testEnvironment(database));
-    if (POSTGRES_URL !== undefined) {
-      const client = new Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`CREATE SCHEMA "${config.database.type === 'postgres' ? config.database.schema : ''}"`);
-      await client.end();
-    }
     // The schema as it was before the migration, with several people issuers in two organizations.
-    const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(OnePeopleIssuerPerOrganization1765710000000));
-    const old = await new DataSource(dataSourceOptions(config.database, { migrations: before })).initialize();
-    try {
+    t = await migratedApp(database, OnePeopleIssuerPerOrganization1765710000000, async (old) => {
       for (const [name, id] of Object.entries(organizations)) {
         await old.query(`INSERT INTO organizations (id, name, access_token_lifetime, created_at, updated_at)
           VALUES ('${id}', 'mig-${name}', 1800, '${at(1)}', '${at(1)}')`);
@@ -69,11 +51,7 @@ describe(`one people issuer per organization, migrated on ${DATABASE_KIND}`, () 
           trusted_issuer_id, nonce, code_verifier, created_at, expires_at)
         VALUES ('${randomUUID()}', '${'a'.repeat(64)}', '${'b'.repeat(64)}', '${organizations.acme}', '${ids.acmeLater}',
           'nonce', '${'c'.repeat(43)}', '${at(5)}', '${at(6)}')`);
-    } finally {
-      await old.destroy();
-    }
-    // The app runs the pending migrations at start.
-    t = await createTestApp({ database });
+    });
   }, 60_000);
   afterAll(async () => {
     await t.close();

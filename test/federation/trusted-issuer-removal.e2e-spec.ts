@@ -8,6 +8,7 @@ import { ResourceServersService } from '../../src/resource-servers/resource-serv
 import { cliChecks } from '../support/cli';
 import { bearer, expectError } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
+import { feedPoller } from '../support/revocation-feed';
 import {
   createTestApp,
   createTestDatabase,
@@ -25,7 +26,6 @@ const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 const REFUSED = { error: 'invalid_grant', error_description: 'the subject token was not accepted' };
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
 const ORDERS = 'https://orders.removal.example';
-const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
 /**
  * `gatehouse trusted-issuer remove` revokes the workload identities that name the entry, in the removal's transaction,
@@ -102,16 +102,7 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
         .set(bearer(token))
     ).status;
 
-  const poll = (body: object) =>
-    t.http().post('/ssf/poll').set('Authorization', basic(stream.clientId, stream.clientSecret)).send(body);
-  async function drain(): Promise<void> {
-    for (;;) {
-      const { body } = await poll({ returnImmediately: true, maxEvents: 1000 }).expect(200);
-      const jtis = Object.keys(body.sets);
-      if (jtis.length === 0) return;
-      await poll({ returnImmediately: true, ack: jtis }).expect(200);
-    }
-  }
+  const { poll, drain } = feedPoller(() => ({ app: t, stream }));
   /** The pending credential-change events, verified against the JWKS: [subject id, its event]. */
   async function credentialChanges(): Promise<Array<[string, Record<string, unknown>]>> {
     const { body } = await poll({ returnImmediately: true, maxEvents: 1000 }).expect(200);

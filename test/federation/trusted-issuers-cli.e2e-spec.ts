@@ -69,21 +69,22 @@ describe('admin CLI: trusted-issuer', () => {
       }));
   const workloads = (org: string, ...more: string[]) =>
     ['add', '--org', org, '--issuer', idp.issuer, '--kind', 'workloads', ...more] as const;
-  const people = (org: string, ...more: string[]) =>
+  const peopleAt = (provider: IdentityProvider, org: string, ...more: string[]) =>
     [
       'add',
       '--org',
       org,
       '--issuer',
-      idp.issuer,
+      provider.issuer,
       '--kind',
       'people',
       '--client-id',
-      idp.people.clientId,
+      provider.people.clientId,
       '--client-secret',
-      idp.people.clientSecret,
+      provider.people.clientSecret,
       ...more,
     ] as const;
+  const people = (org: string, ...more: string[]) => peopleAt(idp, org, ...more);
 
   it('add --kind workloads prints exactly the entry (audience: the issuer URL of Gatehouse), audited; list shows it', async () => {
     const added = await ok<Added>(...workloads('fed-acme'));
@@ -219,21 +220,7 @@ describe('admin CLI: trusted-issuer', () => {
   it('an organization has one people issuer at most: a second is refused naming the first, until it is removed; workloads issuers may be several', async () => {
     const umbrella = (await t.user({ org: 'fed-umbrella' })).organizationId;
     const other = await IdentityProvider.start();
-    const first = (
-      await ok<Added>(
-        'add',
-        '--org',
-        'fed-umbrella',
-        '--issuer',
-        other.issuer,
-        '--kind',
-        'people',
-        '--client-id',
-        other.people.clientId,
-        '--client-secret',
-        other.people.clientSecret,
-      )
-    ).trusted_issuer;
+    const first = (await ok<Added>(...peopleAt(other, 'fed-umbrella'))).trusted_issuer;
     const before = await rowCount();
     const auditBefore = await auditOf(umbrella);
     // Refused before any discovery: this issuer is never asked (it does not exist).
@@ -301,23 +288,7 @@ describe('admin CLI: trusted-issuer', () => {
 
     // Removed first, the organization may trust another people issuer (here the same one with other settings).
     await ok('remove', '--id', first.id);
-    const again = (
-      await ok<Added>(
-        'add',
-        '--org',
-        'fed-umbrella',
-        '--issuer',
-        other.issuer,
-        '--kind',
-        'people',
-        '--client-id',
-        other.people.clientId,
-        '--client-secret',
-        other.people.clientSecret,
-        '--jit-role',
-        'viewer',
-      )
-    ).trusted_issuer;
+    const again = (await ok<Added>(...peopleAt(other, 'fed-umbrella', '--jit-role', 'viewer'))).trusted_issuer;
     expect(again).toMatchObject({ organization_id: umbrella, kind: 'people', jit_role: 'viewer' });
     expect((await listed('fed-umbrella')).filter((entry) => entry.kind === 'people')).toStrictEqual([again]);
   }, 30_000);

@@ -6,6 +6,7 @@ import { ResourceServersService } from '../../src/resource-servers/resource-serv
 import { SsfDelivery } from '../../src/ssf/ssf-event.entity';
 import { SsfRetention } from '../../src/ssf/ssf-retention';
 import { failFeedEvents } from '../support/audit-failure';
+import { feedPoller } from '../support/revocation-feed';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -34,26 +35,18 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
     const audience = 'https://feed.example.com';
     stream = { ...(await t.get(ResourceServersService).register('Feed', audience)), audience };
     jwks = createLocalJWKSet((await t.http().get('/.well-known/jwks.json')).body as JSONWebKeySet);
-    await drain(stream);
+    await drain();
   });
 
   afterAll(() => t.close());
   // Each test sees only its own events.
-  beforeEach(() => drain(stream));
+  beforeEach(() => drain());
 
   function poll(s: Stream, body: object = { returnImmediately: true }, app = t) {
     return app.http().post('/ssf/poll').set('Authorization', basic(s.clientId, s.clientSecret)).send(body);
   }
 
-  /** Acknowledges everything pending, so that each test sees only its own events. */
-  async function drain(s: Stream, app = t): Promise<void> {
-    for (;;) {
-      const { body } = await poll(s, { returnImmediately: true, maxEvents: 1000 }, app).expect(200);
-      const jtis = Object.keys(body.sets);
-      if (jtis.length === 0) return;
-      await poll(s, { returnImmediately: true, ack: jtis }, app).expect(200);
-    }
-  }
+  const { drain } = feedPoller(() => ({ app: t, stream }));
 
   /** The pending SETs, verified against the JWKS, by jti. */
   async function received(s: Stream = stream, app = t): Promise<Map<string, Record<string, unknown>>> {
@@ -148,7 +141,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
           },
         }),
       ]);
-      await drain(stream);
+      await drain();
     });
 
     it('a member removed: each key revoked, and a token-claims-change with no scope left', async () => {
@@ -173,7 +166,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
           },
         }),
       ]);
-      await drain(stream);
+      await drain();
     });
 
     it('a role change: a token-claims-change with what the role now allows; the same role again, nothing', async () => {
@@ -188,7 +181,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
           claims: { org: member.organizationId, scope: scopeString(roleMask('viewer')) },
         },
       });
-      await drain(stream);
+      await drain();
     });
   });
 
@@ -244,7 +237,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       expect(mine.map((s) => s.sub_id)).toEqual([{ format: 'opaque', id: key.id }]);
       expect(theirs.map((s) => s.sub_id)).toEqual([{ format: 'opaque', id: key.id }]);
       expect(theirs[0].jti).not.toBe(mine[0].jti);
-      await drain(stream);
+      await drain();
     });
 
     it('a long poll answers as soon as an event is committed', async () => {
@@ -259,7 +252,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
         { format: 'opaque', id: key.id },
       ]);
       expect(elapsed).toBeLessThan(2500);
-      await drain(stream);
+      await drain();
     });
 
     it('an empty long poll answers with nothing after SSF_POLL_WAIT_SECONDS', async () => {
@@ -303,7 +296,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       );
       const ids = keyEvents(await received()).map((set) => (set.sub_id as { id: string }).id);
       expect(ids.sort()).toEqual(keys.map((key) => key.id).sort());
-      await drain(stream);
+      await drain();
     });
 
     it('survives a restart between the change and the poll: the next instance delivers it', async () => {
@@ -316,7 +309,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
       } finally {
         await next.close();
       }
-      await drain(stream);
+      await drain();
     });
 
     it('prunes events and deliveries past SSF_EVENT_RETENTION_DAYS', async () => {

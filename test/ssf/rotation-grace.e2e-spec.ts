@@ -4,6 +4,7 @@ import { ResourceServersService } from '../../src/resource-servers/resource-serv
 import { auditPage } from '../support/audit-events';
 import { bearer, expectBearerRejected, sleep } from '../support/http-assertions';
 import { failFeedEvents } from '../support/audit-failure';
+import { feedPoller } from '../support/revocation-feed';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -34,17 +35,7 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
   afterAll(() => t.close());
   beforeEach(() => drain());
 
-  const poll = (body: object) =>
-    t.http().post('/ssf/poll').set('Authorization', basic(server.clientId, server.clientSecret)).send(body);
-
-  async function drain(): Promise<void> {
-    for (;;) {
-      const { body } = await poll({ returnImmediately: true, maxEvents: 1000 }).expect(200);
-      const jtis = Object.keys(body.sets);
-      if (jtis.length === 0) return;
-      await poll({ returnImmediately: true, ack: jtis }).expect(200);
-    }
-  }
+  const { poll, drain } = feedPoller(() => ({ app: t, stream: server }));
 
   /** The pending credential-change SETs, each verified with jose against the JWKS. */
   async function credentialChanges(): Promise<Array<Record<string, unknown>>> {

@@ -3,11 +3,11 @@ import { OrganizationKeysService } from '../../src/api-keys/organization/organiz
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { bearer } from '../support/http-assertions';
+import { feedPoller } from '../support/revocation-feed';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 import { createIdentity, trustIssuer } from './fixtures';
 
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
-const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
 /**
  * A workload identity's revocation reaches every verifier (docs/workload-identities.md#revocation): a CAEP
@@ -33,17 +33,7 @@ describe(`workload identity revocations on the feed, ${DATABASE_KIND}`, () => {
   afterAll(() => t.close());
   beforeEach(() => drain());
 
-  const poll = (body: object) =>
-    t.http().post('/ssf/poll').set('Authorization', basic(stream.clientId, stream.clientSecret)).send(body);
-
-  async function drain(): Promise<void> {
-    for (;;) {
-      const { body } = await poll({ returnImmediately: true, maxEvents: 1000 }).expect(200);
-      const jtis = Object.keys(body.sets);
-      if (jtis.length === 0) return;
-      await poll({ returnImmediately: true, ack: jtis }).expect(200);
-    }
-  }
+  const { poll, drain } = feedPoller(() => ({ app: t, stream }));
 
   /** The pending credential-change SETs, verified against the JWKS. */
   async function credentialChanges(): Promise<Array<Record<string, unknown>>> {
