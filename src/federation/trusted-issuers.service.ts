@@ -120,6 +120,11 @@ export class TrustedIssuersService {
     return this.repository.findByOrganization((await this.identity.organizationByName(organization)).id);
   }
 
+  /** The organization's people issuer (one at most), or null; an unknown organization is NOT_FOUND, as in list. */
+  async peopleIssuerOf(organization: string): Promise<TrustedIssuer | null> {
+    return this.repository.peopleIssuerOf((await this.identity.organizationByName(organization)).id);
+  }
+
   /**
    * Removes the entry, and revokes in the same transaction every ACTIVE workload identity that names it, each audited
    * as a revocation (reason `trusted_issuer_removed`: its credential-change on the revocation feed).

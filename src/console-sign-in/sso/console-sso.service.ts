@@ -217,15 +217,14 @@ export class ConsoleSsoService {
 
   /** The organization's people issuer (one at most); 404 for an unknown organization too. */
   private async peopleIssuerOf(organizationName: string): Promise<TrustedIssuer> {
-    let entries: TrustedIssuer[];
+    let entry: TrustedIssuer | null;
     try {
-      entries = await this.issuers.list(organizationName);
+      entry = await this.issuers.peopleIssuerOf(organizationName);
     } catch (error) {
       if (error instanceof AppError && error.code === ErrorCode.NOT_FOUND) throw SsoErrors.notConfigured();
       throw error;
     }
-    const entry = entries.find((candidate) => candidate.kind === 'people' && candidate.clientId !== null);
-    if (entry === undefined) throw SsoErrors.notConfigured();
+    if (entry === null || entry.clientId === null) throw SsoErrors.notConfigured();
     return entry;
   }
 }
