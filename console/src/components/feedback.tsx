@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { readableError } from '../api/errors';
+import type { Loaded } from '../hooks';
 
 /** An error, always as a sentence (never a raw body), announced to screen readers. */
 export function ErrorMessage({ error }: { error: unknown }) {
@@ -16,6 +17,19 @@ export function Loading({ what }: { what: string }) {
     <p role="status" className="message message-muted">
       Loading {what}…
     </p>
+  );
+}
+
+/**
+ * How a list's load (useLoad) stands: its failure, and "Loading …" until the first answer only; a reload keeps the
+ * last answer on screen instead.
+ */
+export function LoadStatus({ loaded, what }: { loaded: Loaded<unknown>; what: string }) {
+  return (
+    <>
+      <ErrorMessage error={loaded.error} />
+      {loaded.loading && loaded.data === undefined && <Loading what={what} />}
+    </>
   );
 }
 

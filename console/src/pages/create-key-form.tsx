@@ -1,6 +1,7 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { CreatedApiKey, OrganizationSettings, Permission } from '../api/contract';
+import type { CreatedApiKey, OrganizationSettings } from '../api/contract';
+import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ErrorMessage } from '../components/feedback';
 import { draftOf, KeyPolicyFields, policiesOf } from '../components/key-policy-fields';
 import { defaultScopes, PERMISSIONS } from '../permissions';
@@ -59,15 +60,12 @@ export function CreateKeyForm({
   const [label, setLabel] = useState('');
   const [expiry, setExpiry] = useState<ExpiryChoice>('none');
   const [date, setDate] = useState('');
-  const [scopes, setScopes] = useState<Permission[]>(defaults);
+  const [scopes, toggleScope] = useSelection(PERMISSIONS, defaults);
   const [policies, setPolicies] = useState(() => draftOf());
   const [busy, setBusy] = useState(false);
   const [tomorrow] = useState(() => new Date(Date.now() + 86400_000).toISOString().slice(0, 10));
   const [error, setError] = useState<unknown>();
   const policyDays = organization?.max_key_lifetime_days ?? null;
-
-  const toggle = (name: Permission, on: boolean) =>
-    setScopes((current) => PERMISSIONS.map((p) => p.name).filter((p) => (p === name ? on : current.includes(p))));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -145,22 +143,7 @@ export function CreateKeyForm({
           A key never does more than your role allows. Management permissions let a leaked key mint, revoke or govern
           keys: tick them only for a key that needs them.
         </p>
-        <ul className="checkboxes">
-          {offered.map((permission) => (
-            <li key={permission.name}>
-              <label>
-                <input
-                  type="checkbox"
-                  name="scopes"
-                  value={permission.name}
-                  checked={scopes.includes(permission.name)}
-                  onChange={(event) => toggle(permission.name, event.target.checked)}
-                />
-                <code>{permission.name}</code> <span className="muted">{permission.description}</span>
-              </label>
-            </li>
-          ))}
-        </ul>
+        <CheckboxList name="scopes" options={offered} selected={scopes} onToggle={toggleScope} />
       </fieldset>
       <KeyPolicyFields
         draft={policies}

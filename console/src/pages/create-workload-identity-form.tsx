@@ -1,7 +1,8 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { OrganizationSettings, Permission } from '../api/contract';
+import type { OrganizationSettings } from '../api/contract';
 import type { WorkloadIdentity, WorkloadIssuer } from '../api/workload-identities';
+import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ErrorMessage } from '../components/feedback';
 import { defaultScopes, PERMISSIONS } from '../permissions';
 import type { Session } from '../session';
@@ -57,15 +58,13 @@ export function CreateWorkloadIdentityForm({
   const [subject, setSubject] = useState('');
   const [conditions, setConditions] = useState<Condition[]>([]);
   const [nextKey, setNextKey] = useState(1);
-  const [scopes, setScopes] = useState<Permission[]>(defaultScopes(session.permissions));
+  const [scopes, toggleScope] = useSelection(PERMISSIONS, defaultScopes(session.permissions));
   const [expiry, setExpiry] = useState<ExpiryChoice>('none');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const policyDays = organization?.max_key_lifetime_days ?? null;
   const issuer = issuers.find((entry) => entry.id === issuerId);
 
-  const toggle = (name: Permission, on: boolean) =>
-    setScopes((current) => PERMISSIONS.map((p) => p.name).filter((p) => (p === name ? on : current.includes(p))));
   const change = (key: number, field: 'claim' | 'value', text: string) =>
     setConditions((current) => current.map((c) => (c.key === key ? { ...c, [field]: text } : c)));
 
@@ -193,22 +192,7 @@ export function CreateWorkloadIdentityForm({
         <p className="hint">
           Never more than your role allows. Tick management permissions only if the workload needs them.
         </p>
-        <ul className="checkboxes">
-          {offered.map((permission) => (
-            <li key={permission.name}>
-              <label>
-                <input
-                  type="checkbox"
-                  name="scopes"
-                  value={permission.name}
-                  checked={scopes.includes(permission.name)}
-                  onChange={(event) => toggle(permission.name, event.target.checked)}
-                />
-                <code>{permission.name}</code> <span className="muted">{permission.description}</span>
-              </label>
-            </li>
-          ))}
-        </ul>
+        <CheckboxList name="scopes" options={offered} selected={scopes} onToggle={toggleScope} />
       </fieldset>
       <div className="field">
         <label htmlFor={ids.expiry}>Expires</label>

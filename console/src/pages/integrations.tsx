@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { components } from '../../../client';
 import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { Empty, LoadStatus, Success } from '../components/feedback';
 import { Pager } from '../components/pager';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
@@ -41,8 +41,7 @@ export function IntegrationsPage({ session }: { session: Session }) {
         Monitoring providers the organization sends notifications to. Keys are shown by their last four characters only.
       </p>
       {done !== undefined && <Success>{done}</Success>}
-      <ErrorMessage error={list.error} />
-      {list.loading && list.data === undefined && <Loading what="integrations" />}
+      <LoadStatus loaded={list} what="integrations" />
       {list.data !== undefined &&
         (list.data.notification_integrations.length === 0 ? (
           <Empty>No integrations yet.{mayWrite ? ' Add one with “New integration”.' : ''}</Empty>

@@ -2,10 +2,11 @@ import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { CreatedApiKey, RotatedApiKey } from '../api/contract';
 import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { Empty, LoadStatus, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
 import { Pager } from '../components/pager';
 import { SecretPanel } from '../components/secret-panel';
+import { ShowRevokedToggle } from '../components/show-revoked-toggle';
 import { formatDuration, formatTime, keyName } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { can, type Session } from '../session';
@@ -112,20 +113,16 @@ export function MyKeysPage({ session }: { session: Session }) {
       )}
       {done !== undefined && <Success>{done}</Success>}
       <div className="toolbar">
-        <label className="inline">
-          <input
-            type="checkbox"
-            checked={includeRevoked}
-            onChange={(event) => {
-              setIncludeRevoked(event.target.checked);
-              setPage(1);
-            }}
-          />
-          Show revoked keys
-        </label>
+        <ShowRevokedToggle
+          what="keys"
+          checked={includeRevoked}
+          onChange={(checked) => {
+            setIncludeRevoked(checked);
+            setPage(1);
+          }}
+        />
       </div>
-      <ErrorMessage error={keys.error} />
-      {keys.loading && keys.data === undefined && <Loading what="your keys" />}
+      <LoadStatus loaded={keys} what="your keys" />
       {keys.data !== undefined &&
         (keys.data.api_keys.length === 0 ? (
           <Empty>

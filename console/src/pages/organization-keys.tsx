@@ -1,10 +1,11 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { Empty, LoadStatus, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
 import { keyName } from '../format';
 import { Pager } from '../components/pager';
+import { ShowRevokedToggle } from '../components/show-revoked-toggle';
 import { useLoad, useTitle } from '../hooks';
 import type { Session } from '../session';
 
@@ -70,17 +71,14 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
         <button type="submit" className="button">
           Filter
         </button>
-        <label className="inline">
-          <input
-            type="checkbox"
-            checked={includeRevoked}
-            onChange={(event) => {
-              setIncludeRevoked(event.target.checked);
-              setPage(1);
-            }}
-          />
-          Show revoked keys
-        </label>
+        <ShowRevokedToggle
+          what="keys"
+          checked={includeRevoked}
+          onChange={(checked) => {
+            setIncludeRevoked(checked);
+            setPage(1);
+          }}
+        />
       </form>
       {filterError !== undefined && (
         <p className="message message-error" id={`${filterId}-error`} role="alert">
@@ -88,8 +86,7 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
         </p>
       )}
       {done !== undefined && <Success>{done}</Success>}
-      <ErrorMessage error={keys.error} />
-      {keys.loading && keys.data === undefined && <Loading what="the organization’s keys" />}
+      <LoadStatus loaded={keys} what="the organization’s keys" />
       {keys.data !== undefined &&
         (keys.data.api_keys.length === 0 ? (
           <Empty>No keys match.</Empty>

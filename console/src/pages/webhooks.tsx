@@ -1,8 +1,9 @@
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import { type CreatedWebhook, type Webhook, WEBHOOK_EVENTS, type WebhookEvent } from '../api/webhooks';
+import { type CreatedWebhook, type Webhook, WEBHOOK_EVENTS } from '../api/webhooks';
+import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { Empty, ErrorMessage, LoadStatus, Success } from '../components/feedback';
 import { Pager } from '../components/pager';
 import { SecretPanel } from '../components/secret-panel';
 import { formatTime } from '../format';
@@ -23,15 +24,10 @@ function CreateWebhookForm({
 }) {
   const ids = { heading: useId(), url: useId(), hint: useId() };
   const [url, setUrl] = useState('');
-  const [events, setEvents] = useState<WebhookEvent[]>([]);
+  const [events, toggleEvent] = useSelection(WEBHOOK_EVENTS, []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [formError, setFormError] = useState<string>();
-
-  const toggle = (name: WebhookEvent, on: boolean) =>
-    setEvents((current) =>
-      WEBHOOK_EVENTS.map((event) => event.name).filter((event) => (event === name ? on : current.includes(event))),
-    );
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -74,22 +70,7 @@ function CreateWebhookForm({
       </div>
       <fieldset className="field">
         <legend>Events this endpoint receives</legend>
-        <ul className="checkboxes">
-          {WEBHOOK_EVENTS.map((event) => (
-            <li key={event.name}>
-              <label>
-                <input
-                  type="checkbox"
-                  name="events"
-                  value={event.name}
-                  checked={events.includes(event.name)}
-                  onChange={(change) => toggle(event.name, change.target.checked)}
-                />
-                <code>{event.name}</code> <span className="muted">{event.description}</span>
-              </label>
-            </li>
-          ))}
-        </ul>
+        <CheckboxList name="events" options={WEBHOOK_EVENTS} selected={events} onToggle={toggleEvent} />
       </fieldset>
       {formError !== undefined && (
         <p className="message message-error" role="alert">
@@ -139,8 +120,7 @@ function DeliveryLog({ webhook, generation }: { webhook: Webhook; generation: nu
           Refresh deliveries
         </button>
       </div>
-      <ErrorMessage error={deliveries.error} />
-      {deliveries.loading && deliveries.data === undefined && <Loading what="the deliveries" />}
+      <LoadStatus loaded={deliveries} what="the deliveries" />
       {deliveries.data !== undefined &&
         (deliveries.data.deliveries.length === 0 ? (
           <Empty>Nothing has been sent to this endpoint yet.</Empty>
@@ -262,8 +242,7 @@ export function WebhooksPage({ session }: { session: Session }) {
       )}
       {done !== undefined && <Success>{done}</Success>}
       <ErrorMessage error={actionError} />
-      <ErrorMessage error={webhooks.error} />
-      {webhooks.loading && webhooks.data === undefined && <Loading what="the webhooks" />}
+      <LoadStatus loaded={webhooks} what="the webhooks" />
       {webhooks.data !== undefined &&
         (webhooks.data.webhooks.length === 0 ? (
           <Empty>No webhooks yet.</Empty>

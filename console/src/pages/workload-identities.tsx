@@ -2,9 +2,10 @@ import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { WorkloadIdentity } from '../api/workload-identities';
 import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, Loading, Success } from '../components/feedback';
+import { Empty, ErrorMessage, Loading, LoadStatus, Success } from '../components/feedback';
 import { StatusBadge } from '../components/key-table';
 import { Pager } from '../components/pager';
+import { ShowRevokedToggle } from '../components/show-revoked-toggle';
 import { SnippetPanel } from '../components/snippet-panel';
 import { formatTime, relativeTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
@@ -138,20 +139,16 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
       )}
       {done !== undefined && <Success>{done}</Success>}
       <div className="toolbar">
-        <label className="inline">
-          <input
-            type="checkbox"
-            checked={includeRevoked}
-            onChange={(event) => {
-              setIncludeRevoked(event.target.checked);
-              setPage(1);
-            }}
-          />
-          Show revoked identities
-        </label>
+        <ShowRevokedToggle
+          what="identities"
+          checked={includeRevoked}
+          onChange={(checked) => {
+            setIncludeRevoked(checked);
+            setPage(1);
+          }}
+        />
       </div>
-      <ErrorMessage error={identities.error} />
-      {identities.loading && identities.data === undefined && <Loading what="your workload identities" />}
+      <LoadStatus loaded={identities} what="your workload identities" />
       {identities.data !== undefined &&
         (identities.data.workload_identities.length === 0 ? (
           <Empty>
