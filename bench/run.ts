@@ -18,7 +18,8 @@
  * (b)-(d) go round all of them (each key, and the access token minted from it), as a service with
  * many users sees it, rather than one key and one token hammered by every connection.
  * Prints requests/s, p50 and p99 (from every response's time, to 0.1 ms), the ratio to (a) and the µs
- * a route adds over (a), and writes the same as JSON to bench/results/.
+ * a route adds over (a), then each target of docs/performance.md#targets the run covers, met or not (printed, never
+ * asserted), and writes the same as JSON to bench/results/.
  * Each scenario is warmed up (the JIT needs a few seconds), then the scenarios are measured in
  * turn, BENCH_ROUNDS times over, and the median of the rounds is reported: a VM's speed drifts, and
  * interleaving keeps the drift out of the ratios.
@@ -229,9 +230,69 @@ function table(rows: Measurement[]): string {
     r.server_cpu_us_per_request === undefined ? '' : String(r.server_cpu_us_per_request),
     String(r.errors + r.non_2xx),
   ]);
+  return aligned(header, lines);
+}
+
+/** A Markdown table whose columns line up in a terminal too. */
+function aligned(header: string[], lines: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+}
+
+/** A target of docs/performance.md#targets as this run measured it: printed and reported, never asserted. */
+interface TargetCheck {
+  target: string;
+  measured: number;
+  bound: string;
+  met: boolean;
+}
+
+/**
+ * The targets of docs/performance.md#targets that the measured scenarios cover (a partial run checks fewer): each
+ * throughput as a share of (a)'s, each p99, and each CPU bound against the scenario it is stated against.
+ */
+function targetChecks(results: Measurement[], database: string): TargetCheck[] {
+  const of = (letters: string): Measurement | undefined => results.find((r) => r.name.startsWith(`(${letters})`));
+  const checks: TargetCheck[] = [];
+  const check = (target: string, measured: number, bound: number, atMost: boolean, decimals = 2): void => {
+    checks.push({
+      target,
+      measured: Number(measured.toFixed(decimals)),
+      bound: `${atMost ? 'at most' : 'at least'} ${bound.toFixed(decimals)}`,
+      met: atMost ? measured <= bound : measured >= bound,
+    });
+  };
+  const baseline = of('a');
+  for (const letters of ['b', 'c', 'e', 'f']) {
+    const scenario = of(letters);
+    if (baseline === undefined || scenario === undefined) continue;
+    const bound = database === 'postgres' && (letters === 'b' || letters === 'c') ? 0.6 : 0.75;
+    check(`(${letters}) throughput / (a)'s`, scenario.requests_per_second / baseline.requests_per_second, bound, false);
+  }
+  for (const letters of ['a', 'b', 'c']) {
+    const scenario = of(letters);
+    if (scenario !== undefined) check(`(${letters}) p99 ms`, scenario.p99_ms, 20, true, 1);
+  }
+  const cpu: Array<[string, string, number]> = [
+    ['g', 'b', 1.05],
+    ['h', 'b', 1.3],
+    ['f2', 'f', 1.1],
+  ];
+  for (const [letters, against, bound] of cpu) {
+    const scenario = of(letters)?.server_cpu_us_per_request;
+    const reference = of(against)?.server_cpu_us_per_request;
+    if (scenario === undefined || reference === undefined) continue;
+    check(`(${letters}) server CPU / (${against})'s`, scenario / reference, bound, true);
+  }
+  return checks;
+}
+
+function targetTable(checks: TargetCheck[]): string {
+  return aligned(
+    ['target', 'measured', 'bound', ''],
+    checks.map((c) => [c.target, String(c.measured), c.bound, c.met ? 'met' : 'NOT MET']),
+  );
 }
 
 async function main(): Promise<void> {
@@ -515,6 +576,8 @@ async function main(): Promise<void> {
       }
     }
     console.log(`\nwith ${SMALL_KEYS} keys in the database:\n${table(results)}`);
+    const targets = targetChecks(results, database);
+    if (targets.length > 0) console.log(`\ntargets (docs/performance.md#targets):\n${targetTable(targets)}`);
     if (scenarios.length < all.length) return; // a partial run (profiling): no scaling step, no report
 
     console.log(`\nseeding ${BULK_KEYS} more keys...`);
@@ -558,6 +621,7 @@ async function main(): Promise<void> {
       node: process.version,
       at: new Date().toISOString(),
       scenarios: results,
+      targets,
       token_exchange_scaling: {
         small_keys: SMALL_KEYS,
         large_keys: BULK_KEYS,
