@@ -1,3 +1,5 @@
+import { useState } from 'react';
+
 /** The checkbox of a list that hides revoked entries until asked: "Show revoked keys", `what` naming the entries. */
 export function ShowRevokedToggle({
   what,
@@ -14,4 +16,17 @@ export function ShowRevokedToggle({
       {`Show revoked ${what}`}
     </label>
   );
+}
+
+/**
+ * Whether a paged list shows revoked entries, and the switch for it: switching also takes the list back to its first
+ * page (the page the reader was on may not exist in the other view).
+ */
+export function useShowRevoked(setPage: (page: number) => void): [boolean, (show: boolean) => void] {
+  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const show = (on: boolean) => {
+    setIncludeRevoked(on);
+    setPage(1);
+  };
+  return [includeRevoked, show];
 }

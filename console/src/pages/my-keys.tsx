@@ -6,7 +6,7 @@ import { Empty, LoadStatus, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
 import { Pager } from '../components/pager';
 import { SecretPanel } from '../components/secret-panel';
-import { ShowRevokedToggle } from '../components/show-revoked-toggle';
+import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-toggle';
 import { formatDuration, formatTime, keyName } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { can, type Session } from '../session';
@@ -25,7 +25,7 @@ async function organizationSettings() {
 export function MyKeysPage({ session }: { session: Session }) {
   useTitle('My API keys');
   const [page, setPage] = useState(1);
-  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const [includeRevoked, showRevoked] = useShowRevoked(setPage);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<{ value: string; title: string; note?: string }>();
   const [revoking, setRevoking] = useState<ListedKey>();
@@ -113,14 +113,7 @@ export function MyKeysPage({ session }: { session: Session }) {
       )}
       {done !== undefined && <Success>{done}</Success>}
       <div className="toolbar">
-        <ShowRevokedToggle
-          what="keys"
-          checked={includeRevoked}
-          onChange={(checked) => {
-            setIncludeRevoked(checked);
-            setPage(1);
-          }}
-        />
+        <ShowRevokedToggle what="keys" checked={includeRevoked} onChange={showRevoked} />
       </div>
       <LoadStatus loaded={keys} what="your keys" />
       {keys.data !== undefined &&

@@ -5,7 +5,7 @@ import { Empty, LoadStatus, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
 import { keyName } from '../format';
 import { Pager } from '../components/pager';
-import { ShowRevokedToggle } from '../components/show-revoked-toggle';
+import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-toggle';
 import { useLoad, useTitle } from '../hooks';
 import type { Session } from '../session';
 
@@ -21,7 +21,7 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
   useTitle('Organization keys');
   const filterId = useId();
   const [page, setPage] = useState(1);
-  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const [includeRevoked, showRevoked] = useShowRevoked(setPage);
   const [userInput, setUserInput] = useState('');
   const [member, setMember] = useState<{ user_id: string } | { email: string }>();
   const [filterError, setFilterError] = useState<string>();
@@ -71,14 +71,7 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
         <button type="submit" className="button">
           Filter
         </button>
-        <ShowRevokedToggle
-          what="keys"
-          checked={includeRevoked}
-          onChange={(checked) => {
-            setIncludeRevoked(checked);
-            setPage(1);
-          }}
-        />
+        <ShowRevokedToggle what="keys" checked={includeRevoked} onChange={showRevoked} />
       </form>
       {filterError !== undefined && (
         <p className="message message-error" id={`${filterId}-error`} role="alert">

@@ -5,7 +5,7 @@ import { ConfirmDialog } from '../components/dialog';
 import { Empty, ErrorMessage, Loading, LoadStatus, Success } from '../components/feedback';
 import { StatusBadge } from '../components/key-table';
 import { Pager } from '../components/pager';
-import { ShowRevokedToggle } from '../components/show-revoked-toggle';
+import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-toggle';
 import { SnippetPanel } from '../components/snippet-panel';
 import { formatTime, relativeTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
@@ -51,7 +51,7 @@ function Matches({ identity }: { identity: WorkloadIdentity }) {
 export function WorkloadIdentitiesPage({ session }: { session: Session }) {
   useTitle('Workload identities');
   const [page, setPage] = useState(1);
-  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const [includeRevoked, showRevoked] = useShowRevoked(setPage);
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<{ identity: WorkloadIdentity; title: string }>();
   const [revoking, setRevoking] = useState<WorkloadIdentity>();
@@ -139,14 +139,7 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
       )}
       {done !== undefined && <Success>{done}</Success>}
       <div className="toolbar">
-        <ShowRevokedToggle
-          what="identities"
-          checked={includeRevoked}
-          onChange={(checked) => {
-            setIncludeRevoked(checked);
-            setPage(1);
-          }}
-        />
+        <ShowRevokedToggle what="identities" checked={includeRevoked} onChange={showRevoked} />
       </div>
       <LoadStatus loaded={identities} what="your workload identities" />
       {identities.data !== undefined &&
