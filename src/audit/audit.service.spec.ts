@@ -9,13 +9,23 @@ describe('AuditService.recordSoon', () => {
   let statements: AuditEvent[][];
   let told: AuditEvent[][];
   let audit: AuditService;
+  let refused: string | undefined;
 
   beforeEach(() => {
     jest.useFakeTimers();
     statements = [];
     told = [];
+    refused = undefined;
     const repository = {
-      insertAll: (events: AuditEvent[]) => Promise.resolve(void statements.push(events)),
+      // A database that refuses a statement holding the entry whose reason is `refused`, and that entry on its own.
+      insertAll: (events: AuditEvent[]) =>
+        events.some((event) => event.reason === refused)
+          ? Promise.reject(new Error('value too long for type character varying(64)'))
+          : Promise.resolve(void statements.push(events)),
+      insert: (event: AuditEvent) =>
+        event.reason === refused
+          ? Promise.reject(new Error('value too long for type character varying(64)'))
+          : Promise.resolve(void statements.push([event])),
     } as unknown as AuditRepository;
     const observer: AuditObserver = { recorded: (events) => Promise.resolve(void told.push([...events])) };
     audit = new AuditService(repository, new AuditCursorCodec('a-secret-of-the-test'), observer);
@@ -71,5 +81,19 @@ describe('AuditService.recordSoon', () => {
       expect(parseInt(event.id.slice(0, 8) + event.id.slice(9, 13), 16)).toBe(event.occurredAt.getTime());
     }
     expect(first.id < second.id).toBe(true);
+  });
+
+  it('keeps the other entries of a statement the database refuses for one of them, and tells the observers of those', async () => {
+    refused = 'job-2';
+    exchanged('job-1');
+    exchanged('job-2');
+    exchanged('job-3');
+    await jest.advanceTimersByTimeAsync(50);
+    expect(statements.map((events) => events.map((event) => event.reason))).toEqual([['job-1'], ['job-3']]);
+    expect(told.map((events) => events.map((event) => event.reason))).toEqual([['job-1', 'job-3']]);
+
+    exchanged('job-4');
+    await jest.advanceTimersByTimeAsync(50);
+    expect(statements.map((events) => events.map((event) => event.reason))).toEqual([['job-1'], ['job-3'], ['job-4']]);
   });
 });

@@ -90,14 +90,41 @@ export class AuditService implements OnApplicationShutdown {
     this.pending = [];
     this.writing = this.writing.then(async () => {
       if (events.length === 0) return;
+      let written = events;
       try {
         await this.events.insertAll(events);
-        await this.tell(events, undefined);
       } catch (error) {
-        this.logger.error({ err: error, entries: events.length }, 'audit entries could not be written');
+        written = await this.insertEach(events, error);
+      }
+      try {
+        await this.tell(written, undefined);
+      } catch (error) {
+        this.logger.error({ err: error, entries: written.length }, 'audit observers could not be told');
       }
     });
     return this.writing;
+  }
+
+  /**
+   * After the statement of several organizations' entries failed: each entry on its own, so that one the database
+   * refuses (or a moment's outage) does not take the others with it. What still fails is logged, without the entry.
+   */
+  private async insertEach(events: AuditEvent[], statementError: unknown): Promise<AuditEvent[]> {
+    const written: AuditEvent[] = [];
+    let lastError = statementError;
+    for (const event of events) {
+      try {
+        await this.events.insert(event);
+        written.push(event);
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    if (written.length < events.length) {
+      const lost = events.length - written.length;
+      this.logger.error({ err: lastError, entries: events.length, lost }, 'audit entries could not be written');
+    }
+    return written;
   }
 
   /** Each observer in turn, inside the entries' transaction: one that fails rolls the change back. */

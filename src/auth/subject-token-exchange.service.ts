@@ -92,20 +92,14 @@ export class SubjectTokenExchangeService {
           throw new SubjectTokenRefused('ambiguous_workload_identity', singleOrganization(organizations));
         }
         const { identity } = match;
-        this.audit.recordSoon({
-          action: 'workload_identity.exchanged',
-          organizationId: identity.organizationId,
-          actorUserId: identity.userId,
-          targetType: 'workload_identity',
-          targetId: identity.id,
-          reason: verified.claims.sub,
-          request: { id: client.requestId, ip: client.address },
-        });
+        // Audited `workload_identity.exchanged` by the grant once a token is minted: `scope` or `resource` may still
+        // refuse it (TokenExchangeService.grant).
         return {
           userId: identity.userId,
           organizationId: identity.organizationId,
           apiKeyId: identity.id,
           workloadIdentity: true,
+          subject: verified.claims.sub,
           lifetimeSeconds: identity.accessTokenLifetime,
           scopes: identity.scopes,
           rolePermissions: roleMask(identity.role),

@@ -125,8 +125,21 @@ export class TokenExchangeService {
       this.metrics.tokenExchange('mint_failed');
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
     }
-    if (exchange.workloadIdentity === true) this.identities.recordUse(exchange.apiKeyId, exchange.clientAddress);
-    else this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
+    if (exchange.workloadIdentity === true) {
+      this.identities.recordUse(exchange.apiKeyId, exchange.clientAddress);
+      // Once the token exists: an exchange that `scope` or `resource` refused above exchanged nothing.
+      this.audit.recordSoon({
+        action: 'workload_identity.exchanged',
+        organizationId: exchange.organizationId,
+        actorUserId: exchange.userId,
+        targetType: 'workload_identity',
+        targetId: exchange.apiKeyId,
+        reason: exchange.subject,
+        request: { id: client.requestId, ip: client.address },
+      });
+    } else {
+      this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
+    }
     this.metrics.tokenExchange('success');
     return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds, scope };
   }

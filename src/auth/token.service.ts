@@ -82,6 +82,8 @@ export interface ApiKeyExchange {
   clientAddress: string | undefined;
   /** A workload identity's exchange (`apiKeyId` is the identity's id): the token says so in `client_type`. */
   workloadIdentity?: true;
+  /** A workload identity's exchange: the subject token's `sub`, for its `workload_identity.exchanged` entry. */
+  subject?: string;
   /** The key's allowlist as stored; null or absent: any address (docs/api.md#allowlists-and-rate-limits). */
   allowedCidrs?: string | null;
   /** The key's rate limit; null or absent: none. */

@@ -41,6 +41,7 @@ import { WorkloadIdentity } from '../workload-identities/workload-identity.entit
 import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-workload-identities';
 import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-policies';
 import { OnePeopleIssuerPerOrganization1765710000000 } from './migrations/1765710000000-one-people-issuer-per-organization';
+import { AuditReasonSubject1765730000000 } from './migrations/1765730000000-audit-reason-subject';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -88,6 +89,7 @@ export const MIGRATIONS = [
   ConsoleSingleSignOn1765530000000,
   ApiKeyPolicies1765600000000,
   OnePeopleIssuerPerOrganization1765710000000,
+  AuditReasonSubject1765730000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -75,8 +75,10 @@ export class SubjectTokenVerifier {
     const issuer = typeof unverified.iss === 'string' && unverified.iss !== '' ? unverified.iss : null;
     const alg = header.alg;
     if (!isAllowedAlgorithm(alg)) return refused('algorithm_not_allowed', issuer, `alg ${String(alg)}`);
-    if (header.typ !== undefined && !ACCEPTED_TYPES.has(normalizedType(header.typ))) {
-      return refused('malformed', issuer, `typ ${header.typ}`);
+    // The header is the sender's JSON, whatever jose's type says: a `typ` that is no string is no media type either.
+    const typ: unknown = header.typ;
+    if (typ !== undefined && (typeof typ !== 'string' || !ACCEPTED_TYPES.has(normalizedType(typ)))) {
+      return refused('malformed', issuer, `typ ${JSON.stringify(typ)}`);
     }
     // RFC 7515 section 4.1.11: no extension is understood here, so a token that marks one critical is refused.
     if (header.crit !== undefined || header.b64 !== undefined)

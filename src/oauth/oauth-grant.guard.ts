@@ -76,6 +76,17 @@ export class OAuthGrantGuard implements CanActivate {
     const { subject_token: token, subject_token_type: type, requested_token_type: requested } = form;
     if (token === undefined || token === '') throw invalidRequest('subject_token is required');
     if (form.actor_token !== undefined) throw invalidRequest('actor_token is not supported');
+    // RFC 8693 section 2.1's `audience` is a target by a logical name, which Gatehouse does not resolve: ignored, it
+    // would get a token for Gatehouse's own API, sent wherever the client meant it for (section 2.2.2: invalid_target).
+    if (form.audience !== undefined) {
+      throw new AppError(
+        ErrorCode.INVALID_ARGUMENT,
+        'audience is not supported: name a resource server with resource',
+        {
+          oauth: { error: 'invalid_target' },
+        },
+      );
+    }
     const client = exchangeClient(request);
     if (type === TokenTypes.idToken) {
       if (requested !== undefined && requested !== TokenTypes.jwt) {

@@ -1,0 +1,149 @@
+import { sign } from 'node:crypto';
+import { decodeJwt } from 'jose';
+import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
+import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
+import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { auditPage } from '../support/audit-events';
+import { bearer, sleep } from '../support/http-assertions';
+import { IdentityProvider } from '../support/identity-provider';
+import { createTestApp, TestApp, TestUser } from '../support/test-app';
+
+const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
+const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+const ORDERS = 'https://orders.example.com';
+const REFUSED = { error: 'invalid_grant', error_description: 'the subject token was not accepted' };
+const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/**
+ * The token exchange (docs/federation.md#token-exchange) against what a hostile or confused client sends: headers of
+ * the wrong JSON type, RFC 8693's `audience`, a grant refused after the subject token was accepted; and the audit entry
+ * of a subject longer than a refusal's code.
+ */
+describe('token exchange: edge cases', () => {
+  let t: TestApp;
+  let idp: IdentityProvider;
+  let admin: TestUser;
+  let workloads: TrustedIssuer;
+  let identityId: string;
+
+  const exchange = (form: Record<string, string>) => t.http().post('/oauth/token').type('form').send(form);
+  const workloadForm = (subjectToken: string, extra: Record<string, string> = {}) => ({
+    grant_type: GRANT,
+    subject_token: subjectToken,
+    subject_token_type: JWT_TYPE,
+    ...extra,
+  });
+  /** A token signed with the provider's published key under exactly `header` and `claims` over the usual ones. */
+  const signed = (header: Record<string, unknown> = {}, claims: Record<string, unknown> = {}) => {
+    const now = Math.floor(Date.now() / 1000);
+    const payload = { iss: idp.issuer, sub: 'edge-job', aud: workloads.audience, iat: now, exp: now + 300, ...claims };
+    const input = `${b64({ alg: 'RS256', kid: idp.keys[0].kid, ...header })}.${b64(payload)}`;
+    return `${input}.${sign('sha256', Buffer.from(input), idp.keys[0].privateKey).toString('base64url')}`;
+  };
+
+  beforeAll(async () => {
+    [t, idp] = await Promise.all([
+      createTestApp({ env: { TOKEN_FAILURE_LIMIT_PER_MINUTE: '100' } }),
+      IdentityProvider.start(),
+    ]);
+    admin = await t.user({ org: 'tx-edges', role: 'admin' });
+    await t.get(ResourceServersService).register('Orders', ORDERS);
+    workloads = await t
+      .get(TrustedIssuersService)
+      .add({ organization: 'tx-edges', issuer: idp.issuer, kind: 'workloads', emailDomains: [] });
+    const created = await t
+      .http()
+      .post('/v1/workload-identities')
+      .set(bearer(admin.token))
+      .send({ label: 'edges', trusted_issuer_id: workloads.id, subject: 'edge-job', scopes: ['api_keys:read'] })
+      .expect(201);
+    identityId = created.body.workload_identity.id;
+  }, 40_000);
+  afterAll(async () => {
+    await IdentityProvider.stopAll();
+    await t.close();
+  });
+
+  it('the same hand-made token with a string typ is exchanged', async () => {
+    expect((await exchange(workloadForm(signed({ typ: 'JWT' })))).status).toBe(200);
+  });
+
+  it.each([
+    ['a number', 1],
+    ['null', null],
+    ['an object', { media: 'jwt' }],
+    ['a list', ['JWT']],
+  ])('refuses a header whose typ is %s with the one invalid_grant, not a 500', async (_name, typ) => {
+    const answer = await exchange(workloadForm(signed({ typ })));
+    expect([answer.status, answer.body]).toEqual([400, REFUSED]);
+  });
+
+  it("refuses RFC 8693's audience with invalid_target rather than ignoring it, before the subject token is read", async () => {
+    const requests = [
+      workloadForm(signed(), { audience: ORDERS }),
+      workloadForm(signed(), { audience: ORDERS, resource: ORDERS }),
+      { grant_type: GRANT, subject_token: signed(), subject_token_type: ID_TOKEN_TYPE, audience: ORDERS },
+    ];
+    for (const form of requests) {
+      const answer = await exchange(form);
+      expect({ form, status: answer.status, body: answer.body }).toEqual({
+        form,
+        status: 400,
+        body: {
+          error: 'invalid_target',
+          error_description: 'audience is not supported: name a resource server with resource',
+        },
+      });
+    }
+    // With resource alone, the token is for the resource: what the client asked for.
+    const answer = await exchange(workloadForm(signed(), { resource: ORDERS })).expect(200);
+    expect(decodeJwt(answer.body.access_token).aud).toBe(ORDERS);
+  });
+
+  it('records no workload_identity.exchanged when the grant is then refused (scope, resource)', async () => {
+    const wider = await exchange(workloadForm(signed(), { scope: 'api_keys:create' }));
+    expect([wider.status, wider.body.error]).toEqual([400, 'invalid_scope']);
+    const badSyntax = await exchange(workloadForm(signed(), { scope: 'api_keys:read api_keys:read' }));
+    expect([badSyntax.status, badSyntax.body.error]).toEqual([400, 'invalid_scope']);
+    const unknown = await exchange(workloadForm(signed(), { resource: 'https://nowhere.example' }));
+    expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_target']);
+    await sleep(300);
+    const requests = new Set([wider, badSyntax, unknown].map((answer) => answer.headers['x-request-id']));
+    const events = (
+      await auditPage(t, admin, { action: 'workload_identity.exchanged', target_id: identityId, limit: 200 })
+    ).audit_events.filter((event) => requests.has(event.request_id ?? ''));
+    expect(events).toEqual([]);
+  });
+
+  it("audits the exchange of an identity whose subject is long (up to 1,024 characters), with the token's sub", async () => {
+    // A Kubernetes service account's or a CI job's sub easily has more than 64 characters.
+    const subject = `system:serviceaccount:payments-production:${'deployer-'.repeat(100)}`.slice(0, 1024);
+    const created = await t
+      .http()
+      .post('/v1/workload-identities')
+      .set(bearer(admin.token))
+      .send({ label: 'long subject', trusted_issuer_id: workloads.id, subject, scopes: ['api_keys:read'] })
+      .expect(201);
+    const id = created.body.workload_identity.id as string;
+    // Another exchange written in the same statement: one entry that does not fit would lose both.
+    const [long, short] = await Promise.all([
+      exchange(workloadForm(signed({}, { sub: subject }))).expect(200),
+      exchange(workloadForm(signed())).expect(200),
+    ]);
+    const requests = new Set([long, short].map((answer) => answer.headers['x-request-id']));
+    let events: Array<{ target_id: string | null; reason: string | null }> = [];
+    for (let waited = 0; events.length < 2 && waited < 2000; waited += 50) {
+      await sleep(50);
+      events = (await auditPage(t, admin, { action: 'workload_identity.exchanged', limit: 200 })).audit_events.filter(
+        (event) => requests.has(event.request_id ?? ''),
+      );
+    }
+    expect(events.map((event) => [event.target_id, event.reason]).sort()).toEqual(
+      [
+        [id, subject],
+        [identityId, 'edge-job'],
+      ].sort(),
+    );
+  });
+});
