@@ -45,6 +45,7 @@ describe('issuer URLs', () => {
       tokenEndpoint: 'https://login.example.com/token',
       tokenEndpointAuthMethods: ['client_secret_basic'],
       idTokenSigningAlgs: ['RS256'],
+      issParameterSupported: false,
       documentUrl: 'https://login.example.com/.well-known/openid-configuration',
     };
     expect(metadataProblem(metadata, 'people', 'client_secret_basic')).toBeNull();

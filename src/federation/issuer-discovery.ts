@@ -12,6 +12,11 @@ export interface IssuerMetadata {
   tokenEndpointAuthMethods: string[];
   /** Absent when the document does not say (an OAuth 2.0 authorization server's). */
   idTokenSigningAlgs?: string[];
+  /**
+   * `authorization_response_iss_parameter_supported` (RFC 9207 section 3, absent: false): the issuer names itself in
+   * its authorization responses, so that one without `iss` is refused (section 2.4).
+   */
+  issParameterSupported: boolean;
   /** The document's address. */
   documentUrl: string;
 }
@@ -103,6 +108,7 @@ function metadataFrom(
     // RFC 8414 section 2: absent means client_secret_basic.
     tokenEndpointAuthMethods: strings(fields.token_endpoint_auth_methods_supported) ?? ['client_secret_basic'],
     idTokenSigningAlgs: strings(fields.id_token_signing_alg_values_supported),
+    issParameterSupported: fields.authorization_response_iss_parameter_supported === true,
     documentUrl,
   };
 }

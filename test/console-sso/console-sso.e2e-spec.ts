@@ -356,6 +356,29 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       expectPage(await callback(back, started.cookie), 400, /already completed/, 'kept');
     });
 
+    it('refuses an answer without `iss` from a provider that announces it, or naming another issuer (RFC 9207)', async () => {
+      const before = await snapshot();
+      // node-oidc-provider announces authorization_response_iss_parameter_supported and sends `iss`.
+      let started = await start();
+      const stripped = await atProvider(started, 'dana@acme.test');
+      expect(stripped.searchParams.get('iss')).toBe(idp.issuer);
+      stripped.searchParams.delete('iss');
+      expectPage(
+        await callback(stripped, started.cookie),
+        400,
+        /answer failed a check \(response parameter "iss" \(issuer\) missing\)/,
+      );
+      started = await start();
+      const mixedUp = await atProvider(started, 'dana@acme.test');
+      mixedUp.searchParams.set('iss', 'https://login.other.example');
+      expectPage(
+        await callback(mixedUp, started.cookie),
+        400,
+        /answer failed a check \(unexpected "iss" \(issuer\) response parameter value\)/,
+      );
+      expect(await snapshot()).toEqual(before);
+    });
+
     it('answers a request without code and state with 401 and the challenge, and an incomplete one with 400', async () => {
       const bare = await t.http().get('/v1/console/sso/callback');
       expectPage(bare, 401, /where your identity provider sends you back/, 'kept');

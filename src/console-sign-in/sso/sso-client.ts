@@ -85,6 +85,9 @@ export function serverMetadata(metadata: IssuerMetadata, production: boolean): S
     token_endpoint: tokenEndpoint,
     jwks_uri: metadata.jwksUri,
     token_endpoint_auth_methods_supported: metadata.tokenEndpointAuthMethods,
+    // openid-client then refuses an authorization response without `iss` (RFC 9207 section 2.4: an issuer that
+    // announces the parameter sends it in every response, so one without it is not that issuer's).
+    authorization_response_iss_parameter_supported: metadata.issParameterSupported,
     id_token_signing_alg_values_supported: announced.filter((alg) =>
       (ALLOWED_ALGORITHMS as readonly string[]).includes(alg),
     ),

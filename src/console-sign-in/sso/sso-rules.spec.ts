@@ -74,6 +74,7 @@ describe('console single sign-on rules', () => {
       tokenEndpoint: 'https://login.example.com/token',
       tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post'],
       idTokenSigningAlgs: ['HS256', 'RS256', 'none', 'ES256', 'RS512'],
+      issParameterSupported: true,
       documentUrl: 'https://login.example.com/.well-known/openid-configuration',
     };
 
@@ -85,6 +86,7 @@ describe('console single sign-on rules', () => {
         jwks_uri: 'https://login.example.com/jwks',
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
         id_token_signing_alg_values_supported: ['RS256', 'ES256'],
+        authorization_response_iss_parameter_supported: true,
       });
       expect(
         serverMetadata({ ...metadata, idTokenSigningAlgs: undefined }, true).id_token_signing_alg_values_supported,
