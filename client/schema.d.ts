@@ -350,7 +350,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/v1/console/sso/callback': {
+  '/v1/console/sso/callback/{organization}': {
     parameters: {
       query?: never;
       header?: never;
@@ -359,9 +359,29 @@ export interface paths {
     };
     /**
      * The identity provider's redirect back: sign in to the console
-     * @description For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
+     * @description The redirect URI of the organization's people issuer, registered at its identity provider (one per organization: RFC 9700 section 4.4.2). For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, a sign-in started for another organization, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
      */
     get: operations['ConsoleSsoController_callback'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/console/sso/callback': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The old redirect URI, shared by every organization: completes no sign-in
+     * @description A 400 HTML page naming the redirect URI to register instead, `<PUBLIC_BASE_URL>/v1/console/sso/callback/<organization>`: one URI shared by every identity provider lets one organization's provider have another's code sent to it (the mix-up attack, RFC 9700 section 4.4), so Gatehouse no longer sends it. The gatehouse_sso cookie is left alone. Without code, state and error: 401, as at the redirect URI.
+     */
+    get: operations['ConsoleSsoController_oldCallback'];
     put?: never;
     post?: never;
     delete?: never;
@@ -3301,7 +3321,10 @@ export interface operations {
         code?: string;
       };
       header?: never;
-      path?: never;
+      path: {
+        /** @description The organization's name (URL-encoded), as GET /v1/console/sso's `org` names it */
+        organization: string;
+      };
       cookie?: never;
     };
     requestBody?: never;
@@ -3311,6 +3334,24 @@ export interface operations {
         headers: {
           /** @description <PUBLIC_BASE_URL>/console/sign-in#code=<code> */
           Location?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ConsoleSsoController_oldCallback: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Never: every request gets an HTML page, 400 (401 without code, state and error) */
+      200: {
+        headers: {
           [name: string]: unknown;
         };
         content?: never;

@@ -21,8 +21,9 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
  */
 describe(`console single sign-on (${DATABASE_KIND})`, () => {
   const BASE = 'https://gatehouse.example.com';
-  const CALLBACK = `${BASE}/v1/console/sso/callback`;
   const ORG = 'sso-acme';
+  /** The organization's redirect URI, registered at its provider (docs/adr/0042-sso-redirect-uri-per-organization.md). */
+  const CALLBACK = `${BASE}/v1/console/sso/callback/${ORG}`;
   let idp: IdentityProvider;
   let t: TestApp;
   let second: TestApp;
@@ -240,7 +241,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     });
   });
 
-  describe('GET /v1/console/sso/callback', () => {
+  describe('GET /v1/console/sso/callback/{organization}', () => {
     it('signs a member in (e-mail in any case), on another instance than the start, as a one-time link does', async () => {
       const started = await start(t);
       const back = await atProvider(started, 'DANA@Acme.Test');
@@ -380,11 +381,11 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     });
 
     it('answers a request without code and state with 401 and the challenge, and an incomplete one with 400', async () => {
-      const bare = await t.http().get('/v1/console/sso/callback');
+      const bare = await t.http().get(`/v1/console/sso/callback/${ORG}`);
       expectPage(bare, 401, /where your identity provider sends you back/, 'kept');
       expect(bare.headers['www-authenticate']).toBe('SignInLink realm="gatehouse"');
       for (const query of ['code=abc', 'state=abc', 'state=a&state=b&code=c', 'state=&code=c']) {
-        expectPage(await t.http().get(`/v1/console/sso/callback?${query}`), 400, /answer is incomplete/, 'kept');
+        expectPage(await t.http().get(`/v1/console/sso/callback/${ORG}?${query}`), 400, /answer is incomplete/, 'kept');
       }
     });
 

@@ -14,7 +14,7 @@ export interface SigningKey {
 }
 
 export interface IdentityProviderOptions {
-  /** The console's callback URLs the people client may redirect to. */
+  /** The console's callback URLs the people client may redirect to (`<PUBLIC_BASE_URL>/v1/console/sso/callback/<org>`). */
   redirectUris?: string[];
   /** Lifetime of the workload tokens (default 600 s). */
   workloadTtlSeconds?: number;
@@ -252,7 +252,7 @@ export class IdentityProvider {
   }
 
   private get redirectUris(): string[] {
-    return this.options.redirectUris ?? ['http://127.0.0.1/console/sso/callback'];
+    return this.options.redirectUris ?? ['http://127.0.0.1/v1/console/sso/callback/acme'];
   }
 
   private send(message: Omit<IdentityProviderMessage, 'id'> & Partial<IdentityProviderMessage>): Promise<void> {

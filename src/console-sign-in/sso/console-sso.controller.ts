@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Query, Redirect, Req, Res, UseFilters } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { clientAddress } from '../../common/client-address';
 import { ErrorCode } from '../../common/errors';
@@ -52,18 +52,25 @@ export class ConsoleSsoController {
     return { url: started.url, statusCode: 302 };
   }
 
-  @Get('callback')
+  @Get('callback/:organization')
   @Authenticated(SsoCallbackGuard)
   @UseFilters(SsoPageFilter)
   @ApiOperation({
     summary: "The identity provider's redirect back: sign in to the console",
     description:
-      'For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the ' +
-      'gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the ' +
-      'console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its ' +
-      "code: 400 (unknown, used, expired or foreign state, a refused code or ID token, the identity provider's error), 401 " +
-      '(no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is ' +
-      'missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).',
+      "The redirect URI of the organization's people issuer, registered at its identity provider (one per " +
+      'organization: RFC 9700 section 4.4.2). For the browser the identity provider sends back, with its `code` and ' +
+      '`state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a ' +
+      'one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) ' +
+      'with the status of its code: 400 (unknown, used, expired or foreign state, a sign-in started for another ' +
+      "organization, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no " +
+      'access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the ' +
+      'allowed domains), 503 (the identity provider cannot be reached).',
+  })
+  @ApiParam({
+    name: 'organization',
+    type: String,
+    description: "The organization's name (URL-encoded), as GET /v1/console/sso's `org` names it",
   })
   @ApiQuery({ name: 'code', type: String, required: false, description: 'The authorization code' })
   @ApiQuery({ name: 'state', type: String, required: false, description: 'The state the sign-in started with' })
@@ -83,6 +90,31 @@ export class ConsoleSsoController {
   @Header('Referrer-Policy', 'no-referrer')
   callback(@Caller() signIn: SsoSignIn, @Res({ passthrough: true }) response: Response): Redirection {
     response.setHeader('Set-Cookie', this.sso.clearedCookie);
+    return { url: signIn.url, statusCode: 302 };
+  }
+
+  /** The guard refuses every request here (ConsoleSsoService.complete without an organization): never reached. */
+  @Get('callback')
+  @Authenticated(SsoCallbackGuard)
+  @UseFilters(SsoPageFilter)
+  @ApiOperation({
+    summary: 'The old redirect URI, shared by every organization: completes no sign-in',
+    description:
+      'A 400 HTML page naming the redirect URI to register instead, `<PUBLIC_BASE_URL>/v1/console/sso/' +
+      "callback/<organization>`: one URI shared by every identity provider lets one organization's provider have " +
+      "another's code sent to it (the mix-up attack, RFC 9700 section 4.4), so Gatehouse no longer sends it. The " +
+      'gatehouse_sso cookie is left alone. Without code, state and error: 401, as at the redirect URI.',
+  })
+  // Its answers are HTML pages, which the document's error responses (JSON bodies) do not describe: the one status
+  // declared says so, rather than the empty 200 @nestjs/swagger would otherwise add.
+  @ApiResponse({
+    status: 200,
+    description: 'Never: every request gets an HTML page, 400 (401 without code, state and error)',
+  })
+  @Redirect()
+  @Header('Cache-Control', 'no-store')
+  @Header('Referrer-Policy', 'no-referrer')
+  oldCallback(@Caller() signIn: SsoSignIn): Redirection {
     return { url: signIn.url, statusCode: 302 };
   }
 }

@@ -31,6 +31,11 @@ export interface SsoStart {
 
 /** The authorization response at the callback, as the browser brought it (docs/api.md#get-v1consolessocallback). */
 export interface SsoCallback {
+  /**
+   * The organization named by the callback's path (`/v1/console/sso/callback/<organization>`, decoded); undefined at
+   * the old path without one, which completes no sign-in (docs/adr/0042-sso-redirect-uri-per-organization.md).
+   */
+  organization?: string;
   code?: string;
   state?: string;
   error?: string;
@@ -62,8 +67,11 @@ const PERSON_ERRORS: Record<Exclude<PersonRefusal, 'no_access'>, (email: string)
 @Injectable()
 export class ConsoleSsoService {
   private readonly logger = new Logger('ConsoleSso');
-  /** `<PUBLIC_BASE_URL>/v1/console/sso/callback`, registered at the identity provider. */
-  readonly redirectUri: string;
+  /**
+   * `<PUBLIC_BASE_URL>/v1/console/sso/callback`: the binding cookie's path (it covers every organization's callback
+   * below it), and the old redirect URI shared by every people issuer, which now only names the new one.
+   */
+  private readonly callbackBase: string;
   private readonly cookie: { path: string; secure: boolean };
 
   constructor(
@@ -79,9 +87,21 @@ export class ConsoleSsoService {
     @Inject(SSO_SETTINGS) private readonly settings: SsoSettings,
     @InjectConfig() config: AppConfiguration,
   ) {
-    this.redirectUri = `${config.console.publicBaseUrl}/v1/console/sso/callback`;
-    const callback = new URL(this.redirectUri);
+    this.callbackBase = `${config.console.publicBaseUrl}/v1/console/sso/callback`;
+    const callback = new URL(this.callbackBase);
     this.cookie = { path: callback.pathname, secure: callback.protocol === 'https:' };
+  }
+
+  /**
+   * The redirect URI of the organization's people issuer, `<PUBLIC_BASE_URL>/v1/console/sso/callback/<organization>`
+   * (its name, URL-encoded), registered at its identity provider and sent in both the authorization and the token
+   * request. One per authorization server (RFC 9700 section 4.4.2): the callback knows whose answer it is by where it
+   * arrives, so a code is never sent to another organization's issuer (the mix-up attack, section 4.4.1). Keyed by the
+   * organization rather than the issuer: each has at most one people issuer and each people issuer serves one
+   * organization, and the name is known before the operator registers Gatehouse at their provider.
+   */
+  redirectUriOf(organizationName: string): string {
+    return `${this.callbackBase}/${encodeURIComponent(organizationName)}`;
   }
 
   /** `Set-Cookie` that removes the binding (the callback answers it, whatever the outcome). */
@@ -112,7 +132,7 @@ export class ConsoleSsoService {
     let url: string;
     try {
       url = await this.client.authorizationUrl(entry, {
-        redirectUri: this.redirectUri,
+        redirectUri: this.redirectUriOf(organizationName),
         state,
         nonce,
         codeChallenge: await calculatePKCECodeChallenge(codeVerifier),
@@ -158,9 +178,14 @@ export class ConsoleSsoService {
 
   private async completeOrRefuse(callback: SsoCallback, request: RequestContext): Promise<SsoSignIn> {
     const { code, state, error } = callback;
-    if (state === undefined) {
-      throw code === undefined && error === undefined ? SsoErrors.noCredential() : SsoErrors.malformed();
-    }
+    // No answer at all, at either path: the 401 of a route without its credential.
+    if (code === undefined && state === undefined && error === undefined) throw SsoErrors.noCredential();
+    // The old shared redirect URI: Gatehouse no longer sends it, so only a sign-in started before the upgrade, a
+    // hostile provider forwarding a victim with it (an honest provider may still accept it), or someone trying the
+    // address lands here. It redeems nothing: without the path, only the state would say whose answer this is, which
+    // is what the mix-up exploits (RFC 9700 section 4.4). It says which URI to register and leaves the sign-in alone.
+    if (callback.organization === undefined) throw SsoErrors.oldRedirectUri(`${this.callbackBase}/<organization>`);
+    if (state === undefined) throw SsoErrors.malformed();
     if (code === undefined && error === undefined) throw SsoErrors.malformed();
     const now = new Date();
     const stateHash = sha256(state);
@@ -173,16 +198,30 @@ export class ConsoleSsoService {
       if (reason === 'other_browser') throw SsoErrors.otherBrowser();
       throw SsoErrors.unknownState();
     }
+    // Whose answer this is, before anything is sent anywhere: the sign-in was started for the organization whose
+    // redirect URI the identity provider sent the browser to, or the code came from another organization's provider
+    // (the mix-up attack, RFC 9700 section 4.4) and must reach no token endpoint. The state is used up and the cookie
+    // removed: both have been where they should not.
+    const organization = await this.identity.organizationById(pending.organizationId);
+    if (organization.name !== callback.organization) {
+      this.logger.warn(
+        { organization: organization.name, callbackOrganization: callback.organization },
+        "console single sign-on: an answer at another organization's redirect URI (mix-up, RFC 9700 section 4.4)",
+      );
+      throw SsoErrors.otherOrganization();
+    }
     if (error !== undefined) throw SsoErrors.providerError(error);
 
-    const organization = await this.identity.organizationById(pending.organizationId);
     const entry = (await this.issuers.list(organization.name)).find(
       (candidate) => candidate.id === pending.trustedIssuerId && candidate.kind === 'people',
     );
     const clientSecret = entry === undefined ? null : this.issuers.clientSecretOf(entry);
     if (entry === undefined || clientSecret === null) throw SsoErrors.issuerGone();
 
-    const idToken = await this.client.idToken(entry, clientSecret, new URL(`${this.redirectUri}?${callback.query}`), {
+    // openid-client sends this URL without its query as the token request's redirect_uri (RFC 6749 section 4.1.3):
+    // the one the sign-in started with.
+    const callbackUrl = new URL(`${this.redirectUriOf(organization.name)}?${callback.query}`);
+    const idToken = await this.client.idToken(entry, clientSecret, callbackUrl, {
       state,
       nonce: pending.nonce,
       codeVerifier: pending.codeVerifier,

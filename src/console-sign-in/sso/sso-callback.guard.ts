@@ -10,7 +10,8 @@ import { BINDING_COOKIE, cookieValue } from './sso-rules';
 const READ = ['code', 'state', 'error'] as const;
 
 /**
- * The identity provider's redirect back (GET /v1/console/sso/callback): its `code` and `state`, with the binding cookie
+ * The identity provider's redirect back (GET /v1/console/sso/callback/<organization>, and the old path without the
+ * organization, which only refuses): its `code` and `state`, with the binding cookie
  * of the browser that started the sign-in, are the credential. The caller is the one-time sign-in link the person is
  * sent on to (docs/api.md#get-v1consolessocallback); refusals become pages (SsoPageFilter).
  */
@@ -31,7 +32,10 @@ export class SsoCallbackGuard implements CanActivate {
 
 function callbackOf(request: Request): SsoCallback {
   const query = request.query as Record<string, unknown>;
+  const organization: unknown = request.params.organization;
   const callback: SsoCallback = {
+    // Decoded by Express; absent at the old path.
+    organization: typeof organization === 'string' ? organization : undefined,
     query: request.originalUrl.includes('?') ? request.originalUrl.slice(request.originalUrl.indexOf('?') + 1) : '',
     binding: cookieValue(request.headers.cookie, BINDING_COOKIE),
   };

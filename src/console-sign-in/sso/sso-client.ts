@@ -105,8 +105,10 @@ export interface AuthorizationChecks {
  * Gatehouse as an OpenID Connect client of an organization's identity provider (an adapter over openid-client v6):
  * the authorization request's URL, and the code exchanged at the token endpoint with the client secret (Basic or in
  * the form, as the issuer is configured), PKCE and the checks of the answer (state, `iss`, the ID token's `iss`, `aud`,
- * `azp`, `exp`, `iat`, `nonce`, algorithm). The ID token's signature is checked by the caller with the issuer's key set
- * (federation's SubjectTokenVerifier). Every request has SsoSettings.httpTimeoutMs; an answer it cannot get is a 503.
+ * `exp`, `iat`, `nonce`, algorithm; `azp` only when `aud` names several audiences, where it must be the client id, as
+ * OpenID Connect Core 1.0 errata set 2 section 3.1.3.7 has it: a single-audience token's `azp` is not compared). The ID
+ * token's signature is checked by the caller with the issuer's key set (federation's SubjectTokenVerifier). Every
+ * request has SsoSettings.httpTimeoutMs; an answer it cannot get is a 503.
  */
 @Injectable()
 export class SsoClient {
