@@ -1,10 +1,10 @@
 import type { CustomFetch } from 'openid-client';
 import type { Response } from 'supertest';
-import { DataSource } from 'typeorm';
 import { defaultSsoFetch, SSO_FETCH } from '../../src/console-sign-in/sso/sso-client';
 import { SsoIssuerMetadata } from '../../src/console-sign-in/sso/sso-issuer-metadata';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { IdentityProvider } from '../support/identity-provider';
+import { signInRows } from '../support/sign-in-rows';
 import { createTestApp, DATABASE_KIND, TestApp } from '../support/test-app';
 
 /**
@@ -104,17 +104,7 @@ describe(`console single sign-on: one redirect URI per organization (${DATABASE_
 
   const arrive = (url: URL, cookie: string) => t.http().get(`${url.pathname}${url.search}`).set('Cookie', cookie);
 
-  const count = async (table: string): Promise<number> =>
-    Number((await t.get(DataSource).query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
-
-  async function snapshot(): Promise<Record<string, number>> {
-    return {
-      users: await count('users'),
-      memberships: await count('memberships'),
-      links: await count('console_sign_in_links'),
-      audit: await count('audit_events'),
-    };
-  }
+  const snapshot = () => signInRows(t);
 
   /** A 400 page; the binding cookie removed, or left alone (`kept`) when the sign-in was not used up. */
   function expectRefusal(response: Response, text: RegExp, binding: 'cleared' | 'kept' = 'cleared'): void {

@@ -12,6 +12,7 @@ import { IdentityService } from '../../src/identity/identity.service';
 import type { Role } from '../../src/identity/roles';
 import { bearer } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
+import { rowCount, signInRows } from '../support/sign-in-rows';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -164,18 +165,8 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     );
   }
 
-  const count = async (table: string): Promise<number> =>
-    Number((await t.get(DataSource).query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
-
-  /** What a refusal must not leave behind: no user, membership, sign-in link or audit entry. */
-  async function snapshot(): Promise<Record<string, number>> {
-    return {
-      users: await count('users'),
-      memberships: await count('memberships'),
-      links: await count('console_sign_in_links'),
-      audit: await count('audit_events'),
-    };
-  }
+  const count = (table: string) => rowCount(t, table);
+  const snapshot = () => signInRows(t);
 
   const trade = (code: string) => t.http().post('/v1/console/sessions').send({ code });
 

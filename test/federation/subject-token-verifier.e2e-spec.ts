@@ -8,6 +8,7 @@ import {
 } from '../../src/federation/subject-token-verifier';
 import type { IssuerKind, TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
+import { b64 } from '../support/http-assertions';
 import { IdentityProvider, newSigningKey } from '../support/identity-provider';
 import { createTestApp, TEST_ISSUER, TestApp } from '../support/test-app';
 
@@ -81,7 +82,6 @@ describe('subject token verification', () => {
     jti: 'j1',
     ...overrides,
   });
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
   it("accepts the provider's workload JWT (client credentials for Gatehouse's issuer URL), with its claims", async () => {
     const token = await idp.workloadToken(TEST_ISSUER);

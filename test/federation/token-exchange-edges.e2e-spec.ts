@@ -4,16 +4,17 @@ import { TrustedIssuersService } from '../../src/federation/trusted-issuers.serv
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { auditPage } from '../support/audit-events';
-import { bearer, sleep } from '../support/http-assertions';
+import { b64, bearer, sleep } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
+import {
+  ID_TOKEN_TYPE,
+  JWT_TYPE,
+  SUBJECT_TOKEN_REFUSED as REFUSED,
+  TOKEN_EXCHANGE_GRANT as GRANT,
+} from '../support/token-exchange';
 
-const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
-const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
 const ORDERS = 'https://orders.example.com';
-const REFUSED = { error: 'invalid_grant', error_description: 'the subject token was not accepted' };
-const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
  * The token exchange (docs/federation.md#token-exchange) against what a hostile or confused client sends: headers of

@@ -8,23 +8,24 @@ import { IdentityService } from '../../src/identity/identity.service';
 import { MetricsServer } from '../../src/metrics/metrics.server';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { AuditEventBody, auditPage } from '../support/audit-events';
-import { bearer, ISO_MS, sleep } from '../support/http-assertions';
+import { b64, bearer, ISO_MS, sleep } from '../support/http-assertions';
 import { IdentityProvider, newSigningKey, SigningKey } from '../support/identity-provider';
 import { freePort } from '../support/ports';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
+import {
+  ACCESS_TOKEN_TYPE,
+  ID_TOKEN_TYPE,
+  JWT_TYPE,
+  SUBJECT_TOKEN_REFUSED as REFUSED,
+  TOKEN_EXCHANGE_GRANT as GRANT,
+} from '../support/token-exchange';
 import { createVerifier } from '../../verifier/src/index';
 import { msUntil, refusal } from '../support/verifier-checks';
 
-const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
-const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const ORDERS = 'https://orders.example.com';
-const REFUSED = { error: 'invalid_grant', error_description: 'the subject token was not accepted' };
 /** RFC 9562 version 7: the audit entries' ids. */
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
  * RFC 8693 token exchange at POST /oauth/token (docs/federation.md#token-exchange), against a real identity provider

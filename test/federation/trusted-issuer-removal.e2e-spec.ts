@@ -9,6 +9,7 @@ import { cliChecks } from '../support/cli';
 import { bearer, expectError } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
 import { feedPoller } from '../support/revocation-feed';
+import { JWT_TYPE, SUBJECT_TOKEN_REFUSED as REFUSED, TOKEN_EXCHANGE_GRANT as GRANT } from '../support/token-exchange';
 import {
   createTestApp,
   createTestDatabase,
@@ -21,9 +22,6 @@ import {
 } from '../support/test-app';
 import { createIdentity, IdentityBody, identityAudit, trustIssuer } from '../workload-identities/fixtures';
 
-const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
-const REFUSED = { error: 'invalid_grant', error_description: 'the subject token was not accepted' };
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
 const ORDERS = 'https://orders.removal.example';
 

@@ -48,7 +48,8 @@ export function decodeJwt(token: string): DecodedJwt {
   };
 }
 
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+/** A JSON value as one base64url segment of a JWS (RFC 7515). */
+export const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** A JWT assembled by hand: for algorithms jsonwebtoken will not sign with (none, HS256 over a PEM). */
 export function handMadeJwt(
