@@ -9,9 +9,9 @@ import { IdentityProvider } from '../support/identity-provider';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 import {
   ID_TOKEN_TYPE,
-  JWT_TYPE,
   SUBJECT_TOKEN_REFUSED as REFUSED,
   TOKEN_EXCHANGE_GRANT as GRANT,
+  workloadForm,
 } from '../support/token-exchange';
 
 const ORDERS = 'https://orders.example.com';
@@ -29,12 +29,6 @@ describe('token exchange: edge cases', () => {
   let identityId: string;
 
   const exchange = (form: Record<string, string>) => t.http().post('/oauth/token').type('form').send(form);
-  const workloadForm = (subjectToken: string, extra: Record<string, string> = {}) => ({
-    grant_type: GRANT,
-    subject_token: subjectToken,
-    subject_token_type: JWT_TYPE,
-    ...extra,
-  });
   /** A token signed with the provider's published key under exactly `header` and `claims` over the usual ones. */
   const signed = (header: Record<string, unknown> = {}, claims: Record<string, unknown> = {}) => {
     const now = Math.floor(Date.now() / 1000);

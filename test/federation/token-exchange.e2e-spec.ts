@@ -18,6 +18,7 @@ import {
   JWT_TYPE,
   SUBJECT_TOKEN_REFUSED as REFUSED,
   TOKEN_EXCHANGE_GRANT as GRANT,
+  workloadForm,
 } from '../support/token-exchange';
 import { createVerifier } from '../../verifier/src/index';
 import { msUntil, refusal } from '../support/verifier-checks';
@@ -42,12 +43,6 @@ describe('token exchange (RFC 8693)', () => {
   let identityId: string;
 
   const exchange = (form: Record<string, string>) => t.http().post('/oauth/token').type('form').send(form);
-  const workloadForm = (subjectToken: string, extra: Record<string, string> = {}) => ({
-    grant_type: GRANT,
-    subject_token: subjectToken,
-    subject_token_type: JWT_TYPE,
-    ...extra,
-  });
   /** A workload token signed with the provider's own published key, with these claims over the usual ones. */
   const signed = (claims: Record<string, unknown>, options: { key?: SigningKey; kid?: string; typ?: string } = {}) => {
     const now = Math.floor(Date.now() / 1000);

@@ -9,3 +9,11 @@ export const SUBJECT_TOKEN_REFUSED = {
   error: 'invalid_grant',
   error_description: 'the subject token was not accepted',
 };
+
+/** The form of a workload's token exchange (docs/federation.md#token-exchange), with `extra` parameters over it. */
+export const workloadForm = (subjectToken: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  grant_type: TOKEN_EXCHANGE_GRANT,
+  subject_token: subjectToken,
+  subject_token_type: JWT_TYPE,
+  ...extra,
+});
