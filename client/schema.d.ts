@@ -350,26 +350,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/v1/console/sso/callback/{organization}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * The identity provider's redirect back: sign in to the console
-     * @description The redirect URI of the organization's people issuer, registered at its identity provider (one per organization: RFC 9700 section 4.4.2). For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, a sign-in started for another organization, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
-     */
-    get: operations['ConsoleSsoController_callback'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/v1/console/sso/callback': {
     parameters: {
       query?: never;
@@ -378,10 +358,30 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The old redirect URI, shared by every organization: completes no sign-in
-     * @description A 400 HTML page naming the redirect URI to register instead, `<PUBLIC_BASE_URL>/v1/console/sso/callback/<organization>`: one URI shared by every identity provider lets one organization's provider have another's code sent to it (the mix-up attack, RFC 9700 section 4.4), so Gatehouse no longer sends it. The gatehouse_sso cookie is left alone. Without code, state and error: 401, as at the redirect URI.
+     * The identity provider's redirect back, for a provider that sends RFC 9207's `iss`: sign in to the console
+     * @description The redirect URI of every people issuer whose discovery document announces `authorization_response_iss_parameter_supported: true` (RFC 9207), registered at its identity provider: the answer's `iss` is required and must name the issuer the sign-in was started at (RFC 9700 section 4.4.2). A sign-in started with the per-organization redirect URI (a provider that does not announce it) is refused here. For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
      */
-    get: operations['ConsoleSsoController_oldCallback'];
+    get: operations['ConsoleSsoController_sharedCallback'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/console/sso/callback/{organization}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The identity provider's redirect back, for a provider without RFC 9207's `iss`: sign in to the console
+     * @description The redirect URI of the organization's people issuer when its discovery document does not announce `authorization_response_iss_parameter_supported: true`, registered at its identity provider: one per organization, so that where the answer arrives says whose it is (RFC 9700 section 4.4.2). A sign-in started for another organization, or with the shared redirect URI, is refused here. For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
+     */
+    get: operations['ConsoleSsoController_callback'];
     put?: never;
     post?: never;
     delete?: never;
@@ -3310,6 +3310,35 @@ export interface operations {
       };
     };
   };
+  ConsoleSsoController_sharedCallback: {
+    parameters: {
+      query?: {
+        /** @description The identity provider's refusal (RFC 6749 section 4.1.2.1) */
+        error?: string;
+        /** @description The issuer (RFC 9207), required here */
+        iss?: string;
+        /** @description The state the sign-in started with */
+        state?: string;
+        /** @description The authorization code */
+        code?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed in: sent to the console's sign-in page with a one-time code in the fragment */
+      302: {
+        headers: {
+          /** @description <PUBLIC_BASE_URL>/console/sign-in#code=<code> */
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   ConsoleSsoController_callback: {
     parameters: {
       query?: {
@@ -3334,24 +3363,6 @@ export interface operations {
         headers: {
           /** @description <PUBLIC_BASE_URL>/console/sign-in#code=<code> */
           Location?: string;
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-    };
-  };
-  ConsoleSsoController_oldCallback: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Never: every request gets an HTML page, 400 (401 without code, state and error) */
-      200: {
-        headers: {
           [name: string]: unknown;
         };
         content?: never;

@@ -313,7 +313,9 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     .option(
       '--client-id <id>',
       "people: Gatehouse's client id at the issuer (the ID tokens' audience), registered there with the redirect URI " +
-        '<PUBLIC_BASE_URL>/v1/console/sso/callback/<org> (the name URL-encoded)',
+        '<PUBLIC_BASE_URL>/v1/console/sso/callback if its discovery document has ' +
+        'authorization_response_iss_parameter_supported: true, else <PUBLIC_BASE_URL>/v1/console/sso/callback/<org> ' +
+        '(the name URL-encoded)',
       token('--client-id', 255),
     )
     // Checked by the service, whose refusal does not repeat the value (commander's would).

@@ -43,8 +43,9 @@ const DECLARED: Record<string, string> = {
   // Sign-out: the member in person, never an API key's access token (docs/api.md#delete-v1consolesessionscurrent)
   'DELETE /v1/console/sessions/current': 'bearer, any member, session token only',
   // Console single sign-on (docs/api.md#get-v1consolesso): the start takes no credential; the identity provider's
-  // redirect back carries its code and state, with the browser's binding cookie, at the organization's redirect URI;
-  // the old one without the organization refuses every request in the same guard (docs/api.md#get-v1consolessocallback)
+  // redirect back carries its code and state, with the browser's binding cookie, at the shared redirect URI (a
+  // provider that sends RFC 9207's `iss`) or the organization's (one that does not), both checked by the same guard
+  // (docs/api.md#get-v1consolessocallback)
   'GET /v1/console/sso': 'public',
   'GET /v1/console/sso/callback': 'SsoCallbackGuard',
   'GET /v1/console/sso/callback/{organization}': 'SsoCallbackGuard',

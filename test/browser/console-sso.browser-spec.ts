@@ -21,7 +21,7 @@ describe('console single sign-on in Chromium', () => {
   beforeAll(async () => {
     removeWorker = await buildIdentityProviderWorker();
     server = await ConsoleServer.start({});
-    idp = await IdentityProvider.start({ redirectUris: [`${server.baseUrl}/v1/console/sso/callback/${ORG}`] });
+    idp = await IdentityProvider.start({ redirectUris: [`${server.baseUrl}/v1/console/sso/callback`] });
     await server.member(ORG, EMAIL, 'member');
     await server.cli(
       'trusted-issuer',

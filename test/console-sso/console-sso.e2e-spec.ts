@@ -23,8 +23,11 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
 describe(`console single sign-on (${DATABASE_KIND})`, () => {
   const BASE = 'https://gatehouse.example.com';
   const ORG = 'sso-acme';
-  /** The organization's redirect URI, registered at its provider (docs/adr/0042-sso-redirect-uri-per-organization.md). */
-  const CALLBACK = `${BASE}/v1/console/sso/callback/${ORG}`;
+  /**
+   * The contract's redirect URI, registered at the provider: node-oidc-provider announces RFC 9207's `iss`, so the
+   * shared one (docs/adr/0042-sso-redirect-uri-per-organization.md; the mix-up spec covers providers without it).
+   */
+  const CALLBACK = `${BASE}/v1/console/sso/callback`;
   let idp: IdentityProvider;
   let t: TestApp;
   let second: TestApp;
@@ -171,7 +174,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
   const trade = (code: string) => t.http().post('/v1/console/sessions').send({ code });
 
   describe('GET /v1/console/sso', () => {
-    it("sends the browser to the issuer's authorization endpoint: code, PKCE S256, state, nonce, openid email profile", async () => {
+    it("sends the browser to the issuer's authorization endpoint: code, PKCE S256, state, nonce, openid email profile, the contract's redirect URI", async () => {
       const response = await t.http().get('/v1/console/sso').query({ org: ORG });
       expect(response.status).toBe(302);
       expect(response.headers['cache-control']).toBe('no-store');
@@ -232,10 +235,13 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     });
   });
 
-  describe('GET /v1/console/sso/callback/{organization}', () => {
+  describe('GET /v1/console/sso/callback', () => {
     it('signs a member in (e-mail in any case), on another instance than the start, as a one-time link does', async () => {
       const started = await start(t);
       const back = await atProvider(started, 'DANA@Acme.Test');
+      // The provider sends the browser back to exactly the contract's redirect URI, with its `iss`.
+      expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
+      expect(back.searchParams.get('iss')).toBe(idp.issuer);
       const response = await callback(back, started.cookie, second);
       expect(response.headers['cache-control']).toBe('no-store');
       expect(response.headers['set-cookie']).toEqual([
@@ -372,11 +378,11 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     });
 
     it('answers a request without code and state with 401 and the challenge, and an incomplete one with 400', async () => {
-      const bare = await t.http().get(`/v1/console/sso/callback/${ORG}`);
+      const bare = await t.http().get('/v1/console/sso/callback');
       expectPage(bare, 401, /where your identity provider sends you back/, 'kept');
       expect(bare.headers['www-authenticate']).toBe('SignInLink realm="gatehouse"');
       for (const query of ['code=abc', 'state=abc', 'state=a&state=b&code=c', 'state=&code=c']) {
-        expectPage(await t.http().get(`/v1/console/sso/callback/${ORG}?${query}`), 400, /answer is incomplete/, 'kept');
+        expectPage(await t.http().get(`/v1/console/sso/callback?${query}`), 400, /answer is incomplete/, 'kept');
       }
     });
 
@@ -461,6 +467,8 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       expect(tokenRequest!.headers.authorization).toMatch(/^Basic /);
       expect(new URLSearchParams(tokenRequest!.body).has('client_secret')).toBe(false);
       expect(new URLSearchParams(tokenRequest!.body).get('code_verifier')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // The token request names the redirect URI of the authorization request (RFC 6749 section 4.1.3).
+      expect(new URLSearchParams(tokenRequest!.body).get('redirect_uri')).toBe(CALLBACK);
 
       await trust({ tokenEndpointAuth: 'client_secret_post' });
       linkCode(await signInAs('dana@acme.test'));

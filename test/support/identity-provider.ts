@@ -14,7 +14,7 @@ export interface SigningKey {
 }
 
 export interface IdentityProviderOptions {
-  /** The console's callback URLs the people client may redirect to (`<PUBLIC_BASE_URL>/v1/console/sso/callback/<org>`). */
+  /** The console's callback URLs the people client may redirect to (`<PUBLIC_BASE_URL>/v1/console/sso/callback`, or `…/<org>`). */
   redirectUris?: string[];
   /** Lifetime of the workload tokens (default 600 s). */
   workloadTtlSeconds?: number;

@@ -15,6 +15,22 @@ interface Redirection {
   statusCode: 302;
 }
 
+/** What both redirect URIs answer (docs/api.md#get-v1consolessocallback). */
+const CALLBACK_ANSWERS =
+  'For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso ' +
+  'cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at ' +
+  'POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, ' +
+  'expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or ' +
+  "wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no " +
+  'access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the ' +
+  'allowed domains), 503 (the identity provider cannot be reached).';
+
+const SIGNED_IN = {
+  status: 302,
+  description: "Signed in: sent to the console's sign-in page with a one-time code in the fragment",
+  headers: { Location: { description: '<PUBLIC_BASE_URL>/console/sign-in#code=<code>', schema: { type: 'string' } } },
+} as const;
+
 /** Console single sign-on through the organization's identity provider (docs/api.md#get-v1consolesso). */
 @ApiTags('Console')
 @Controller('v1/console/sso')
@@ -52,20 +68,48 @@ export class ConsoleSsoController {
     return { url: started.url, statusCode: 302 };
   }
 
+  @Get('callback')
+  @Authenticated(SsoCallbackGuard)
+  @UseFilters(SsoPageFilter)
+  @ApiOperation({
+    summary:
+      "The identity provider's redirect back, for a provider that sends RFC 9207's `iss`: sign in to the console",
+    description:
+      'The redirect URI of every people issuer whose discovery document announces ' +
+      '`authorization_response_iss_parameter_supported: true` (RFC 9207), registered at its identity provider: the ' +
+      "answer's `iss` is required and must name the issuer the sign-in was started at (RFC 9700 section 4.4.2). A " +
+      'sign-in started with the per-organization redirect URI (a provider that does not announce it) is refused here. ' +
+      CALLBACK_ANSWERS,
+  })
+  @ApiQuery({ name: 'code', type: String, required: false, description: 'The authorization code' })
+  @ApiQuery({ name: 'state', type: String, required: false, description: 'The state the sign-in started with' })
+  @ApiQuery({ name: 'iss', type: String, required: false, description: 'The issuer (RFC 9207), required here' })
+  @ApiQuery({
+    name: 'error',
+    type: String,
+    required: false,
+    description: "The identity provider's refusal (RFC 6749 section 4.1.2.1)",
+  })
+  @ApiResponse(SIGNED_IN)
+  @Redirect()
+  @Header('Cache-Control', 'no-store')
+  @Header('Referrer-Policy', 'no-referrer')
+  sharedCallback(@Caller() signIn: SsoSignIn, @Res({ passthrough: true }) response: Response): Redirection {
+    response.setHeader('Set-Cookie', this.sso.clearedCookie);
+    return { url: signIn.url, statusCode: 302 };
+  }
+
   @Get('callback/:organization')
   @Authenticated(SsoCallbackGuard)
   @UseFilters(SsoPageFilter)
   @ApiOperation({
-    summary: "The identity provider's redirect back: sign in to the console",
+    summary: "The identity provider's redirect back, for a provider without RFC 9207's `iss`: sign in to the console",
     description:
-      "The redirect URI of the organization's people issuer, registered at its identity provider (one per " +
-      'organization: RFC 9700 section 4.4.2). For the browser the identity provider sends back, with its `code` and ' +
-      '`state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a ' +
-      'one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) ' +
-      'with the status of its code: 400 (unknown, used, expired or foreign state, a sign-in started for another ' +
-      "organization, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no " +
-      'access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the ' +
-      'allowed domains), 503 (the identity provider cannot be reached).',
+      "The redirect URI of the organization's people issuer when its discovery document does not announce " +
+      '`authorization_response_iss_parameter_supported: true`, registered at its identity provider: one per ' +
+      'organization, so that where the answer arrives says whose it is (RFC 9700 section 4.4.2). A sign-in started ' +
+      'for another organization, or with the shared redirect URI, is refused here. ' +
+      CALLBACK_ANSWERS,
   })
   @ApiParam({
     name: 'organization',
@@ -80,41 +124,12 @@ export class ConsoleSsoController {
     required: false,
     description: "The identity provider's refusal (RFC 6749 section 4.1.2.1)",
   })
-  @ApiResponse({
-    status: 302,
-    description: "Signed in: sent to the console's sign-in page with a one-time code in the fragment",
-    headers: { Location: { description: '<PUBLIC_BASE_URL>/console/sign-in#code=<code>', schema: { type: 'string' } } },
-  })
+  @ApiResponse(SIGNED_IN)
   @Redirect()
   @Header('Cache-Control', 'no-store')
   @Header('Referrer-Policy', 'no-referrer')
   callback(@Caller() signIn: SsoSignIn, @Res({ passthrough: true }) response: Response): Redirection {
     response.setHeader('Set-Cookie', this.sso.clearedCookie);
-    return { url: signIn.url, statusCode: 302 };
-  }
-
-  /** The guard refuses every request here (ConsoleSsoService.complete without an organization): never reached. */
-  @Get('callback')
-  @Authenticated(SsoCallbackGuard)
-  @UseFilters(SsoPageFilter)
-  @ApiOperation({
-    summary: 'The old redirect URI, shared by every organization: completes no sign-in',
-    description:
-      'A 400 HTML page naming the redirect URI to register instead, `<PUBLIC_BASE_URL>/v1/console/sso/' +
-      "callback/<organization>`: one URI shared by every identity provider lets one organization's provider have " +
-      "another's code sent to it (the mix-up attack, RFC 9700 section 4.4), so Gatehouse no longer sends it. The " +
-      'gatehouse_sso cookie is left alone. Without code, state and error: 401, as at the redirect URI.',
-  })
-  // Its answers are HTML pages, which the document's error responses (JSON bodies) do not describe: the one status
-  // declared says so, rather than the empty 200 @nestjs/swagger would otherwise add.
-  @ApiResponse({
-    status: 200,
-    description: 'Never: every request gets an HTML page, 400 (401 without code, state and error)',
-  })
-  @Redirect()
-  @Header('Cache-Control', 'no-store')
-  @Header('Referrer-Policy', 'no-referrer')
-  oldCallback(@Caller() signIn: SsoSignIn): Redirection {
     return { url: signIn.url, statusCode: 302 };
   }
 }

@@ -33,7 +33,7 @@ export interface SsoStart {
 export interface SsoCallback {
   /**
    * The organization named by the callback's path (`/v1/console/sso/callback/<organization>`, decoded); undefined at
-   * the old path without one, which completes no sign-in (docs/adr/0042-sso-redirect-uri-per-organization.md).
+   * the shared path `/v1/console/sso/callback` (docs/adr/0042-sso-redirect-uri-per-organization.md).
    */
   organization?: string;
   code?: string;
@@ -68,8 +68,8 @@ const PERSON_ERRORS: Record<Exclude<PersonRefusal, 'no_access'>, (email: string)
 export class ConsoleSsoService {
   private readonly logger = new Logger('ConsoleSso');
   /**
-   * `<PUBLIC_BASE_URL>/v1/console/sso/callback`: the binding cookie's path (it covers every organization's callback
-   * below it), and the old redirect URI shared by every people issuer, which now only names the new one.
+   * `<PUBLIC_BASE_URL>/v1/console/sso/callback`: the redirect URI shared by the people issuers that send RFC 9207's
+   * `iss`, and the binding cookie's path (it covers every organization's callback below it too).
    */
   private readonly callbackBase: string;
   private readonly cookie: { path: string; secure: boolean };
@@ -93,14 +93,22 @@ export class ConsoleSsoService {
   }
 
   /**
-   * The redirect URI of the organization's people issuer, `<PUBLIC_BASE_URL>/v1/console/sso/callback/<organization>`
-   * (its name, URL-encoded), registered at its identity provider and sent in both the authorization and the token
-   * request. One per authorization server (RFC 9700 section 4.4.2): the callback knows whose answer it is by where it
-   * arrives, so a code is never sent to another organization's issuer (the mix-up attack, section 4.4.1). Keyed by the
-   * organization rather than the issuer: each has at most one people issuer and each people issuer serves one
-   * organization, and the name is known before the operator registers Gatehouse at their provider.
+   * The redirect URI of the organization's people issuer, registered at its identity provider and sent in both the
+   * authorization and the token request; the two defences of RFC 9700 section 4.4.2 against the mix-up attack
+   * (section 4.4.1), docs/adr/0042-sso-redirect-uri-per-organization.md:
+   * - an issuer whose discovery document announces `authorization_response_iss_parameter_supported` gets the shared
+   *   `<PUBLIC_BASE_URL>/v1/console/sso/callback`: openid-client then requires its `iss` in the answer and checks it
+   *   against the issuer the sign-in was started at (RFC 9207 section 2.4), before the code goes anywhere;
+   * - any other gets `<PUBLIC_BASE_URL>/v1/console/sso/callback/<organization>` (its name, URL-encoded), distinct per
+   *   authorization server: the callback knows whose answer it is by where it arrives. Keyed by the organization
+   *   rather than the issuer: each has at most one people issuer and each people issuer serves one organization, and
+   *   the name is known before the operator registers Gatehouse at their provider.
    */
-  redirectUriOf(organizationName: string): string {
+  redirectUriOf(organizationName: string, issParameterSupported: boolean): string {
+    return issParameterSupported ? this.callbackBase : this.perOrganizationUri(organizationName);
+  }
+
+  private perOrganizationUri(organizationName: string): string {
     return `${this.callbackBase}/${encodeURIComponent(organizationName)}`;
   }
 
@@ -132,7 +140,7 @@ export class ConsoleSsoService {
     let url: string;
     try {
       url = await this.client.authorizationUrl(entry, {
-        redirectUri: this.redirectUriOf(organizationName),
+        redirectUri: (issParameterSupported) => this.redirectUriOf(organizationName, issParameterSupported),
         state,
         nonce,
         codeChallenge: await calculatePKCECodeChallenge(codeVerifier),
@@ -180,11 +188,6 @@ export class ConsoleSsoService {
     const { code, state, error } = callback;
     // No answer at all, at either path: the 401 of a route without its credential.
     if (code === undefined && state === undefined && error === undefined) throw SsoErrors.noCredential();
-    // The old shared redirect URI: Gatehouse no longer sends it, so only a sign-in started before the upgrade, a
-    // hostile provider forwarding a victim with it (an honest provider may still accept it), or someone trying the
-    // address lands here. It redeems nothing: without the path, only the state would say whose answer this is, which
-    // is what the mix-up exploits (RFC 9700 section 4.4). It says which URI to register and leaves the sign-in alone.
-    if (callback.organization === undefined) throw SsoErrors.oldRedirectUri(`${this.callbackBase}/<organization>`);
     if (state === undefined) throw SsoErrors.malformed();
     if (code === undefined && error === undefined) throw SsoErrors.malformed();
     const now = new Date();
@@ -198,33 +201,41 @@ export class ConsoleSsoService {
       if (reason === 'other_browser') throw SsoErrors.otherBrowser();
       throw SsoErrors.unknownState();
     }
-    // Whose answer this is, before anything is sent anywhere: the sign-in was started for the organization whose
-    // redirect URI the identity provider sent the browser to, or the code came from another organization's provider
-    // (the mix-up attack, RFC 9700 section 4.4) and must reach no token endpoint. The state is used up and the cookie
-    // removed: both have been where they should not.
     const organization = await this.identity.organizationById(pending.organizationId);
-    if (organization.name !== callback.organization) {
-      this.logger.warn(
-        { organization: organization.name, callbackOrganization: callback.organization },
-        "console single sign-on: an answer at another organization's redirect URI (mix-up, RFC 9700 section 4.4)",
-      );
-      throw SsoErrors.otherOrganization();
-    }
-    if (error !== undefined) throw SsoErrors.providerError(error);
-
     const entry = (await this.issuers.list(organization.name)).find(
       (candidate) => candidate.id === pending.trustedIssuerId && candidate.kind === 'people',
     );
     const clientSecret = entry === undefined ? null : this.issuers.clientSecretOf(entry);
     if (entry === undefined || clientSecret === null) throw SsoErrors.issuerGone();
 
+    // Whose answer this is, before anything is sent anywhere: it must arrive at the redirect URI its sign-in was
+    // started with (RFC 9700 section 4.4.2), the one of the sign-in's issuer as its (cached) discovery document says
+    // now; a document changed since the start merely refuses. Anything else is another provider's answer (the mix-up
+    // attack, section 4.4.1), or a misconfigured one, and its code must reach no token endpoint. The state is used up
+    // and the cookie removed: both have been where they should not. A provider's `error` is refused the same way.
+    const expected = this.redirectUriOf(organization.name, await this.client.announcesIss(entry));
+    const arrived =
+      callback.organization === undefined ? this.callbackBase : this.perOrganizationUri(callback.organization);
+    if (arrived !== expected) {
+      this.logger.warn(
+        { organization: organization.name, expected, arrived },
+        'console single sign-on: an answer at another redirect URI than its sign-in was started with ' +
+          '(possible mix-up, RFC 9700 section 4.4)',
+      );
+      throw SsoErrors.otherRedirectUri();
+    }
+    if (error !== undefined) throw SsoErrors.providerError(error);
+
     // openid-client sends this URL without its query as the token request's redirect_uri (RFC 6749 section 4.1.3):
-    // the one the sign-in started with.
-    const callbackUrl = new URL(`${this.redirectUriOf(organization.name)}?${callback.query}`);
+    // the one the sign-in started with. At the shared URI `iss` is required whatever the document says by the time
+    // of the exchange: the shared URI is safe only with it (RFC 9207 section 2.4), and a document refreshed between
+    // the check above and the exchange must not drop the requirement.
+    const callbackUrl = new URL(`${expected}?${callback.query}`);
     const idToken = await this.client.idToken(entry, clientSecret, callbackUrl, {
       state,
       nonce: pending.nonce,
       codeVerifier: pending.codeVerifier,
+      requireIss: expected === this.callbackBase,
     });
     const claims = await this.verifiedClaims(entry, idToken, now);
     const person = personEmail(claims, entry.emailDomains);

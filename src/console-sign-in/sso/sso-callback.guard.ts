@@ -10,8 +10,8 @@ import { BINDING_COOKIE, cookieValue } from './sso-rules';
 const READ = ['code', 'state', 'error'] as const;
 
 /**
- * The identity provider's redirect back (GET /v1/console/sso/callback/<organization>, and the old path without the
- * organization, which only refuses): its `code` and `state`, with the binding cookie
+ * The identity provider's redirect back (GET /v1/console/sso/callback for a provider that sends RFC 9207's `iss`,
+ * GET /v1/console/sso/callback/<organization> for one that does not): its `code` and `state`, with the binding cookie
  * of the browser that started the sign-in, are the credential. The caller is the one-time sign-in link the person is
  * sent on to (docs/api.md#get-v1consolessocallback); refusals become pages (SsoPageFilter).
  */
@@ -34,7 +34,7 @@ function callbackOf(request: Request): SsoCallback {
   const query = request.query as Record<string, unknown>;
   const organization: unknown = request.params.organization;
   const callback: SsoCallback = {
-    // Decoded by Express; absent at the old path.
+    // Decoded by Express; absent at the shared path.
     organization: typeof organization === 'string' ? organization : undefined,
     query: request.originalUrl.includes('?') ? request.originalUrl.slice(request.originalUrl.indexOf('?') + 1) : '',
     binding: cookieValue(request.headers.cookie, BINDING_COOKIE),

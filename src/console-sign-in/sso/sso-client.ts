@@ -69,7 +69,7 @@ export const defaultSsoFetch: CustomFetch = boundedFetch(MAX_TOKEN_RESPONSE_BYTE
  * outside production, as the issuer itself), and of the ID token algorithms it announces only those Gatehouse accepts,
  * so that openid-client refuses an ID token signed with any other (RFC 8725: never `none`, never HS*).
  */
-export function serverMetadata(metadata: IssuerMetadata, production: boolean): ServerMetadata {
+export function serverMetadata(metadata: IssuerMetadata, production: boolean, requireIss = false): ServerMetadata {
   const { authorizationEndpoint, tokenEndpoint } = metadata;
   if (authorizationEndpoint === undefined || tokenEndpoint === undefined) {
     throw SsoErrors.unavailable(`${metadata.documentUrl} names no authorization_endpoint or token_endpoint`);
@@ -86,8 +86,9 @@ export function serverMetadata(metadata: IssuerMetadata, production: boolean): S
     jwks_uri: metadata.jwksUri,
     token_endpoint_auth_methods_supported: metadata.tokenEndpointAuthMethods,
     // openid-client then refuses an authorization response without `iss` (RFC 9207 section 2.4: an issuer that
-    // announces the parameter sends it in every response, so one without it is not that issuer's).
-    authorization_response_iss_parameter_supported: metadata.issParameterSupported,
+    // announces the parameter sends it in every response, so one without it is not that issuer's). `requireIss`: the
+    // answer came to the shared redirect URI, which only `iss` makes safe (docs/adr/0042).
+    authorization_response_iss_parameter_supported: metadata.issParameterSupported || requireIss,
     id_token_signing_alg_values_supported: announced.filter((alg) =>
       (ALLOWED_ALGORITHMS as readonly string[]).includes(alg),
     ),
@@ -99,6 +100,8 @@ export interface AuthorizationChecks {
   state: string;
   nonce: string;
   codeVerifier: string;
+  /** Refuse an answer without the issuer's `iss` (RFC 9207), whatever its discovery document says now. */
+  requireIss: boolean;
 }
 
 /**
@@ -119,20 +122,37 @@ export class SsoClient {
     @InjectConfig() private readonly config: AppConfiguration,
   ) {}
 
+  /**
+   * The authorization request's URL; its redirect URI chosen from the same discovery document the request is built
+   * with (whether the issuer announces RFC 9207's `iss`).
+   */
   async authorizationUrl(
     entry: TrustedIssuer,
-    request: { redirectUri: string; state: string; nonce: string; codeChallenge: string },
+    request: {
+      redirectUri: (issParameterSupported: boolean) => string;
+      state: string;
+      nonce: string;
+      codeChallenge: string;
+    },
   ): Promise<string> {
-    const { configuration } = await this.configuration(entry, undefined);
+    const { configuration, metadata } = await this.configuration(entry, undefined);
     return buildAuthorizationUrl(configuration, {
       response_type: 'code',
       scope: SSO_SCOPE,
-      redirect_uri: request.redirectUri,
+      redirect_uri: request.redirectUri(metadata.issParameterSupported),
       state: request.state,
       nonce: request.nonce,
       code_challenge: request.codeChallenge,
       code_challenge_method: 'S256',
     }).href;
+  }
+
+  /**
+   * Whether the issuer's (cached) discovery document announces `authorization_response_iss_parameter_supported`
+   * (RFC 9207 section 3); 503 without a document.
+   */
+  async announcesIss(entry: TrustedIssuer): Promise<boolean> {
+    return (await this.issuerMetadata(entry)).issParameterSupported;
   }
 
   /** The ID token of the authorization response at `callback`; AppErrors: 400 for a refusal, 503 for no answer. */
@@ -142,7 +162,7 @@ export class SsoClient {
     callback: URL,
     checks: AuthorizationChecks,
   ): Promise<string> {
-    const { configuration, transport } = await this.configuration(entry, clientSecret);
+    const { configuration, transport } = await this.configuration(entry, clientSecret, checks.requireIss);
     let idToken: string | undefined;
     try {
       const tokens = await authorizationCodeGrant(configuration, callback, {
@@ -159,18 +179,22 @@ export class SsoClient {
     return idToken;
   }
 
-  private async configuration(
-    entry: TrustedIssuer,
-    clientSecret: string | undefined,
-  ): Promise<{ configuration: Configuration; transport: { failure?: string } }> {
-    let metadata: IssuerMetadata;
+  private async issuerMetadata(entry: TrustedIssuer): Promise<IssuerMetadata> {
     try {
-      metadata = await this.metadata.of(entry.issuer);
+      return await this.metadata.of(entry.issuer);
     } catch (error) {
       if (error instanceof DiscoveryError) throw SsoErrors.unavailable(error.message);
       throw error;
     }
-    const server = serverMetadata(metadata, this.config.production);
+  }
+
+  private async configuration(
+    entry: TrustedIssuer,
+    clientSecret: string | undefined,
+    requireIss = false,
+  ): Promise<{ configuration: Configuration; transport: { failure?: string }; metadata: IssuerMetadata }> {
+    const metadata = await this.issuerMetadata(entry);
+    const server = serverMetadata(metadata, this.config.production, requireIss);
     const authentication =
       entry.tokenEndpointAuth === 'client_secret_post'
         ? ClientSecretPost(clientSecret)
@@ -191,7 +215,7 @@ export class SsoClient {
     if ([server.authorization_endpoint, server.token_endpoint].some((url) => url?.startsWith('http:'))) {
       allowInsecureRequests(configuration);
     }
-    return { configuration, transport };
+    return { configuration, transport, metadata };
   }
 }
 

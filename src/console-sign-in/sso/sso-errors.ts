@@ -42,18 +42,14 @@ export const SsoErrors = {
       ErrorCode.INVALID_ARGUMENT,
       `this sign-in was started in another browser, or a newer one was started in this one: ${START_AGAIN} in this browser`,
     ),
-  /** The old redirect URI without an organization (docs/adr/0042-sso-redirect-uri-per-organization.md). */
-  oldRedirectUri: (template: string) =>
-    new StateUntouched(
-      ErrorCode.INVALID_ARGUMENT,
-      `this address no longer completes a sign-in: an administrator registers ${template} (with the organization's ` +
-        `name) as Gatehouse's redirect URI at the identity provider, then ${START_AGAIN}`,
-    ),
-  /** A sign-in started for one organization, answered at another's redirect URI (RFC 9700 section 4.4, mix-up). */
-  otherOrganization: () =>
+  /**
+   * An answer at another redirect URI than its sign-in was started with: another provider's, maybe forwarded there
+   * (RFC 9700 section 4.4, mix-up), or a provider set up with the wrong one (docs/adr/0042).
+   */
+  otherRedirectUri: () =>
     new AppError(
       ErrorCode.INVALID_ARGUMENT,
-      `this sign-in was started for another organization than the one the identity provider sent you back for: ${START_AGAIN}`,
+      `this answer came back to another address than the sign-in was started with: ${START_AGAIN}`,
     ),
   providerError: (error: string) =>
     new AppError(ErrorCode.INVALID_ARGUMENT, `the identity provider did not sign you in (${error}): ${START_AGAIN}`),

@@ -93,6 +93,13 @@ describe('console single sign-on rules', () => {
       ).toEqual(['RS256', 'PS256', 'ES256', 'EdDSA']);
     });
 
+    it('requires `iss` as the issuer announces it, and always for an answer at the shared redirect URI (RFC 9207)', () => {
+      const plain = { ...metadata, issParameterSupported: false };
+      expect(serverMetadata(plain, true).authorization_response_iss_parameter_supported).toBe(false);
+      expect(serverMetadata(plain, true, true).authorization_response_iss_parameter_supported).toBe(true);
+      expect(serverMetadata(metadata, true, false).authorization_response_iss_parameter_supported).toBe(true);
+    });
+
     it('refuses endpoints that are not https (http on a loopback host outside production only)', () => {
       const local = { ...metadata, tokenEndpoint: 'http://127.0.0.1:8080/token' };
       expect(serverMetadata(local, false).token_endpoint).toBe('http://127.0.0.1:8080/token');
