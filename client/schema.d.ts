@@ -3313,14 +3313,14 @@ export interface operations {
   ConsoleSsoController_sharedCallback: {
     parameters: {
       query?: {
-        /** @description The identity provider's refusal (RFC 6749 section 4.1.2.1) */
-        error?: string;
         /** @description The issuer (RFC 9207), required here */
         iss?: string;
-        /** @description The state the sign-in started with */
-        state?: string;
         /** @description The authorization code */
         code?: string;
+        /** @description The state the sign-in started with */
+        state?: string;
+        /** @description The identity provider's refusal (RFC 6749 section 4.1.2.1) */
+        error?: string;
       };
       header?: never;
       path?: never;
@@ -3342,12 +3342,12 @@ export interface operations {
   ConsoleSsoController_callback: {
     parameters: {
       query?: {
-        /** @description The identity provider's refusal (RFC 6749 section 4.1.2.1) */
-        error?: string;
-        /** @description The state the sign-in started with */
-        state?: string;
         /** @description The authorization code */
         code?: string;
+        /** @description The state the sign-in started with */
+        state?: string;
+        /** @description The identity provider's refusal (RFC 6749 section 4.1.2.1) */
+        error?: string;
       };
       header?: never;
       path: {

@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Query, Redirect, Req, Res, UseFilters } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Header, Query, Redirect, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { clientAddress } from '../../common/client-address';
@@ -25,11 +25,34 @@ const CALLBACK_ANSWERS =
   'access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the ' +
   'allowed domains), 503 (the identity provider cannot be reached).';
 
-const SIGNED_IN = {
-  status: 302,
-  description: "Signed in: sent to the console's sign-in page with a one-time code in the fragment",
-  headers: { Location: { description: '<PUBLIC_BASE_URL>/console/sign-in#code=<code>', schema: { type: 'string' } } },
-} as const;
+/**
+ * What both redirect URIs are (docs/api.md#get-v1consolessocallback): the answer with the binding cookie is the
+ * credential, a refusal is a page, a success a redirect to the one-time sign-in link, never cached.
+ */
+function CallbackRoute(): MethodDecorator {
+  return applyDecorators(
+    Authenticated(SsoCallbackGuard),
+    UseFilters(SsoPageFilter),
+    ApiQuery({ name: 'code', type: String, required: false, description: 'The authorization code' }),
+    ApiQuery({ name: 'state', type: String, required: false, description: 'The state the sign-in started with' }),
+    ApiQuery({
+      name: 'error',
+      type: String,
+      required: false,
+      description: "The identity provider's refusal (RFC 6749 section 4.1.2.1)",
+    }),
+    ApiResponse({
+      status: 302,
+      description: "Signed in: sent to the console's sign-in page with a one-time code in the fragment",
+      headers: {
+        Location: { description: '<PUBLIC_BASE_URL>/console/sign-in#code=<code>', schema: { type: 'string' } },
+      },
+    }),
+    Redirect(),
+    Header('Cache-Control', 'no-store'),
+    Header('Referrer-Policy', 'no-referrer'),
+  );
+}
 
 /** Console single sign-on through the organization's identity provider (docs/api.md#get-v1consolesso). */
 @ApiTags('Console')
@@ -69,8 +92,7 @@ export class ConsoleSsoController {
   }
 
   @Get('callback')
-  @Authenticated(SsoCallbackGuard)
-  @UseFilters(SsoPageFilter)
+  @CallbackRoute()
   @ApiOperation({
     summary:
       "The identity provider's redirect back, for a provider that sends RFC 9207's `iss`: sign in to the console",
@@ -81,27 +103,13 @@ export class ConsoleSsoController {
       'sign-in started with the per-organization redirect URI (a provider that does not announce it) is refused here. ' +
       CALLBACK_ANSWERS,
   })
-  @ApiQuery({ name: 'code', type: String, required: false, description: 'The authorization code' })
-  @ApiQuery({ name: 'state', type: String, required: false, description: 'The state the sign-in started with' })
   @ApiQuery({ name: 'iss', type: String, required: false, description: 'The issuer (RFC 9207), required here' })
-  @ApiQuery({
-    name: 'error',
-    type: String,
-    required: false,
-    description: "The identity provider's refusal (RFC 6749 section 4.1.2.1)",
-  })
-  @ApiResponse(SIGNED_IN)
-  @Redirect()
-  @Header('Cache-Control', 'no-store')
-  @Header('Referrer-Policy', 'no-referrer')
   sharedCallback(@Caller() signIn: SsoSignIn, @Res({ passthrough: true }) response: Response): Redirection {
-    response.setHeader('Set-Cookie', this.sso.clearedCookie);
-    return { url: signIn.url, statusCode: 302 };
+    return this.signedIn(signIn, response);
   }
 
   @Get('callback/:organization')
-  @Authenticated(SsoCallbackGuard)
-  @UseFilters(SsoPageFilter)
+  @CallbackRoute()
   @ApiOperation({
     summary: "The identity provider's redirect back, for a provider without RFC 9207's `iss`: sign in to the console",
     description:
@@ -116,19 +124,12 @@ export class ConsoleSsoController {
     type: String,
     description: "The organization's name (URL-encoded), as GET /v1/console/sso's `org` names it",
   })
-  @ApiQuery({ name: 'code', type: String, required: false, description: 'The authorization code' })
-  @ApiQuery({ name: 'state', type: String, required: false, description: 'The state the sign-in started with' })
-  @ApiQuery({
-    name: 'error',
-    type: String,
-    required: false,
-    description: "The identity provider's refusal (RFC 6749 section 4.1.2.1)",
-  })
-  @ApiResponse(SIGNED_IN)
-  @Redirect()
-  @Header('Cache-Control', 'no-store')
-  @Header('Referrer-Policy', 'no-referrer')
   callback(@Caller() signIn: SsoSignIn, @Res({ passthrough: true }) response: Response): Redirection {
+    return this.signedIn(signIn, response);
+  }
+
+  /** The binding cookie removed, the person sent on to the one-time sign-in link the guard made. */
+  private signedIn(signIn: SsoSignIn, response: Response): Redirection {
     response.setHeader('Set-Cookie', this.sso.clearedCookie);
     return { url: signIn.url, statusCode: 302 };
   }

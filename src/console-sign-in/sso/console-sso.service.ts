@@ -140,7 +140,7 @@ export class ConsoleSsoService {
     let url: string;
     try {
       url = await this.client.authorizationUrl(entry, {
-        redirectUri: (issParameterSupported) => this.redirectUriOf(organizationName, issParameterSupported),
+        redirectUri: this.redirectUriOf(organizationName, await this.client.announcesIss(entry)),
         state,
         nonce,
         codeChallenge: await calculatePKCECodeChallenge(codeVerifier),
@@ -202,11 +202,11 @@ export class ConsoleSsoService {
       throw SsoErrors.unknownState();
     }
     const organization = await this.identity.organizationById(pending.organizationId);
-    const entry = (await this.issuers.list(organization.name)).find(
-      (candidate) => candidate.id === pending.trustedIssuerId && candidate.kind === 'people',
-    );
-    const clientSecret = entry === undefined ? null : this.issuers.clientSecretOf(entry);
-    if (entry === undefined || clientSecret === null) throw SsoErrors.issuerGone();
+    // The organization's people issuer still the one the sign-in was started at (not removed, nor replaced since).
+    const entry = await this.issuers.peopleIssuerOf(organization.name);
+    const clientSecret =
+      entry !== null && entry.id === pending.trustedIssuerId ? this.issuers.clientSecretOf(entry) : null;
+    if (entry === null || clientSecret === null) throw SsoErrors.issuerGone();
 
     // Whose answer this is, before anything is sent anywhere: it must arrive at the redirect URI its sign-in was
     // started with (RFC 9700 section 4.4.2), the one of the sign-in's issuer as its (cached) discovery document says

@@ -122,24 +122,15 @@ export class SsoClient {
     @InjectConfig() private readonly config: AppConfiguration,
   ) {}
 
-  /**
-   * The authorization request's URL; its redirect URI chosen from the same discovery document the request is built
-   * with (whether the issuer announces RFC 9207's `iss`).
-   */
   async authorizationUrl(
     entry: TrustedIssuer,
-    request: {
-      redirectUri: (issParameterSupported: boolean) => string;
-      state: string;
-      nonce: string;
-      codeChallenge: string;
-    },
+    request: { redirectUri: string; state: string; nonce: string; codeChallenge: string },
   ): Promise<string> {
-    const { configuration, metadata } = await this.configuration(entry, undefined);
+    const { configuration } = await this.configuration(entry, undefined);
     return buildAuthorizationUrl(configuration, {
       response_type: 'code',
       scope: SSO_SCOPE,
-      redirect_uri: request.redirectUri(metadata.issParameterSupported),
+      redirect_uri: request.redirectUri,
       state: request.state,
       nonce: request.nonce,
       code_challenge: request.codeChallenge,
@@ -192,7 +183,7 @@ export class SsoClient {
     entry: TrustedIssuer,
     clientSecret: string | undefined,
     requireIss = false,
-  ): Promise<{ configuration: Configuration; transport: { failure?: string }; metadata: IssuerMetadata }> {
+  ): Promise<{ configuration: Configuration; transport: { failure?: string } }> {
     const metadata = await this.issuerMetadata(entry);
     const server = serverMetadata(metadata, this.config.production, requireIss);
     const authentication =
@@ -215,7 +206,7 @@ export class SsoClient {
     if ([server.authorization_endpoint, server.token_endpoint].some((url) => url?.startsWith('http:'))) {
       allowInsecureRequests(configuration);
     }
-    return { configuration, transport, metadata };
+    return { configuration, transport };
   }
 }
 
