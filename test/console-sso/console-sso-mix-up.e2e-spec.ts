@@ -4,7 +4,7 @@ import { defaultSsoFetch, SSO_FETCH } from '../../src/console-sign-in/sso/sso-cl
 import { SsoIssuerMetadata } from '../../src/console-sign-in/sso/sso-issuer-metadata';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { IdentityProvider } from '../support/identity-provider';
-import { signInRows } from '../support/sign-in-rows';
+import { signInRows } from '../support/row-counts';
 import { createTestApp, DATABASE_KIND, TestApp } from '../support/test-app';
 
 /**

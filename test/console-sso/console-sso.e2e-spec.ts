@@ -12,7 +12,7 @@ import { IdentityService } from '../../src/identity/identity.service';
 import type { Role } from '../../src/identity/roles';
 import { bearer } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
-import { rowCount, signInRows } from '../support/sign-in-rows';
+import { rowCount, signInRows } from '../support/row-counts';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 /**

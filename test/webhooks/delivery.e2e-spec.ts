@@ -3,6 +3,7 @@ import { OrganizationKeysService } from '../../src/api-keys/organization/organiz
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { duringAuditFailure } from '../support/audit-failure';
 import { freezeDate } from '../support/clock';
+import { rowCount } from '../support/row-counts';
 import { bearer, ISO_MS, UUID } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 import { Receiver, until } from './receiver';
@@ -335,8 +336,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
 
   it("is written in the change's transaction: no event without its change, no change without its event", async () => {
     const dataSource = t.get(DataSource);
-    const count = async (table: string): Promise<number> =>
-      Number((await dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+    const count = (table: string) => rowCount(t, table);
     const tables = ['webhook_events', 'webhook_deliveries', 'api_keys', 'audit_events'];
     const before = await Promise.all(tables.map(count));
     // The audit entry fails after the key was written: neither the key nor its event is stored.

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { TestApp } from './test-app';
 
-/** The rows of `table`. */
+/** How many rows `table` holds: what a test compares before and after to show that nothing was left behind. */
 export const rowCount = async (t: TestApp, table: string): Promise<number> =>
   Number((await t.get(DataSource).query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
 
