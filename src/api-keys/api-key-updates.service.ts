@@ -40,7 +40,7 @@ export class ApiKeyUpdatesService {
     const changes: KeyChanges = {};
     if (input.label !== undefined) changes.label = input.label;
     if (input.allowedCidrs !== undefined) {
-      // The organization's policy as it is now: a key may not lose its allowlist, or gain a /0, under it.
+      // The organization's policy as it is now: a key may not lose its allowlist, or widen it to every address, under it.
       const organization = await this.identity.organizationById(owner.organizationId);
       changes.allowedCidrs = allowedCidrsToStore(input.allowedCidrs, organization);
     }

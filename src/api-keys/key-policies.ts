@@ -1,4 +1,4 @@
-import { normalizeCidr } from '../common/cidr';
+import { coveredFamilies, formatCidr, Network, parseCidr } from '../common/cidr';
 import { AppError, ErrorCode } from '../common/errors';
 
 /**
@@ -40,8 +40,9 @@ function quoted(entry: string): string {
 /**
  * `allowed_cidrs` as given (an array of strings, checked by the DTO) normalized: each entry a CIDR or a single address,
  * host bits zeroed, IPv6 in RFC 5952 form, duplicates dropped (first kept). Refused with a message that says why: not
- * a CIDR, more than MAX_ALLOWED_CIDRS, none at all, or (under an organization that requires allowlists) a /0 or no list.
- * Returns the stored text (comma-separated), or null for no allowlist.
+ * a CIDR, more than MAX_ALLOWED_CIDRS, none at all, or (under an organization that requires allowlists) no list, an
+ * entry that allows every address of a family (a /0), or entries that together do (`0.0.0.0/1` + `128.0.0.0/1`: their
+ * merged ranges, coveredFamilies). Returns the stored text (comma-separated), or null for no allowlist.
  */
 export function allowedCidrsToStore(given: readonly string[] | null, policy: AllowlistPolicy): string | null {
   if (given === null) {
@@ -53,17 +54,30 @@ export function allowedCidrsToStore(given: readonly string[] | null, policy: All
   if (given.length === 0) throw invalid('allowed_cidrs must hold at least one CIDR (null: any address)');
   if (given.length > MAX_ALLOWED_CIDRS) throw invalid(`allowed_cidrs holds at most ${MAX_ALLOWED_CIDRS} entries`);
   const normalized: string[] = [];
+  const networks: Network[] = [];
   for (const entry of given) {
-    const cidr = normalizeCidr(entry);
-    if (cidr === null) throw invalid(`allowed_cidrs: ${quoted(entry)} is not an IPv4 or IPv6 CIDR or address`);
-    if (policy.requireKeyAllowlist && cidr.endsWith('/0')) {
+    const network = parseCidr(entry);
+    if (network === null) throw invalid(`allowed_cidrs: ${quoted(entry)} is not an IPv4 or IPv6 CIDR or address`);
+    if (policy.requireKeyAllowlist && coversAFamily([network]) !== null) {
       throw invalid(
         `allowed_cidrs: ${quoted(entry)} allows every address, which the organization's key policy forbids`,
       );
     }
+    const cidr = formatCidr(network);
     if (!normalized.includes(cidr)) normalized.push(cidr);
+    networks.push(network);
+  }
+  const family = policy.requireKeyAllowlist ? coversAFamily(networks) : null;
+  if (family !== null) {
+    throw invalid(`allowed_cidrs together allow every ${family} address, which the organization's key policy forbids`);
   }
   return normalized.join(',');
+}
+
+/** The family whose every address the networks allow together, or null. */
+function coversAFamily(networks: readonly Network[]): 'IPv4' | 'IPv6' | null {
+  const coverage = coveredFamilies(networks);
+  return coverage.ipv4 ? 'IPv4' : coverage.ipv6 ? 'IPv6' : null;
 }
 
 /** The stored allowlist as the API shows it. */

@@ -181,7 +181,7 @@ export async function setTokenLifetime(
 
 export interface SetKeyAllowlistPolicyOptions {
   org: string;
-  /** The organization's require_key_allowlist: new keys must carry an allowlist, without a /0 entry. */
+  /** The organization's require_key_allowlist: new keys must carry an allowlist that does not allow every address. */
   required: boolean;
 }
 

@@ -233,7 +233,9 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
 
   program
     .command('set-key-allowlist-policy')
-    .description('set whether keys created in the organization from now on must carry an IP allowlist (no /0 entry)')
+    .description(
+      'set whether keys created in the organization from now on must carry an IP allowlist (not every address)',
+    )
     .requiredOption(...ORG, organizationName)
     .requiredOption(
       '--required <on|off>',

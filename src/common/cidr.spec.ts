@@ -1,4 +1,4 @@
-import { allowList, AddressList, normalizeCidr, parseCidr } from './cidr';
+import { allowList, AddressList, coveredFamilies, Network, normalizeCidr, parseCidr } from './cidr';
 
 describe('CIDR notation (docs/api.md#allowlists-and-rate-limits)', () => {
   it.each([
@@ -73,5 +73,71 @@ describe('CIDR notation (docs/api.md#allowlists-and-rate-limits)', () => {
   it('compiles a stored list once', () => {
     expect(allowList('198.51.100.0/24')).toBe(allowList('198.51.100.0/24'));
     expect(allowList('198.51.100.0/24')).toBeInstanceOf(AddressList);
+  });
+
+  describe('coveredFamilies: whether a list allows every address of a family, from its merged ranges', () => {
+    const networks = (...texts: string[]): Network[] => texts.map((text) => parseCidr(text)!);
+    const covered = (...texts: string[]) => coveredFamilies(networks(...texts));
+    const eighths = (family: 'v4' | 'v6', skip = -1): string[] =>
+      Array.from({ length: 256 }, (_, i) => i)
+        .filter((i) => i !== skip)
+        .map((i) => (family === 'v4' ? `${i}.0.0.0/8` : `${(i << 8).toString(16)}::/8`));
+
+    it.each([
+      [['0.0.0.0/0'], { ipv4: true, ipv6: false }],
+      [['::/0'], { ipv4: false, ipv6: true }],
+      [['::ffff:0:0/96'], { ipv4: true, ipv6: false }],
+      [['0.0.0.0/1', '128.0.0.0/1'], { ipv4: true, ipv6: false }],
+      [['128.0.0.0/1', '0.0.0.0/1'], { ipv4: true, ipv6: false }],
+      [['::ffff:0.0.0.0/97', '::ffff:128.0.0.0/97'], { ipv4: true, ipv6: false }],
+      [
+        ['0.0.0.0/2', '0.0.0.0/1', '64.0.0.0/2', '100.0.0.0/6', '128.0.0.0/2', '192.0.0.0/2'],
+        { ipv4: true, ipv6: false },
+      ],
+      [['::/1', '8000::/1'], { ipv4: false, ipv6: true }],
+      [['::/1', '8000::/2', 'c000::/2'], { ipv4: false, ipv6: true }],
+    ])('%j: %j', (texts, expected) => {
+      expect(covered(...texts)).toEqual(expected);
+    });
+
+    it('counts 256 /8s as every address, and one missing as not', () => {
+      expect(covered(...eighths('v4'))).toEqual({ ipv4: true, ipv6: false });
+      expect(covered(...eighths('v4', 255))).toEqual({ ipv4: false, ipv6: false });
+      expect(covered(...eighths('v4', 0))).toEqual({ ipv4: false, ipv6: false });
+      expect(covered(...eighths('v6'))).toEqual({ ipv4: false, ipv6: true });
+      expect(covered(...eighths('v6', 0x80)).ipv6).toBe(false);
+    });
+
+    it('leaves a gap of one address uncovered', () => {
+      expect(covered('0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/3', '224.0.0.0/4', '240.0.0.0/5', '248.0.0.0/6')).toEqual({
+        ipv4: false,
+        ipv6: false,
+      });
+      // Every IPv4 address but 255.255.255.255: 32 networks.
+      const allButLast = Array.from({ length: 32 }, (_, i) => {
+        const start = i === 0 ? 0 : (0xffffffff << (32 - i)) >>> 0;
+        return `${[24, 16, 8, 0].map((shift) => (start >>> shift) & 255).join('.')}/${i + 1}`;
+      });
+      expect(covered(...allButLast).ipv4).toBe(false);
+      expect(covered(...allButLast, '255.255.255.255').ipv4).toBe(true);
+      expect(covered('0.0.0.0/1', '128.0.0.0/1').ipv6).toBe(false);
+      expect(covered('10.0.0.0/8', '2001:db8::/32')).toEqual({ ipv4: false, ipv6: false });
+    });
+
+    it("counts each family's networks for it, and the IPv4-mapped range (checked as IPv4) as covered for IPv6", () => {
+      // An IPv4 client is never checked against an IPv6 network (AddressList).
+      expect(covered('::ffff:0:0/95')).toEqual({ ipv4: false, ipv6: false });
+      expect(allowList('::ffff:0:0/95').allows('::ffff:192.0.2.1')).toBe(false);
+      // Every IPv6 address but ::ffff:0:0/96 (which is IPv4's): 96 networks.
+      const allButMapped = Array.from({ length: 96 }, (_, i) => {
+        const bit = 127 - i;
+        const mapped = 0xffffn << 32n;
+        // The sibling at each depth of the path to ::ffff:0:0/96.
+        const start = ((mapped >> BigInt(bit)) ^ 1n) << BigInt(bit);
+        const hex = start.toString(16).padStart(32, '0').match(/.{4}/g)!.join(':');
+        return `${hex}/${i + 1}`;
+      });
+      expect(covered(...allButMapped)).toEqual({ ipv4: false, ipv6: true });
+    });
   });
 });

@@ -191,3 +191,55 @@ export function allowList(stored: string): AddressList {
   }
   return list;
 }
+
+/** Which whole address families a list of networks covers (coveredFamilies). */
+export interface Coverage {
+  /** Every IPv4 address is inside one of the networks. */
+  ipv4: boolean;
+  /** Every IPv6 address is, the IPv4-mapped ones (::ffff:0:0/96, checked as IPv4) aside. */
+  ipv6: boolean;
+}
+
+const ALL_128 = (1n << 128n) - 1n;
+/** ::ffff:0:0/96, where an IPv4 network lives in the one 128-bit space coveredFamilies merges in. */
+const MAPPED_FIRST = 0xffffn << 32n;
+const MAPPED_LAST = MAPPED_FIRST + 0xffffffffn;
+
+/** A network's first and last address in the 128-bit space, an IPv4 network as its IPv4-mapped range. */
+function span(network: Network): [bigint, bigint] {
+  const first = network.v6
+    ? network.words.reduce((value, word) => (value << 32n) | BigInt(word), 0n)
+    : MAPPED_FIRST | BigInt(network.words[0]);
+  const size = 1n << BigInt((network.v6 ? 128 : 32) - network.prefix);
+  return [first, first + size - 1n];
+}
+
+/** Whether the union of the spans (merged, whatever their order, overlaps and sizes) covers [first, last]. */
+function covers(spans: ReadonlyArray<readonly [bigint, bigint]>, first: bigint, last: bigint): boolean {
+  let next = first;
+  for (const [low, high] of [...spans].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (low > next) break;
+    if (high >= next) next = high + 1n;
+    if (next > last) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the networks together cover every IPv4 address, or every IPv6 address: computed on their merged ranges, not
+ * on prefix lengths, so `0.0.0.0/1` + `128.0.0.0/1`, 256 /8s or overlapping ranges count as a /0. As AddressList (and
+ * the verifier) checks an address, IPv4 networks count for IPv4 and IPv6 networks for IPv6, and the IPv4-mapped range
+ * (::ffff:0:0/96, whose addresses are checked as IPv4) counts as covered for IPv6: a list that leaves out only that
+ * range allows every IPv6 client.
+ */
+export function coveredFamilies(networks: readonly Network[]): Coverage {
+  const spans = networks.map(span);
+  return {
+    ipv4: covers(
+      spans.filter((_, i) => !networks[i].v6),
+      MAPPED_FIRST,
+      MAPPED_LAST,
+    ),
+    ipv6: covers([...spans.filter((_, i) => networks[i].v6), [MAPPED_FIRST, MAPPED_LAST]], 0n, ALL_128),
+  };
+}

@@ -23,7 +23,7 @@ export class Organization {
   @Column({ name: 'max_key_lifetime_days', type: 'integer', nullable: true })
   maxKeyLifetimeDays: number | null;
 
-  /** Whether keys created from now on must carry an allowlist without a /0 (docs/api.md#allowlists-and-rate-limits). */
+  /** Whether keys created from now on must carry an allowlist that does not allow every address (docs/api.md#allowlists-and-rate-limits). */
   @Column({ name: 'require_key_allowlist', type: 'integer', transformer: { to: Number, from: Boolean } })
   requireKeyAllowlist: boolean;
 

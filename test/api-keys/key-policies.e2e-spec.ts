@@ -333,5 +333,54 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       expect((await rotate(before.id).expect(201)).body.api_key.allowed_cidrs).toEqual(['192.0.2.0/24']);
       expect((await rotate(listed.id).expect(201)).body.api_key.allowed_cidrs).toEqual(['10.0.0.0/8']);
     });
+
+    it('refuses entries that together allow every IPv4 or every IPv6 address, at creation, by PATCH and at rotation', async () => {
+      const admin = await user();
+      const slash8s = (family: 'v4' | 'v6') =>
+        Array.from({ length: 256 }, (_, i) => (family === 'v4' ? `${i}.0.0.0/8` : `${(i << 8).toString(16)}::/8`));
+      // Made before the policy: a list of two /1s, every IPv4 address.
+      const everyIpv4 = ['0.0.0.0/1', '128.0.0.0/1'];
+      const before = await t.createKey(admin, 'before the policy', { allowed_cidrs: everyIpv4 });
+      const listed = await t.createKey(admin, 'listed', { allowed_cidrs: ['10.0.0.0/8'] });
+      await requireAllowlist(admin, true);
+      const together = (family: string) =>
+        `allowed_cidrs together allow every ${family} address, which the organization's key policy forbids`;
+      const lists: Array<[string[], string]> = [
+        [everyIpv4, 'IPv4'],
+        [['128.0.0.0/1', '10.0.0.0/8', '0.0.0.0/2', '64.0.0.0/2'], 'IPv4'],
+        [['0.0.0.0/1', '100.0.0.0/8', '0.0.0.0/1', '128.0.0.0/2', '160.0.0.0/3', '192.0.0.0/2'], 'IPv4'],
+        [['::ffff:0.0.0.0/97', '::ffff:128.0.0.0/97'], 'IPv4'],
+        [['::/1', '8000::/1'], 'IPv6'],
+        [['2001:db8::/32', '::/1', '8000::/2', 'c000::/2'], 'IPv6'],
+      ];
+      for (const [list, family] of lists) {
+        expectError(await create(admin, { allowed_cidrs: list }), 400, 'INVALID_ARGUMENT', together(family));
+        expectError(await patch(admin, listed.id, { allowed_cidrs: list }), 400, 'INVALID_ARGUMENT', together(family));
+      }
+      // 256 /8s are more than a list holds: refused for that; 100 of them are a list like any other.
+      expectError(
+        await create(admin, { allowed_cidrs: slash8s('v4') }),
+        400,
+        'INVALID_ARGUMENT',
+        'allowed_cidrs holds at most 100 entries',
+      );
+      await create(admin, { allowed_cidrs: slash8s('v4').slice(0, 100) }).expect(201);
+      await create(admin, { allowed_cidrs: ['0.0.0.0/1', '128.0.0.0/2', '2001:db8::/32', '8000::/1'] }).expect(201);
+      expect(await keyCount(admin)).toBe(4);
+      expect((await get(admin, listed.id).expect(200)).body.api_key.allowed_cidrs).toEqual(['10.0.0.0/8']);
+      expect(await updates(listed.id)).toBe(0);
+      // A key whose list was made before the policy keeps working, but is rotated only once its list is narrowed.
+      const rotate = (id: string) => t.http().post(`/v1/user-api-keys/${id}/rotate`).set(bearer(admin.token)).send({});
+      expect(await t.exchange(before.value)).toEqual(expect.any(String));
+      expectError(await rotate(before.id), 400, 'INVALID_ARGUMENT', together('IPv4'));
+      expect((await get(admin, before.id).expect(200)).body.api_key).toMatchObject({
+        status: 'ACTIVE',
+        allowed_cidrs: everyIpv4,
+        replaced_by: null,
+      });
+      expect(await keyCount(admin)).toBe(4);
+      await patch(admin, before.id, { allowed_cidrs: ['0.0.0.0/1'] }).expect(200);
+      expect((await rotate(before.id).expect(201)).body.api_key.allowed_cidrs).toEqual(['0.0.0.0/1']);
+    });
   });
 });

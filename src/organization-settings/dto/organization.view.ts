@@ -29,7 +29,8 @@ export class OrganizationView {
   })
   max_key_lifetime_days: number | null;
   @ApiProperty({
-    description: 'Whether new keys must carry an allowlist (allowed_cidrs) without a /0 entry',
+    description:
+      'Whether new keys must carry an allowlist (allowed_cidrs) that does not allow every IPv4 or every IPv6 address',
   })
   require_key_allowlist: boolean;
 

@@ -36,8 +36,8 @@ export class UpdateOrganizationDto {
   @ApiPropertyOptional({
     type: Boolean,
     description:
-      'true: keys created (or rotated, or changed) from now on must carry allowed_cidrs, and none of their entries may ' +
-      'be a /0',
+      'true: keys created (or rotated, or changed) from now on must carry allowed_cidrs that do not allow every IPv4 ' +
+      'or every IPv6 address, by one entry (a /0) or together (0.0.0.0/1 and 128.0.0.0/1)',
   })
   @ValidateIf(present)
   @IsBoolean()
