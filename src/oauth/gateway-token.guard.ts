@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { bearerToken } from '../auth/bearer-auth.guard';
 import { KeyRequestLimiter } from '../auth/key-request-limiter';
 import { PrincipalService } from '../auth/principal.service';
-import { TokenService, VerifiedToken } from '../auth/token.service';
+import { TokenService } from '../auth/token.service';
 import { allowList } from '../common/cidr';
 import { clientAddress } from '../common/client-address';
 import { addressNotAllowed, AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
@@ -11,7 +11,6 @@ import { BEARER_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { isPermission, maskGrants, Permission } from '../identity/roles';
-import { ResourceServersService } from '../resource-servers/resource-servers.service';
 
 const REALM = 'Bearer realm="gatehouse"';
 
@@ -86,7 +85,6 @@ export class GatewayTokenGuard implements CanActivate {
 
   constructor(
     private readonly principals: PrincipalService,
-    private readonly resourceServers: ResourceServersService,
     tokens: TokenService,
     private readonly keyRequests: KeyRequestLimiter,
   ) {
@@ -104,10 +102,11 @@ export class GatewayTokenGuard implements CanActivate {
     const { audience, scope } = gatewayParameters(request.originalUrl);
     const required = requiredPermissions(scope);
     if (audience === undefined || audience === '') throw invalidArgument();
-    const found =
-      verified.claims.aud === audience && audience !== this.defaultAudience
-        ? await this.principals.live(verified)
-        : await this.refuseOtherAudience(verified, audience);
+    // A token for another audience is 401 invalid_token whatever the gateway's audience is, registered or not (nor the
+    // default one): one answer, and no registry read, so that a token holder learns nothing about which audiences
+    // exist. A token names an audience that was registered when it was minted.
+    if (verified.claims.aud !== audience || audience === this.defaultAudience) throw unauthorized('invalid_token');
+    const found = await this.principals.live(verified);
     if (found === null) throw unauthorized('invalid_token');
     const { principal } = found;
     // The key's own policies (docs/resource-servers.md#allowlists-and-rate-limits): the address the gateway forwards
@@ -129,18 +128,5 @@ export class GatewayTokenGuard implements CanActivate {
     }
     setCaller(request, principal satisfies Principal);
     return true;
-  }
-
-  /**
-   * A token for another audience than the gateway's: 401 when the token is live and the gateway's audience registered,
-   * 400 for a gateway that names an audience no resource server has; a token no longer live is 401 before that. Only
-   * refusals read the registry: a token names an audience that was registered when it was minted.
-   */
-  private async refuseOtherAudience(verified: VerifiedToken, audience: string): Promise<null> {
-    if ((await this.principals.live(verified)) === null) return null;
-    if (audience === this.defaultAudience || !(await this.resourceServers.isRegistered(audience))) {
-      throw invalidArgument();
-    }
-    return null;
   }
 }

@@ -103,13 +103,11 @@ describe('/v1/forward-auth', () => {
     expectUncacheable(response);
   });
 
-  it('400 for a gateway misconfigured, once the token is known: no audience, one not registered, the default one, an unknown permission, a repeated parameter; never cached', async () => {
+  it('400 for a gateway misconfigured, once the token is known: no audience, an unknown permission, a repeated parameter; never cached', async () => {
     for (const query of [
       '',
       '?scope=api_keys:read',
       '?audience=',
-      '?audience=https://nowhere.example.com',
-      '?audience=gatehouse',
       `${atShop}&scope=everything`,
       `${atShop}&audience=${encodeURIComponent(audience)}`,
       `${atShop}&scope=api_keys:read&scope=api_keys:read`,
@@ -132,12 +130,44 @@ describe('/v1/forward-auth', () => {
     await check(`Bearer ${forBilling}`, `?audience=${encodeURIComponent(billing)}`).expect(200);
     // Gatehouse's own token is Gatehouse's API's, which takes it; a gateway cannot name that audience.
     await t.http().get('/v1/user-api-keys').set('Authorization', `Bearer ${forGatehouse}`).expect(200);
-    await check(`Bearer ${forGatehouse}`, '?audience=gatehouse').expect(400);
+    await check(`Bearer ${forGatehouse}`, '?audience=gatehouse').expect(401);
     // A revoked key's token for another audience is 401, whatever the gateway names.
     const revoked = await t.createKey(member, 'revoked elsewhere');
     const revokedToken = await t.exchange(revoked.value, { resource: billing });
     await t.http().delete(`/v1/user-api-keys/${revoked.id}`).set('Authorization', `Bearer ${member.token}`).expect(200);
     await check(`Bearer ${revokedToken}`, '?audience=https://nowhere.example.com').expect(401);
+  });
+
+  it('answers a token for another audience alike whether the named audience is registered or not: no way to list resource servers', async () => {
+    const forGatehouse = await t.exchange(key.value);
+    const forBilling = await t.exchange(key.value, { resource: billing });
+    /** Everything a caller sees but the Date and the request's own id. */
+    const seen = async (authorization: string, query: string) => {
+      const response = await check(authorization, query);
+      const headers: Record<string, string> = { ...response.headers };
+      delete headers.date;
+      delete headers['x-request-id'];
+      return { status: response.status, text: response.text, headers };
+    };
+    const registered = [billing, 'https://shop.example.com'];
+    const unregistered = ['https://nowhere.example.com', 'https://shop.example.com/', 'gatehouse', 'x'];
+    for (const [authorization, audiences] of [
+      // The shop's token, at every audience but the shop's; Gatehouse's own and billing's, at every one.
+      [`Bearer ${token}`, [billing]],
+      [`Bearer ${forGatehouse}`, registered],
+      [`Bearer ${forBilling}`, ['https://shop.example.com']],
+    ] as const) {
+      const expected = await seen(authorization, `?audience=${encodeURIComponent(audiences[0])}`);
+      expect(expected.status).toBe(401);
+      expect(expected.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token"');
+      expect(JSON.parse(expected.text)).toEqual({ code: 'UNAUTHENTICATED', message: 'user not authenticated' });
+      for (const other of [...audiences, ...unregistered]) {
+        for (const scope of ['', '&scope=api_keys:read']) {
+          const query = `?audience=${encodeURIComponent(other)}${scope}`;
+          expect([query, await seen(authorization, query)]).toEqual([query, expected]);
+        }
+      }
+    }
   });
 
   describe('nothing the client sends changes what the gateway asked', () => {
