@@ -104,7 +104,18 @@ function bodyReader(limit: number, parse: (bytes: Buffer) => unknown): Middlewar
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    sendContinue(req, res);
   };
+}
+
+/**
+ * `100 Continue` for a request that asked for it (`Expect: 100-continue`, RFC 9110 section 10.1.1), sent once its body
+ * is going to be read: the server answers checkContinue by routing the request as any other (http-setup.ts), so a body
+ * refused before it is read (413 from its Content-Length, its type, the shutdown's 503, ...) gets its final answer
+ * without a `100 Continue`, and the client never sends it.
+ */
+function sendContinue(req: Request, res: Response): void {
+  if (/(?:^|,)\s*100-continue\s*(?:,|$)/i.test(req.headers.expect ?? '')) res.writeContinue();
 }
 
 /**

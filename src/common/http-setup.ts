@@ -1,3 +1,4 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
@@ -74,6 +75,12 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   expressApp.disable('x-powered-by');
   expressApp.set('etag', false);
   expressApp.set('trust proxy', config.trustProxy);
+  // Expect: 100-continue: Node would answer `100 Continue` before the request is routed, inviting a body of any size
+  // that is then refused. The request is routed as any other instead, and `100 Continue` is sent by the body reader
+  // when it starts reading (body-reader.ts): a body refused unread, a Content-Length over the limit first, gets only its
+  // final answer (docs/adr/0034-refused-bodies-are-not-read.md).
+  const server = app.getHttpServer() as Server;
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   // First, so even requests the body parser refuses get an id, a log line and a metric (docs/operations.md#metrics).
   expressApp.use(requestLogger(app.get(ROOT_LOGGER), app.get<RequestObserver | null>(REQUEST_OBSERVER)));
   expressApp.use(noSniff);

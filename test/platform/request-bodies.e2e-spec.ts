@@ -183,6 +183,88 @@ describe(`request bodies on ${DATABASE_KIND}`, () => {
     });
   });
 
+  describe('Expect: 100-continue: `100 Continue` only for a body that is going to be read', () => {
+    let port: number;
+    beforeAll(async () => {
+      const server = t.app.getHttpServer() as Server;
+      if (!server.listening) await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+      port = (server.address() as AddressInfo).port;
+    });
+
+    /**
+     * Sends the request head with `Expect: 100-continue`, and `body` only once `100 Continue` came (as curl and Node's
+     * clients do); everything the server sent, in order, once it closed the connection.
+     */
+    function expecting(request: string, headers: Record<string, string>, body = ''): Promise<string> {
+      const lines = Object.entries({ Host: 'localhost', Connection: 'close', Expect: '100-continue', ...headers });
+      return new Promise((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1');
+        let received = '';
+        let sent = false;
+        socket.on('data', (bytes: Buffer) => {
+          received += bytes.toString('latin1');
+          if (!sent && received.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
+            sent = true;
+            socket.write(body);
+          }
+        });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(received));
+        socket.write(`${request} HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`);
+      });
+    }
+    const TWO_HUNDRED_MB = String(200 * 1024 * 1024);
+
+    it('a declared Content-Length over the limit: 413 with the API error body, no `100 Continue`, on every kind of route', async () => {
+      const json = { 'Content-Type': 'application/json', 'Content-Length': TWO_HUNDRED_MB };
+      const form = { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': TWO_HUNDRED_MB };
+      // The API's error body; the OAuth endpoints' (RFC 6749 section 5.2).
+      const api = { code: 'INVALID_ARGUMENT', message: 'request body too large' };
+      const oauth = { error: 'invalid_request', error_description: 'request body too large' };
+      for (const [request, headers, error] of [
+        ['POST /v1/user-api-keys', { ...json, ...bearer(admin.token) }, api],
+        ['POST /v1/user-api-keys', json, api],
+        ['POST /v1/console/sessions', json, api],
+        ['PATCH /v1/organization', { ...json, ...bearer(admin.token) }, api],
+        ['POST /ssf/poll', json, api],
+        ['POST /v1/api-keys/exposed', json, api],
+        ['POST /v1/token', json, api],
+        ['POST /oauth/token', form, oauth],
+        ['POST /oauth/introspect', form, oauth],
+      ] as const) {
+        const received = await expecting(request, headers);
+        const [head, answer] = received.split('\r\n\r\n');
+        expect([request, head.split('\r\n')[0]]).toEqual([request, 'HTTP/1.1 413 Payload Too Large']);
+        expect([request, head.toLowerCase()]).toEqual([request, expect.stringContaining('\r\nconnection: close')]);
+        expect([request, JSON.parse(answer)]).toEqual([request, error]);
+        expect([request, received.includes('100 Continue')]).toEqual([request, false]);
+      }
+    });
+
+    it('a body refused for its type is answered without `100 Continue` too', async () => {
+      const received = await expecting('POST /v1/user-api-keys', {
+        ...bearer(admin.token),
+        'Content-Type': 'text/plain',
+        'Content-Length': '2',
+      });
+      expect(received.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(received).not.toContain('100 Continue');
+    });
+
+    it('a body within the limit gets `100 Continue`, is sent, and is read as without the header', async () => {
+      const body = JSON.stringify({ label: 'after 100 Continue' });
+      const received = await expecting(
+        'POST /v1/user-api-keys',
+        { ...bearer(admin.token), 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+        body,
+      );
+      const [interim, head, answer] = received.split('\r\n\r\n');
+      expect(interim).toBe('HTTP/1.1 100 Continue');
+      expect(head.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
+      expect(JSON.parse(answer).api_key.label).toBe('after 100 Continue');
+    });
+  });
+
   describe('the larger body of POST /v1/api-keys/exposed is for that route only', () => {
     const bigReport = JSON.stringify({ keys: Array.from({ length: 100 }, () => 'x'.repeat(512)) });
     beforeAll(() => expect(bigReport.length).toBeGreaterThan(16 * 1024));
