@@ -11,6 +11,8 @@ const DELETE_TIMEOUT_MS = 2_000;
 const INTROSPECTION_TIMEOUT_MS = 5_000;
 const MAX_RETRY_AFTER_MS = 60_000;
 const MAX_DESCRIPTION = 200;
+/** How much of a refused redirect's Location an error message quotes. */
+const MAX_LOCATION = 200;
 
 export interface ClientOptions {
   issuer: string;
@@ -236,13 +238,37 @@ export class GatehouseClient {
         method,
         headers,
         body,
+        // Never followed: fetch would resend the poll body (307, 308) to wherever the answer points, another origin
+        // included, and the credentials with it on a same-origin hop. A redirect is refused below.
+        redirect: 'manual',
         signal: options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]),
       });
     } catch (error) {
       const why = timeout.aborted ? `no answer within ${options.timeoutMs / 1000} s` : reason(error);
       throw new Error(`cannot reach Gatehouse at ${url}: ${why}`, { cause: error });
     }
+    if (isRedirect(response)) {
+      await response.body?.cancel();
+      throw new Error(this.redirectRefused(method, url, response));
+    }
     return options.raw ? response : this.checked(response, method, url, options.authenticated ?? false);
+  }
+
+  /** Why a redirect was not followed, naming where it pointed and whether that is the issuer's origin. */
+  private redirectRefused(method: string, url: string, response: Response): string {
+    const location = response.headers.get('location');
+    let where = 'nowhere (no Location)';
+    if (location !== null) {
+      let origin: string | undefined;
+      try {
+        origin = new URL(location, url).origin;
+      } catch {
+        // Not a URL: named as it came.
+      }
+      const elsewhere = origin === this.origin ? "on the issuer's origin" : `off the issuer's origin ${this.origin}`;
+      where = `${JSON.stringify(location.slice(0, MAX_LOCATION))} (${elsewhere})`;
+    }
+    return `${method} ${url} answered ${response.status}, a redirect to ${where}: refused, the verifier follows no redirect`;
   }
 
   private async checked(response: Response, method: string, url: string, authenticated: boolean): Promise<Response> {
@@ -267,6 +293,16 @@ export class GatehouseClient {
       throw new Error(`${url} did not answer an object`);
     return body as Json;
   }
+}
+
+/**
+ * A redirect as `redirect: 'manual'` gives it: Node's fetch the 3xx itself, a browser's an opaque redirect (status 0).
+ * 304 is not one (no request here is conditional).
+ */
+function isRedirect(response: Response): boolean {
+  return (
+    response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400 && response.status !== 304)
+  );
 }
 
 /** What went wrong underneath fetch's "fetch failed": e.g. "connect ECONNREFUSED 127.0.0.1:9". */

@@ -51,8 +51,8 @@ export class FakeGatehouse {
   pollDelayMs = 0;
   /** Answer long polls 429 with this Retry-After. */
   tooManyPolls: string | undefined;
-  /** Answers to GET/POST by path, replacing the normal ones (status and body). */
-  override: Record<string, { status?: number; body?: unknown }> = {};
+  /** Answers to GET/POST by path, replacing the normal ones (status, body and headers). */
+  override: Record<string, { status?: number; body?: unknown; headers?: Record<string, string> }> = {};
   introspections: string[] = [];
   introspectionDelayMs = 0;
   introspection: (token: string) => { status: number; body: unknown } = () => ({
@@ -149,7 +149,7 @@ export class FakeGatehouse {
     };
     if (this.down) return send(503);
     const override = this.override[url.pathname];
-    if (override !== undefined) return send(override.status ?? 200, override.body);
+    if (override !== undefined) return send(override.status ?? 200, override.body, override.headers);
     const authenticated =
       req.headers.authorization === `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
     if (url.pathname === '/.well-known/oauth-authorization-server') {

@@ -363,6 +363,119 @@ void describe('start: pinned discovery and clear errors', () => {
   });
 });
 
+void describe('redirects: never followed, so no credential, poll body or token goes elsewhere', () => {
+  /** Another origin that records whatever reaches it, and answers as Gatehouse would (any JSON object). */
+  const seenElsewhere: Array<{ method: string; url: string; authorization?: string; body: string }> = [];
+  const elsewhere = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      seenElsewhere.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        body,
+      });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[],"sets":{}}');
+    });
+  });
+  let other = '';
+  before(async () => {
+    elsewhere.listen(0, '127.0.0.1');
+    await once(elsewhere, 'listening');
+    other = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
+  });
+  after(() => {
+    elsewhere.closeAllConnections();
+    elsewhere.close();
+  });
+  const redirect = (status: number, location: string) => ({ status, headers: { location } });
+
+  void it('refuses a redirect at discovery and at the stream, to another origin or its own, with a clear error', async () => {
+    seenElsewhere.length = 0;
+    for (const [path, status, where] of [
+      ['/.well-known/oauth-authorization-server', 302, 'other'],
+      ['/.well-known/oauth-authorization-server', 301, 'own'],
+      ['/.well-known/ssf-configuration', 308, 'other'],
+      ['/ssf/stream', 307, 'other'],
+      ['/ssf/stream', 308, 'own'],
+    ] as const) {
+      const gh = await new FakeGatehouse().start();
+      const method = path === '/ssf/stream' ? 'POST' : 'GET';
+      const target = `${where === 'other' ? other : gh.issuer}/moved${path}`;
+      gh.override[path] = redirect(status, target);
+      try {
+        const { message } = await setupError(createVerifier(options(gh)));
+        const origin = where === 'other' ? `off the issuer's origin ${gh.issuer}` : "on the issuer's origin";
+        assert.equal(
+          message,
+          `${method} ${gh.issuer}${path} answered ${status}, a redirect to "${target}" (${origin}): refused, the verifier follows no redirect`,
+        );
+        // Nothing was sent where the redirect pointed, on the issuer's origin either.
+        assert.deepEqual(
+          gh.requests.filter((r) => r.url.includes('/moved/')),
+          [],
+        );
+      } finally {
+        gh.stop();
+      }
+    }
+    assert.deepEqual(seenElsewhere, []);
+  });
+
+  void it('refuses a redirected poll, at start and once running, without resending its body or credentials', async () => {
+    seenElsewhere.length = 0;
+    // At start: the first poll of the stream is redirected; the stream is deleted again.
+    const gh = await new FakeGatehouse().start();
+    gh.override['/ssf/poll/stream-1'] = redirect(307, `${other}/ssf/poll/stream-1`);
+    try {
+      const { message } = await setupError(createVerifier(options(gh)));
+      assert.match(message, /^POST http:\/\/127\.0\.0\.1:\d+\/ssf\/poll\/stream-1 answered 307, a redirect to/);
+      assert.ok(gh.requests.some((r) => r.method === 'DELETE' && r.url.endsWith('stream_id=stream-1')));
+    } finally {
+      gh.stop();
+    }
+    // Once running, with acknowledgements to send: the feed goes stale (verify refuses), nothing reaches the other origin.
+    await withVerifier(async (gh, verifier) => {
+      await gh.revoke('jti-1', 'key-9');
+      await until(() => gh.acked.includes('jti-1'));
+      await gh.revoke('jti-2', 'key-8', { quiet: true });
+      gh.override['/ssf/poll/stream-1'] = redirect(308, `${other}/ssf/poll/stream-1`);
+      gh.wake();
+      await until(() => gh.requests.filter((r) => r.url.endsWith('/ssf/poll/stream-1')).length > 0 && !verifier.fresh);
+      assert.equal(await refusedWith(verifier.verify(await gh.token())), 'feed_stale');
+      const redirected = gh.requests.filter((r) => r.url.endsWith('/ssf/poll/stream-1'));
+      await until(() => gh.requests.filter((r) => r.url.endsWith('/ssf/poll/stream-1')).length > redirected.length);
+    });
+    assert.deepEqual(seenElsewhere, []);
+  });
+
+  void it('refuses a redirected introspection, so the token is not sent elsewhere', async () => {
+    seenElsewhere.length = 0;
+    await withVerifier(
+      async (gh, verifier) => {
+        gh.override['/introspect'] = redirect(307, `${other}/introspect`);
+        // Issued before the stream began: only introspection can confirm it.
+        const token = await gh.token();
+        assert.equal(await refusedWith(verifier.verify(token)), 'feed_stale');
+        assert.ok(gh.requests.some((r) => r.url.endsWith('/introspect')));
+      },
+      (gh) => (gh.dateOffsetMs = 60_000),
+    );
+    assert.deepEqual(seenElsewhere, []);
+  });
+
+  void it('does not follow a redirected JWKS either', async () => {
+    seenElsewhere.length = 0;
+    await withVerifier(async (gh, verifier) => {
+      gh.override['/jwks'] = redirect(302, `${other}/jwks`);
+      assert.equal(await refusedWith(verifier.verify(await gh.token())), 'feed_stale');
+      assert.ok(gh.requests.some((r) => r.url.endsWith('/jwks')));
+    });
+    assert.deepEqual(seenElsewhere, []);
+  });
+});
+
 void describe('the feed', () => {
   void it('leaves a SET it cannot verify for a transient reason unacknowledged, stale, and applies it when it can', () =>
     withVerifier(async (gh, verifier) => {
