@@ -1218,7 +1218,7 @@ export interface components {
       access_token_lifetime: number;
       /** @description The longest lifetime of a key created from now on, in days; null: no limit */
       max_key_lifetime_days: number | null;
-      /** @description Whether new keys must carry an allowlist (allowed_cidrs) without a /0 entry */
+      /** @description Whether new keys must carry an allowlist (allowed_cidrs) that does not allow every IPv4 or every IPv6 address */
       require_key_allowlist: boolean;
     };
     OrganizationResponse: {
@@ -1228,7 +1228,7 @@ export interface components {
       access_token_lifetime?: number;
       /** @description null removes the policy; applies to keys created after the change */
       max_key_lifetime_days?: number | null;
-      /** @description true: keys created (or rotated, or changed) from now on must carry allowed_cidrs, and none of their entries may be a /0 */
+      /** @description true: keys created (or rotated, or changed) from now on must carry allowed_cidrs that do not allow every IPv4 or every IPv6 address, by one entry (a /0) or together (0.0.0.0/1 and 128.0.0.0/1) */
       require_key_allowlist?: boolean;
     };
     AuditEventView: {
