@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import { AppError, ErrorCode } from '../common/errors';
+import { IdTokenRefusalReason, idTokenRefusal } from '../federation/id-token-rules';
+import { IdTokenUses } from '../federation/id-token-uses';
 import { FederatedMember, FederatedPeople } from '../federation/people';
 import type { RefusalReason } from '../federation/subject-token-rules';
 import { SubjectTokenVerifier } from '../federation/subject-token-verifier';
@@ -21,7 +23,10 @@ export const TokenTypes = {
   accessToken: 'urn:ietf:params:oauth:token-type:access_token',
 } as const;
 
-/** Why a subject token was not exchanged: the verifier's reasons, and the two of the workload identities. */
+/**
+ * Why a subject token was not exchanged: the verifier's reasons, the two of the workload identities, the person's, and
+ * those of an ID token (not one issued to Gatehouse, or used before).
+ */
 export type SubjectRefusalReason =
   | RefusalReason
   | 'no_workload_identity'
@@ -29,7 +34,9 @@ export type SubjectRefusalReason =
   | 'no_email'
   | 'email_not_verified'
   | 'email_domain_not_allowed'
-  | 'no_access';
+  | 'no_access'
+  | IdTokenRefusalReason
+  | 'replayed';
 
 /** A person's session token lives an hour, as the console's (FEDERATION: at most 1 h). */
 const SESSION_SECONDS = 3600;
@@ -75,6 +82,7 @@ export class SubjectTokenExchangeService {
     private readonly metrics: Metrics,
     private readonly identity: IdentityService,
     private readonly tokens: TokenService,
+    private readonly idTokenUses: IdTokenUses,
   ) {}
 
   /** A workload's JWT: what an access token through its workload identity may get, as a key's exchange. */
@@ -111,18 +119,40 @@ export class SubjectTokenExchangeService {
     );
   }
 
-  /** A person's ID token: the member a session token is for. */
+  /**
+   * A person's ID token: the member a session token is for. An ID token issued to Gatehouse (idTokenRefusal), used
+   * once: its use is recorded before the member is looked up, so that a replay reads or creates nothing more.
+   */
   person(subjectToken: string, client: ExchangeClient): Promise<FederatedMember> {
-    return this.refusalsRecorded(client, () =>
-      this.limiter.attempt(client.address, subjectToken, async () => {
+    return this.refusalsRecorded(client, async () => {
+      const use = await this.limiter.attempt(client.address, subjectToken, async () => {
         const verified = await this.verified(subjectToken, 'people', Date.now());
         // A people issuer serves one organization (docs/federation.md#trusted-issuers).
         const issuer = verified.issuers[0];
+        const refusal = idTokenRefusal(verified.header, verified.claims, issuer.clientId ?? issuer.audience);
+        if (refusal !== null) {
+          this.logger.log(
+            { reason: refusal.reason, issuer: issuer.issuer, detail: refusal.detail },
+            'ID token refused',
+          );
+          throw new SubjectTokenRefused(refusal.reason, issuer.organizationId);
+        }
+        if (!(await this.idTokenUses.first(verified.claims, subjectToken))) {
+          throw new SubjectTokenRefused('replayed', issuer.organizationId);
+        }
         const member = await this.people.member(issuer, verified.claims, { id: client.requestId, ip: client.address });
         if (!member.ok) throw new SubjectTokenRefused(member.refusal, issuer.organizationId);
-        return member;
-      }),
-    );
+        return { member, taken: false };
+      });
+      // Identical attempts in flight share the check above: the first to get its outcome uses the token, the others
+      // replay it (and count as failures, as a joined refusal does).
+      if (use.taken) {
+        await this.limiter.countFailure(client.address);
+        throw new SubjectTokenRefused('replayed', use.member.organizationId);
+      }
+      use.taken = true;
+      return use.member;
+    });
   }
 
   /**

@@ -6,6 +6,8 @@ import type { Secrets } from '../config/local-secrets';
 import { IdentityModule } from '../identity/identity.module';
 import { CredentialCipher } from '../integrations/credential-cipher';
 import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from './federation-timings';
+import { IdTokenUses } from './id-token-uses';
+import { IdTokenUsesRepository } from './id-token-uses.repository';
 import { IssuerKeys } from './issuer-keys';
 import { FederatedPeople } from './people';
 import { SubjectTokenVerifier } from './subject-token-verifier';
@@ -24,6 +26,8 @@ import { TrustedIssuersRepository } from './trusted-issuers.repository';
     IssuerKeys,
     SubjectTokenVerifier,
     FederatedPeople,
+    IdTokenUsesRepository,
+    IdTokenUses,
     { provide: FEDERATION_TIMINGS, useValue: DEFAULT_FEDERATION_TIMINGS },
     {
       // Sealed with the same keys as the provider credentials (one key rotation covers both), bound to this table.
@@ -37,6 +41,6 @@ import { TrustedIssuersRepository } from './trusted-issuers.repository';
         ),
     },
   ],
-  exports: [TrustedIssuersService, SubjectTokenVerifier, FederatedPeople],
+  exports: [TrustedIssuersService, SubjectTokenVerifier, FederatedPeople, IdTokenUses],
 })
 export class FederationModule {}

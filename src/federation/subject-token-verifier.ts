@@ -26,6 +26,8 @@ export interface AcceptedSubjectToken {
   claims: SubjectClaims;
   /** The entries of the token's issuer and kind whose audience the token has (several organizations: workloads). */
   issuers: TrustedIssuer[];
+  /** The token's protected header, as signed (its `typ`: what kind of JWT the issuer says it is). */
+  header: ProtectedHeaderParameters;
 }
 
 export interface RefusedSubjectToken {
@@ -106,7 +108,7 @@ export class SubjectTokenVerifier {
     if (timing !== null) return refused(timing, issuer, `exp ${claims.exp}, iat ${claims.iat}, nbf ${claims.nbf}`);
     const matching = entries.filter((entry) => audienceContains(claims.aud, entry.audience));
     if (matching.length === 0) return refused('wrong_audience', issuer, `aud ${JSON.stringify(claims.aud)}`);
-    return { ok: true, claims, issuers: matching };
+    return { ok: true, claims, issuers: matching, header };
   }
 }
 
