@@ -29,7 +29,8 @@ export type SubjectRefusalReason =
   | 'no_email'
   | 'email_not_verified'
   | 'email_domain_not_allowed'
-  | 'no_access';
+  | 'no_access'
+  | 'member_removed';
 
 /** A person's session token lives an hour, as the console's (FEDERATION: at most 1 h). */
 const SESSION_SECONDS = 3600;
