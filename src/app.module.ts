@@ -16,6 +16,7 @@ import { FederationModule } from './federation/federation.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
+import { MembersModule } from './members/members.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationSettingsModule } from './organization-settings/organization-settings.module';
 import { OAuthModule } from './oauth/oauth.module';
@@ -48,6 +49,7 @@ export class AppModule {
         HealthModule,
         IdentityModule,
         ApiKeysModule,
+        MembersModule,
         AuthModule,
         IntegrationsModule,
         OrganizationSettingsModule,

@@ -7,7 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { Logger } from 'nestjs-pino';
 import { pino } from 'pino';
-import { OrganizationKeysService } from './api-keys/organization/organization-keys.service';
+import { MembersService } from './members/members.service';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
@@ -59,7 +59,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
         tokens: app.get(TokenService),
         settings: app.get(OrganizationSettingsService),
         consoleSignIn: app.get(ConsoleSignInService),
-        organizationKeys: app.get(OrganizationKeysService),
+        members: app.get(MembersService),
         resourceServers: app.get(ResourceServersService),
         trustedIssuers: app.get(TrustedIssuersService),
       };

@@ -42,7 +42,7 @@ import { OrganizationKeysService } from './organization/organization-keys.servic
     ExpiringKeysRepository,
     ExpiringKeysService,
   ],
-  // OrganizationKeysService: for the admin CLI's remove-member. ApiKeyLabels: for ApiKeysPortsModule only.
+  // OrganizationKeysService: members' removals (revokeMemberCredentials). ApiKeyLabels: for ApiKeysPortsModule only.
   // ExpiringKeysService: webhooks' expiry notices.
   exports: [ApiKeysService, OrganizationKeysService, ApiKeyLabels, ExpiringKeysService],
 })

@@ -73,8 +73,8 @@ export class AuditEvent {
 
   /**
    * Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`,
-   * `exposed`; a workload identity's too); member.role_changed: the new role; workload_identity.exchanged: the subject
-   * token's `sub`, as long as a workload identity's subject.
+   * `exposed`; a workload identity's too); member.added: `admin` or `sso`; member.role_changed: the new role;
+   * workload_identity.exchanged: the subject token's `sub`, as long as a workload identity's subject.
    */
   @Column({ type: 'varchar', length: 1024, nullable: true })
   reason: string | null;

@@ -36,7 +36,8 @@ export type SubjectRefusalReason =
   | 'email_domain_not_allowed'
   | 'no_access'
   | IdTokenRefusalReason
-  | 'replayed';
+  | 'replayed'
+  | 'member_removed';
 
 /** A person's session token lives an hour, as the console's (FEDERATION: at most 1 h). */
 const SESSION_SECONDS = 3600;

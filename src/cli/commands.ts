@@ -1,7 +1,7 @@
-import type { OrganizationKeysService } from '../api-keys/organization/organization-keys.service';
 import type { ConsoleSignInService } from '../console-sign-in/console-sign-in.service';
 import type { TokenService } from '../auth/token.service';
 import type { IdentityService } from '../identity/identity.service';
+import type { MembersService } from '../members/members.service';
 import type { Role } from '../identity/roles';
 import type { OrganizationSettingsService } from '../organization-settings/organization-settings.service';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service';
@@ -21,7 +21,7 @@ export interface CliServices {
   tokens: TokenService;
   settings: OrganizationSettingsService;
   consoleSignIn: ConsoleSignInService;
-  organizationKeys: OrganizationKeysService;
+  members: MembersService;
   resourceServers: ResourceServersService;
   trustedIssuers: TrustedIssuersService;
 }
@@ -50,9 +50,9 @@ export async function bootstrap(services: CliServices, options: BootstrapOptions
   // An explicit --role sets it; without one an existing membership keeps its role.
   let role: Role;
   if (options.role === undefined) {
-    role = await identity.ensureMembership(organization.id, user.id, 'admin');
+    role = await services.members.ensureMember(organization.id, user.id, 'admin');
   } else {
-    await services.organizationKeys.setRole(organization.id, user.id, options.role);
+    await services.members.setRole(organization.id, user.id, options.role);
     role = options.role;
   }
   await identity.readyForSession(organization.id, user.id);
@@ -119,7 +119,7 @@ export async function setRole(
 ): Promise<{ organization_id: string; user_id: string; role: Role }> {
   const organization = await services.identity.organizationByName(options.org);
   const user = await services.identity.userByEmail(options.email);
-  await services.organizationKeys.setRole(organization.id, user.id, options.role);
+  await services.members.setRole(organization.id, user.id, options.role);
   return { organization_id: organization.id, user_id: user.id, role: options.role };
 }
 
@@ -129,8 +129,9 @@ export interface RemoveMemberOptions {
 }
 
 /**
- * Removes the membership and revokes every key the user has in the organization, in one
- * transaction (docs/operations.md#admin-cli): adding the user back later revives none of them.
+ * Removes the membership and revokes every key and workload identity the user has in the organization, in one
+ * transaction (docs/operations.md#admin-cli): adding the user back later revives none of them, and single sign-on
+ * does not add them back (only bootstrap or set-role does).
  */
 export async function removeMember(
   services: CliServices,
@@ -138,7 +139,7 @@ export async function removeMember(
 ): Promise<{ removed: true; revoked_keys: number }> {
   const organization = await services.identity.organizationByName(options.org);
   const user = await services.identity.userByEmail(options.email);
-  const { removed, revokedKeys } = await services.organizationKeys.removeMember(organization.id, user.id);
+  const { removed, revokedKeys } = await services.members.remove(organization.id, user.id);
   if (!removed) throw new CommandError(`${user.email} is not a member of ${organization.name}`);
   return { removed: true, revoked_keys: revokedKeys };
 }

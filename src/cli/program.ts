@@ -330,13 +330,14 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     )
     .option(
       '--email-domain <domain>',
-      'people: an e-mail domain they must have (repeatable; none: any)',
+      'people: an e-mail domain they must have (repeatable; none: any; --jit-role needs at least one)',
       emailDomain,
       [],
     )
     .option(
       '--jit-role <role>',
-      `people: ${ROLE_DESCRIPTION}; the role of a member created at their first sign-in`,
+      `people: ${ROLE_DESCRIPTION}; the role of a member created at their first sign-in (needs --email-domain; ` +
+        'never someone an admin removed)',
       role,
     )
     .action((options: trustedIssuerCommands.AddTrustedIssuerOptions) =>

@@ -43,6 +43,7 @@ import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-
 import { OnePeopleIssuerPerOrganization1765710000000 } from './migrations/1765710000000-one-people-issuer-per-organization';
 import { AuditReasonSubject1765730000000 } from './migrations/1765730000000-audit-reason-subject';
 import { IdTokenUses1765810000000 } from './migrations/1765810000000-id-token-uses';
+import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-removals';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -92,6 +93,7 @@ export const MIGRATIONS = [
   OnePeopleIssuerPerOrganization1765710000000,
   AuditReasonSubject1765730000000,
   IdTokenUses1765810000000,
+  MemberRemovals1765820000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -4,6 +4,7 @@ import { APP_CONFIG, SECRETS } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
 import { IdentityModule } from '../identity/identity.module';
+import { MembersModule } from '../members/members.module';
 import { CredentialCipher } from '../integrations/credential-cipher';
 import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from './federation-timings';
 import { IdTokenUses } from './id-token-uses';
@@ -19,7 +20,7 @@ import { TrustedIssuersRepository } from './trusted-issuers.repository';
  * they issue (the subject tokens of the token exchange). No route of its own yet.
  */
 @Module({
-  imports: [IdentityModule, AuditModule],
+  imports: [IdentityModule, AuditModule, MembersModule],
   providers: [
     TrustedIssuersRepository,
     TrustedIssuersService,

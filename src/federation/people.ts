@@ -1,18 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { IdentityService } from '../identity/identity.service';
-import { UnitOfWork } from '../database/unit-of-work';
+import type { Role } from '../identity/roles';
+import { MembersService } from '../members/members.service';
 import type { TrustedIssuer } from './trusted-issuer.entity';
 
 /** RFC 5321's longest address, as `users.email` stores it. */
 const MAX_EMAIL_LENGTH = 320;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-/** Why a signed-in person cannot be a member, before any database is read, or after (`no_access`). */
-export type PersonRefusal = 'no_email' | 'email_not_verified' | 'email_domain_not_allowed' | 'no_access';
+/**
+ * Why a signed-in person cannot be a member, before any database is read, or after (`no_access`: no member and the
+ * issuer adds none; `member_removed`: an admin removed them).
+ */
+export type PersonRefusal =
+  'no_email' | 'email_not_verified' | 'email_domain_not_allowed' | 'no_access' | 'member_removed';
 
-export type PersonOutcome = { ok: true; email: string } | { ok: false; refusal: Exclude<PersonRefusal, 'no_access'> };
+export type PersonOutcome =
+  { ok: true; email: string } | { ok: false; refusal: Exclude<PersonRefusal, 'no_access' | 'member_removed'> };
 
 /**
  * The person's e-mail address, lower-cased as `users.email` holds it: the `email` claim is required; `email_verified`,
@@ -42,22 +47,32 @@ export interface FederatedMember {
 
 export type MemberOutcome = ({ ok: true } & FederatedMember) | { ok: false; refusal: PersonRefusal };
 
-/** A membership someone else made between the look-up and the insert (another sign-in, an administrator). */
-class MembershipMadeMeanwhile extends Error {}
+/** The user id of the member a person is, or why they are none (nothing is created then). */
+export type MemberLookup = { ok: true; userId: string } | { ok: false; refusal: 'no_access' | 'member_removed' };
+
+/**
+ * The role the issuer gives a person who is no member yet, or null: just-in-time membership needs both the entry's
+ * `--jit-role` and its e-mail domains (docs/federation.md#just-in-time-members). An entry with a role and no domains
+ * (made before the rule) adds nobody: any issuer's token could otherwise make anyone, an admin of another organization
+ * included, a member here.
+ */
+export function justInTimeRole(entry: Pick<TrustedIssuer, 'jitRole' | 'emailDomains'>): Role | null {
+  return entry.jitRole !== null && entry.emailDomains.length > 0 ? entry.jitRole : null;
+}
 
 /**
  * People of an organization's identity provider as its members (docs/federation.md#people): the one mapping of console
  * single sign-on and of the token exchange of ID tokens. The person is the user with the token's e-mail address (any
- * case) and a membership in the issuer's organization; without one, and with the issuer's just-in-time role, a new
- * member of that role (and a new user when there is none), audited `member.added` with reason `sso` in the
- * membership's transaction; otherwise no access, and nothing is created.
+ * case) and a membership in the issuer's organization. Without one: refused when an admin removed them (until an admin
+ * adds them again); else, when the issuer adds people just in time ({@link justInTimeRole}), a new member of its role
+ * (and a new user when there is none), through the member lifecycle (MembersService); otherwise no access, and nothing
+ * is created.
  */
 @Injectable()
 export class FederatedPeople {
   constructor(
     private readonly identity: IdentityService,
-    private readonly audit: AuditService,
-    private readonly unitOfWork: UnitOfWork,
+    private readonly members: MembersService,
   ) {}
 
   /** The member a person's verified claims name: e-mail rules first, then the membership (or just in time). */
@@ -68,40 +83,31 @@ export class FederatedPeople {
   ): Promise<MemberOutcome> {
     const person = personEmail(claims, issuer.emailDomains);
     if (!person.ok) return person;
-    const userId = await this.memberFor(issuer, person.email, request);
-    if (userId === null) return { ok: false, refusal: 'no_access' };
-    return { ok: true, userId, organizationId: issuer.organizationId, email: person.email };
+    const member = await this.memberFor(issuer, person.email, request);
+    if (!member.ok) return member;
+    return { ok: true, userId: member.userId, organizationId: issuer.organizationId, email: person.email };
   }
 
-  /** The member's user id; null when they are no member and the issuer adds none (nothing is created then). */
-  async memberFor(entry: TrustedIssuer, email: string, request?: RequestContext): Promise<string | null> {
+  /** The member's user id, or why there is none: removed by an admin, or no member and the issuer adds none. */
+  async memberFor(entry: TrustedIssuer, email: string, request?: RequestContext): Promise<MemberLookup> {
     const userId = await this.identity.userIdByEmail(email);
-    if (userId !== null && (await this.identity.access(entry.organizationId, userId)) !== null) return userId;
-    const role = entry.jitRole;
-    if (role === null) return null;
+    if (userId !== null) {
+      if ((await this.identity.access(entry.organizationId, userId)) !== null) return { ok: true, userId };
+      if (await this.identity.wasRemoved(entry.organizationId, userId)) return { ok: false, refusal: 'member_removed' };
+    }
+    const role = justInTimeRole(entry);
+    if (role === null) return { ok: false, refusal: 'no_access' };
     const user = await this.identity.ensureUser(email);
     try {
-      await this.unitOfWork.run(async (tx) => {
-        const change = await this.identity.setRole(entry.organizationId, user.id, role, tx);
-        // Rolled back: a membership that appeared meanwhile keeps the role it was given.
-        if (change !== 'added') throw new MembershipMadeMeanwhile();
-        await this.audit.record(
-          {
-            action: 'member.added',
-            organizationId: entry.organizationId,
-            targetType: 'user',
-            targetId: user.id,
-            reason: 'sso',
-            request,
-          },
-          tx,
-        );
-      });
+      const outcome = await this.members.joinJustInTime(entry.organizationId, user.id, role, request);
+      if (outcome === 'removed') return { ok: false, refusal: 'member_removed' };
     } catch (error) {
-      if (!(error instanceof MembershipMadeMeanwhile) && !isUniqueViolation(error)) throw error;
-      if ((await this.identity.access(entry.organizationId, user.id)) === null) throw error;
+      // A membership someone else made between the look-up and the insert (another sign-in, an administrator): it
+      // keeps the role it was given.
+      if (!isUniqueViolation(error) || (await this.identity.access(entry.organizationId, user.id)) === null)
+        throw error;
     }
-    return user.id;
+    return { ok: true, userId: user.id };
   }
 }
 

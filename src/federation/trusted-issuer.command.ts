@@ -1,3 +1,4 @@
+import { justInTimeRole } from './people';
 import type { TrustedIssuer } from './trusted-issuer.entity';
 import type { NewTrustedIssuer, TrustedIssuersService } from './trusted-issuers.service';
 
@@ -43,11 +44,24 @@ export async function addTrustedIssuer(
   };
 }
 
+/**
+ * The organization's entries, and `warnings` when some say what they no longer do: a people issuer with a just-in-time
+ * role and no e-mail domain (made before just-in-time membership required them) adds nobody.
+ */
 export async function listTrustedIssuers(
   issuers: TrustedIssuersService,
   options: { org: string },
-): Promise<{ trusted_issuers: TrustedIssuerView[] }> {
-  return { trusted_issuers: (await issuers.list(options.org)).map(trustedIssuerView) };
+): Promise<{ trusted_issuers: TrustedIssuerView[]; warnings?: string[] }> {
+  const entries = await issuers.list(options.org);
+  const warnings = entries
+    .filter((entry) => entry.jitRole !== null && justInTimeRole(entry) === null)
+    .map(
+      (entry) =>
+        `trusted issuer ${entry.id} (${entry.issuer}) has jit_role ${entry.jitRole} but no email domain: it adds ` +
+        'nobody just in time (people without a membership get "no access"); to add people again, remove it and add ' +
+        'it with --email-domain',
+    );
+  return { trusted_issuers: entries.map(trustedIssuerView), ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
 /** The entry removed, and how many workload identities that named it were revoked with it. */

@@ -233,6 +233,12 @@ export class TrustedIssuersService {
         "--kind people needs --client-id and --client-secret (Gatehouse's client at the issuer)",
       );
     }
+    if (input.jitRole !== undefined && input.emailDomains.length === 0) {
+      throw new TrustedIssuerError(
+        '--jit-role needs --email-domain: just-in-time membership adds only people of the domains the organization ' +
+          "owns (without them, the issuer's tokens could make anyone a member, another organization's admin included)",
+      );
+    }
     if (input.audience !== undefined && input.audience !== input.clientId) {
       throw new TrustedIssuerError('--audience of a people issuer is its --client-id (the audience of its ID tokens)');
     }

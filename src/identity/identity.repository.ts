@@ -20,6 +20,9 @@ import { User } from './user.entity';
 /** What setting a role did to the membership. */
 export type RoleChange = 'added' | 'changed' | 'unchanged';
 
+/** What a just-in-time membership did: added it, found one, or found an admin's removal (and added nothing). */
+export type JustInTimeJoin = 'added' | 'member' | 'removed';
+
 interface MemberArgs {
   organizationId: string;
   userId: string;
@@ -111,10 +114,12 @@ export class IdentityRepository {
   private readonly insertUser: Statement<{ id: string; email: string; now: string }>;
   private readonly membership: Statement<MemberArgs>;
   private readonly membershipsOf: Statement<{ userId: string }>;
-  private readonly insertMembership: Statement<MemberArgs & { role: Role; now: string }>;
   private readonly addMembership: Statement<MemberArgs & { role: Role; now: string }>;
   private readonly setRole: Statement<MemberArgs & { role: Role; now: string }>;
   private readonly deleteMember: Statement<MemberArgs>;
+  private readonly removal: Statement<MemberArgs>;
+  private readonly recordRemoval: Statement<MemberArgs & { at: string }>;
+  private readonly forgetRemoval: Statement<MemberArgs>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -149,13 +154,19 @@ export class IdentityRepository {
       WHERE user_id = ${param('userId')} ORDER BY created_at ASC, organization_id ASC`);
     const addMember = sql`INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at)
       VALUES (${param('organizationId')}, ${param('userId')}, ${param('role')}, ${param('now')}, ${param('now')})`;
-    this.insertMembership = db.prepare(sql`${addMember} ON CONFLICT DO NOTHING`);
-    // Inside upsertMembershipRole's transaction, which has just read that there is none: a conflict is an error.
+    // Inside a transaction which has just read that there is none: a conflict is an error.
     this.addMembership = db.prepare(addMember);
     this.setRole = db.prepare(
       sql`UPDATE memberships SET role = ${param('role')}, updated_at = ${param('now')} WHERE ${member}`,
     );
     this.deleteMember = db.prepare(sql`DELETE FROM memberships WHERE ${member}`);
+
+    // An admin's removal, remembered until an admin adds the person again (migration 1765820000000).
+    this.removal = db.prepare(sql`SELECT removed_at FROM member_removals WHERE ${member}`);
+    this.recordRemoval = db.prepare(sql`INSERT INTO member_removals (organization_id, user_id, removed_at)
+      VALUES (${param('organizationId')}, ${param('userId')}, ${param('at')})
+      ON CONFLICT (organization_id, user_id) DO UPDATE SET removed_at = excluded.removed_at`);
+    this.forgetRemoval = db.prepare(sql`DELETE FROM member_removals WHERE ${member}`);
   }
 
   /** The role and the earliest issue time of a session token still valid (every session-token request). */
@@ -255,21 +266,6 @@ export class IdentityRepository {
     await this.db.run(this.dataSource.manager, this.insertUser, { id: randomUUID(), email, now: now.toISOString() });
   }
 
-  async findMembership(organizationId: string, userId: string): Promise<Membership | null> {
-    const rows = await this.db.rows<MembershipRow, MemberArgs>(this.membership, { organizationId, userId });
-    return rows[0] === undefined ? null : toMembership(rows[0]);
-  }
-
-  /** Adds the membership unless the user has one in that organization (a concurrent insert is not an error). */
-  async insertMembershipIfMissing(organizationId: string, userId: string, role: Role, now: Date): Promise<void> {
-    await this.db.run(this.dataSource.manager, this.insertMembership, {
-      organizationId,
-      userId,
-      role,
-      now: now.toISOString(),
-    });
-  }
-
   /**
    * Sets the role, adding the membership if missing, in one transaction: `tx` when given, else one of its own
    * (through UnitOfWork, like every transaction: on SQLite they must not overlap). Returns what changed.
@@ -298,10 +294,47 @@ export class IdentityRepository {
     return tx === undefined ? this.unitOfWork.run(upsert) : upsert(tx);
   }
 
-  /** Removes the membership, inside `tx` when given; false when there was none. */
-  async deleteMembership(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
-    const args = { organizationId, userId };
-    return (await this.db.affected(tx ?? this.dataSource.manager, this.deleteMember, args)) > 0;
+  /**
+   * Removes the membership and remembers the removal (an admin's), inside `tx` when given; false when there was no
+   * membership (nothing is written then).
+   */
+  async deleteMembership(organizationId: string, userId: string, at: Date, tx?: Transaction): Promise<boolean> {
+    const remove = async (manager: Transaction): Promise<boolean> => {
+      const args = { organizationId, userId };
+      if ((await this.db.affected(manager, this.deleteMember, args)) === 0) return false;
+      await this.db.run(manager, this.recordRemoval, { ...args, at: at.toISOString() });
+      return true;
+    };
+    return tx === undefined ? this.unitOfWork.run(remove) : remove(tx);
+  }
+
+  /** Whether an admin removed the user from the organization (and nobody has added them again since). */
+  async isRemoved(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
+    const rows = await this.db.run(tx ?? this.dataSource.manager, this.removal, { organizationId, userId });
+    return rows.length > 0;
+  }
+
+  /** Forgets an admin's removal of the user (an admin adds them again), inside `tx`. */
+  async deleteRemoval(organizationId: string, userId: string, tx: Transaction): Promise<void> {
+    await this.db.run(tx, this.forgetRemoval, { organizationId, userId });
+  }
+
+  /**
+   * Adds the membership with `role` unless the user has one, or an admin removed them (then nothing is written), in
+   * one transaction: `tx`, which the caller audits an addition in.
+   */
+  async joinJustInTime(
+    organizationId: string,
+    userId: string,
+    role: Role,
+    now: Date,
+    tx: Transaction,
+  ): Promise<JustInTimeJoin> {
+    const member = { organizationId, userId };
+    if ((await this.db.run(tx, this.removal, member)).length > 0) return 'removed';
+    if ((await this.db.run(tx, this.membership, member)).length > 0) return 'member';
+    await this.db.run(tx, this.addMembership, { ...member, role, now: now.toISOString() });
+    return 'added';
   }
 
   /** The user's memberships, oldest first. */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/errors';
 import type { Transaction } from '../database/unit-of-work';
-import { IdentityRepository, RoleChange } from './identity.repository';
+import { IdentityRepository, JustInTimeJoin, RoleChange } from './identity.repository';
 import type { MembershipAccess, SessionAccess } from './member-access';
 import { Membership } from './membership.entity';
 import {
@@ -73,24 +73,40 @@ export class IdentityService {
     return this.userByEmail(normalized);
   }
 
+  /*
+   * The membership rows. The member lifecycle (adding, changing a role, removing, each audited, a removal with the
+   * member's credentials) is MembersService's (docs/adr/0044-one-member-lifecycle.md); tests use these as fixtures.
+   */
+
   /** Sets the role (adds the membership if missing), inside `tx` when given; a change of role is audited by the caller. */
   setRole(organizationId: string, userId: string, role: Role, tx?: Transaction): Promise<RoleChange> {
     return this.identity.upsertMembershipRole(organizationId, userId, role, new Date(), tx);
   }
 
-  /** Adds the membership only when the user has none in that organization yet. */
-  async ensureMembership(organizationId: string, userId: string, role: Role): Promise<Role> {
-    const existing = await this.identity.findMembership(organizationId, userId);
-    if (existing !== null) return existing.role;
-    await this.identity.insertMembershipIfMissing(organizationId, userId, role, new Date());
-    const membership = await this.identity.findMembership(organizationId, userId);
-    if (membership === null) throw new IdentityError('membership not found');
-    return membership.role;
+  /**
+   * A just-in-time membership with `role`, inside `tx`: added unless the user is a member already, or an admin removed
+   * them (nothing is written then: only an admin adds a removed person again).
+   */
+  joinJustInTime(organizationId: string, userId: string, role: Role, tx: Transaction): Promise<JustInTimeJoin> {
+    return this.identity.joinJustInTime(organizationId, userId, role, new Date(), tx);
   }
 
-  /** The membership only; removing a member with their keys is OrganizationKeysService.removeMember. */
+  /** Whether an admin removed the user from the organization, and nobody has added them again since. */
+  wasRemoved(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
+    return this.identity.isRemoved(organizationId, userId, tx);
+  }
+
+  /** Forgets an admin's removal of the user, inside `tx` (an admin adds them again). */
+  forgetRemoval(organizationId: string, userId: string, tx: Transaction): Promise<void> {
+    return this.identity.deleteRemoval(organizationId, userId, tx);
+  }
+
+  /**
+   * The membership only, and the removal remembered (single sign-on adds nobody removed); removing a member with their
+   * credentials is MembersService.remove. False when there was no membership.
+   */
   removeMember(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
-    return this.identity.deleteMembership(organizationId, userId, tx);
+    return this.identity.deleteMembership(organizationId, userId, new Date(), tx);
   }
 
   /** Changes the given settings (docs/api.md#organization-settings); the organization as the change left it. */

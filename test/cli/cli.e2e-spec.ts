@@ -515,7 +515,9 @@ describe('admin CLI', () => {
         client_ip: null,
         request_id: null,
       };
-      expect(events).toEqual([expected, expected, expected]);
+      // bootstrap's new member first (docs/operations.md#audit-log).
+      const added = { ...expected, action: 'member.added', target_type: 'user', target_id: boot.user_id };
+      expect(events).toEqual([added, expected, expected, expected]);
     });
   });
 

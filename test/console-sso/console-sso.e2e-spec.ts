@@ -4,6 +4,7 @@ import type { CustomFetch } from 'openid-client';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
+import { runCli } from '../../src/cli';
 import { defaultSsoFetch, SSO_FETCH } from '../../src/console-sign-in/sso/sso-client';
 import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from '../../src/console-sign-in/sso/sso-settings';
 import type { TokenEndpointAuthMethod, TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
@@ -52,7 +53,13 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     idp = await IdentityProvider.start({ redirectUris: [CALLBACK] });
     t = await createTestApp({
       env: { PUBLIC_BASE_URL: BASE },
-      override: (builder) => builder.overrideProvider(SSO_FETCH).useValue(providerFetch),
+      // The suite starts more sign-ins from one address than a minute allows (the limit has its own test below).
+      override: (builder) =>
+        builder
+          .overrideProvider(SSO_FETCH)
+          .useValue(providerFetch)
+          .overrideProvider(SSO_SETTINGS)
+          .useValue({ ...DEFAULT_SSO_SETTINGS, startsPerMinute: 100 }),
     });
     // A second instance on the same database: a sign-in started on one completes on the other.
     second = await createTestApp({ database: t.database, env: { PUBLIC_BASE_URL: BASE } });
@@ -400,7 +407,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     });
 
     it('adds a person with the just-in-time role (user and membership), audited member.added with reason sso', async () => {
-      await trust({ jitRole: 'viewer' });
+      await trust({ emailDomains: ['acme.test'], jitRole: 'viewer' });
       const users = await count('users');
       const code = linkCode(await signInAs('Newcomer@acme.test'));
       const session = await trade(code).expect(200);
@@ -420,6 +427,53 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       expect(await count('memberships')).toBe(memberships);
     });
 
+    it('keeps a removed member out, just-in-time role or not: an "access removed" page, nothing added, until an admin adds them again', async () => {
+      await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
+      const leaving = await t.user({ org: ORG, email: 'leo@acme.test', role: 'admin' });
+      linkCode(await signInAs('leo@acme.test'));
+      const cli = (...argv: string[]) => runCli(argv, t.env);
+      expect(await cli('remove-member', '--org', ORG, '--email', 'leo@acme.test')).toMatchObject({ exitCode: 0 });
+
+      const removed =
+        /leo@acme\.test's access to the console of sso-acme was removed: ask one of its administrators if you need it again/;
+      let before = await snapshot();
+      expectPage(await signInAs('Leo@acme.test'), 403, removed);
+      expect(await snapshot()).toEqual(before);
+      // Without a just-in-time role: the same page (not "no access"), nothing written either.
+      await trust({});
+      before = await snapshot();
+      expectPage(await signInAs('leo@acme.test'), 403, removed);
+      expect(await snapshot()).toEqual(before);
+      await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
+      expect(await t.get(IdentityService).access(leaving.organizationId, leaving.userId)).toBeNull();
+      const memberEvents = (await t.get(AuditService).list(leaving.organizationId, 50)).filter(
+        (event) => event.targetId === leaving.userId && event.action.startsWith('member.'),
+      );
+      expect(memberEvents.map((event) => event.action)).toEqual(['member.removed']);
+
+      // An admin adds them again (set-role, or bootstrap): single sign-on lets them in with that role.
+      expect(await cli('set-role', '--org', ORG, '--email', 'leo@acme.test', '--role', 'viewer')).toMatchObject({
+        exitCode: 0,
+      });
+      const session = await trade(linkCode(await signInAs('leo@acme.test'))).expect(200);
+      expect(session.body).toMatchObject({ email: 'leo@acme.test', role: 'viewer' });
+    });
+
+    it('adds nobody through an entry with a just-in-time role and no e-mail domain (made before the rule): "no access", another organization\'s admin included', async () => {
+      await trust({ emailDomains: ['acme.test'], jitRole: 'admin' });
+      // As a database from before the rule holds it: add refuses a just-in-time role without domains now.
+      await t.get(DataSource).query(`UPDATE trusted_issuers SET email_domains = '[]' WHERE id = '${entry.id}'`);
+      // An admin of another organization: this issuer's word does not make her an admin here.
+      await t.user({ org: 'sso-elsewhere', email: 'ines@acme.test', role: 'admin' });
+      const before = await snapshot();
+      expectPage(await signInAs('ines@acme.test'), 403, /ines@acme\.test has no access to the console of sso-acme/);
+      expectPage(await signInAs('newcomer-2@acme.test'), 403, /newcomer-2@acme\.test has no access/);
+      expect(await snapshot()).toEqual(before);
+      expect(await t.get(IdentityService).userIdByEmail('newcomer-2@acme.test')).toBeNull();
+      // Its members still sign in.
+      linkCode(await signInAs('dana@acme.test'));
+    });
+
     it('refuses an e-mail address outside the allowed domains, with or without a just-in-time role', async () => {
       await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
       const before = await snapshot();
@@ -435,7 +489,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     });
 
     it('refuses an e-mail address the provider has not verified, and an ID token without one', async () => {
-      await trust({ jitRole: 'member' });
+      await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
       const before = await snapshot();
       tamper = (claims) => ({ ...claims, email_verified: false });
       expectPage(await signInAs('unverified@acme.test'), 403, /has not verified your e-mail address/);

@@ -5,6 +5,7 @@ import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from '../../src/federa
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { IdentityService } from '../../src/identity/identity.service';
+import { MembersService } from '../../src/members/members.service';
 import { MetricsServer } from '../../src/metrics/metrics.server';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { AuditEventBody, auditPage } from '../support/audit-events';
@@ -438,6 +439,57 @@ describe('token exchange (RFC 8693)', () => {
       });
       expect([answer.status, answer.body]).toEqual([400, REFUSED]);
       expect(await t.get(IdentityService).userIdByEmail(email)).toBeNull();
+    });
+
+    it('refuses the ID token of a removed member, just-in-time role or not (invalid_grant, member_removed audited and counted), until an admin adds them again', async () => {
+      const leaving = await t.user({ org: 'tx-acme', email: 'leaving@people.example', role: 'member' });
+      const person = async (token?: string) =>
+        exchange({
+          grant_type: GRANT,
+          subject_token: token ?? (await idp.idToken(leaving.email, REDIRECT_URI)),
+          subject_token_type: ID_TOKEN_TYPE,
+        });
+      expect((await person()).status).toBe(200);
+      // An ID token they still hold when they are removed.
+      const held = await idp.idToken(leaving.email, REDIRECT_URI);
+      await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
+
+      const issuers = t.get(TrustedIssuersService);
+      const plain = (await issuers.list('tx-acme')).find((entry) => entry.kind === 'people')!;
+      const people = {
+        organization: 'tx-acme',
+        issuer: idp.issuer,
+        kind: 'people' as const,
+        clientId: idp.people.clientId,
+        clientSecret: idp.people.clientSecret,
+      };
+      await issuers.remove(plain.id);
+      const jit = await issuers.add({ ...people, emailDomains: ['people.example'], jitRole: 'member' });
+      try {
+        const counted = await exchangesCounted('subject_token_member_removed');
+        for (const refused of [await person(held), await person()]) {
+          expect([refused.status, refused.body]).toEqual([400, REFUSED]);
+          expect((await auditedFor('token.exchange_failed', refused)).map((event) => event.reason)).toEqual([
+            'subject_token_member_removed',
+          ]);
+        }
+        expect(await exchangesCounted('subject_token_member_removed')).toBe(counted + 2);
+        expect(await t.get(IdentityService).access(leaving.organizationId, leaving.userId)).toBeNull();
+        const added = await auditPage(t, admin, { action: 'member.added', target_id: leaving.userId });
+        expect(added.audit_events).toEqual([]);
+
+        // An admin adds them again: their ID tokens are exchanged, with the role the admin gave.
+        await t.get(MembersService).setRole(leaving.organizationId, leaving.userId, 'viewer');
+        const back = await person();
+        expect(back.status).toBe(200);
+        expect(decodeJwt(back.body.access_token as string)).toMatchObject({
+          sub: leaving.userId,
+          token_use: 'session',
+        });
+      } finally {
+        await issuers.remove(jit.id);
+        await issuers.add({ ...people, emailDomains: [] });
+      }
     });
 
     it("refuses a workload's token presented as an ID token, and an ID token presented as a workload's", async () => {

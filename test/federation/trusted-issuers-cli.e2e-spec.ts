@@ -288,9 +288,39 @@ describe('admin CLI: trusted-issuer', () => {
 
     // Removed first, the organization may trust another people issuer (here the same one with other settings).
     await ok('remove', '--id', first.id);
-    const again = (await ok<Added>(...peopleAt(other, 'fed-umbrella', '--jit-role', 'viewer'))).trusted_issuer;
+    const again = (
+      await ok<Added>(...peopleAt(other, 'fed-umbrella', '--jit-role', 'viewer', '--email-domain', 'umbrella.test'))
+    ).trusted_issuer;
     expect(again).toMatchObject({ organization_id: umbrella, kind: 'people', jit_role: 'viewer' });
     expect((await listed('fed-umbrella')).filter((entry) => entry.kind === 'people')).toStrictEqual([again]);
+  }, 30_000);
+
+  it('refuses --jit-role without --email-domain (exit 2, nothing stored); list warns about such an entry made before', async () => {
+    await t.user({ org: 'fed-jit' });
+    // A provider of its own: a people issuer serves one organization.
+    const own = await IdentityProvider.start();
+    const before = await rowCount();
+    await fails(
+      [...peopleAt(own, 'fed-jit', '--jit-role', 'admin')],
+      /^error: --jit-role needs --email-domain: just-in-time membership adds only people of the domains the organization owns/,
+    );
+    expect(await rowCount()).toBe(before);
+
+    const added = (
+      await ok<Added>(...peopleAt(own, 'fed-jit', '--jit-role', 'viewer', '--email-domain', 'jit.example'))
+    ).trusted_issuer;
+    expect(added).toMatchObject({ email_domains: ['jit.example'], jit_role: 'viewer' });
+    expect(await ok('list', '--org', 'fed-jit')).toStrictEqual({ trusted_issuers: [added] });
+    // As a database from before the rule may hold it: a just-in-time role and no domain, which adds nobody.
+    await t.get(DataSource).query(`UPDATE trusted_issuers SET email_domains = '[]' WHERE id = '${added.id}'`);
+    expect(await ok('list', '--org', 'fed-jit')).toStrictEqual({
+      trusted_issuers: [{ ...added, email_domains: [] }],
+      warnings: [
+        `trusted issuer ${added.id} (${own.issuer}) has jit_role viewer but no email domain: it adds nobody just in ` +
+          'time (people without a membership get "no access"); to add people again, remove it and add it with ' +
+          '--email-domain',
+      ],
+    });
   }, 30_000);
 
   describe('an issuer that cannot be used: exit 2 naming the URL and the cause, nothing stored', () => {

@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import { DataSource } from 'typeorm';
 import { TokenService } from '../../src/auth/token.service';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { IdentityService } from '../../src/identity/identity.service';
 import { ResourceServer } from '../../src/resource-servers/resource-server.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
@@ -165,7 +165,7 @@ describe('POST /oauth/introspect', () => {
     const leavingKey = await a.createKey(leaving, 'leaving');
     const leavingToken = await a.exchange(leavingKey.value, { resource: ordersAudience });
     expect((await introspect(b, leavingToken).expect(200)).body.active).toBe(true);
-    await a.get(OrganizationKeysService).removeMember(leaving.organizationId, leaving.userId);
+    await a.get(MembersService).remove(leaving.organizationId, leaving.userId);
     await expectInactive(b, leavingToken);
   });
 

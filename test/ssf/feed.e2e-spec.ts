@@ -1,6 +1,6 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, JSONWebKeySet } from 'jose';
 import { DataSource } from 'typeorm';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { roleMask, scopeString } from '../../src/identity/roles';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { SsfDelivery } from '../../src/ssf/ssf-event.entity';
@@ -147,7 +147,7 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
     it('a member removed: each key revoked, and a token-claims-change with no scope left', async () => {
       const leaving = await t.user({ org: 'feed', role: 'member' });
       const keys = [await t.createKey(leaving, 'one'), await t.createKey(leaving, 'two')];
-      await t.get(OrganizationKeysService).removeMember(leaving.organizationId, leaving.userId);
+      await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
       const sets = [...(await received()).values()];
       expect(
         keyEvents(new Map(sets.map((s) => [s.jti as string, s])))
@@ -171,8 +171,8 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
 
     it('a role change: a token-claims-change with what the role now allows; the same role again, nothing', async () => {
       const member = await t.user({ org: 'feed', role: 'admin' });
-      await t.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
-      await t.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
+      await t.get(MembersService).setRole(member.organizationId, member.userId, 'viewer');
+      await t.get(MembersService).setRole(member.organizationId, member.userId, 'viewer');
       const sets = [...(await received()).values()];
       expect(sets).toHaveLength(1);
       expect(sets[0].events).toEqual({

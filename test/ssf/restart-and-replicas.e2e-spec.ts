@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { TokenService } from '../../src/auth/token.service';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { SsfRetention } from '../../src/ssf/ssf-retention';
@@ -119,10 +119,10 @@ describe(`resource servers in processes of their own: restarts and replicas on $
           .expect(202);
         return;
       case 'member removal':
-        await revoking.get(OrganizationKeysService).removeMember(holder.organizationId, holder.userId);
+        await revoking.get(MembersService).remove(holder.organizationId, holder.userId);
         return;
       case 'role change':
-        await revoking.get(OrganizationKeysService).setRole(holder.organizationId, holder.userId, 'viewer');
+        await revoking.get(MembersService).setRole(holder.organizationId, holder.userId, 'viewer');
         return;
     }
   }

@@ -5,7 +5,7 @@ import Express from 'express';
 import request from 'supertest';
 import { gatehouse } from '../../verifier/src/express';
 import { GatehouseGuard } from '../../verifier/src/nest';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { createVerifier, VerifiedAccess, Verifier, VerifyError } from '../../verifier/src/index';
 import { freePort } from '../support/ports';
@@ -99,7 +99,7 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
           .send({ keys: [key.value] })
           .expect(202);
       if (cause === 'member removal') {
-        await revoking.get(OrganizationKeysService).removeMember(owner.organizationId, owner.userId);
+        await revoking.get(MembersService).remove(owner.organizationId, owner.userId);
       }
       await msUntil(verifier, token, 'revoked');
       expect(performance.now() - start).toBeLessThan(1000 + (cause === 'member removal' ? 1000 : 0));
@@ -111,7 +111,7 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
     const key = await revoking.createKey(member, 'demoted', { scopes: ['api_keys:read', 'api_keys:create'] });
     const token = await revoking.exchange(key.value, { resource: AUDIENCE });
     expect(await refusal(verifier, token, ['api_keys:create'])).toBe('accepted');
-    await revoking.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
+    await revoking.get(MembersService).setRole(member.organizationId, member.userId, 'viewer');
     expect(
       await msUntil(verifier, token, 'insufficient_scope', { limitMs: 1000, scopes: ['api_keys:create'] }),
     ).toBeLessThan(1000);
@@ -259,7 +259,7 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
       .delete(`/v1/user-api-keys/${gone.id}`)
       .set('Authorization', `Bearer ${member.token}`)
       .expect(200);
-    await revoking.get(OrganizationKeysService).setRole(member.organizationId, member.userId, 'viewer');
+    await revoking.get(MembersService).setRole(member.organizationId, member.userId, 'viewer');
 
     const recorded = recordingFetch();
     const late = await createVerifier({ issuer, audience: AUDIENCE, ...credentials, fetch: recorded.fetch });

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { duringAuditFailure } from '../support/audit-failure';
 import { freezeDate } from '../support/clock';
@@ -150,7 +150,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
       .set(bearer(admin.token))
       .send({ grace_period_seconds: 3600 })
       .expect(201);
-    await t.get(OrganizationKeysService).removeMember(member.organizationId, member.userId);
+    await t.get(MembersService).remove(member.organizationId, member.userId);
     const events = await next(from, 7);
     const of = (id: string) => events.filter((e) => (e.data.api_key_id ?? e.data.user_id) === id);
     expect(events.map((e) => [e.type, e.data.api_key_id ?? e.data.user_id, e.data.reason ?? null]).sort()).toEqual(

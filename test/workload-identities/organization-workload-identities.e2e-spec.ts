@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
@@ -175,7 +175,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
     it('revokes their identities with their keys in one transaction, audited member_removed; others keep theirs', async () => {
       const org = await organization();
       const key = await t.createKey(org.member, 'revoked too');
-      const removal = await t.get(OrganizationKeysService).removeMember(org.member.organizationId, org.member.userId);
+      const removal = await t.get(MembersService).remove(org.member.organizationId, org.member.userId);
       expect(removal).toEqual({ removed: true, revokedKeys: 1 });
       const { body } = await list(org.admin, { include_revoked: true }).expect(200);
       const status = new Map(body.workload_identities.map((i: IdentityBody) => [i.id, i.status]));
@@ -230,7 +230,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       const key = await t.createKey(org.member, 'stays');
       await expect(
         duringAuditFailure(t.get(DataSource), 'workload_identity.revoked', () =>
-          t.get(OrganizationKeysService).removeMember(org.member.organizationId, org.member.userId),
+          t.get(MembersService).remove(org.member.organizationId, org.member.userId),
         ),
       ).rejects.toThrow();
       await t.http().get('/v1/user-api-keys').set(bearer(org.member.token)).expect(200);
@@ -244,7 +244,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
     it('a removal that finds no membership changes nothing', async () => {
       const org = await organization();
       const stranger = await t.user({ org: `wi-stranger-${orgs}` });
-      const removal = await t.get(OrganizationKeysService).removeMember(org.admin.organizationId, stranger.userId);
+      const removal = await t.get(MembersService).remove(org.admin.organizationId, stranger.userId);
       expect(removal).toEqual({ removed: false, revokedKeys: 0 });
       expect((await list(org.admin).expect(200)).body.total_count).toBe(5);
     });

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, JSONWebKeySet, jwtVerify } from 'jose';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { bearer } from '../support/http-assertions';
@@ -92,7 +92,7 @@ describe(`workload identity revocations on the feed, ${DATABASE_KIND}`, () => {
     const leaving = await t.user({ org: 'wi-feed', role: 'member' });
     const identities = [await createIdentity(t, leaving, issuer), await createIdentity(t, leaving, issuer)];
     const key = await t.createKey(leaving, 'also revoked');
-    await t.get(OrganizationKeysService).removeMember(leaving.organizationId, leaving.userId);
+    await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
     const sets = await credentialChanges();
     expect(sets).toHaveLength(3);
     expect(sets).toEqual(

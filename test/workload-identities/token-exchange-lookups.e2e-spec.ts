@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OrganizationKeysService } from '../../src/api-keys/organization/organization-keys.service';
+import { MembersService } from '../../src/members/members.service';
 import { AcceptedSubjectToken, SubjectTokenVerifier } from '../../src/federation/subject-token-verifier';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -144,7 +144,7 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
       const leaving = await t.user({ org: 'wi-exchange', role: 'member' });
       const theirs = await identityOf(leaving, { subject: newSubject() });
       expect(await match(theirs.subject)).toMatchObject({ outcome: 'matched' });
-      await t.get(OrganizationKeysService).removeMember(leaving.organizationId, leaving.userId);
+      await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
       expect(await match(theirs.subject)).toEqual({ outcome: 'none' });
     });
 

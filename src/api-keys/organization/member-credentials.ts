@@ -4,7 +4,7 @@ import type { OwnerIds } from '../key-rows';
 
 /**
  * The credentials a member holds in an organization besides their keys (workload identities), revoked in the
- * transaction of the member's removal (OrganizationKeysService.removeMember). A port: workload-identities provides it
+ * transaction of the member's removal (MembersService.remove). A port: workload-identities provides it
  * (docs/architecture.md#ports).
  */
 export interface MemberCredentials {

@@ -1,16 +1,16 @@
-import type { Role } from '../../identity/roles';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AuditService } from '../../audit/audit.service';
+import { AuditEntry, AuditService } from '../../audit/audit.service';
 import type { RequestContext } from '../../audit/request-context';
 import { Messages, notFound } from '../../common/errors';
 import { LIST_WINDOW, Page } from '../../common/pagination';
-import { UnitOfWork } from '../../database/unit-of-work';
-import { IdentityService, sleepUntil } from '../../identity/identity.service';
+import { Transaction, UnitOfWork } from '../../database/unit-of-work';
+import { IdentityService } from '../../identity/identity.service';
 import type { ApiKey } from '../api-key.entity';
 import { ApiKeysRepository } from '../api-keys.repository';
 import { MEMBER_CREDENTIALS, MemberCredentials } from './member-credentials';
 import { OrganizationKeysRepository } from './organization-keys.repository';
 import { KeyOwner, ListKeysQuery, ownerQueue } from '../api-keys.service';
+import type { OwnerIds } from '../key-rows';
 import { LastUsedRecorder } from '../usage/last-used.recorder';
 
 export interface OrganizationKeysQuery extends ListKeysQuery {
@@ -23,14 +23,6 @@ export interface OrganizationKeysQuery extends ListKeysQuery {
 /** Keys and their owners' e-mail addresses, to show beside the owner ids. */
 export interface WithOwnerEmails {
   emails: ReadonlyMap<string, string>;
-}
-
-/** What removing a member did. */
-export interface MemberRemoval {
-  /** False: the user was not a member (nothing changed). */
-  removed: boolean;
-  /** How many of the member's keys were revoked. */
-  revokedKeys: number;
 }
 
 /** docs/api.md#organization-key-management; every query is scoped by the caller's organization. */
@@ -103,50 +95,38 @@ export class OrganizationKeysService {
     return { key: this.lastUsed.withPendingUse(key), emails: await this.identity.emailsOf([key.userId]) };
   }
 
-  /** Sets a member's role (adds the membership if missing); a change of role is audited in the same transaction. */
-  async setRole(organizationId: string, userId: string, role: Role): Promise<void> {
-    await this.unitOfWork.run(async (tx) => {
-      if ((await this.identity.setRole(organizationId, userId, role, tx)) !== 'changed') return;
-      await this.audit.record(
-        { action: 'member.role_changed', organizationId, targetType: 'user', targetId: userId, reason: role },
-        tx,
-      );
-    });
+  /**
+   * Revokes, inside `tx` (a member's removal: MembersService.remove), every ACTIVE key of the member in the
+   * organization and their other credentials (workload identities, through the port). `tx` must run in
+   * {@link memberQueue}: the owner's lock is taken here, so a key created meanwhile is revoked or refused
+   * (docs/api.md#removing-a-member). Returns how many keys it revoked, and the audit entries of every revocation, for the
+   * caller to record with its own.
+   */
+  async revokeMemberCredentials(
+    owner: OwnerIds,
+    at: Date,
+    tx: Transaction,
+  ): Promise<{ revokedKeys: number; entries: AuditEntry[] }> {
+    await this.keys.lockOwner(owner, tx);
+    const revoked = await this.organizationKeys.revokeAllOf(owner, at, tx);
+    const others = (await this.otherCredentials?.revokeAllOf(owner, at, tx)) ?? [];
+    return {
+      revokedKeys: revoked.length,
+      entries: [
+        ...revoked.map((id) => ({
+          action: 'api_key.revoked' as const,
+          reason: 'member_removed',
+          organizationId: owner.organizationId,
+          targetType: 'api_key' as const,
+          targetId: id,
+        })),
+        ...others,
+      ],
+    };
   }
 
-  /**
-   * The membership and every key of the member there, revoked and audited in one transaction under the owner's lock,
-   * so a creation meanwhile is revoked or refused (docs/api.md#removing-a-member).
-   */
-  async removeMember(organizationId: string, userId: string): Promise<MemberRemoval> {
-    const owner = { organizationId, userId };
-    const at = new Date();
-    const removal = await this.unitOfWork.run(
-      async (tx) => {
-        if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
-        await this.keys.lockOwner(owner, tx);
-        const revoked = await this.organizationKeys.revokeAllOf(owner, at, tx);
-        const others = (await this.otherCredentials?.revokeAllOf(owner, at, tx)) ?? [];
-        await this.audit.recordAll(
-          [
-            ...revoked.map((id) => ({
-              action: 'api_key.revoked' as const,
-              reason: 'member_removed',
-              organizationId,
-              targetType: 'api_key' as const,
-              targetId: id,
-            })),
-            ...others,
-            { action: 'member.removed' as const, organizationId, targetType: 'user' as const, targetId: userId },
-          ],
-          tx,
-        );
-        return { removed: true, revokedKeys: revoked.length };
-      },
-      { queueKey: ownerQueue(owner) },
-    );
-    // A membership begun again starts in a later second than any session token of this one (iat).
-    if (removal.removed) await sleepUntil((Math.floor(Date.now() / 1000) + 1) * 1000);
-    return removal;
+  /** The queue a member's removal runs in: the one of their key creations (UnitOfWork's queueKey). */
+  memberQueue(owner: OwnerIds): string {
+    return ownerQueue(owner);
   }
 }

@@ -52,7 +52,7 @@ export interface SsoSignIn {
 
 const sha256 = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
-const PERSON_ERRORS: Record<Exclude<PersonRefusal, 'no_access'>, (email: string) => AppError> = {
+const PERSON_ERRORS: Record<Exclude<PersonRefusal, 'no_access' | 'member_removed'>, (email: string) => AppError> = {
   no_email: () => SsoErrors.noEmail(),
   email_not_verified: () => SsoErrors.emailNotVerified(),
   email_domain_not_allowed: (email) => SsoErrors.emailDomainNotAllowed(email),
@@ -240,9 +240,13 @@ export class ConsoleSsoService {
     const claims = await this.verifiedClaims(entry, idToken, now);
     const person = personEmail(claims, entry.emailDomains);
     if (!person.ok) throw PERSON_ERRORS[person.refusal](String(claims.email));
-    const userId = await this.members.memberFor(entry, person.email, request);
-    if (userId === null) throw SsoErrors.noAccess(person.email, organization.name);
-    const link = await this.signIn.issueLink(organization.id, userId, `sso:${entry.id}`);
+    const member = await this.members.memberFor(entry, person.email, request);
+    if (!member.ok) {
+      throw member.refusal === 'member_removed'
+        ? SsoErrors.accessRemoved(person.email, organization.name)
+        : SsoErrors.noAccess(person.email, organization.name);
+    }
+    const link = await this.signIn.issueLink(organization.id, member.userId, `sso:${entry.id}`);
     return { url: link.url };
   }
 

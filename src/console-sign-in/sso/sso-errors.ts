@@ -84,6 +84,12 @@ export const SsoErrors = {
       ErrorCode.PERMISSION_DENIED,
       `${email} has no access to the console of ${organization}: ask one of its administrators to add you`,
     ),
+  /** An admin removed the person: single sign-on does not add them back, only an admin does. */
+  accessRemoved: (email: string, organization: string) =>
+    new AppError(
+      ErrorCode.PERMISSION_DENIED,
+      `${email}'s access to the console of ${organization} was removed: ask one of its administrators if you need it again`,
+    ),
   unavailable: (detail: string) =>
     new AppError(ErrorCode.UNAVAILABLE, `the identity provider cannot be reached (${detail}): try again in a moment`),
 };

@@ -2,7 +2,7 @@ import type { IssuerMetadata } from '../../federation/issuer-discovery';
 import { serverMetadata } from './sso-client';
 import { ssoPage } from './sso-page.filter';
 import { bindingCookie, clearedBindingCookie, cookieValue, isStale, MAX_ID_TOKEN_AGE_SECONDS } from './sso-rules';
-import { personEmail } from '../../federation/people';
+import { justInTimeRole, personEmail } from '../../federation/people';
 
 describe('console single sign-on rules', () => {
   describe("the person's e-mail address", () => {
@@ -45,6 +45,14 @@ describe('console single sign-on rules', () => {
     expect(isStale(now, now)).toBe(false);
     expect(isStale(now - 300, now)).toBe(false);
     expect(isStale(now - 301, now)).toBe(true);
+  });
+
+  describe('just-in-time membership', () => {
+    it("is the issuer's role only with e-mail domains: an entry with a role and no domain adds nobody", () => {
+      expect(justInTimeRole({ jitRole: 'member', emailDomains: ['acme.test'] })).toBe('member');
+      expect(justInTimeRole({ jitRole: 'admin', emailDomains: [] })).toBeNull();
+      expect(justInTimeRole({ jitRole: null, emailDomains: ['acme.test'] })).toBeNull();
+    });
   });
 
   describe('the binding cookie', () => {

@@ -97,7 +97,7 @@ export class OrganizationWorkloadIdentitiesService implements MemberCredentials,
   }
 
   /**
-   * A member's removal (OrganizationKeysService.removeMember, inside its transaction): every ACTIVE identity of theirs
+   * A member's removal (MembersService.remove, inside its transaction): every ACTIVE identity of theirs
    * there revoked, under the owner's lock so that a creation meanwhile is revoked or refused; the audit entries to
    * record with the removal's (each becomes a credential-change on the revocation feed).
    */

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { AuditModule } from '../audit/audit.module';
+import { IdentityModule } from '../identity/identity.module';
+import { MembersService } from './members.service';
+
+/**
+ * The member lifecycle (docs/adr/0044-one-member-lifecycle.md): adding, changing a role and removing a member, for the
+ * admin CLI, single sign-on's just-in-time membership and the API alike.
+ */
+@Module({
+  imports: [IdentityModule, AuditModule, ApiKeysModule],
+  providers: [MembersService],
+  exports: [MembersService],
+})
+export class MembersModule {}
