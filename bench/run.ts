@@ -414,8 +414,9 @@ async function main(): Promise<void> {
       subjectToken: string;
       ecSubjectToken: string;
     }> = [];
-    // (h)'s workload identity: every client's subject token matches it (each token its own, as each CI job's).
-    await json(
+    // (h)'s workload identity: every client's subject token matches it (each token its own, as each CI job's), and
+    // names it (client_id).
+    const benchIdentity = await json<{ workload_identity: { id: string } }>(
       await fetch(`${base}/v1/workload-identities`, {
         method: 'POST',
         headers: session,
@@ -558,6 +559,7 @@ async function main(): Promise<void> {
           form:
             'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
             '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt' +
+            `&client_id=${benchIdentity.workload_identity.id}` +
             `&subject_token=${alg === 'RS256' ? c.subjectToken : c.ecSubjectToken}`,
         })),
       ]),

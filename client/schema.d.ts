@@ -3407,7 +3407,7 @@ export interface operations {
           subject_token_type?: 'urn:ietf:params:oauth:token-type:jwt' | 'urn:ietf:params:oauth:token-type:id_token';
           /** @description Token exchange: optional, what the subject gets */
           requested_token_type?: string;
-          /** @description The API key id (client_secret_post; or HTTP Basic) */
+          /** @description The API key id (client_secret_post; or HTTP Basic); token exchange of a workload's JWT: the workload identity's id, the only identity then considered */
           client_id?: string;
           /** @description The whole API key (client_secret_post; or HTTP Basic) */
           client_secret?: string;

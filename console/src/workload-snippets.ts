@@ -7,8 +7,10 @@
 export interface SnippetInput {
   /** Where Gatehouse answers, e.g. https://gatehouse.example.com (the console's own origin). */
   baseUrl: string;
-  /** The audience the platform's token must carry: the trusted issuer's. */
+  /** The audience the platform's token must carry: the trusted issuer's (by default, the organization's own). */
   audience: string;
+  /** The identity's id: the exchange names it as `client_id`, so that no other identity is considered. */
+  clientId: string;
   /** The identity's subject: the workflow's or the service account's name is read from it when it has the usual form. */
   subject: string;
 }
@@ -18,17 +20,21 @@ const EXCHANGE_FIELDS = [
   '-d subject_token_type=urn:ietf:params:oauth:token-type:jwt',
 ];
 
-/** The curl command that exchanges `$tokenExpression` (a shell expression) for an access token. */
-export function exchangeCommand(baseUrl: string, tokenExpression: string, indent = ''): string {
+/**
+ * The curl command that exchanges `$tokenExpression` (a shell expression) for an access token through the identity
+ * `clientId`.
+ */
+export function exchangeCommand(baseUrl: string, tokenExpression: string, clientId: string, indent = ''): string {
   return [
     `curl -sSf -X POST ${baseUrl}/oauth/token \\`,
     ...EXCHANGE_FIELDS.map((field) => `${indent}  ${field} \\`),
+    `${indent}  -d client_id=${clientId} \\`,
     `${indent}  --data-urlencode "subject_token=${tokenExpression}"`,
   ].join('\n');
 }
 
 /** GitHub Actions: `id-token: write`, the job's OIDC token for the audience, exchanged in a step. */
-export function githubActionsSnippet({ baseUrl, audience, subject }: SnippetInput): string {
+export function githubActionsSnippet({ baseUrl, audience, clientId, subject }: SnippetInput): string {
   const environment = /^repo:[^:]+:environment:(.+)$/.exec(subject)?.[1];
   const step = '          ';
   return [
@@ -45,7 +51,7 @@ export function githubActionsSnippet({ baseUrl, audience, subject }: SnippetInpu
     '        run: |',
     `${step}OIDC_TOKEN=$(curl -sSf -H "Authorization: Bearer $ACTIONS_ID_TOKEN_REQUEST_TOKEN" \\`,
     `${step}  "$ACTIONS_ID_TOKEN_REQUEST_URL&audience=${encodeURIComponent(audience)}" | jq -r .value)`,
-    `${step}ACCESS_TOKEN=$(${exchangeCommand(baseUrl, '$OIDC_TOKEN', step)} | jq -r .access_token)`,
+    `${step}ACCESS_TOKEN=$(${exchangeCommand(baseUrl, '$OIDC_TOKEN', clientId, step)} | jq -r .access_token)`,
     `${step}echo "::add-mask::$ACCESS_TOKEN"`,
     `${step}echo "GATEHOUSE_TOKEN=$ACCESS_TOKEN" >> "$GITHUB_ENV"`,
     '      - name: Call the API',
@@ -54,7 +60,7 @@ export function githubActionsSnippet({ baseUrl, audience, subject }: SnippetInpu
 }
 
 /** Kubernetes: a projected service account token for the audience, read from its file and exchanged. */
-export function kubernetesSnippet({ baseUrl, audience, subject }: SnippetInput): string {
+export function kubernetesSnippet({ baseUrl, audience, clientId, subject }: SnippetInput): string {
   const account = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(subject);
   const namespace = account?.[1] ?? 'NAMESPACE';
   const name = account?.[2] ?? 'SERVICE_ACCOUNT';
@@ -84,6 +90,6 @@ export function kubernetesSnippet({ baseUrl, audience, subject }: SnippetInput):
     '              expirationSeconds: 3600 # Gatehouse takes tokens that live at most an hour',
     '',
     '# In the container, whenever it needs an access token (the kubelet renews the file):',
-    `# ${exchangeCommand(baseUrl, `$(cat ${path}/token)`).replaceAll('\n', '\n# ')}`,
+    `# ${exchangeCommand(baseUrl, `$(cat ${path}/token)`, clientId).replaceAll('\n', '\n# ')}`,
   ].join('\n');
 }

@@ -5,11 +5,15 @@ import { IdTokenRefusalReason, idTokenRefusal } from '../federation/id-token-rul
 import { IdTokenUses } from '../federation/id-token-uses';
 import { FederatedMember, FederatedPeople } from '../federation/people';
 import type { RefusalReason } from '../federation/subject-token-rules';
-import { SubjectTokenVerifier } from '../federation/subject-token-verifier';
+import { SubjectClaims, SubjectTokenVerifier } from '../federation/subject-token-verifier';
 import type { IssuerKind } from '../federation/trusted-issuer.entity';
 import { roleMask } from '../identity/roles';
 import { Metrics } from '../metrics/metrics';
-import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
+import {
+  MatchedWorkloadIdentity,
+  NamedRefusal,
+  WorkloadIdentitiesService,
+} from '../workload-identities/workload-identities.service';
 import { CountedRefusal } from './exchange-outcome';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import type { ExchangeClient } from './token-exchange.service';
@@ -31,6 +35,7 @@ export type SubjectRefusalReason =
   | RefusalReason
   | 'no_workload_identity'
   | 'ambiguous_workload_identity'
+  | NamedRefusal
   | 'no_email'
   | 'email_not_verified'
   | 'email_domain_not_allowed'
@@ -45,13 +50,21 @@ const SESSION_SECONDS = 3600;
 /** The one answer to every refused subject token: no detail tells which check failed (the audit log has it). */
 export const SUBJECT_TOKEN_REFUSED = 'the subject token was not accepted';
 
-/** A refused subject token: 400 `invalid_grant`, counted by the failure limit like a refused key. */
+/**
+ * A refused subject token: 400 `invalid_grant`, counted by the failure limit like a refused key. Audited in each of
+ * `organizationIds` (the organizations it concerns, when a verified token tells), with the identity it named if any.
+ */
 export class SubjectTokenRefused extends CountedRefusal {
+  readonly organizationIds: readonly string[];
+
   constructor(
     readonly reason: SubjectRefusalReason,
-    readonly organizationId: string | null = null,
+    organizationIds: string | readonly string[] | null = null,
+    readonly workloadIdentityId: string | null = null,
   ) {
     super(ErrorCode.INVALID_ARGUMENT, SUBJECT_TOKEN_REFUSED, { oauth: { error: 'invalid_grant' } });
+    this.organizationIds =
+      organizationIds === null ? [] : typeof organizationIds === 'string' ? [organizationIds] : organizationIds;
   }
 }
 
@@ -64,8 +77,9 @@ function issuerUnavailable(): AppError {
 
 /**
  * RFC 8693 token exchange (docs/federation.md#token-exchange): a subject token of a trusted issuer becomes a Gatehouse
- * token. A workload's JWT matching a workload identity becomes an access token of the identity's owner, as an API key's
- * exchange does (TokenExchangeService.grant, the identity's id as `client_id`); a person's ID token becomes a session
+ * token. A workload's JWT taken by the workload identity it names (`client_id`), or matching one reachable by subject,
+ * becomes an access token of the identity's owner, as an API key's exchange does (TokenExchangeService.grant, the
+ * identity's id as `client_id`); a person's ID token becomes a session
  * token of the member the person is (FederatedPeople). Within the client address's failure limit, shared with the
  * key exchanges; every refusal is one `invalid_grant`, its reason in the metrics and the audit log (or a log line when
  * the token names no organization).
@@ -86,21 +100,20 @@ export class SubjectTokenExchangeService {
     private readonly idTokenUses: IdTokenUses,
   ) {}
 
-  /** A workload's JWT: what an access token through its workload identity may get, as a key's exchange. */
-  workload(subjectToken: string, client: ExchangeClient): Promise<ApiKeyExchange> {
+  /**
+   * A workload's JWT: what an access token through its workload identity may get, as a key's exchange. `clientId`
+   * (the form's `client_id`) names the identity: then only that one is considered (WorkloadIdentitiesService.named);
+   * without it, the identities reachable by subject alone are matched (docs/adr/0043).
+   */
+  workload(subjectToken: string, client: ExchangeClient, clientId?: string): Promise<ApiKeyExchange> {
     return this.refusalsRecorded(client, () =>
       this.limiter.attempt(client.address, subjectToken, async () => {
         const checkedAtMs = Date.now();
         const verified = await this.verified(subjectToken, 'workloads', checkedAtMs);
-        const match = await this.identities.matching(verified.issuers, verified.claims, checkedAtMs);
-        if (match.outcome === 'none') {
-          throw new SubjectTokenRefused('no_workload_identity', singleOrganization(verified.issuers));
-        }
-        if (match.outcome === 'ambiguous') {
-          const organizations = match.candidates.map((candidate) => ({ organizationId: candidate.organizationId }));
-          throw new SubjectTokenRefused('ambiguous_workload_identity', singleOrganization(organizations));
-        }
-        const { identity } = match;
+        const identity =
+          clientId === undefined
+            ? await this.matched(verified.issuers, verified.claims, checkedAtMs)
+            : await this.named(clientId, verified.issuers, verified.claims, checkedAtMs);
         // Audited `workload_identity.exchanged` by the grant once a token is minted: `scope` or `resource` may still
         // refuse it (TokenExchangeService.grant).
         return {
@@ -175,6 +188,39 @@ export class SubjectTokenExchangeService {
     return { token, lifetimeSeconds: SESSION_SECONDS };
   }
 
+  /** The identity reachable by subject the token matches; refused when none or several do. */
+  private async matched(
+    issuers: ReadonlyArray<{ id: string; organizationId: string }>,
+    claims: SubjectClaims,
+    nowMs: number,
+  ): Promise<MatchedWorkloadIdentity> {
+    const match = await this.identities.matching(issuers, claims, nowMs);
+    if (match.outcome === 'none') throw new SubjectTokenRefused('no_workload_identity', singleOrganization(issuers));
+    // Each organization whose identities matched learns that its workload was refused.
+    if (match.outcome === 'ambiguous') {
+      const organizations = [...new Set(match.candidates.map((candidate) => candidate.organizationId))];
+      throw new SubjectTokenRefused('ambiguous_workload_identity', organizations);
+    }
+    return match.identity;
+  }
+
+  /**
+   * The identity `client_id` names, if it takes the token. Refused otherwise, with the one answer: audited in the named
+   * identity's organization (the reason says which check failed, the caller never learns it), or, for an unknown
+   * identity, in the organization the token's trusted entry names when it names one.
+   */
+  private async named(
+    clientId: string,
+    issuers: ReadonlyArray<{ id: string; organizationId: string }>,
+    claims: SubjectClaims,
+    nowMs: number,
+  ): Promise<MatchedWorkloadIdentity> {
+    const named = await this.identities.named(clientId, issuers, claims, nowMs);
+    if (named.outcome === 'matched') return named.identity;
+    if (named.identity === null) throw new SubjectTokenRefused(named.reason, singleOrganization(issuers));
+    throw new SubjectTokenRefused(named.reason, named.identity.organizationId, named.identity.id);
+  }
+
   private async verified(token: string, kind: IssuerKind, nowMs: number) {
     const outcome = await this.verifier.verify(token, kind, nowMs);
     if (outcome.ok) return outcome;
@@ -196,13 +242,20 @@ export class SubjectTokenExchangeService {
     } catch (error) {
       if (error instanceof SubjectTokenRefused) {
         this.metrics.tokenExchange(`subject_token_${error.reason}`);
-        if (error.organizationId !== null) {
-          await this.audit.record({
-            action: 'token.exchange_failed',
-            organizationId: error.organizationId,
-            reason: `subject_token_${error.reason}`,
-            request: { id: client.requestId, ip: client.address },
-          });
+        if (error.organizationIds.length > 0) {
+          const target =
+            error.workloadIdentityId === null
+              ? {}
+              : { targetType: 'workload_identity' as const, targetId: error.workloadIdentityId };
+          await this.audit.recordAll(
+            error.organizationIds.map((organizationId) => ({
+              action: 'token.exchange_failed' as const,
+              organizationId,
+              reason: `subject_token_${error.reason}`,
+              ...target,
+              request: { id: client.requestId, ip: client.address },
+            })),
+          );
         }
       } else if (error instanceof AppError && error.code === ErrorCode.UNAVAILABLE) {
         this.metrics.tokenExchange('unavailable');

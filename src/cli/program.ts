@@ -309,7 +309,7 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     )
     .option(
       '--audience <aud>',
-      "workloads: the aud their tokens carry (default: Gatehouse's issuer URL)",
+      "workloads: the aud their tokens carry (default: Gatehouse's issuer URL/organizations/<organization id>)",
       token('--audience', 255),
     )
     .option(

@@ -42,6 +42,7 @@ import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-work
 import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-policies';
 import { OnePeopleIssuerPerOrganization1765710000000 } from './migrations/1765710000000-one-people-issuer-per-organization';
 import { AuditReasonSubject1765730000000 } from './migrations/1765730000000-audit-reason-subject';
+import { WorkloadIdentitiesNamed1765800000000 } from './migrations/1765800000000-workload-identities-named';
 import { IdTokenUses1765810000000 } from './migrations/1765810000000-id-token-uses';
 import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-removals';
 import { TimeoutSafePgClient } from './pg-client';
@@ -92,6 +93,7 @@ export const MIGRATIONS = [
   ApiKeyPolicies1765600000000,
   OnePeopleIssuerPerOrganization1765710000000,
   AuditReasonSubject1765730000000,
+  WorkloadIdentitiesNamed1765800000000,
   IdTokenUses1765810000000,
   MemberRemovals1765820000000,
 ];

@@ -34,6 +34,17 @@ export interface NewTrustedIssuer {
   jitRole?: Role;
 }
 
+/** The audience column's length (and `--audience`'s). */
+const MAX_AUDIENCE_LENGTH = 255;
+
+/**
+ * The default audience of an organization's `workloads` entry: Gatehouse's issuer URL and the organization's id, so
+ * that a token asked for one organization is accepted by no other's entry (docs/adr/0043-workload-identities-named-by-client-id.md).
+ */
+export function organizationAudience(jwtIssuer: string, organizationId: string): string {
+  return `${jwtIssuer.replace(/\/+$/, '')}/organizations/${organizationId}`;
+}
+
 /** Why a change of the trusted issuers was refused (the CLI's exit code 2). */
 export class TrustedIssuerError extends Error {}
 
@@ -71,7 +82,7 @@ export class TrustedIssuersService {
       organizationId: organization.id,
       issuer: input.issuer,
       kind: input.kind,
-      ...this.kindSettings(input),
+      ...this.kindSettings(input, organization.id),
       createdAt: now,
     });
     const conflict = await this.conflictOf(input.organization, entry);
@@ -192,10 +203,12 @@ export class TrustedIssuersService {
 
   /**
    * The options each kind takes. People: Gatehouse is a client of the issuer (its id is the ID tokens' audience).
-   * Workloads: tokens name Gatehouse as their audience, by default its issuer URL; no client, no sign-in settings.
+   * Workloads: tokens name Gatehouse and the organization as their audience, by default
+   * `<JWT_ISSUER>/organizations/<organization id>` (organizationAudience); no client, no sign-in settings.
    */
   private kindSettings(
     input: NewTrustedIssuer,
+    organizationId: string,
   ): Pick<
     TrustedIssuer,
     'audience' | 'clientId' | 'clientSecretEncrypted' | 'tokenEndpointAuth' | 'emailDomains' | 'jitRole'
@@ -219,8 +232,14 @@ export class TrustedIssuersService {
       if (peopleOnly.length > 0) {
         throw new TrustedIssuerError(`${peopleOnly.map(([flag]) => flag).join(', ')}: only for --kind people`);
       }
+      const audience = input.audience ?? organizationAudience(this.config.jwt.issuer, organizationId);
+      if (audience.length > MAX_AUDIENCE_LENGTH) {
+        throw new TrustedIssuerError(
+          `the default audience ${audience} is longer than ${MAX_AUDIENCE_LENGTH} characters: give --audience`,
+        );
+      }
       return {
-        audience: input.audience ?? this.config.jwt.issuer,
+        audience,
         clientId: null,
         clientSecretEncrypted: null,
         tokenEndpointAuth: null,

@@ -67,7 +67,9 @@ export class OAuthGrantGuard implements CanActivate {
   /**
    * RFC 8693 section 2.1's parameters: the subject token and its type decide who is asking (an ID token: a person; a
    * JWT: a workload); the requested type, when given, must be what that subject gets. No client authentication: a
-   * `client_id` alone is accepted (clients such as openid-client send it), a secret or an Authorization header is not.
+   * secret or an Authorization header is refused. A workload's `client_id` names its workload identity (only that one
+   * is considered, as AWS names the role and Azure the application: docs/adr/0043); a person's is ignored (clients
+   * such as openid-client send one).
    */
   private async tokenExchange(request: Request, form: FormParameters): Promise<OAuthGrantCaller> {
     if (request.headers.authorization !== undefined || form.client_secret !== undefined) {
@@ -106,7 +108,7 @@ export class OAuthGrantGuard implements CanActivate {
       if (requested !== undefined && requested !== TokenTypes.accessToken && requested !== TokenTypes.jwt) {
         throw invalidRequest('for a jwt, requested_token_type must be an access_token (or jwt)');
       }
-      const exchange = await this.subjectTokens.workload(token, client);
+      const exchange = await this.subjectTokens.workload(token, client, form.client_id);
       return { grant: 'token_exchange', subject: 'workload', exchange, client };
     }
     throw invalidRequest(

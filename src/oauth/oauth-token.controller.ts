@@ -47,7 +47,12 @@ export class OAuthTokenController {
           enum: ['urn:ietf:params:oauth:token-type:jwt', 'urn:ietf:params:oauth:token-type:id_token'],
         },
         requested_token_type: { type: 'string', description: 'Token exchange: optional, what the subject gets' },
-        client_id: { type: 'string', description: 'The API key id (client_secret_post; or HTTP Basic)' },
+        client_id: {
+          type: 'string',
+          description:
+            "The API key id (client_secret_post; or HTTP Basic); token exchange of a workload's JWT: the workload " +
+            "identity's id, the only identity then considered",
+        },
         client_secret: { type: 'string', description: 'The whole API key (client_secret_post; or HTTP Basic)' },
         scope: { type: 'string', description: "Permission names separated by spaces, among the key's scopes" },
         resource: { type: 'string', description: "A registered resource server's audience (RFC 8707)" },

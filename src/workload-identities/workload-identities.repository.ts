@@ -50,6 +50,12 @@ export interface IdentityCandidate {
   ownerAccess: MembershipAccess;
 }
 
+/** The identity an exchange names (`client_id`), whatever its status, and its owner's membership if any. */
+export type NamedIdentity = Omit<IdentityCandidate, 'ownerAccess'> & {
+  status: WorkloadIdentity['status'];
+  ownerAccess: MembershipAccess | null;
+};
+
 type CredentialRow = Pick<WorkloadIdentityRow, 'id' | 'organization_id' | 'user_id' | 'status' | 'scopes'> & {
   expires_at_ms: number | string | null;
 } & MemberAccessColumns;
@@ -68,6 +74,7 @@ interface InsertArgs {
   label: string;
   subject: string;
   conditions: string;
+  reachableBy: string;
   scopes: number;
   expiresAt: string | null;
   createdAt: string;
@@ -102,6 +109,8 @@ export class WorkloadIdentitiesRepository {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   /** Every token exchange reads its candidates: batched per event-loop turn, as the key look-ups are. */
   private readonly candidates: (key: string) => Promise<CandidateRow[]>;
+  /** An exchange that names its identity (`client_id`) reads it by id, batched per turn as the credentials are. */
+  private readonly candidateById: (id: string) => Promise<CandidateRow | undefined>;
   private readonly list: { active: Statement<OwnerListArgs>; all: Statement<OwnerListArgs> };
   private readonly insertWithinCap: Statement<InsertArgs>;
   private readonly ownerLock: Statement<OwnerIds> | null;
@@ -126,8 +135,13 @@ export class WorkloadIdentitiesRepository {
     this.credentialById = batchedById((ids) =>
       db.rows<CredentialRow, { ids: readonly string[] }>(credentials, { ids }),
     );
-    // The exchange's candidates: ACTIVE identities of the token's trusted issuers with its exact `sub`, whose owner is
-    // still a member (workload_identities_match).
+    // An exchange naming its identity: the identity by id, whatever its status and owner (the service says no).
+    const named = db.prepare<{ ids: readonly string[] }>(sql`SELECT
+        ${credential}, w.trusted_issuer_id, w.issuer, w.subject, w.conditions
+      FROM workload_identities w ${owner('LEFT JOIN')} WHERE ${db.idIn('w.id', 'ids')}`);
+    this.candidateById = batchedById((ids) => db.rows<CandidateRow, { ids: readonly string[] }>(named, { ids }));
+    // The exchange's candidates without a name: ACTIVE identities reachable by subject of the token's trusted issuers
+    // with its exact `sub`, whose owner is still a member (workload_identities_match).
     // The (issuer id, subject) pairs of the turn's exchanges, each looked up in workload_identities_match.
     type Pair = { issuer_id: string; subject: string };
     const candidates = db.prepare<{ pairs: readonly Pair[] }>(sql`SELECT
@@ -137,6 +151,7 @@ export class WorkloadIdentitiesRepository {
         ['subject', 'text'],
       ])}
       JOIN workload_identities w ON w.trusted_issuer_id = k.issuer_id AND w.subject = k.subject AND w.status = 'ACTIVE'
+        AND w.reachable_by = 'subject'
       ${owner('JOIN')}`);
     // Keyed by the issuer ids and the subject (candidateKey); one query for the turn's keys, each key's rows picked out.
     this.candidates = batchedByKey(async (keys) => {
@@ -165,11 +180,12 @@ export class WorkloadIdentitiesRepository {
     const usable = sql`SELECT COUNT(*) FROM (SELECT 1 FROM workload_identities WHERE ${owned} AND status = 'ACTIVE'
       AND (expires_at IS NULL OR expires_at > ${param('createdAt')}) LIMIT ${param('cap')}) u`;
     this.insertWithinCap = db.prepare(sql`INSERT INTO workload_identities
-        (id, organization_id, user_id, trusted_issuer_id, issuer, label, subject, conditions, status, scopes,
-         expires_at, created_at, updated_at)
+        (id, organization_id, user_id, trusted_issuer_id, issuer, label, subject, conditions, status, reachable_by,
+         scopes, expires_at, created_at, updated_at)
       SELECT ${value('id', 'uuid')}, ${value('organizationId', 'uuid')}, ${value('userId', 'uuid')},
         ${value('trustedIssuerId', 'uuid')}, ${value('issuer', 'varchar')}, ${value('label', 'varchar')},
-        ${value('subject', 'varchar')}, ${value('conditions', 'text')}, 'ACTIVE', ${value('scopes', 'integer')},
+        ${value('subject', 'varchar')}, ${value('conditions', 'text')}, 'ACTIVE', ${value('reachableBy', 'varchar')},
+        ${value('scopes', 'integer')},
         ${value('expiresAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}, ${value('createdAt', 'timestamptz')}
       WHERE (${usable}) < ${param('cap')}
         AND EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
@@ -197,6 +213,7 @@ export class WorkloadIdentitiesRepository {
       label: identity.label,
       subject: identity.subject,
       conditions: identity.conditions,
+      reachableBy: identity.reachableBy,
       scopes: identity.scopes,
       expiresAt: identity.expiresAt === null ? null : identity.expiresAt.toISOString(),
       createdAt: identity.createdAt.toISOString(),
@@ -238,28 +255,26 @@ export class WorkloadIdentitiesRepository {
     };
   }
 
-  /** The ACTIVE identities of these trusted issuers with exactly this subject whose owner is a member. */
+  /**
+   * The ACTIVE identities reachable by subject (`reachable_by = 'subject'`) of these trusted issuers with exactly this
+   * subject whose owner is a member: an exchange that names no identity.
+   */
   async findCandidates(issuerIds: readonly string[], subject: string): Promise<IdentityCandidate[]> {
     if (issuerIds.length === 0) return [];
     const rows = await this.candidates(candidateKey(issuerIds, subject));
     return rows.flatMap((row) => {
       const ownerAccess = toMembershipAccess(row);
-      if (ownerAccess === null) return [];
-      return [
-        {
-          id: row.id,
-          organizationId: row.organization_id,
-          userId: row.user_id,
-          trustedIssuerId: row.trusted_issuer_id,
-          issuer: row.issuer,
-          subject: row.subject,
-          conditions: row.conditions,
-          scopes: Number(row.scopes),
-          expiresAtMs: expiresAtMs(row.expires_at_ms),
-          ownerAccess,
-        },
-      ];
+      return ownerAccess === null ? [] : [toCandidate(row, ownerAccess)];
     });
+  }
+
+  /**
+   * The identity an exchange names by its id (`client_id`), however it is reached, with its status and its owner's
+   * membership (null: no longer a member); undefined for an unknown id (batched).
+   */
+  async findNamed(id: string): Promise<NamedIdentity | undefined> {
+    const row = await this.candidateById(id);
+    return row === undefined ? undefined : { ...toCandidate(row, toMembershipAccess(row)), status: row.status };
   }
 
   /** A page of the owner's identities, newest first (created_at, then id, descending), and their count in the window. */
@@ -279,6 +294,24 @@ export class WorkloadIdentitiesRepository {
     const args = { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() };
     return (await this.db.affected(tx, this.revokeOwned, args)) > 0;
   }
+}
+
+function toCandidate<A extends MembershipAccess | null>(
+  row: CandidateRow,
+  ownerAccess: A,
+): Omit<IdentityCandidate, 'ownerAccess'> & { ownerAccess: A } {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    trustedIssuerId: row.trusted_issuer_id,
+    issuer: row.issuer,
+    subject: row.subject,
+    conditions: row.conditions,
+    scopes: Number(row.scopes),
+    expiresAtMs: expiresAtMs(row.expires_at_ms),
+    ownerAccess,
+  };
 }
 
 /** A batch key of the exchange's candidates: the issuer ids (lower-cased, sorted) and the subject. */

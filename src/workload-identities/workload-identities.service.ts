@@ -16,6 +16,7 @@ import { isExpired, WorkloadIdentity } from './workload-identity.entity';
 import {
   checkedConditions,
   checkedSubject,
+  conditionsMet,
   MatchCandidate,
   MatchOutcome,
   selectMatch,
@@ -85,6 +86,26 @@ export interface MatchedWorkloadIdentity extends UsableWorkloadIdentity, MatchCa
 /** `matching`'s answer: one identity, none, or several equally specific ones (or in several organizations). */
 export type WorkloadIdentityMatch = MatchOutcome<MatchedWorkloadIdentity>;
 
+/**
+ * Why the identity an exchange named does not take the token (docs/workload-identities.md#naming-the-identity): no such
+ * identity; its trusted entry is not one the token was accepted for (another issuer, another organization, another
+ * audience); another `sub`; a condition not met; revoked, expired, or its owner no longer a member.
+ */
+export type NamedRefusal =
+  | 'unknown_workload_identity'
+  | 'workload_identity_wrong_issuer'
+  | 'workload_identity_wrong_subject'
+  | 'workload_identity_conditions_not_met'
+  | 'workload_identity_not_usable';
+
+/** `named`'s answer: the identity, or why not and, when the identity exists, its id and organization. */
+export type NamedWorkloadIdentity =
+  | { outcome: 'matched'; identity: MatchedWorkloadIdentity }
+  | { outcome: 'refused'; reason: NamedRefusal; identity: { id: string; organizationId: string } | null };
+
+/** An identity's id as a token's `client_id` names it: a UUID (any case). */
+const IDENTITY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const refused = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
 
 /**
@@ -138,6 +159,8 @@ export class WorkloadIdentitiesService {
       subject,
       conditions: JSON.stringify(conditions),
       status: 'ACTIVE' as const,
+      // Reached only by an exchange that names it (docs/adr/0043-workload-identities-named-by-client-id.md).
+      reachableBy: 'client_id' as const,
       scopes,
       expiresAt: requestedExpiry(input.expiresAt ?? null, now, latest),
       createdAt: now,
@@ -202,9 +225,11 @@ export class WorkloadIdentitiesService {
   }
 
   /**
-   * The token exchange (docs/workload-identities.md#for-the-token-exchange): the usable identity a verified subject
-   * token matches, among those of `trustedIssuers` (the entries SubjectTokenVerifier accepted it for): `iss` and `sub`
-   * exactly and every condition; the most specific wins, a tie (or matches in several organizations) is ambiguous.
+   * The token exchange without `client_id` (docs/workload-identities.md#for-the-token-exchange): the usable identity
+   * reachable by subject (one that existed before identities were named) a verified subject token matches, among those
+   * of `trustedIssuers` (the entries SubjectTokenVerifier accepted it for): `iss` and `sub` exactly and every condition;
+   * the most specific wins, a tie (or matches in several organizations) is ambiguous. Identities created since are
+   * never candidates: no one can take or block another's workload by making one.
    */
   async matching(
     trustedIssuers: ReadonlyArray<Pick<TrustedIssuer, 'id'>>,
@@ -218,6 +243,36 @@ export class WorkloadIdentitiesService {
     );
     const usable = found.filter((candidate) => !isExpired(candidate.expiresAtMs, nowMs)).map(toMatched);
     return selectMatch(usable, claims);
+  }
+
+  /**
+   * The token exchange with `client_id`: that identity only, however it is reached, if it takes the verified token: its
+   * trusted entry among `trustedIssuers` (the token's issuer, its audience, an organization trusting it), `iss` and
+   * `sub` exactly, every condition, ACTIVE, unexpired, its owner a member. One primary-key read, batched per turn.
+   */
+  async named(
+    clientId: string,
+    trustedIssuers: ReadonlyArray<Pick<TrustedIssuer, 'id'>>,
+    claims: SubjectTokenClaims,
+    nowMs = Date.now(),
+  ): Promise<NamedWorkloadIdentity> {
+    const found = IDENTITY_ID.test(clientId) ? await this.identities.findNamed(clientId.toLowerCase()) : undefined;
+    if (found === undefined) return { outcome: 'refused', reason: 'unknown_workload_identity', identity: null };
+    const refusal = (reason: NamedRefusal): NamedWorkloadIdentity => ({
+      outcome: 'refused',
+      reason,
+      identity: { id: found.id, organizationId: found.organizationId },
+    });
+    const entry = trustedIssuers.find((issuer) => issuer.id.toLowerCase() === found.trustedIssuerId.toLowerCase());
+    if (entry === undefined || found.issuer !== claims.iss) return refusal('workload_identity_wrong_issuer');
+    if (found.subject !== claims.sub) return refusal('workload_identity_wrong_subject');
+    const { ownerAccess } = found;
+    if (found.status !== 'ACTIVE' || ownerAccess === null || isExpired(found.expiresAtMs, nowMs)) {
+      return refusal('workload_identity_not_usable');
+    }
+    const identity = toMatched({ ...found, ownerAccess });
+    if (!conditionsMet(identity.conditions, claims)) return refusal('workload_identity_conditions_not_met');
+    return { outcome: 'matched', identity };
   }
 
   /**

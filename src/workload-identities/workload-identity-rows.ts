@@ -1,6 +1,11 @@
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { toDate } from '../database/columns';
-import { WorkloadConditions, WorkloadIdentity, WorkloadIdentityStatus } from './workload-identity.entity';
+import {
+  WorkloadConditions,
+  WorkloadIdentity,
+  WorkloadIdentityReach,
+  WorkloadIdentityStatus,
+} from './workload-identity.entity';
 
 /** Whose identities: every query on a user's identities is scoped by both. */
 export interface OwnerIds {
@@ -32,6 +37,7 @@ export interface WorkloadIdentityRow {
   subject: string;
   conditions: string;
   status: WorkloadIdentityStatus;
+  reachable_by: WorkloadIdentityReach;
   scopes: number | string;
   expires_at: Date | string | null;
   created_at: Date | string;
@@ -43,7 +49,7 @@ export interface WorkloadIdentityRow {
 
 /** The columns of WorkloadIdentityRow, which toWorkloadIdentity maps. */
 export const COLUMNS = `id, organization_id, user_id, trusted_issuer_id, issuer, label, subject, conditions, status,
-  scopes, expires_at, created_at, updated_at, last_used_at, last_used_ip, revoked_at`;
+  reachable_by, scopes, expires_at, created_at, updated_at, last_used_at, last_used_ip, revoked_at`;
 
 /** A row of a list page: an identity and the count, or only the count when the page is empty. */
 export type ListRow = (WorkloadIdentityRow | { [column in keyof WorkloadIdentityRow]: null }) & {
@@ -64,6 +70,7 @@ export function toWorkloadIdentity(row: WorkloadIdentityRow): WorkloadIdentity {
     subject: row.subject,
     conditions: row.conditions,
     status: row.status,
+    reachableBy: row.reachable_by,
     scopes: Number(row.scopes),
     expiresAt: row.expires_at === null ? null : toDate(row.expires_at),
     createdAt: toDate(row.created_at),

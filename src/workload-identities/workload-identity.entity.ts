@@ -7,6 +7,12 @@ export type WorkloadIdentityStatus = 'ACTIVE' | 'REVOKED';
 /** What the API shows: EXPIRED is computed when the identity is read. */
 export type WorkloadIdentityDisplayStatus = WorkloadIdentityStatus | 'EXPIRED';
 
+/**
+ * How an exchange may reach an identity (docs/workload-identities.md#naming-the-identity): `client_id`, only by naming
+ * its id (every identity created now); `subject`, also by its issuer and `sub` alone (those that existed before).
+ */
+export type WorkloadIdentityReach = 'client_id' | 'subject';
+
 /** Exact matches on string claims of the subject token, by claim name (docs/workload-identities.md#conditions). */
 export type WorkloadConditions = Readonly<Record<string, string>>;
 
@@ -47,6 +53,10 @@ export class WorkloadIdentity {
 
   @Column({ type: 'varchar', length: 16 })
   status: WorkloadIdentityStatus;
+
+  /** `client_id`: an exchange reaches it only by naming its id; `subject`: also without (docs/adr/0043). */
+  @Column({ name: 'reachable_by', type: 'varchar', length: 16 })
+  reachableBy: WorkloadIdentityReach;
 
   /** As a key's: a permission bit mask (docs/adr/0017-key-scopes-as-a-permission-bit-mask.md). */
   @Column({ type: 'integer' })

@@ -42,10 +42,12 @@ describe('subject token verification', () => {
     await t.user({ org: 'verify-acme' });
     verifier = t.get(SubjectTokenVerifier);
     issuers = t.get(TrustedIssuersService);
+    // Gatehouse's issuer URL as the audience, as entries had it before the per-organization default.
     workloadEntry = await issuers.add({
       organization: 'verify-acme',
       issuer: idp.issuer,
       kind: 'workloads',
+      audience: TEST_ISSUER,
       emailDomains: [],
     });
     peopleEntry = await issuers.add({

@@ -29,6 +29,9 @@ describe('token exchange: edge cases', () => {
   let identityId: string;
 
   const exchange = (form: Record<string, string>) => t.http().post('/oauth/token').type('form').send(form);
+  /** The form of a workload's exchange naming the suite's identity (or `id`), with `extra` over it. */
+  const named = (subjectToken: string, extra: Record<string, string> = {}, id = identityId) =>
+    workloadForm(subjectToken, { client_id: id, ...extra });
   /** A token signed with the provider's published key under exactly `header` and `claims` over the usual ones. */
   const signed = (header: Record<string, unknown> = {}, claims: Record<string, unknown> = {}) => {
     const now = Math.floor(Date.now() / 1000);
@@ -61,7 +64,7 @@ describe('token exchange: edge cases', () => {
   });
 
   it('the same hand-made token with a string typ is exchanged', async () => {
-    expect((await exchange(workloadForm(signed({ typ: 'JWT' })))).status).toBe(200);
+    expect((await exchange(named(signed({ typ: 'JWT' })))).status).toBe(200);
   });
 
   it.each([
@@ -70,14 +73,14 @@ describe('token exchange: edge cases', () => {
     ['an object', { media: 'jwt' }],
     ['a list', ['JWT']],
   ])('refuses a header whose typ is %s with the one invalid_grant, not a 500', async (_name, typ) => {
-    const answer = await exchange(workloadForm(signed({ typ })));
+    const answer = await exchange(named(signed({ typ })));
     expect([answer.status, answer.body]).toEqual([400, REFUSED]);
   });
 
   it("refuses RFC 8693's audience with invalid_target rather than ignoring it, before the subject token is read", async () => {
     const requests = [
-      workloadForm(signed(), { audience: ORDERS }),
-      workloadForm(signed(), { audience: ORDERS, resource: ORDERS }),
+      named(signed(), { audience: ORDERS }),
+      named(signed(), { audience: ORDERS, resource: ORDERS }),
       { grant_type: GRANT, subject_token: signed(), subject_token_type: ID_TOKEN_TYPE, audience: ORDERS },
     ];
     for (const form of requests) {
@@ -92,16 +95,16 @@ describe('token exchange: edge cases', () => {
       });
     }
     // With resource alone, the token is for the resource: what the client asked for.
-    const answer = await exchange(workloadForm(signed(), { resource: ORDERS })).expect(200);
+    const answer = await exchange(named(signed(), { resource: ORDERS })).expect(200);
     expect(decodeJwt(answer.body.access_token).aud).toBe(ORDERS);
   });
 
   it('records no workload_identity.exchanged when the grant is then refused (scope, resource)', async () => {
-    const wider = await exchange(workloadForm(signed(), { scope: 'api_keys:create' }));
+    const wider = await exchange(named(signed(), { scope: 'api_keys:create' }));
     expect([wider.status, wider.body.error]).toEqual([400, 'invalid_scope']);
-    const badSyntax = await exchange(workloadForm(signed(), { scope: 'api_keys:read api_keys:read' }));
+    const badSyntax = await exchange(named(signed(), { scope: 'api_keys:read api_keys:read' }));
     expect([badSyntax.status, badSyntax.body.error]).toEqual([400, 'invalid_scope']);
-    const unknown = await exchange(workloadForm(signed(), { resource: 'https://nowhere.example' }));
+    const unknown = await exchange(named(signed(), { resource: 'https://nowhere.example' }));
     expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_target']);
     await sleep(300);
     const requests = new Set([wider, badSyntax, unknown].map((answer) => answer.headers['x-request-id']));
@@ -123,8 +126,8 @@ describe('token exchange: edge cases', () => {
     const id = created.body.workload_identity.id as string;
     // Another exchange written in the same statement: one entry that does not fit would lose both.
     const [long, short] = await Promise.all([
-      exchange(workloadForm(signed({}, { sub: subject }))).expect(200),
-      exchange(workloadForm(signed())).expect(200),
+      exchange(named(signed({}, { sub: subject }), {}, id)).expect(200),
+      exchange(named(signed())).expect(200),
     ]);
     const requests = new Set([long, short].map((answer) => answer.headers['x-request-id']));
     let events: Array<{ target_id: string | null; reason: string | null }> = [];

@@ -44,6 +44,9 @@ describe('token exchange (RFC 8693)', () => {
   let identityId: string;
 
   const exchange = (form: Record<string, string>) => t.http().post('/oauth/token').type('form').send(form);
+  /** The form of a workload's exchange naming the suite's identity (or `id`), with `extra` over it. */
+  const named = (subjectToken: string, extra: Record<string, string> = {}, id = identityId) =>
+    workloadForm(subjectToken, { client_id: id, ...extra });
   /** A workload token signed with the provider's own published key, with these claims over the usual ones. */
   const signed = (claims: Record<string, unknown>, options: { key?: SigningKey; kid?: string; typ?: string } = {}) => {
     const now = Math.floor(Date.now() / 1000);
@@ -122,7 +125,8 @@ describe('token exchange (RFC 8693)', () => {
       })
       .expect(201);
     identityId = created.body.workload_identity.id;
-    config = await client.discovery(new URL(issuer), 'ci-job', undefined, client.None(), {
+    // The job names its identity: openid-client sends the client id as `client_id`.
+    config = await client.discovery(new URL(issuer), identityId, undefined, client.None(), {
       algorithm: 'oauth2',
       execute: [client.allowInsecureRequests],
     });
@@ -164,12 +168,12 @@ describe('token exchange (RFC 8693)', () => {
 
     it('narrows by scope and resource as the client-credentials grant does', async () => {
       const subjectToken = await idp.workloadToken(workloads.audience);
-      const answer = await exchange(workloadForm(subjectToken, { resource: ORDERS })).expect(200);
+      const answer = await exchange(named(subjectToken, { resource: ORDERS })).expect(200);
       expect(answer.body).toMatchObject({ issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer' });
       expect(decodeJwt(answer.body.access_token).aud).toBe(ORDERS);
-      const unknown = await exchange(workloadForm(subjectToken, { resource: 'https://nowhere.example' }));
+      const unknown = await exchange(named(subjectToken, { resource: 'https://nowhere.example' }));
       expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_target']);
-      const wider = await exchange(workloadForm(subjectToken, { scope: 'api_keys:create' }));
+      const wider = await exchange(named(subjectToken, { scope: 'api_keys:create' }));
       expect([wider.status, wider.body.error]).toEqual([400, 'invalid_scope']);
     });
 
@@ -188,7 +192,7 @@ describe('token exchange (RFC 8693)', () => {
       ['a token whose condition claim differs', () => signed({ repository: 'acme/other' })],
       ['a token living longer than an hour', () => signed({ exp: Math.floor(Date.now() / 1000) + 7200 })],
     ])('refuses %s with the one invalid_grant', async (_name, token) => {
-      const answer = await exchange(workloadForm(await token()));
+      const answer = await exchange(named(await token()));
       expect([answer.status, answer.body]).toEqual([400, REFUSED]);
       expect(answer.headers['cache-control']).toBe('no-store');
     });
@@ -214,7 +218,7 @@ describe('token exchange (RFC 8693)', () => {
         .setProtectedHeader({ alg: 'ES256', kid: 'k' })
         .sign(privateKey);
       for (const token of [none, hs256, stranger, 'not a jwt']) {
-        const answer = await exchange(workloadForm(token));
+        const answer = await exchange(named(token));
         expect([answer.status, answer.body]).toEqual([400, REFUSED]);
       }
       // Larger than a request body may be (BODY_LIMIT_BYTES, 16 KiB by default): refused before it is read.
@@ -258,8 +262,8 @@ describe('token exchange (RFC 8693)', () => {
         .expect(201);
       const id = created.body.workload_identity.id as string;
       const subjectToken = await signed({ sub: 'revocable-job' });
-      const plain = (await exchange(workloadForm(subjectToken)).expect(200)).body.access_token as string;
-      const forOrders = (await exchange(workloadForm(subjectToken, { resource: ORDERS })).expect(200)).body
+      const plain = (await exchange(named(subjectToken, {}, id)).expect(200)).body.access_token as string;
+      const forOrders = (await exchange(named(subjectToken, { resource: ORDERS }, id)).expect(200)).body
         .access_token as string;
       const { clientId, clientSecret } = await t.get(ResourceServersService).rotateSecret(ORDERS);
       const introspect = async () =>
@@ -285,13 +289,13 @@ describe('token exchange (RFC 8693)', () => {
       expect((await t.http().get('/v1/user-api-keys').set(bearer(plain))).status).toBe(401);
       expect(await introspect()).toBe(false);
       expect((await forward()).status).toBe(401);
-      const again = await exchange(workloadForm(await signed({ sub: 'revocable-job' })));
+      const again = await exchange(named(await signed({ sub: 'revocable-job' }), {}, id));
       expect([again.status, again.body]).toEqual([400, REFUSED]);
     });
 
     it("refuses a header with crit or b64 (RFC 7515 4.1.11, RFC 7797) though the signature is the provider's", async () => {
       // The same hand-made JWS without them is accepted: the header alone is what refuses the others.
-      expect((await exchange(workloadForm(signedWithHeader({})))).status).toBe(200);
+      expect((await exchange(named(signedWithHeader({})))).status).toBe(200);
       const malformed = await exchangesCounted('subject_token_malformed');
       for (const header of [
         { crit: ['urn:example:policy'], 'urn:example:policy': 'strict' },
@@ -299,7 +303,7 @@ describe('token exchange (RFC 8693)', () => {
         { crit: ['exp'], exp: Math.floor(Date.now() / 1000) + 300 },
         { b64: true },
       ]) {
-        const answer = await exchange(workloadForm(signedWithHeader(header)));
+        const answer = await exchange(named(signedWithHeader(header)));
         expect({ header, status: answer.status, body: answer.body }).toEqual({ header, status: 400, body: REFUSED });
       }
       expect(await exchangesCounted('subject_token_malformed')).toBe(malformed + 4);
@@ -315,7 +319,7 @@ describe('token exchange (RFC 8693)', () => {
         .expect(201);
       const id = created.body.workload_identity.id as string;
       const started = Date.now();
-      const answer = await exchange(workloadForm(await signed({ sub: 'audited-job' }))).expect(200);
+      const answer = await exchange(named(await signed({ sub: 'audited-job' }), {}, id)).expect(200);
       const answered = Date.now();
       const entries = () => auditPage(t, admin, { action: 'workload_identity.exchanged', target_id: id });
       // Written in a batch up to 50 ms after the answer: read until it is there (2 s at most).
@@ -396,9 +400,8 @@ describe('token exchange (RFC 8693)', () => {
       .send({ label: 'verified', trusted_issuer_id: workloads.id, subject: 'verified-job', scopes: ['api_keys:read'] })
       .expect(201);
     const id = created.body.workload_identity.id as string;
-    const token = (
-      await exchange(workloadForm(await signed({ sub: 'verified-job' }), { resource: ORDERS })).expect(200)
-    ).body.access_token as string;
+    const token = (await exchange(named(await signed({ sub: 'verified-job' }), { resource: ORDERS }, id)).expect(200))
+      .body.access_token as string;
     const { clientId, clientSecret } = await t.get(ResourceServersService).rotateSecret(ORDERS);
     const verifier = await createVerifier({ issuer, audience: ORDERS, clientId, clientSecret, maxStalenessSeconds: 2 });
     try {
@@ -510,17 +513,18 @@ describe('token exchange (RFC 8693)', () => {
     const entry = await t
       .get(TrustedIssuersService)
       .add({ organization: 'tx-acme', issuer: rotating.issuer, kind: 'workloads', emailDomains: [] });
-    await t
+    const created = await t
       .http()
       .post('/v1/workload-identities')
       .set(bearer(admin.token))
       .send({ label: 'rotating', trusted_issuer_id: entry.id, subject: rotating.workload.clientId, scopes: [] })
       .expect(201);
-    expect((await exchange(workloadForm(await rotating.workloadToken(entry.audience)))).status).toBe(200);
+    const id = created.body.workload_identity.id as string;
+    expect((await exchange(named(await rotating.workloadToken(entry.audience), {}, id))).status).toBe(200);
     await rotating.rotateSigningKey({ keepPrevious: false, key: newSigningKey() });
     // The key set was fetched a moment ago: the new kid fetches it again once the cooldown has passed.
     await new Promise((resolve) => setTimeout(resolve, 400));
-    const answer = await exchange(workloadForm(await rotating.workloadToken(entry.audience)));
+    const answer = await exchange(named(await rotating.workloadToken(entry.audience), {}, id));
     expect(answer.status).toBe(200);
   }, 20_000);
 

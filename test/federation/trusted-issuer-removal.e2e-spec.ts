@@ -131,10 +131,12 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
     });
 
     const subjectToken = await idp.workloadToken(entry.audience);
-    const plain = (await exchange(subjectToken).expect(200)).body.access_token as string;
-    const forOrders = (await exchange(subjectToken, { resource: ORDERS }).expect(200)).body.access_token as string;
-    const globexToken = (await exchange(await idp.workloadToken(globexEntry.audience)).expect(200)).body
+    const plain = (await exchange(subjectToken, { client_id: exchanged.id }).expect(200)).body.access_token as string;
+    const forOrders = (await exchange(subjectToken, { client_id: exchanged.id, resource: ORDERS }).expect(200)).body
       .access_token as string;
+    const globexToken = (
+      await exchange(await idp.workloadToken(globexEntry.audience), { client_id: elsewhere.id }).expect(200)
+    ).body.access_token as string;
     await t.http().get('/v1/user-api-keys').set(bearer(plain)).expect(200);
     expect(await introspect(forOrders)).toBe(true);
     expect(await forwardAuth(forOrders)).toBe(200);
@@ -148,7 +150,7 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
     expect(await introspect(forOrders)).toBe(false);
     expect(await forwardAuth(forOrders)).toBe(401);
     // No new exchange through it, whatever the token.
-    const again = await exchange(await idp.workloadToken(entry.audience));
+    const again = await exchange(await idp.workloadToken(entry.audience), { client_id: exchanged.id });
     expect([again.status, again.body]).toEqual([400, REFUSED]);
 
     for (const [user, before] of [
@@ -197,7 +199,9 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
     // The other organization's entry and identity are untouched, and its token still works.
     expect((await identity(globexAdmin, elsewhere.id)).status).toBe('ACTIVE');
     await t.http().get('/v1/user-api-keys').set(bearer(globexToken)).expect(200);
-    expect((await exchange(await idp.workloadToken(globexEntry.audience))).status).toBe(200);
+    expect((await exchange(await idp.workloadToken(globexEntry.audience), { client_id: elsewhere.id })).status).toBe(
+      200,
+    );
 
     // The removed entry can no longer be named by a new identity.
     const refused = await t

@@ -86,7 +86,7 @@ describe('admin CLI: trusted-issuer', () => {
     ] as const;
   const people = (org: string, ...more: string[]) => peopleAt(idp, org, ...more);
 
-  it('add --kind workloads prints exactly the entry (audience: the issuer URL of Gatehouse), audited; list shows it', async () => {
+  it("add --kind workloads prints exactly the entry (audience: Gatehouse's issuer URL and the organization), audited; list shows it", async () => {
     const added = await ok<Added>(...workloads('fed-acme'));
     expect(added).toStrictEqual({
       trusted_issuer: {
@@ -94,7 +94,7 @@ describe('admin CLI: trusted-issuer', () => {
         organization_id: acme,
         issuer: idp.issuer,
         kind: 'workloads',
-        audience: TEST_ISSUER,
+        audience: `${TEST_ISSUER}/organizations/${acme}`,
         client_id: null,
         email_domains: [],
         jit_role: null,
@@ -122,18 +122,19 @@ describe('admin CLI: trusted-issuer', () => {
         actorUserId: null,
       },
     ]);
-    // Another organization may trust the same workload issuer, with an audience of its own.
-    const other = await ok<Added>(...workloads('fed-globex', '--audience', 'gatehouse-globex'));
+    // Another organization may trust the same workload issuer, by default with an audience of its own (a given one:
+    // `remove` below).
+    const other = await ok<Added>(...workloads('fed-globex'));
     expect(other.trusted_issuer).toMatchObject({
       organization_id: globex,
       kind: 'workloads',
-      audience: 'gatehouse-globex',
+      audience: `${TEST_ISSUER}/organizations/${globex}`,
     });
     await fails(
       [...workloads('fed-acme')],
       new RegExp(`^error: fed-acme already trusts ${idp.issuer} for workloads\\n$`),
     );
-  });
+  }, 30_000);
 
   it('add --kind people: the audience is the client id, domains in lower case once, the secret stored encrypted only', async () => {
     const before = await rowCount();
@@ -189,6 +190,7 @@ describe('admin CLI: trusted-issuer', () => {
 
   it('remove prints the entry it removed, audited; list no longer has it; a second remove is refused', async () => {
     const added = (await ok<Added>(...workloads('fed-initech', '--audience', 'to-remove'))).trusted_issuer;
+    expect(added.audience).toBe('to-remove');
     const removed = await ok<{ removed: TrustedIssuerView; revoked_workload_identities: number }>(
       'remove',
       '--id',

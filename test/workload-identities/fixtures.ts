@@ -96,6 +96,14 @@ export function validBody(issuer: Pick<TrustedIssuer, 'id'>): Record<string, unk
   };
 }
 
+/**
+ * Makes the identity one that existed before identities were named (migration 1765800000000): reachable by its issuer
+ * and subject alone, without `client_id` (docs/workload-identities.md#naming-the-identity).
+ */
+export async function reachableBySubject(t: TestApp, id: string): Promise<void> {
+  await t.get(DataSource).query(`UPDATE workload_identities SET reachable_by = 'subject' WHERE id = '${id}'`);
+}
+
 /** The rows of workload_identities (a count that an error left nothing behind). */
 export async function identityCount(t: TestApp): Promise<number> {
   const rows: Array<{ n: number | string }> = await t

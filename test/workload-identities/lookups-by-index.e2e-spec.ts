@@ -35,10 +35,10 @@ describe(`workload identity lookups by index on ${DATABASE_KIND}`, () => {
       const id = `cccccccc-0000-4000-8000-${String(i).padStart(12, '0')}`;
       const at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
       return `('${id}', '${seeded.organizationId}', '${seeded.userId}', '${issuer.id}', '${issuer.issuer}', 'p', 'sub-${i}',
-        '{}', '${i % 4 === 0 ? 'REVOKED' : 'ACTIVE'}', 0, '${at}', '${at}')`;
+        '{}', '${i % 4 === 0 ? 'REVOKED' : 'ACTIVE'}', 'subject', 0, '${at}', '${at}')`;
     });
     await dataSource.query(`INSERT INTO workload_identities (id, organization_id, user_id, trusted_issuer_id, issuer,
-      label, subject, conditions, status, scopes, created_at, updated_at) VALUES ${values.join(', ')}`);
+      label, subject, conditions, status, reachable_by, scopes, created_at, updated_at) VALUES ${values.join(', ')}`);
     await dataSource.query(`${DATABASE_KIND === 'sqlite' ? 'ANALYZE' : 'VACUUM ANALYZE'} workload_identities`);
   });
   afterAll(() => t.close());
@@ -72,6 +72,12 @@ describe(`workload identity lookups by index on ${DATABASE_KIND}`, () => {
 
   it('reads an identity and its owner by primary key, through member_access, without a scan', async () => {
     const text = await planOf(() => repository.findCredential('cccccccc-0000-4000-8000-000000000001'));
+    expect(text).not.toMatch(/MATERIALIZE|SCAN (w|m|o|memberships|organizations|workload_identities)\b|Seq Scan/);
+    expect(text).toMatch(DATABASE_KIND === 'sqlite' ? /SEARCH w USING INDEX/ : /Index (Only )?Scan/);
+  });
+
+  it('reads the identity an exchange names (client_id) and its owner by primary key, without a scan', async () => {
+    const text = await planOf(() => repository.findNamed('cccccccc-0000-4000-8000-000000000001'));
     expect(text).not.toMatch(/MATERIALIZE|SCAN (w|m|o|memberships|organizations|workload_identities)\b|Seq Scan/);
     expect(text).toMatch(DATABASE_KIND === 'sqlite' ? /SEARCH w USING INDEX/ : /Index (Only )?Scan/);
   });

@@ -8,16 +8,20 @@ import { exchangeCommand, githubActionsSnippet, kubernetesSnippet } from '../../
  * docs/workload-identities.md, so the page and the documentation cannot drift apart.
  */
 const BASE = 'https://gatehouse.example.com';
+/** The documentation's example identity and organization audience. */
+const CLIENT_ID = '0191e3c4-5a6b-7c8d-9e0f-1a2b3c4d5e6f';
+const AUDIENCE = 'https://gatehouse.example.com/organizations/6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
 const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'workload-identities.md'), 'utf8');
 const fenced = (text: string): string => `\`\`\`yaml\n${text}\n\`\`\``;
 
 describe('workload identity snippets', () => {
-  it('the exchange: RFC 8693 form fields, the token URL-encoded, at POST /oauth/token', () => {
-    expect(exchangeCommand(BASE, '$TOKEN')).toBe(
+  it('the exchange: RFC 8693 form fields, the identity named by client_id, the token URL-encoded, at POST /oauth/token', () => {
+    expect(exchangeCommand(BASE, '$TOKEN', CLIENT_ID)).toBe(
       [
         `curl -sSf -X POST ${BASE}/oauth/token \\`,
         '  -d grant_type=urn:ietf:params:oauth:grant-type:token-exchange \\',
         '  -d subject_token_type=urn:ietf:params:oauth:token-type:jwt \\',
+        `  -d client_id=${CLIENT_ID} \\`,
         '  --data-urlencode "subject_token=$TOKEN"',
       ].join('\n'),
     );
@@ -27,6 +31,7 @@ describe('workload identity snippets', () => {
     const snippet = githubActionsSnippet({
       baseUrl: BASE,
       audience: 'https://gatehouse.example.com/orgs?x=1&y',
+      clientId: CLIENT_ID,
       subject: 'repo:acme/deploy:environment:production',
     });
     expect(snippet).toContain('  id-token: write');
@@ -35,11 +40,17 @@ describe('workload identity snippets', () => {
       '"$ACTIONS_ID_TOKEN_REQUEST_URL&audience=https%3A%2F%2Fgatehouse.example.com%2Forgs%3Fx%3D1%26y"',
     );
     expect(snippet).toContain(`curl -sSf -X POST ${BASE}/oauth/token`);
+    expect(snippet).toContain(`-d client_id=${CLIENT_ID}`);
     expect(snippet).toContain('--data-urlencode "subject_token=$OIDC_TOKEN"');
     expect(snippet).toContain('    environment: production');
     // Another subject: no environment line.
     expect(
-      githubActionsSnippet({ baseUrl: BASE, audience: BASE, subject: 'repo:acme/deploy:ref:refs/heads/main' }),
+      githubActionsSnippet({
+        baseUrl: BASE,
+        audience: AUDIENCE,
+        clientId: CLIENT_ID,
+        subject: 'repo:acme/deploy:ref:refs/heads/main',
+      }),
     ).not.toContain('environment:');
   });
 
@@ -47,6 +58,7 @@ describe('workload identity snippets', () => {
     const snippet = kubernetesSnippet({
       baseUrl: BASE,
       audience: 'gatehouse',
+      clientId: CLIENT_ID,
       subject: 'system:serviceaccount:ci:deployer',
     });
     expect(snippet).toContain('  namespace: ci');
@@ -55,15 +67,21 @@ describe('workload identity snippets', () => {
       '          - serviceAccountToken:\n              path: token\n              audience: gatehouse',
     );
     expect(snippet).toMatch(/expirationSeconds: 3600\b/);
+    expect(snippet).toContain(`-d client_id=${CLIENT_ID}`);
     expect(snippet).toContain('--data-urlencode "subject_token=$(cat /var/run/secrets/gatehouse/token)"');
     // A subject of another form: placeholders to fill in.
-    const other = kubernetesSnippet({ baseUrl: BASE, audience: 'gatehouse', subject: 'spiffe://acme/ns/ci' });
+    const other = kubernetesSnippet({
+      baseUrl: BASE,
+      audience: 'gatehouse',
+      clientId: CLIENT_ID,
+      subject: 'spiffe://acme/ns/ci',
+    });
     expect(other).toContain('namespace: NAMESPACE');
     expect(other).toContain('serviceAccountName: SERVICE_ACCOUNT');
   });
 
   it('docs/workload-identities.md shows exactly what the console shows', () => {
-    const input = { baseUrl: BASE, audience: BASE };
+    const input = { baseUrl: BASE, audience: AUDIENCE, clientId: CLIENT_ID };
     expect(docs).toContain(
       fenced(githubActionsSnippet({ ...input, subject: 'repo:acme/deploy:environment:production' })),
     );

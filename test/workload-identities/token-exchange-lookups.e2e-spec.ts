@@ -9,12 +9,14 @@ import { WorkloadIdentitiesService } from '../../src/workload-identities/workloa
 import { bearer } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
-import { createIdentity, IdentityBody } from './fixtures';
+import { createIdentity, IdentityBody, reachableBySubject } from './fixtures';
 
 /**
  * What the token exchange asks of workload identities (docs/workload-identities.md#for-the-token-exchange), against a
  * live identity provider whose tokens SubjectTokenVerifier accepts: `matching` (the identity a verified token
- * matches), `usable` (every request with a token minted through one) and `recordUse` (its usage fields).
+ * matches), `usable` (every request with a token minted through one) and `recordUse` (its usage fields). `matching`
+ * (an exchange without `client_id`) sees only identities reachable by subject, those that existed before identities were
+ * named: the ones here are made so after their creation, their entries with the audience entries had then.
  */
 describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`, () => {
   let t: TestApp;
@@ -35,10 +37,12 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
     member = await t.user({ org: 'wi-exchange', role: 'member' });
     verifier = t.get(SubjectTokenVerifier);
     identities = t.get(WorkloadIdentitiesService);
+    // An entry added before the per-organization default audience: Gatehouse's issuer URL.
     entry = await t.get(TrustedIssuersService).add({
       organization: 'wi-exchange',
       issuer: idp.issuer,
       kind: 'workloads',
+      audience: TEST_ISSUER,
       emailDomains: [],
     });
   }, 30_000);
@@ -47,9 +51,15 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
     await t.close();
   });
 
-  /** An identity of `user` naming the provider's entry (or `issuer`), with no condition unless `fields` names some. */
-  const identityOf = (user: TestUser, fields: Record<string, unknown>, issuer: TrustedIssuer = entry) =>
-    createIdentity(t, user, issuer, { conditions: {}, ...fields });
+  /**
+   * An identity of `user` naming the provider's entry (or `issuer`), with no condition unless `fields` names some,
+   * reachable by subject as the identities made before names were.
+   */
+  const identityOf = async (user: TestUser, fields: Record<string, unknown>, issuer: TrustedIssuer = entry) => {
+    const identity = await createIdentity(t, user, issuer, { conditions: {}, ...fields });
+    await reachableBySubject(t, identity.id);
+    return identity;
+  };
 
   /** A subject of its own per test: each sees only its own identities. */
   const newSubject = (): string => `repo:acme/deploy-${++subjects}:ref:refs/heads/main`;
@@ -170,6 +180,24 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
       const both = await verified(sub, { environment: 'production', aud: [TEST_ISSUER, otherEntry.audience] });
       expect(both.issuers.map((accepted) => accepted.id).sort()).toEqual([entry.id, otherEntry.id].sort());
       expect((await identities.matching(both.issuers, both.claims)).outcome).toBe('ambiguous');
+    });
+
+    it('never an identity created now: it is reached by its id only (client_id)', async () => {
+      const sub = newSubject();
+      const named = await createIdentity(t, member, entry, { subject: sub, conditions: {} });
+      expect(await match(sub)).toEqual({ outcome: 'none' });
+      const token = await verified(sub);
+      expect(await identities.named(named.id, token.issuers, token.claims)).toMatchObject({
+        outcome: 'matched',
+        identity: { id: named.id },
+      });
+      // It neither takes nor blocks the token of an identity reachable by subject, even with more conditions.
+      const existing = await identityOf(admin, { subject: sub });
+      await createIdentity(t, member, entry, { subject: sub, conditions: { environment: 'production' } });
+      expect(await match(sub, { environment: 'production' })).toMatchObject({
+        outcome: 'matched',
+        identity: { id: existing.id },
+      });
     });
 
     it('no trusted entry: none', async () => {

@@ -50,7 +50,12 @@ export function SnippetPanel({
   const headingId = useId();
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
-  const input = { baseUrl: window.location.origin, audience: audience ?? 'AUDIENCE', subject: identity.subject };
+  const input = {
+    baseUrl: window.location.origin,
+    audience: audience ?? 'AUDIENCE',
+    clientId: identity.id,
+    subject: identity.subject,
+  };
 
   return (
     <section className="panel" aria-labelledby={headingId}>
@@ -60,8 +65,9 @@ export function SnippetPanel({
       <p>
         A token of <code>{identity.issuer}</code> whose <code>sub</code> is <code>{identity.subject}</code>
         {Object.keys(identity.conditions).length > 0 && ' and whose claims meet every condition'} is exchanged at{' '}
-        <code>POST /oauth/token</code> for an access token that acts as you, with this identity’s scopes. No secret is
-        stored anywhere: ask the platform for a token with the audience <code>{input.audience}</code>.
+        <code>POST /oauth/token</code> for an access token that acts as you, with this identity’s scopes, when the
+        exchange names this identity: <code>client_id={identity.id}</code>. No secret is stored anywhere: ask the
+        platform for a token with the audience <code>{input.audience}</code>.
       </p>
       <Snippet title="GitHub Actions workflow" text={githubActionsSnippet(input)} testId="snippet-github" />
       <Snippet title="Kubernetes pod" text={kubernetesSnippet(input)} testId="snippet-kubernetes" />
