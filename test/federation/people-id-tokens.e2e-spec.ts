@@ -102,7 +102,8 @@ describe(`people token exchange: ID tokens, each once (${DATABASE_KIND})`, () =>
       kind: 'people',
       clientId: idp.people.clientId,
       clientSecret: idp.people.clientSecret,
-      emailDomains: [],
+      // Just-in-time membership needs the domains it may add people of: the newcomers' and the members'.
+      emailDomains: ['people.example', 'example.com'],
       jitRole: 'member',
     });
     await issuers.add({
