@@ -224,19 +224,19 @@ export class WebhookDeliveriesRepository {
         last_attempt_at = ${param('at')}, last_response_status = ${param('responseStatus')},
         last_error = ${param('error')}
       WHERE id = ${param('id')} AND claim = ${param('claim')}`);
-    // The outbox's bound (docs/webhooks.md#limits): past `max` pending deliveries of an endpoint, the oldest are
-    // dropped (failed, with DROPPED_ERROR). Those in flight are left to their attempt; rows another transaction
-    // holds are skipped, never waited for, so that two changes trimming one endpoint cannot deadlock.
+    // The outbox's bound (docs/webhooks.md#limits): past `max` pending deliveries of an endpoint (those in flight
+    // counted), the oldest are dropped (failed, with DROPPED_ERROR); one in flight is left to its attempt. Rows another
+    // transaction holds are skipped, never waited for, so that two changes trimming one endpoint cannot deadlock.
     const unclaimed = raw(`status = 'pending' AND claim IS NULL`);
     this.trim = db.prepare(
       db.returning(
         sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
             last_error = ${raw(`'${DROPPED_ERROR}'`)}
           WHERE id IN (SELECT id FROM webhook_deliveries WHERE id IN (
-              SELECT r.id FROM (SELECT id, ROW_NUMBER() OVER (
+              SELECT r.id FROM (SELECT id, claim, ROW_NUMBER() OVER (
                   PARTITION BY webhook_id ORDER BY created_at DESC, id DESC) AS newest
-                FROM webhook_deliveries WHERE ${unclaimed} AND ${db.idIn('webhook_id', 'ids')}) r
-              WHERE r.newest > ${param('max')})
+                FROM webhook_deliveries WHERE status = 'pending' AND ${db.idIn('webhook_id', 'ids')}) r
+              WHERE r.newest > ${param('max')} AND r.claim IS NULL)
             ${db.skipLocked})
           AND ${unclaimed} RETURNING webhook_id`,
         'webhook_id',

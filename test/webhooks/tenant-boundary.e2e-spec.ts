@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
+import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { outboxEvent, TEST_EVENT } from '../../src/webhooks/webhook-events';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox';
 import { bearer, expectError, ISO_MS } from '../support/http-assertions';
@@ -96,6 +97,8 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
     t = await createTestApp({
       env: {
         WEBHOOK_TIMEOUT_MS: '1000',
+        // Retries come when a test asks for them (dispatcher.run), not on their own.
+        WEBHOOK_POLL_INTERVAL_MS: '60000',
         WEBHOOK_TESTS_PER_MINUTE: '3',
         WEBHOOK_MAX_PENDING_PER_ENDPOINT: '5',
         WEBHOOK_DISABLE_AFTER_FAILURES: '3',
@@ -147,6 +150,8 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
   it('an endpoint keeps 5 pending deliveries: the oldest are dropped, and the log says so', async () => {
     const admin = await t.user({ org: 'outbox-bound', role: 'admin' });
     const webhook = await addEndpoint(t, admin, CLOSED);
+    // Nothing is attempted meanwhile: every delivery stays pending until the bound drops it.
+    const wake = jest.spyOn(t.get(WebhookDispatcher), 'wake').mockImplementation(() => undefined);
     const written = await queueTests(t, admin.organizationId, [webhook.id], 8);
     expect(written).toHaveLength(8);
     const deliveries = await log(admin, webhook.id);
@@ -163,9 +168,13 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
         }),
       ),
     );
-    expect(await pendingOf(t, [webhook.id])).toBeLessThanOrEqual(5);
+    expect(await pendingOf(t, [webhook.id])).toBe(5);
     await queueTests(t, admin.organizationId, [webhook.id], 4);
-    expect(await pendingOf(t, [webhook.id])).toBeLessThanOrEqual(5);
+    expect(await pendingOf(t, [webhook.id])).toBe(5);
+    const after = await log(admin, webhook.id);
+    expect(after.filter((d) => d.last_error === 'dropped: too many pending deliveries')).toHaveLength(7);
+    expect(after.slice(0, 5).every((d) => d.status === 'pending')).toBe(true);
+    wake.mockRestore();
   });
 
   it('disabled after 3 failed attempts in a row: audited, shown, sent nothing; enabled again, it gets what waited', async () => {
