@@ -37,8 +37,9 @@ export const MAY_USE = {
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
   // Signed webhooks: audit entries become deliveries (audit's observer); api-keys publishes the keys near expiry;
-  // endpoint secrets are sealed with integrations' credential cipher.
-  webhooks: ['audit', 'api-keys', 'identity', 'integrations'],
+  // endpoint secrets are sealed with integrations' credential cipher; dropped deliveries, disabled endpoints and the
+  // test deliveries' 429s are counted (metrics).
+  webhooks: ['audit', 'api-keys', 'identity', 'integrations', 'metrics'],
   // Workload identities (keys without secrets): members' credentials (identity, audited) naming an organization's
   // trusted issuer (federation); api-keys for its DTO rules and the port through which a member's removal revokes them
   // (docs/adr/0038-workload-identities.md).

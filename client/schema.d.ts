@@ -592,6 +592,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/webhooks/{id}/enable': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Enable an endpoint disabled after failing: its waiting deliveries are sent, new events reach it
+     * @description Recorded as webhook.enabled. An endpoint that is not disabled is answered as it is. Another organization's endpoint is 404.
+     */
+    post: operations['WebhooksController_enable'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/webhooks/{id}/test': {
     parameters: {
       query?: never;
@@ -601,7 +621,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Send a webhook.test event to this endpoint now (retried like any other) */
+    /**
+     * Send a webhook.test event to this endpoint now (retried like any other)
+     * @description At most WEBHOOK_TESTS_PER_MINUTE (10) per organization: past it 429 with Retry-After. A disabled endpoint is 400 FAILED_PRECONDITION.
+     */
     post: operations['WebhooksController_test'];
     delete?: never;
     options?: never;
@@ -1255,6 +1278,8 @@ export interface components {
         | 'trusted_issuer.removed'
         | 'webhook.created'
         | 'webhook.deleted'
+        | 'webhook.disabled'
+        | 'webhook.enabled'
         | 'workload_identity.created'
         | 'workload_identity.revoked'
         | 'workload_identity.exchanged';
@@ -1409,6 +1434,16 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       /**
+       * @description disabled: nothing is sent to it, after too many failed attempts in a row, until it is enabled again
+       * @enum {string}
+       */
+      status: 'active' | 'disabled';
+      /**
+       * Format: date-time
+       * @description Since when it is disabled
+       */
+      disabled_at: string | null;
+      /**
        * @description The signing secret: in the creation response only, and never again
        * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
        */
@@ -1427,6 +1462,16 @@ export interface components {
       events: ('api_key.created' | 'api_key.revoked' | 'api_key.expiring' | 'api_key.exposed' | 'member.removed')[];
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description disabled: nothing is sent to it, after too many failed attempts in a row, until it is enabled again
+       * @enum {string}
+       */
+      status: 'active' | 'disabled';
+      /**
+       * Format: date-time
+       * @description Since when it is disabled
+       */
+      disabled_at: string | null;
     };
     WebhookListResponse: {
       page: number;
@@ -3067,6 +3112,8 @@ export interface operations {
           | 'trusted_issuer.removed'
           | 'webhook.created'
           | 'webhook.deleted'
+          | 'webhook.disabled'
+          | 'webhook.enabled'
           | 'workload_identity.created'
           | 'workload_identity.revoked'
           | 'workload_identity.exchanged';
@@ -4609,7 +4656,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_test: {
+  WebhooksController_enable: {
     parameters: {
       query?: never;
       header?: never;
@@ -4620,12 +4667,12 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      202: {
+      200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['DeliveryResponse'];
+          'application/json': components['schemas']['WebhookResponse'];
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */
@@ -4657,6 +4704,81 @@ export interface operations {
       };
       /** @description NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_test: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };

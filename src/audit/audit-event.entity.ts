@@ -21,6 +21,8 @@ export const AUDIT_ACTIONS = [
   'trusted_issuer.removed',
   'webhook.created',
   'webhook.deleted',
+  'webhook.disabled',
+  'webhook.enabled',
   'workload_identity.created',
   'workload_identity.revoked',
   'workload_identity.exchanged',

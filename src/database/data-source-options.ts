@@ -36,6 +36,7 @@ import { SsfDelivery, SsfEvent } from '../ssf/ssf-event.entity';
 import { SsfStream } from '../ssf/ssf-stream.entity';
 import { Webhook, WebhookDelivery, WebhookEvent } from '../webhooks/webhook.entity';
 import { Webhooks1765400000000 } from './migrations/1765400000000-webhooks';
+import { WebhookEndpointHealth1765830000000 } from './migrations/1765830000000-webhook-endpoint-health';
 import { ConsoleSingleSignOn1765530000000 } from './migrations/1765530000000-console-single-sign-on';
 import { WorkloadIdentity } from '../workload-identities/workload-identity.entity';
 import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-workload-identities';
@@ -96,6 +97,7 @@ export const MIGRATIONS = [
   WorkloadIdentitiesNamed1765800000000,
   IdTokenUses1765810000000,
   MemberRemovals1765820000000,
+  WebhookEndpointHealth1765830000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

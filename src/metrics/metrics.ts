@@ -16,7 +16,9 @@ export type RateLimiter =
   /** GET /v1/console/sso: single sign-ons started per client network per minute (docs/console.md#single-sign-on). */
   | 'console_sso_starts'
   /** An API key's own rate limit, at the exchange and forward auth (docs/api.md#allowlists-and-rate-limits). */
-  | 'key_requests';
+  | 'key_requests'
+  /** POST /v1/organization/webhooks/{id}/test: test deliveries per organization per minute (docs/webhooks.md#limits). */
+  | 'webhook_tests';
 
 const RATE_LIMITERS: readonly RateLimiter[] = [
   'token_failures',
@@ -26,6 +28,7 @@ const RATE_LIMITERS: readonly RateLimiter[] = [
   'console_sign_in_failures',
   'console_sso_starts',
   'key_requests',
+  'webhook_tests',
 ];
 
 /** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */
@@ -75,6 +78,18 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly webhookDrops = new Counter({
+    name: 'gatehouse_webhook_deliveries_dropped_total',
+    help: 'Pending webhook deliveries dropped because their endpoint had too many pending (the oldest go first)',
+    registers: [this.registry],
+  });
+
+  private readonly webhookDisables = new Counter({
+    name: 'gatehouse_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints disabled after too many failed attempts in a row',
+    registers: [this.registry],
+  });
+
   /** No `pool` on SQLite (one connection), so no pool gauges there. */
   constructor(pool?: ConnectionPool) {
     for (const limiter of RATE_LIMITERS) this.rateLimitRefusals.inc({ limiter }, 0);
@@ -102,6 +117,14 @@ export class Metrics {
 
   rateLimited(limiter: RateLimiter): void {
     this.rateLimitRefusals.inc({ limiter });
+  }
+
+  webhookDeliveriesDropped(count: number): void {
+    this.webhookDrops.inc(count);
+  }
+
+  webhookEndpointDisabled(): void {
+    this.webhookDisables.inc();
   }
 
   providerCall(check: string, outcome: string): void {

@@ -23,6 +23,25 @@ export interface DeliveryRecord {
   createdAt: Date;
 }
 
+/** A due delivery the dispatcher may claim: whose it is, for the per-organization and per-endpoint caps. */
+export interface DueDelivery {
+  id: string;
+  webhookId: string;
+  organizationId: string;
+}
+
+/** What a fair read of the due deliveries leaves out and how much of each organization and endpoint it takes. */
+export interface FairDue {
+  /** Due deliveries of one endpoint, oldest first, at most. */
+  perEndpoint: number;
+  /** Due deliveries of one organization at most: its endpoints taken in turn. */
+  perOrganization: number;
+  limit: number;
+  /** Endpoints and organizations the claimer has no room for now. */
+  busyEndpoints: readonly string[];
+  busyOrganizations: readonly string[];
+}
+
 /** A delivery this instance claimed, with what it takes to send it. */
 export interface ClaimedDelivery {
   id: string;
@@ -30,6 +49,7 @@ export interface ClaimedDelivery {
   attempts: number;
   createdAt: Date;
   webhookId: string;
+  organizationId: string;
   url: string;
   secretEncrypted: string;
   payload: string;
@@ -65,13 +85,23 @@ type ClaimedRow = {
   attempts: number | string;
   created_at: Stamp;
   webhook_id: string;
+  organization_id: string;
   url: string;
   secret_encrypted: string;
   payload: string;
 };
 type Ids = { ids: readonly string[] };
 type LogPage = { webhookId: string; limit: number; offset: number };
-type Claim = { now: string; leaseUntil: string; claim: string; limit: number };
+type Claim = { ids: readonly string[]; now: string; leaseUntil: string; claim: string };
+type Fair = Omit<FairDue, 'busyEndpoints' | 'busyOrganizations'> & {
+  now: string;
+  busyEndpoints: readonly string[];
+  busyOrganizations: readonly string[];
+};
+type Trim = { ids: readonly string[]; max: number };
+
+/** `last_error` of a delivery dropped from a full outbox (docs/webhooks.md#limits). */
+export const DROPPED_ERROR = 'dropped: too many pending deliveries';
 
 /** Rows one INSERT writes at most. */
 const CHUNK = 500;
@@ -104,10 +134,13 @@ export class WebhookDeliveriesRepository {
   private readonly byIds: Statement<Ids>;
   private readonly ofWebhook: Statement<{ webhookId: string }>;
   private readonly due: Statement<{ now: string }>;
-  private readonly claim: Statement<Claim>;
+  private readonly fair: Statement<Fair>;
+  private readonly claimUpdate: Statement<Claim>;
   private readonly claimed: Statement<Ids>;
-  private readonly orphansOfClaim: Statement<{ claim: string }>;
   private readonly complete: Statement<Record<string, unknown>>;
+  private readonly trim: Statement<Trim>;
+  private readonly park: Statement<{ webhookId: string }>;
+  private readonly resume: Statement<{ webhookId: string; now: string }>;
   private readonly oldDeliveries: Statement<{ cutoff: string }>;
   private readonly oldEvents: Statement<{ cutoff: string }>;
   private readonly orphans: Statement<Record<string, never>>;
@@ -151,29 +184,69 @@ export class WebhookDeliveriesRepository {
     this.byIds = db.prepare(sql`SELECT ${columns} FROM ${joined} WHERE ${db.idIn('d.id', 'ids')}`);
     this.ofWebhook = db.prepare(sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${param('webhookId')}`);
     const dueNow = sql`status = 'pending' AND next_attempt_at <= ${param('now')}`;
-    this.due = db.prepare(sql`SELECT id FROM webhook_deliveries WHERE ${dueNow} LIMIT 1`);
+    // Due to an endpoint that is not disabled (a disabled endpoint's pending deliveries are parked anyway).
+    this.due = db.prepare(sql`SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ${param('now')} AND w.disabled_at IS NULL LIMIT 1`);
+    // Fair to every organization (docs/adr/0045-fair-webhook-delivery.md): each endpoint's oldest due deliveries,
+    // then each organization's taken from its endpoints in turn, then the organizations in turn: the first row of every
+    // organization comes before the second of any. Orphans (endpoint deleted) are left to the scheduler's pruning.
+    this.fair = db.prepare(sql`SELECT o.id, o.webhook_id, o.organization_id FROM (
+        SELECT e.id, e.webhook_id, e.organization_id, e.next_attempt_at, ROW_NUMBER() OVER (
+          PARTITION BY e.organization_id ORDER BY e.endpoint_rank, e.next_attempt_at, e.id) AS organization_rank
+        FROM (
+          SELECT d.id, d.webhook_id, w.organization_id, d.next_attempt_at,
+            ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS endpoint_rank
+          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ${param('now')} AND w.disabled_at IS NULL
+            AND NOT (${db.idIn('d.webhook_id', 'busyEndpoints')})
+            AND NOT (${db.idIn('w.organization_id', 'busyOrganizations')})
+        ) e WHERE e.endpoint_rank <= ${param('perEndpoint')}
+      ) o WHERE o.organization_rank <= ${param('perOrganization')}
+      ORDER BY o.organization_rank, o.next_attempt_at, o.id LIMIT ${param('limit')}`);
     // One instance wins each due delivery: PostgreSQL's claimers skip the rows another holds, and the condition is
     // checked again on each row they lock; the lease (next_attempt_at) lapses if the claimer dies.
-    this.claim = db.prepare(
+    this.claimUpdate = db.prepare(
       db.returning(
         sql`UPDATE webhook_deliveries SET next_attempt_at = ${param('leaseUntil')}, claim = ${param('claim')}
-          WHERE id IN (SELECT id FROM webhook_deliveries WHERE ${dueNow}
-            ORDER BY next_attempt_at LIMIT ${param('limit')} ${db.skipLocked})
+          WHERE id IN (SELECT id FROM webhook_deliveries WHERE ${db.idIn('id', 'ids')} AND ${dueNow}
+            ${db.skipLocked})
           AND ${dueNow} RETURNING id`,
         'id',
       ),
     );
-    this.claimed = db.prepare(sql`SELECT d.id, d.event_id, d.attempts, d.created_at, d.webhook_id, w.url,
-        w.secret_encrypted, e.payload
+    this.claimed = db.prepare(sql`SELECT d.id, d.event_id, d.attempts, d.created_at, d.webhook_id, w.organization_id,
+        w.url, w.secret_encrypted, e.payload
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN webhook_events e ON e.id = d.event_id
       WHERE ${db.idIn('d.id', 'ids')}`);
     const orphan = raw('NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id)');
-    this.orphansOfClaim = db.prepare(sql`DELETE FROM webhook_deliveries WHERE claim = ${param('claim')} AND ${orphan}`);
     this.complete = db.prepare(sql`UPDATE webhook_deliveries SET status = ${param('status')},
         attempts = attempts + 1, next_attempt_at = ${param('nextAttemptAt')}, claim = NULL,
         last_attempt_at = ${param('at')}, last_response_status = ${param('responseStatus')},
         last_error = ${param('error')}
       WHERE id = ${param('id')} AND claim = ${param('claim')}`);
+    // The outbox's bound (docs/webhooks.md#limits): past `max` pending deliveries of an endpoint (those in flight
+    // counted), the oldest are dropped (failed, with DROPPED_ERROR); one in flight is left to its attempt. Rows another
+    // transaction holds are skipped, never waited for, so that two changes trimming one endpoint cannot deadlock.
+    const unclaimed = raw(`status = 'pending' AND claim IS NULL`);
+    this.trim = db.prepare(
+      db.returning(
+        sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
+            last_error = ${raw(`'${DROPPED_ERROR}'`)}
+          WHERE id IN (SELECT id FROM webhook_deliveries WHERE id IN (
+              SELECT r.id FROM (SELECT id, claim, ROW_NUMBER() OVER (
+                  PARTITION BY webhook_id ORDER BY created_at DESC, id DESC) AS newest
+                FROM webhook_deliveries WHERE status = 'pending' AND ${db.idIn('webhook_id', 'ids')}) r
+              WHERE r.newest > ${param('max')} AND r.claim IS NULL)
+            ${db.skipLocked})
+          AND ${unclaimed} RETURNING webhook_id`,
+        'webhook_id',
+      ),
+    );
+    // A disabled endpoint's pending deliveries wait without being due (no next attempt) until it is enabled again.
+    this.park = db.prepare(sql`UPDATE webhook_deliveries SET next_attempt_at = NULL
+      WHERE webhook_id = ${param('webhookId')} AND ${unclaimed}`);
+    this.resume = db.prepare(sql`UPDATE webhook_deliveries SET next_attempt_at = ${param('now')}
+      WHERE webhook_id = ${param('webhookId')} AND status = 'pending' AND next_attempt_at IS NULL`);
     const old = sql`occurred_at < ${param('cutoff')}`;
     this.oldDeliveries = db.prepare(
       sql`DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM webhook_events WHERE ${old})`,
@@ -184,9 +257,14 @@ export class WebhookDeliveriesRepository {
 
   /**
    * The outbox's write, inside the change's transaction: each event that has endpoints (unless its dedupe key was
-   * written before) and a pending delivery of it to each; the deliveries' ids.
+   * written before) and a pending delivery of it to each; the deliveries' ids, and how many older pending deliveries
+   * each endpoint dropped to stay within `maxPending`.
    */
-  async enqueue(targets: ReadonlyMap<OutboxEvent, readonly string[]>, tx: Transaction): Promise<string[]> {
+  async enqueue(
+    targets: ReadonlyMap<OutboxEvent, readonly string[]>,
+    maxPending: number,
+    tx: Transaction,
+  ): Promise<{ written: string[]; dropped: Map<string, number> }> {
     const records = [...targets.keys()].map((event) => ({
       id: event.id,
       organization_id: event.organizationId,
@@ -215,7 +293,13 @@ export class WebhookDeliveriesRepository {
     for (let start = 0; start < deliveries.length; start += CHUNK) {
       await this.db.run(tx, this.insertDeliveries, { rows: deliveries.slice(start, start + CHUNK) });
     }
-    return deliveries.map((delivery) => delivery.id);
+    const dropped = new Map<string, number>();
+    if (deliveries.length > 0) {
+      const ids = [...new Set(deliveries.map((delivery) => delivery.webhook_id))];
+      const rows = await this.db.run<{ webhook_id: string }, Trim>(tx, this.trim, { ids, max: maxPending });
+      for (const row of rows) dropped.set(row.webhook_id, (dropped.get(row.webhook_id) ?? 0) + 1);
+    }
+    return { written: deliveries.map((delivery) => delivery.id), dropped };
   }
 
   /** A page of the endpoint's delivery log, newest first, and its length within the list window. */
@@ -241,34 +325,49 @@ export class WebhookDeliveriesRepository {
     return (await this.db.rows(this.due, { now: now.toISOString() })).length > 0;
   }
 
-  /** Claims up to `limit` due deliveries until `leaseUntil`; those of deleted endpoints are deleted instead. */
-  async claimDue(
+  /**
+   * Due deliveries of endpoints that are not disabled, read without a lock, taken in turn from each organization and
+   * each of its endpoints (the claim decides who gets them).
+   */
+  async dueFairly(now: Date, fair: FairDue): Promise<DueDelivery[]> {
+    const rows = await this.db.rows<{ id: string; webhook_id: string; organization_id: string }, Fair>(this.fair, {
+      ...fair,
+      now: now.toISOString(),
+    });
+    return rows.map((row) => ({ id: row.id, webhookId: row.webhook_id, organizationId: row.organization_id }));
+  }
+
+  /** Claims those of these deliveries that are still due until `leaseUntil` (another instance may have won some). */
+  async claim(
+    ids: readonly string[],
     now: Date,
     leaseUntil: Date,
     claim: string,
-    limit: number,
     tx: Transaction,
   ): Promise<ClaimedDelivery[]> {
-    const args: Claim = { now: now.toISOString(), leaseUntil: leaseUntil.toISOString(), claim, limit };
-    const ids = await this.db.run<{ id: string }, Claim>(tx, this.claim, args);
-    if (ids.length === 0) return [];
-    await this.db.run(tx, this.orphansOfClaim, { claim });
-    const rows = await this.db.run<ClaimedRow, Ids>(tx, this.claimed, { ids: ids.map((row) => row.id) });
+    const args: Claim = { ids, now: now.toISOString(), leaseUntil: leaseUntil.toISOString(), claim };
+    const won = await this.db.run<{ id: string }, Claim>(tx, this.claimUpdate, args);
+    if (won.length === 0) return [];
+    const rows = await this.db.run<ClaimedRow, Ids>(tx, this.claimed, { ids: won.map((row) => row.id) });
     return rows.map((row) => ({
       id: row.id,
       eventId: row.event_id,
       attempts: Number(row.attempts),
       createdAt: toDate(row.created_at),
       webhookId: row.webhook_id,
+      organizationId: row.organization_id,
       url: row.url,
       secretEncrypted: row.secret_encrypted,
       payload: row.payload,
     }));
   }
 
-  /** An attempt's outcome, kept only while the claim is still this attempt's (a lapsed one leaves it to the next). */
-  async recordAttempt(attempt: AttemptRecord, tx: Transaction): Promise<void> {
-    await this.db.run(tx, this.complete, {
+  /**
+   * An attempt's outcome, kept only while the claim is still this attempt's (a lapsed one leaves it to the next);
+   * whether it was kept.
+   */
+  async recordAttempt(attempt: AttemptRecord, tx: Transaction): Promise<boolean> {
+    const kept = await this.db.affected(tx, this.complete, {
       id: attempt.id,
       claim: attempt.claim,
       status: attempt.status,
@@ -277,6 +376,17 @@ export class WebhookDeliveriesRepository {
       responseStatus: attempt.responseStatus,
       error: attempt.error,
     });
+    return kept > 0;
+  }
+
+  /** A disabled endpoint's pending deliveries stop being due (those in flight finish their attempt). */
+  async parkOfWebhook(webhookId: string, tx: Transaction): Promise<void> {
+    await this.db.run(tx, this.park, { webhookId });
+  }
+
+  /** An endpoint enabled again: its parked deliveries are due now. */
+  async resumeOfWebhook(webhookId: string, now: Date, tx: Transaction): Promise<void> {
+    await this.db.run(tx, this.resume, { webhookId, now: now.toISOString() });
   }
 
   /** Events older than `cutoff` with their deliveries, and the deliveries of endpoints that are gone. */

@@ -1,4 +1,11 @@
-import { FIRST_RETRY_MS, MAX_RETRY_MS, nextAttemptAt, RETRY_WINDOW_MS, retryDelayMs } from './webhook-retries';
+import {
+  FIRST_RETRY_MS,
+  MAX_ATTEMPTS,
+  MAX_RETRY_MS,
+  nextAttemptAt,
+  RETRY_WINDOW_MS,
+  retryDelayMs,
+} from './webhook-retries';
 
 describe('webhook retry schedule', () => {
   it('doubles from 10 s to 2 h, each wait between half and all of it', () => {
@@ -23,6 +30,20 @@ describe('webhook retry schedule', () => {
     expect(at.getTime()).toBeLessThanOrEqual(RETRY_WINDOW_MS);
     expect(at.getTime()).toBeGreaterThan(RETRY_WINDOW_MS - MAX_RETRY_MS);
     expect(attempts).toBeGreaterThan(15);
-    expect(attempts).toBeLessThan(40);
+    expect(attempts).toBeLessThanOrEqual(MAX_ATTEMPTS);
+  });
+
+  it('never more than 25 attempts, even when every wait is the shortest the jitter allows', () => {
+    const created = new Date(0);
+    let at = created;
+    let attempts = 0;
+    for (;;) {
+      attempts += 1;
+      const next = nextAttemptAt(created, at, attempts, () => 0);
+      if (next === null) break;
+      at = next;
+    }
+    expect(attempts).toBe(MAX_ATTEMPTS);
+    expect(at.getTime()).toBeLessThan(RETRY_WINDOW_MS);
   });
 });

@@ -3,6 +3,8 @@ export const FIRST_RETRY_MS = 10_000;
 export const MAX_RETRY_MS = 2 * 60 * 60 * 1000;
 /** A delivery not answered 2xx within this time of its event is `failed`. */
 export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Nor after this many attempts, whatever the jitter made of the waits (the window alone allows a few more). */
+export const MAX_ATTEMPTS = 25;
 
 /**
  * The wait after the `attempts`-th failed attempt: 10 s doubling up to 2 h, with "equal jitter" (between half and all
@@ -13,13 +15,14 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
   return Math.round(base / 2 + (random() * base) / 2);
 }
 
-/** When to try again after a failed attempt at `at`, or null when that would be past the window: give up. */
+/** When to try again after the `attempts`-th failed attempt at `at`, or null past the window or the attempts: give up. */
 export function nextAttemptAt(
   createdAt: Date,
   at: Date,
   attempts: number,
   random: () => number = Math.random,
 ): Date | null {
+  if (attempts >= MAX_ATTEMPTS) return null;
   const next = at.getTime() + retryDelayMs(attempts, random);
   return next - createdAt.getTime() > RETRY_WINDOW_MS ? null : new Date(next);
 }

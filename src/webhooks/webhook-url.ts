@@ -11,6 +11,7 @@ export const WebhookMessages = {
   eventsInvalid: `events must be a non-empty list of distinct events among ${WEBHOOK_EVENT_TYPES.join(', ')}`,
   limitReached: 'webhook limit reached',
   notFound: 'webhook not found',
+  disabled: 'webhook is disabled',
 } as const;
 
 export const MAX_URL_LENGTH = 2048;

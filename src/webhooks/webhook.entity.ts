@@ -23,6 +23,14 @@ export class Webhook {
 
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
+
+  /** Failed attempts since its last success (migration 1765830000000): at WEBHOOK_DISABLE_AFTER_FAILURES it is disabled. */
+  @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
+  consecutiveFailures: number;
+
+  /** Since when it is disabled (nothing is sent to it until an admin enables it again); null while active. */
+  @TimestampColumn({ name: 'disabled_at', nullable: true })
+  disabledAt: Date | null;
 }
 
 /** One event, as every subscribed endpoint of its organization receives it: written in the change's transaction. */

@@ -82,12 +82,41 @@ export class WebhooksController {
     return { deliveries: page.items.map(DeliveryView.from), ...PageMetaView.of(page) };
   }
 
+  @Post(':id/enable')
+  @HttpCode(200)
+  @Authenticated({ permissions: ['api_keys:manage'] })
+  @ApiOperation({
+    summary: 'Enable an endpoint disabled after failing: its waiting deliveries are sent, new events reach it',
+    description:
+      'Recorded as webhook.enabled. An endpoint that is not disabled is answered as it is. Another ' +
+      "organization's endpoint is 404.",
+  })
+  @ApiOkResponse({ type: WebhookResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async enable(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<WebhookResponse> {
+    return { webhook: WebhookView.from(await this.webhooks.enable(principal, id, request)) };
+  }
+
   @Post(':id/test')
   @HttpCode(202)
   @Authenticated({ permissions: ['api_keys:manage'] })
-  @ApiOperation({ summary: 'Send a webhook.test event to this endpoint now (retried like any other)' })
+  @ApiOperation({
+    summary: 'Send a webhook.test event to this endpoint now (retried like any other)',
+    description:
+      'At most WEBHOOK_TESTS_PER_MINUTE (10) per organization: past it 429 with Retry-After. A disabled endpoint is ' +
+      '400 FAILED_PRECONDITION.',
+  })
   @ApiAcceptedResponse({ type: DeliveryResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.FAILED_PRECONDITION,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.RESOURCE_EXHAUSTED,
+  )
   async test(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<DeliveryResponse> {
     return { delivery: DeliveryView.from(await this.webhooks.test(principal, id)) };
   }

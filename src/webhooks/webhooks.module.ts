@@ -2,11 +2,14 @@ import { Global, Module } from '@nestjs/common';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { AuditModule } from '../audit/audit.module';
 import { AUDIT_WEBHOOK_OBSERVER } from '../audit/observer';
+import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookOutbox } from './webhook-outbox';
 import { WebhookScheduler } from './webhook-scheduler';
 import { WebhookSecrets } from './webhook-secrets';
+import { WebhookWakeup } from './webhook-wakeup';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
@@ -16,13 +19,14 @@ import { WebhooksService } from './webhooks.service';
  * notices, and the endpoints' API.
  */
 @Module({
-  // api-keys: the keys whose expiry is near (ExpiringKeysService).
-  imports: [AuditModule, ApiKeysModule],
+  // api-keys: the keys whose expiry is near (ExpiringKeysService). Rate-limit storage: the test deliveries' limit.
+  imports: [AuditModule, ApiKeysModule, RateLimitStorageModule, MetricsModule],
   controllers: [WebhooksController],
   providers: [
     WebhooksRepository,
     WebhookDeliveriesRepository,
     WebhookSecrets,
+    WebhookWakeup,
     WebhookDispatcher,
     WebhookOutbox,
     WebhookScheduler,

@@ -13,6 +13,8 @@ export interface WebhookRecord {
   /** The events it receives, as a bit mask (webhook-events.ts). */
   events: number;
   createdAt: Date;
+  /** Since when nothing is sent to it (docs/webhooks.md#disabled-endpoints); null while it is active. */
+  disabledAt: Date | null;
 }
 
 /** An endpoint an event may go to: the outbox's read. */
@@ -28,13 +30,14 @@ type WebhookRow = {
   url: string;
   events: number | string;
   created_at: Date | string;
+  disabled_at: Date | string | null;
 };
 type Scoped = { id: string; organizationId: string };
 type OrganizationPage = { organizationId: string; limit: number; offset: number };
 
 /** The advisory lock class of an organization's webhook creations ("whks"), so that two cannot pass the cap. */
 const CREATION_LOCK = 0x77686b73;
-const COLUMNS = 'id, organization_id, url, events, created_at';
+const COLUMNS = 'id, organization_id, url, events, created_at, disabled_at';
 
 const toWebhook = (row: WebhookRow): WebhookRecord => ({
   id: row.id,
@@ -42,6 +45,7 @@ const toWebhook = (row: WebhookRow): WebhookRecord => ({
   url: row.url,
   events: Number(row.events),
   createdAt: toDate(row.created_at),
+  disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
 });
 
 /** Every query on webhooks: an organization's endpoints (docs/adr/0037-signed-webhooks.md). */
@@ -57,6 +61,10 @@ export class WebhooksRepository {
   private readonly any: Statement<Record<string, never>>;
   private readonly subscribedTo: Statement<{ bit: number }>;
   private readonly ofOrganizations: Statement<{ ids: readonly string[] }>;
+  private readonly failed: Statement<{ id: string }>;
+  private readonly succeeded: Statement<{ id: string }>;
+  private readonly disable: Statement<{ id: string; at: string; threshold: number }>;
+  private readonly enable: Statement<Scoped>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -80,7 +88,28 @@ export class WebhooksRepository {
       sql`SELECT DISTINCT organization_id FROM webhooks WHERE (events & ${param('bit')}) <> 0`,
     );
     this.ofOrganizations = db.prepare(
-      sql`SELECT id, organization_id, events FROM webhooks WHERE ${db.idIn('organization_id', 'ids')}`,
+      sql`SELECT id, organization_id, events FROM webhooks WHERE ${db.idIn('organization_id', 'ids')}
+        AND disabled_at IS NULL`,
+    );
+    const id = sql`id = ${param('id')}`;
+    this.failed = db.prepare(
+      db.returning(
+        sql`UPDATE webhooks SET consecutive_failures = consecutive_failures + 1 WHERE ${id} RETURNING disabled_at`,
+        'disabled_at',
+      ),
+    );
+    this.succeeded = db.prepare(
+      sql`UPDATE webhooks SET consecutive_failures = 0 WHERE ${id} AND consecutive_failures <> 0`,
+    );
+    // Once, by whichever attempt finds the count at the threshold first: PostgreSQL re-checks the row it waited for.
+    this.disable = db.prepare(sql`UPDATE webhooks SET disabled_at = ${param('at')}
+      WHERE ${id} AND disabled_at IS NULL AND consecutive_failures >= ${param('threshold')}`);
+    this.enable = db.prepare(
+      db.returning(
+        sql`UPDATE webhooks SET disabled_at = NULL, consecutive_failures = 0
+          WHERE ${scoped} AND disabled_at IS NOT NULL RETURNING ${raw(COLUMNS)}`,
+        COLUMNS,
+      ),
     );
   }
 
@@ -118,6 +147,34 @@ export class WebhooksRepository {
   /** Deletes the organization's endpoint; undefined when it has no such endpoint. */
   async delete(organizationId: string, id: string, tx: Transaction): Promise<WebhookRecord | undefined> {
     const [row] = await this.db.run<WebhookRow, Scoped>(tx, this.remove, { id, organizationId });
+    return row === undefined ? undefined : toWebhook(row);
+  }
+
+  /**
+   * A failed attempt for its endpoint's health (docs/webhooks.md#disabled-endpoints): one more failure in a row; the
+   * endpoint is disabled at `threshold`. Whether it is disabled now, and whether by this failure.
+   */
+  async recordFailure(
+    id: string,
+    threshold: number,
+    at: Date,
+    tx: Transaction,
+  ): Promise<{ disabled: boolean; byThis: boolean }> {
+    const [row] = await this.db.run<{ disabled_at: unknown }, { id: string }>(tx, this.failed, { id });
+    if (row === undefined) return { disabled: false, byThis: false };
+    if (row.disabled_at !== null) return { disabled: true, byThis: false };
+    const byThis = (await this.db.affected(tx, this.disable, { id, at: at.toISOString(), threshold })) > 0;
+    return { disabled: byThis, byThis };
+  }
+
+  /** A delivered attempt: the endpoint's failures in a row start over. */
+  async recordSuccess(id: string, tx: Transaction): Promise<void> {
+    await this.db.run(tx, this.succeeded, { id });
+  }
+
+  /** Enables the organization's disabled endpoint: the endpoint, or undefined when it has none such disabled. */
+  async enableDisabled(organizationId: string, id: string, tx: Transaction): Promise<WebhookRecord | undefined> {
+    const [row] = await this.db.run<WebhookRow, Scoped>(tx, this.enable, { id, organizationId });
     return row === undefined ? undefined : toWebhook(row);
   }
 

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, notFound } from '../common/errors';
+import { AppError, ErrorCode, notFound, tooManyRequests } from '../common/errors';
+import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { UnitOfWork } from '../database/unit-of-work';
 import type { Principal } from '../identity/principal';
+import { Metrics } from '../metrics/metrics';
 import { DeliveryRecord, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { eventMask, isWebhookEventType, outboxEvent, TEST_EVENT } from './webhook-events';
@@ -19,6 +21,8 @@ import { WebhookRecord, WebhooksRepository } from './webhooks.repository';
 
 /** Endpoints one organization may have (docs/webhooks.md#managing-endpoints). */
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 10;
+/** The window of the test deliveries' limit, WEBHOOK_TESTS_PER_MINUTE per organization (docs/webhooks.md#limits). */
+const TEST_WINDOW_MS = 60_000;
 
 export interface NewWebhookInput {
   url: string;
@@ -36,6 +40,7 @@ const notFoundError = (): AppError => notFound(WebhookMessages.notFound);
 @Injectable()
 export class WebhooksService {
   private readonly production: boolean;
+  private readonly testsPerMinute: number;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -45,9 +50,12 @@ export class WebhooksService {
     private readonly dispatcher: WebhookDispatcher,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
+    @Inject(FAILURE_COUNTER) private readonly counter: FailureCounter,
+    private readonly metrics: Metrics,
     @InjectConfig() config: AppConfiguration,
   ) {
     this.production = config.production;
+    this.testsPerMinute = config.webhooks.testsPerMinute;
   }
 
   /** The endpoint and its secret, which exists outside the database only in this answer (sealed at rest). */
@@ -67,6 +75,7 @@ export class WebhooksService {
       url,
       events: eventMask(events),
       createdAt: new Date(),
+      disabledAt: null,
     };
     const secret = newWebhookSecret();
     const created = await this.unitOfWork.run(async (tx) => {
@@ -107,9 +116,22 @@ export class WebhooksService {
     return { items, page: query.page, limit: query.limit, totalCount };
   }
 
-  /** A `webhook.test` event for this endpoint only, delivered at once like any other. */
+  /**
+   * A `webhook.test` event for this endpoint only, delivered at once like any other; at most WEBHOOK_TESTS_PER_MINUTE
+   * per organization (429 past it), and none to a disabled endpoint.
+   */
   async test(caller: Principal, id: string): Promise<DeliveryRecord> {
-    await this.get(caller, id);
+    const webhook = await this.get(caller, id);
+    if (webhook.disabledAt !== null) throw new AppError(ErrorCode.FAILED_PRECONDITION, WebhookMessages.disabled);
+    const slot = await this.counter.reserve(
+      `webhook-tests:${caller.organizationId}`,
+      this.testsPerMinute,
+      TEST_WINDOW_MS,
+    );
+    if (!slot.granted) {
+      this.metrics.rateLimited('webhook_tests');
+      throw tooManyRequests(slot.resetsInMs);
+    }
     const event = outboxEvent(
       TEST_EVENT,
       caller.organizationId,
@@ -123,6 +145,24 @@ export class WebhooksService {
     const [delivery] = await this.deliveries.findByIds([deliveryId]);
     if (delivery === undefined) throw notFoundError();
     return delivery;
+  }
+
+  /**
+   * Enables a disabled endpoint again (docs/webhooks.md#disabled-endpoints): its count of failures starts over, its
+   * parked deliveries are due at once, and new events reach it. Recorded as `webhook.enabled`; an active endpoint is
+   * answered as it is, and nothing is recorded.
+   */
+  async enable(caller: Principal, id: string, request?: RequestContext): Promise<WebhookRecord> {
+    const enabled = await this.unitOfWork.run(async (tx) => {
+      const webhook = await this.webhooks.enableDisabled(caller.organizationId, id, tx);
+      if (webhook === undefined) return undefined;
+      await this.deliveries.resumeOfWebhook(id, new Date(), tx);
+      await this.audit.record({ action: 'webhook.enabled', ...this.actor(caller, id), request }, tx);
+      return webhook;
+    });
+    if (enabled === undefined) return this.get(caller, id);
+    this.dispatcher.wake();
+    return enabled;
   }
 
   private async get(caller: Principal, id: string): Promise<WebhookRecord> {

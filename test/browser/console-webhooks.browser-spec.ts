@@ -8,7 +8,8 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
 /**
  * The console's Webhooks page (docs/webhooks.md) in headless Chromium against the built server: an admin adds an
  * endpoint for a receiver on loopback (allowed outside production), sees its secret once, sends a test event, reads
- * its delivery in the log, and deletes the endpoint.
+ * its delivery in the log, and deletes the endpoint; an endpoint disabled after failing shows as disabled and is enabled
+ * again with a click.
  */
 async function until(assertion: () => Promise<void>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -32,6 +33,8 @@ describe('console webhooks page in Chromium', () => {
   let receiver: Server;
   let receiverUrl: string;
   const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+  /** While set, the receiver answers 500. */
+  let failing = false;
   let browser: Browser;
   let page: Page;
 
@@ -55,12 +58,13 @@ describe('console webhooks page in Chromium', () => {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         received.push({ headers: request.headers, body });
-        response.writeHead(204).end();
+        response.writeHead(failing ? 500 : 204).end();
       });
     });
     await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    server = await ConsoleServer.start({ WEBHOOK_POLL_INTERVAL_MS: '200' });
+    // One failed attempt disables an endpoint: the second test needs no more.
+    server = await ConsoleServer.start({ WEBHOOK_POLL_INTERVAL_MS: '200', WEBHOOK_DISABLE_AFTER_FAILURES: '1' });
     await server.member(ORG, ADMIN, 'admin');
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: server.baseUrl });
@@ -138,5 +142,38 @@ describe('console webhooks page in Chromium', () => {
     await visible(page.getByText(`Webhook ${receiverUrl} deleted.`));
     await countOf(row, 0);
     await visible(page.getByText('No webhooks yet.'));
+  });
+
+  it('shows an endpoint disabled after failing, and enables it again: what waited is delivered', async () => {
+    received.length = 0;
+    failing = true;
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await page.getByLabel('Endpoint URL').fill(receiverUrl);
+    await page.getByRole('checkbox', { name: /api_key\.revoked/ }).check();
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByRole('button', { name: 'Done, I have stored it' }).click();
+    const row = page.getByTestId('webhook');
+    await countOf(row, 1);
+    expect(await row.first().getByRole('cell').nth(1).textContent()).toBe('Active');
+
+    // The test event is answered 500: one failure in a row disables the endpoint here.
+    await page.getByRole('button', { name: `Send test to ${receiverUrl}` }).click();
+    await until(() => Promise.resolve(expect(received.length).toBe(1)));
+    await until(async () => {
+      await page.reload();
+      expect(await row.first().getByRole('cell').nth(1).textContent()).toMatch(/^Disabled since /);
+    });
+    await countOf(page.getByRole('button', { name: `Send test to ${receiverUrl}` }), 0);
+    await page.screenshot({ path: join(ARTIFACTS, 'webhook-disabled-1280.png'), fullPage: true });
+    await expectAccessible();
+
+    failing = false;
+    await page.getByRole('button', { name: `Enable ${receiverUrl}` }).click();
+    await visible(page.getByText(`Webhook ${receiverUrl} enabled. The events that waited are sent now.`));
+    await until(async () => expect(await row.first().getByRole('cell').nth(1).textContent()).toBe('Active'));
+    await visible(page.getByRole('button', { name: `Send test to ${receiverUrl}` }));
+    // The test event that waited comes again, and is answered 204.
+    await until(() => Promise.resolve(expect(received.length).toBe(2)));
+    expect(JSON.parse(received[1].body)).toMatchObject({ type: 'webhook.test' });
   });
 });

@@ -564,6 +564,8 @@ describe('web console in Chromium', () => {
       'trusted_issuer.removed',
       'webhook.created',
       'webhook.deleted',
+      'webhook.disabled',
+      'webhook.enabled',
       'workload_identity.created',
       'workload_identity.revoked',
       'workload_identity.exchanged',

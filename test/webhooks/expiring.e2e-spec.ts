@@ -94,18 +94,22 @@ describe(`api_key.expiring notices on ${DATABASE_KIND}`, () => {
     jest.setSystemTime(start + 10 * 60_000);
     expect(await scheduler.sendExpiryNotices()).toBe(0);
 
-    // Two and a half days on: the three-day key's 1-day notice.
+    // Two and a half days on: the three-day key's 1-day notice. Each notice is received before the clock moves on: one
+    // signed before a jump of days would be refused as too old by the receiver (and sent again later).
     jest.setSystemTime(start + 2.5 * DAY);
     expect(await scheduler.sendExpiryNotices()).toBe(1);
+    await receiver.waitFor(3);
     // Three and a half days on: the ten-day key has six and a half left.
     jest.setSystemTime(start + 3.5 * DAY);
     expect(await scheduler.sendExpiryNotices()).toBe(1);
     expect(await scheduler.sendExpiryNotices()).toBe(0);
+    await receiver.waitFor(4);
     // Nine and a half days on: its 1-day notice; and once only, whichever instance or run writes it.
     jest.setSystemTime(start + 9.5 * DAY);
     expect(await Promise.all([scheduler.sendExpiryNotices(), scheduler.sendExpiryNotices()])).toEqual(
       expect.arrayContaining([0, 1]),
     );
+    await receiver.waitFor(5);
     jest.setSystemTime(start + 11 * DAY);
     expect(await scheduler.sendExpiryNotices()).toBe(0);
 

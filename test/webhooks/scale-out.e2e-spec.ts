@@ -107,11 +107,18 @@ describe(`a delivery claimed by an instance that died, on ${DATABASE_KIND}`, () 
     const dispatcher = t.get(WebhookDispatcher);
     const wake = jest.spyOn(dispatcher, 'wake').mockImplementation(() => undefined);
     const key = await t.createKey(admin, 'orphaned');
+    const repository = t.get(WebhookDeliveriesRepository);
+    const due = await repository.dueFairly(new Date(), {
+      perEndpoint: 8,
+      perOrganization: 8,
+      limit: 8,
+      busyEndpoints: [],
+      busyOrganizations: [],
+    });
+    const ids = due.map((delivery) => delivery.id);
     const claimed = await t
       .get(UnitOfWork)
-      .run((tx) =>
-        t.get(WebhookDeliveriesRepository).claimDue(new Date(), new Date(start + 12_000), randomUUID(), 8, tx),
-      );
+      .run((tx) => repository.claim(ids, new Date(), new Date(start + 12_000), randomUUID(), tx));
     expect(claimed.map((delivery) => JSON.parse(delivery.payload).data.api_key_id)).toEqual([key.id]);
     wake.mockRestore();
 

@@ -10,7 +10,7 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
  */
 const ROUTE = '/v1/organization/webhooks';
 const RECEIVER = 'http://127.0.0.1:9/hooks';
-const WEBHOOK_FIELDS = ['created_at', 'events', 'id', 'organization_id', 'url'];
+const WEBHOOK_FIELDS = ['created_at', 'disabled_at', 'events', 'id', 'organization_id', 'status', 'url'];
 
 async function webhookRows(t: TestApp): Promise<Array<{ id: string; secret_encrypted: string }>> {
   return t.get(DataSource).query('SELECT id, secret_encrypted FROM webhooks');
@@ -40,6 +40,8 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       // Catalogue order, whatever the order asked.
       events: ['api_key.created', 'api_key.revoked'],
       created_at: expect.stringMatching(ISO_MS),
+      status: 'active',
+      disabled_at: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
     });
     expect(Buffer.from(webhook.secret.slice('whsec_'.length), 'base64')).toHaveLength(24);

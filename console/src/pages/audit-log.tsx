@@ -29,6 +29,8 @@ const ACTIONS = Object.keys({
   'trusted_issuer.removed': true,
   'webhook.created': true,
   'webhook.deleted': true,
+  'webhook.disabled': true,
+  'webhook.enabled': true,
   'workload_identity.created': true,
   'workload_identity.revoked': true,
   'workload_identity.exchanged': true,

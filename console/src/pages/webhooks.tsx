@@ -174,7 +174,10 @@ function DeliveryLog({ webhook, generation }: { webhook: Webhook; generation: nu
   );
 }
 
-/** The organization's webhook endpoints (api_keys:manage): add one, send a test, read its deliveries, delete it. */
+/**
+ * The organization's webhook endpoints (api_keys:manage): add one, send a test, read its deliveries, delete it; one
+ * disabled after failing again and again (docs/webhooks.md#disabled-endpoints) says so and can be enabled again.
+ */
 export function WebhooksPage({ session }: { session: Session }) {
   useTitle('Webhooks');
   const [page, setPage] = useState(1);
@@ -198,6 +201,19 @@ export function WebhooksPage({ session }: { session: Session }) {
       setDone(`Test event sent to ${webhook.url}. Its delivery is in the log below.`);
       setSelected(webhook);
       setLogGeneration((n) => n + 1);
+    } catch (failure) {
+      setActionError(failure);
+    }
+  };
+
+  const enable = async (webhook: Webhook) => {
+    setDone(undefined);
+    setActionError(undefined);
+    try {
+      await unwrap(api.POST('/v1/organization/webhooks/{id}/enable', { params: { path: { id: webhook.id } } }));
+      setDone(`Webhook ${webhook.url} enabled. The events that waited are sent now.`);
+      webhooks.reload();
+      if (selected?.id === webhook.id) setLogGeneration((n) => n + 1);
     } catch (failure) {
       setActionError(failure);
     }
@@ -255,6 +271,7 @@ export function WebhooksPage({ session }: { session: Session }) {
                   <tr>
                     <th scope="col">URL</th>
                     <th scope="col">Events</th>
+                    <th scope="col">Status</th>
                     <th scope="col">Created</th>
                     <th scope="col">
                       <span className="visually-hidden">Actions</span>
@@ -274,6 +291,16 @@ export function WebhooksPage({ session }: { session: Session }) {
                           </code>
                         ))}
                       </td>
+                      <td data-label="Status">
+                        {webhook.status === 'disabled' ? (
+                          <span className="badge badge-disabled" title="Too many failed attempts in a row">
+                            Disabled
+                            {webhook.disabled_at !== null && <> since {formatTime(webhook.disabled_at)}</>}
+                          </span>
+                        ) : (
+                          <span className="badge badge-active">Active</span>
+                        )}
+                      </td>
                       <td data-label="Created">{formatTime(webhook.created_at)}</td>
                       <td data-label="Actions" className="row-actions">
                         <>
@@ -287,9 +314,23 @@ export function WebhooksPage({ session }: { session: Session }) {
                           >
                             Deliveries<span className="visually-hidden"> of {webhook.url}</span>
                           </button>
-                          <button type="button" className="button button-small" onClick={() => void sendTest(webhook)}>
-                            Send test<span className="visually-hidden"> to {webhook.url}</span>
-                          </button>
+                          {webhook.status === 'disabled' ? (
+                            <button
+                              type="button"
+                              className="button button-small button-primary"
+                              onClick={() => void enable(webhook)}
+                            >
+                              Enable<span className="visually-hidden"> {webhook.url}</span>
+                            </button>
+                          ) : (
+                            <button
+                              type="button"
+                              className="button button-small"
+                              onClick={() => void sendTest(webhook)}
+                            >
+                              Send test<span className="visually-hidden"> to {webhook.url}</span>
+                            </button>
+                          )}
                           <button
                             type="button"
                             className="button button-small button-danger"

@@ -17,6 +17,13 @@ export class WebhookView {
   events: WebhookEventType[];
   @ApiProperty({ format: 'date-time' })
   created_at: string;
+  @ApiProperty({
+    enum: ['active', 'disabled'],
+    description: 'disabled: nothing is sent to it, after too many failed attempts in a row, until it is enabled again',
+  })
+  status: 'active' | 'disabled';
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Since when it is disabled' })
+  disabled_at: string | null;
 
   static from(webhook: WebhookRecord): WebhookView {
     return {
@@ -25,6 +32,8 @@ export class WebhookView {
       url: webhook.url,
       events: maskEvents(webhook.events),
       created_at: webhook.createdAt.toISOString(),
+      status: webhook.disabledAt === null ? 'active' : 'disabled',
+      disabled_at: webhook.disabledAt?.toISOString() ?? null,
     };
   }
 }
