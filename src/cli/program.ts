@@ -337,6 +337,13 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
       `people: ${ROLE_DESCRIPTION}; the role of a member created at their first sign-in`,
       role,
     )
+    .option(
+      '--allow-origin <origin>',
+      "an origin besides the issuer's own where its discovery document may place its key set and endpoints " +
+        '(repeatable; e.g. https://www.googleapis.com for Google)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
     .action((options: trustedIssuerCommands.AddTrustedIssuerOptions) =>
       run((services) => trustedIssuerCommands.addTrustedIssuer(services.trustedIssuers, options)),
     );

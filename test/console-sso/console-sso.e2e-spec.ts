@@ -4,7 +4,7 @@ import type { CustomFetch } from 'openid-client';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
-import { defaultSsoFetch, SSO_FETCH } from '../../src/console-sign-in/sso/sso-client';
+import { SSO_FETCH, ssoFetch } from '../../src/console-sign-in/sso/sso-client';
 import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from '../../src/console-sign-in/sso/sso-settings';
 import type { TokenEndpointAuthMethod, TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -39,7 +39,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
   /** The last request to the token endpoint, as Gatehouse sent it. */
   let tokenRequest: { headers: Record<string, string>; body: string } | undefined;
   const providerFetch: CustomFetch = async (url, options) => {
-    const response = await defaultSsoFetch(url, options);
+    const response = await ssoFetch(true)(url, options);
     if (url !== idp.tokenEndpoint) return response;
     tokenRequest = { headers: options.headers, body: new URLSearchParams(options.body as URLSearchParams).toString() };
     if (tamper === undefined || response.status !== 200) return response;
