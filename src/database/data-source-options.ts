@@ -42,6 +42,7 @@ import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-work
 import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-policies';
 import { OnePeopleIssuerPerOrganization1765710000000 } from './migrations/1765710000000-one-people-issuer-per-organization';
 import { AuditReasonSubject1765730000000 } from './migrations/1765730000000-audit-reason-subject';
+import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-in-link-binding';
 import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
@@ -91,6 +92,7 @@ export const MIGRATIONS = [
   ApiKeyPolicies1765600000000,
   OnePeopleIssuerPerOrganization1765710000000,
   AuditReasonSubject1765730000000,
+  SignInLinkBinding1765850000000,
   TrustedIssuerAllowedOrigins1765851000000,
 ];
 

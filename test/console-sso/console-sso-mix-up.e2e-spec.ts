@@ -19,7 +19,7 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
   const BASE = 'https://gatehouse.example.com';
   const SHARED = `${BASE}/v1/console/sso/callback`;
   const callbackOf = (org: string) => `${SHARED}/${encodeURIComponent(org)}`;
-  const CLEARED = ['gatehouse_sso=; Path=/v1/console/sso/callback; Max-Age=0; HttpOnly; SameSite=Lax; Secure'];
+  const CLEARED = ['gatehouse_sso=; Path=/v1/console; Max-Age=0; HttpOnly; SameSite=Lax; Secure'];
 
   type Name = 'honestIss' | 'honestPlain' | 'evilIss' | 'evilPlain';
   interface Party {
@@ -155,10 +155,11 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
       expect(back.href.split('?')[0]).toBe(expected[name]);
       expect(back.searchParams.has('iss')).toBe(party.iss);
       const response = await arrive(back, started.cookie);
+      // Signed in: the binding kept for the link, which only this browser may trade.
       expect({ name, status: response.status, cookie: response.headers['set-cookie'] }).toEqual({
         name,
         status: 302,
-        cookie: CLEARED,
+        cookie: [`${started.cookie}; Path=/v1/console; Max-Age=600; HttpOnly; SameSite=Lax; Secure`],
       });
       // The token request carried the same redirect URI (node-oidc-provider refuses the code otherwise).
       expect(tokenRequests).toEqual([{ to: name, code: back.searchParams.get('code') }]);
