@@ -29,7 +29,7 @@ export const SignInMessages = {
   invalid: 'sign-in link invalid',
   used: 'sign-in link already used',
   expired: 'sign-in link expired',
-  other_browser: 'sign-in link works only in the browser that started its single sign-on',
+  other_browser: 'sign-in link belongs to another browser',
 } as const;
 
 /** Any 401 of POST /v1/console/sessions: the challenge names no header scheme, the link is the credential. */

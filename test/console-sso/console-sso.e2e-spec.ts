@@ -302,7 +302,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
         status: 401,
         body: {
           code: 'UNAUTHENTICATED',
-          message: 'sign-in link works only in the browser that started its single sign-on',
+          message: 'sign-in link belongs to another browser',
         },
         challenge: 'SignInLink realm="gatehouse"',
         cookie: undefined,
