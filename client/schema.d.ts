@@ -301,7 +301,7 @@ export interface paths {
     put?: never;
     /**
      * Trade a one-time console sign-in link's code for a session token
-     * @description Public. Each link works once, for 10 minutes. Failed attempts are limited per client address.
+     * @description Public. Each link works once, for 10 minutes. A link made by single sign-on works only with the gatehouse_sso cookie of the browser that started the sign-in (401 otherwise, the link left unused), and the cookie is removed once traded; a link of the admin CLI works in any browser. Failed attempts are limited per client address.
      */
     post: operations['ConsoleSignInController_create'];
     delete?: never;
@@ -359,7 +359,7 @@ export interface paths {
     };
     /**
      * The identity provider's redirect back, for a provider that sends RFC 9207's `iss`: sign in to the console
-     * @description The redirect URI of every people issuer whose discovery document announces `authorization_response_iss_parameter_supported: true` (RFC 9207), registered at its identity provider: the answer's `iss` is required and must name the issuer the sign-in was started at (RFC 9700 section 4.4.2). A sign-in started with the per-organization redirect URI (a provider that does not announce it) is refused here. For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
+     * @description The redirect URI of every people issuer whose discovery document announces `authorization_response_iss_parameter_supported: true` (RFC 9207), registered at its identity provider: the answer's `iss` is required and must name the issuer the sign-in was started at (RFC 9700 section 4.4.2). A sign-in started with the per-organization redirect URI (a provider that does not announce it) is refused here. For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions, in this browser only: the gatehouse_sso cookie is set again for the 10 minutes of the link. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
      */
     get: operations['ConsoleSsoController_sharedCallback'];
     put?: never;
@@ -379,7 +379,7 @@ export interface paths {
     };
     /**
      * The identity provider's redirect back, for a provider without RFC 9207's `iss`: sign in to the console
-     * @description The redirect URI of the organization's people issuer when its discovery document does not announce `authorization_response_iss_parameter_supported: true`, registered at its identity provider: one per organization, so that where the answer arrives says whose it is (RFC 9700 section 4.4.2). A sign-in started for another organization, or with the shared redirect URI, is refused here. For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
+     * @description The redirect URI of the organization's people issuer when its discovery document does not announce `authorization_response_iss_parameter_supported: true`, registered at its identity provider: one per organization, so that where the answer arrives says whose it is (RFC 9700 section 4.4.2). A sign-in started for another organization, or with the shared redirect URI, is refused here. For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at POST /v1/console/sessions, in this browser only: the gatehouse_sso cookie is set again for the 10 minutes of the link. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the allowed domains), 503 (the identity provider cannot be reached).
      */
     get: operations['ConsoleSsoController_callback'];
     put?: never;
@@ -3198,6 +3198,8 @@ export interface operations {
     responses: {
       200: {
         headers: {
+          /** @description gatehouse_sso removed, when the request had it */
+          'Set-Cookie'?: string;
           [name: string]: unknown;
         };
         content: {

@@ -340,6 +340,13 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
         'never someone an admin removed)',
       role,
     )
+    .option(
+      '--allow-origin <origin>',
+      "an origin besides the issuer's own where its discovery document may place its key set and endpoints " +
+        '(repeatable; e.g. https://www.googleapis.com for Google)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
     .action((options: trustedIssuerCommands.AddTrustedIssuerOptions) =>
       run((services) => trustedIssuerCommands.addTrustedIssuer(services.trustedIssuers, options)),
     );

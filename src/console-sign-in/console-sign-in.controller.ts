@@ -1,5 +1,6 @@
-import { Controller, Delete, Header, HttpCode, Post } from '@nestjs/common';
+import { Controller, Delete, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ApiErrors } from '../common/openapi';
 import { ErrorCode } from '../common/errors';
@@ -9,6 +10,7 @@ import type { ConsoleSession } from './console-sign-in.service';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { ConsoleSessionResponse, CreateConsoleSessionDto } from './dto/console-session.dto';
 import { SignInLinkGuard } from './sign-in-link.guard';
+import { BINDING_COOKIE, cookieValue } from './sso/sso-rules';
 
 @ApiTags('Console')
 @Controller('v1/console/sessions')
@@ -20,10 +22,22 @@ export class ConsoleSignInController {
   @Authenticated(SignInLinkGuard)
   @ApiOperation({
     summary: "Trade a one-time console sign-in link's code for a session token",
-    description: 'Public. Each link works once, for 10 minutes. Failed attempts are limited per client address.',
+    description:
+      'Public. Each link works once, for 10 minutes. A link made by single sign-on works only with the gatehouse_sso ' +
+      'cookie of the browser that started the sign-in (401 otherwise, the link left unused), and the cookie is removed ' +
+      'once traded; a link of the admin CLI works in any browser. Failed attempts are limited per client address.',
   })
   @ApiBody({ type: CreateConsoleSessionDto })
-  @ApiOkResponse({ type: ConsoleSessionResponse })
+  @ApiOkResponse({
+    type: ConsoleSessionResponse,
+    headers: {
+      'Set-Cookie': {
+        description: 'gatehouse_sso removed, when the request had it',
+        schema: { type: 'string' },
+        required: false,
+      },
+    },
+  })
   @ApiErrors(
     ErrorCode.INVALID_ARGUMENT,
     ErrorCode.UNAUTHENTICATED,
@@ -34,7 +48,14 @@ export class ConsoleSignInController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  create(@Caller() session: ConsoleSession): ConsoleSessionResponse {
+  create(
+    @Caller() session: ConsoleSession,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): ConsoleSessionResponse {
+    if (cookieValue(request.headers.cookie, BINDING_COOKIE) !== undefined) {
+      response.setHeader('Set-Cookie', this.signIn.clearedBindingCookie);
+    }
     return ConsoleSessionResponse.from(session);
   }
 

@@ -13,6 +13,7 @@ import { Metrics } from '../metrics/metrics';
 import type { Principal } from '../identity/principal';
 import { Permission, Role, rolePermissions } from '../identity/roles';
 import { ConsoleSignInRepository } from './console-sign-in.repository';
+import { bindingCookieScope, clearedBindingCookie } from './sso/sso-rules';
 
 /** How long a sign-in link can be used (docs/api.md#post-v1consolesessions). */
 export const SIGN_IN_LINK_SECONDS = 600;
@@ -28,6 +29,7 @@ export const SignInMessages = {
   invalid: 'sign-in link invalid',
   used: 'sign-in link already used',
   expired: 'sign-in link expired',
+  other_browser: 'sign-in link belongs to another browser',
 } as const;
 
 /** Any 401 of POST /v1/console/sessions: the challenge names no header scheme, the link is the credential. */
@@ -63,6 +65,8 @@ function hashCode(code: string): string {
 export class ConsoleSignInService {
   private readonly failureLimit: number;
   private readonly publicBaseUrl: string;
+  /** `Set-Cookie` that removes the binding cookie of single sign-on once its link is traded. */
+  readonly clearedBindingCookie: string;
 
   constructor(
     private readonly links: ConsoleSignInRepository,
@@ -75,6 +79,7 @@ export class ConsoleSignInService {
   ) {
     this.failureLimit = config.console.signInFailuresPerMinute;
     this.publicBaseUrl = config.console.publicBaseUrl;
+    this.clearedBindingCookie = clearedBindingCookie(bindingCookieScope(config.console.publicBaseUrl));
   }
 
   /** A new link for a member of the organization (the `console-link` command). */
@@ -84,19 +89,21 @@ export class ConsoleSignInService {
     if ((await this.identity.access(organization.id, user.id)) === null) {
       throw new AppError(ErrorCode.FAILED_PRECONDITION, `${user.email} is not a member of ${organization.name}`);
     }
-    return this.issueLink(organization.id, user.id, null, now);
+    return this.issueLink(organization.id, user.id, null, { now });
   }
 
   /**
    * A new link for a member already found, whose `console.signed_in` records `signInReason` (console single sign-on
-   * hands its person over to the console this way, src/console-sign-in/sso/).
+   * hands its person over to the console this way, src/console-sign-in/sso/). With `bindingHash` (the SHA-256 of the
+   * single sign-on's binding cookie) only the browser with that cookie may trade it.
    */
   async issueLink(
     organizationId: string,
     userId: string,
     signInReason: string | null,
-    now = new Date(),
+    options: { bindingHash?: string; now?: Date } = {},
   ): Promise<SignInLink> {
+    const now = options.now ?? new Date();
     const code = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + SIGN_IN_LINK_SECONDS * 1000);
     await this.links.pruneExpired(new Date(now.getTime() - KEEP_EXPIRED_MS));
@@ -107,15 +114,22 @@ export class ConsoleSignInService {
       createdAt: now,
       expiresAt,
       signInReason,
+      bindingHash: options.bindingHash ?? null,
     });
     return { url: `${this.publicBaseUrl}/console/sign-in#code=${code}`, expiresAt, expiresIn: SIGN_IN_LINK_SECONDS };
   }
 
   /**
-   * Trades a link's code for a session token. Failed attempts are limited per client network
-   * (reserve, then check, as POST /v1/token does): a refusal keeps its slot, anything else gives it back.
+   * Trades a link's code for a session token; a link of single sign-on only with `binding`, the value of the browser's
+   * binding cookie. Failed attempts are limited per client network (reserve, then check, as POST /v1/token does): a
+   * refusal keeps its slot, anything else gives it back.
    */
-  async signIn(code: string, address: string | undefined, request?: RequestContext): Promise<ConsoleSession> {
+  async signIn(
+    code: string,
+    address: string | undefined,
+    request?: RequestContext,
+    binding?: string,
+  ): Promise<ConsoleSession> {
     const slot = await this.failures.reserve(
       `console-sign-in:addr:${clientNetwork(address)}`,
       this.failureLimit,
@@ -126,7 +140,7 @@ export class ConsoleSignInService {
       throw tooManyRequests(slot.resetsInMs);
     }
     try {
-      const session = await this.trade(code, request);
+      const session = await this.trade(code, binding, request);
       slot.release();
       return session;
     } catch (error) {
@@ -170,12 +184,14 @@ export class ConsoleSignInService {
     });
   }
 
-  private async trade(code: string, request?: RequestContext): Promise<ConsoleSession> {
+  private async trade(code: string, binding: string | undefined, request?: RequestContext): Promise<ConsoleSession> {
     if (!CODE.test(code)) throw refused(SignInMessages.invalid);
     const codeHash = hashCode(code);
-    const link = await this.links.consume(codeHash, new Date());
+    const now = new Date();
+    // No cookie: a hash no link has (a binding is 32 random bytes), so a bound link opens in no browser without one.
+    const link = await this.links.consume(codeHash, hashCode(binding ?? ''), now);
     if (link === null) {
-      const known = await this.links.unusableReason(codeHash);
+      const known = await this.links.unusableReason(codeHash, now);
       if (known === null) throw refused(SignInMessages.invalid);
       await this.recordSignIn(known, known.reason, request);
       throw refused(SignInMessages[known.reason]);

@@ -5,13 +5,15 @@ import { StrictValidationPipe } from '../common/validation.pipe';
 import { setCaller } from '../identity/access.decorators';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { CreateConsoleSessionDto } from './dto/console-session.dto';
+import { BINDING_COOKIE, cookieValue } from './sso/sso-rules';
 
 const bodyPipe = new StrictValidationPipe();
 
 /**
- * The one-time sign-in link's scheme (POST /v1/console/sessions): the link's `code`, in the body, is the credential.
- * The body is checked whole before the code is traded, so a refused body never uses up a link. The caller is the new
- * ConsoleSession (docs/api.md#post-v1consolesessions).
+ * The one-time sign-in link's scheme (POST /v1/console/sessions): the link's `code`, in the body, is the credential,
+ * with the gatehouse_sso cookie for a link of single sign-on (the browser that started it). The body is checked whole
+ * before the code is traded, so a refused body never uses up a link. The caller is the new ConsoleSession
+ * (docs/api.md#post-v1consolesessions).
  */
 @Injectable()
 export class SignInLinkGuard implements CanActivate {
@@ -27,7 +29,8 @@ export class SignInLinkGuard implements CanActivate {
       metatype: CreateConsoleSessionDto,
     })) as CreateConsoleSessionDto;
     const address = clientAddress(request);
-    setCaller(request, await this.signIn.signIn(code, address, { id: request.id, ip: address }));
+    const binding = cookieValue(request.headers.cookie, BINDING_COOKIE);
+    setCaller(request, await this.signIn.signIn(code, address, { id: request.id, ip: address }, binding));
     return true;
   }
 }

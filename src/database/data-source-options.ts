@@ -46,6 +46,8 @@ import { AuditReasonSubject1765730000000 } from './migrations/1765730000000-audi
 import { WorkloadIdentitiesNamed1765800000000 } from './migrations/1765800000000-workload-identities-named';
 import { IdTokenUses1765810000000 } from './migrations/1765810000000-id-token-uses';
 import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-removals';
+import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-in-link-binding';
+import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -98,6 +100,8 @@ export const MIGRATIONS = [
   IdTokenUses1765810000000,
   MemberRemovals1765820000000,
   WebhookEndpointHealth1765830000000,
+  SignInLinkBinding1765850000000,
+  TrustedIssuerAllowedOrigins1765851000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -48,10 +48,15 @@ describe('issuer URLs', () => {
       issParameterSupported: false,
       documentUrl: 'https://login.example.com/.well-known/openid-configuration',
     };
-    expect(metadataProblem(metadata, 'people', 'client_secret_basic')).toBeNull();
-    expect(metadataProblem(metadata, 'people', 'client_secret_post')).toMatch(/does not support client_secret_post/);
-    expect(metadataProblem({ ...metadata, tokenEndpoint: undefined }, 'people', null)).toMatch(/no token_endpoint/);
-    expect(metadataProblem({ ...metadata, idTokenSigningAlgs: ['HS256'] }, 'people', null)).toMatch(
+    const options = { production: true, allowedOrigins: [] };
+    expect(metadataProblem(metadata, 'people', 'client_secret_basic', options)).toBeNull();
+    expect(metadataProblem(metadata, 'people', 'client_secret_post', options)).toMatch(
+      /does not support client_secret_post/,
+    );
+    expect(metadataProblem({ ...metadata, tokenEndpoint: undefined }, 'people', null, options)).toMatch(
+      /no token_endpoint/,
+    );
+    expect(metadataProblem({ ...metadata, idTokenSigningAlgs: ['HS256'] }, 'people', null, options)).toMatch(
       /signs ID tokens with HS256/,
     );
     expect(
@@ -59,7 +64,19 @@ describe('issuer URLs', () => {
         { ...metadata, authorizationEndpoint: undefined, idTokenSigningAlgs: ['HS256'] },
         'workloads',
         null,
+        options,
       ),
     ).toBeNull();
+    // The endpoints on the issuer's origin, or one allowed: a document cannot send Gatehouse anywhere else.
+    const elsewhere = { ...metadata, tokenEndpoint: 'https://oauth2.example.net/token' };
+    expect(metadataProblem(elsewhere, 'people', null, options)).toBe(
+      'the token_endpoint https://oauth2.example.net/token of https://login.example.com/.well-known/openid-configuration ' +
+        "is on https://oauth2.example.net, not the issuer's origin https://login.example.com; if the issuer does serve " +
+        'it there, trust the issuer with --allow-origin https://oauth2.example.net',
+    );
+    expect(
+      metadataProblem(elsewhere, 'people', null, { ...options, allowedOrigins: ['https://oauth2.example.net'] }),
+    ).toBeNull();
+    expect(metadataProblem(elsewhere, 'workloads', null, options)).toBeNull();
   });
 });

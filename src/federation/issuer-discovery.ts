@@ -1,5 +1,5 @@
 import { describeFetchError, fetchBounded } from './bounded-fetch';
-import { insecureUrlProblem } from './issuer-url';
+import { endpointProblem, insecureUrlProblem } from './issuer-url';
 import type { IssuerKind, TokenEndpointAuthMethod } from './trusted-issuer.entity';
 import { ALLOWED_ALGORITHMS } from './subject-token-rules';
 
@@ -24,6 +24,8 @@ export interface IssuerMetadata {
 export interface DiscoveryOptions {
   production: boolean;
   timeoutMs: number;
+  /** The origins besides the issuer's own where its key set and endpoints may be (`--allow-origin`). */
+  allowedOrigins: readonly string[];
 }
 
 /** Why an issuer cannot be used, naming the URL and the cause (the CLI prints it; exit 2). */
@@ -57,6 +59,7 @@ export async function discoverIssuer(issuer: string, options: DiscoveryOptions):
         timeoutMs: options.timeoutMs,
         maxBytes: MAX_DOCUMENT_BYTES,
         accept: 'application/json',
+        allowLoopback: !options.production,
       });
     } catch (error) {
       throw new DiscoveryError(`cannot fetch ${documentUrl}: ${describeFetchError(error, options.timeoutMs)}`);
@@ -95,7 +98,7 @@ function metadataFrom(
   }
   const jwksUri = fields.jwks_uri;
   if (typeof jwksUri !== 'string') throw new DiscoveryError(`the discovery document at ${documentUrl} has no jwks_uri`);
-  const jwksProblem = insecureUrlProblem(jwksUri, options.production);
+  const jwksProblem = endpointProblem(jwksUri, issuer, options);
   if (jwksProblem !== null) throw new DiscoveryError(`the jwks_uri ${jwksUri} of ${documentUrl} ${jwksProblem}`);
   const strings = (value: unknown): string[] | undefined =>
     Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : undefined;
@@ -115,12 +118,14 @@ function metadataFrom(
 
 /**
  * Why the issuer cannot serve as `kind`, or null. People sign in through it (console single sign-on): it needs the
- * two endpoints, the client authentication asked for, and an ID token algorithm Gatehouse accepts.
+ * two endpoints (on the issuer's origin or an allowed one, as its key set), the client authentication asked for, and
+ * an ID token algorithm Gatehouse accepts.
  */
 export function metadataProblem(
   metadata: IssuerMetadata,
   kind: IssuerKind,
   tokenEndpointAuth: TokenEndpointAuthMethod | null,
+  options: Pick<DiscoveryOptions, 'production' | 'allowedOrigins'>,
 ): string | null {
   if (kind === 'workloads') return null;
   const where = `the discovery document at ${metadata.documentUrl}`;
@@ -129,6 +134,8 @@ export function metadataProblem(
     ['token_endpoint', metadata.tokenEndpoint],
   ] as const) {
     if (value === undefined) return `${where} has no ${name}, which single sign-on needs`;
+    const problem = endpointProblem(value, metadata.issuer, options);
+    if (problem !== null) return `the ${name} ${value} of ${metadata.documentUrl} ${problem}`;
   }
   if (tokenEndpointAuth !== null && !metadata.tokenEndpointAuthMethods.includes(tokenEndpointAuth)) {
     return `${where} does not support ${tokenEndpointAuth} (token_endpoint_auth_methods_supported: ${metadata.tokenEndpointAuthMethods.join(', ')})`;

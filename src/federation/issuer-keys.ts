@@ -27,7 +27,10 @@ interface KnownIssuer {
 
 /**
  * Each trusted issuer's signing keys, through its discovery document and jose's remote key set: fetched once, kept,
- * fetched again for an unknown `kid` (at most once per cooldown) and when old (docs/adr/0036-federation.md).
+ * fetched again for an unknown `kid` (at most once per cooldown) and when old (docs/adr/0036-federation.md). Every
+ * fetch is held to the outbound address rules (bounded-fetch.ts), and a key set announced on another origin than the
+ * issuer's or an allowed one is refused (docs/federation.md#discovery): as an issuer that is down, the last metadata
+ * stays in use, and without one the token's exchange answers 503.
  */
 @Injectable()
 export class IssuerKeys {
@@ -41,12 +44,17 @@ export class IssuerKeys {
     @Inject(FEDERATION_TIMINGS) private readonly timings: FederationTimings,
   ) {}
 
-  /** The key resolver of `issuer`; rejects with IssuerUnavailable. */
-  async keysOf(issuer: string): Promise<IssuerKeyResolver> {
-    const known = this.known.get(issuer);
+  /**
+   * The key resolver of `issuer`, whose key set may be on its own origin or one of `allowedOrigins` (kept apart from
+   * the same issuer's with other origins allowed); rejects with IssuerUnavailable.
+   */
+  async keysOf(issuer: string, allowedOrigins: readonly string[]): Promise<IssuerKeyResolver> {
+    const origins = [...new Set(allowedOrigins)].sort();
+    const key = JSON.stringify([issuer, origins]);
+    const known = this.known.get(key);
     if (known !== undefined && Date.now() < known.refreshAt) return known.keys;
     try {
-      return (await this.discover(issuer)).keys;
+      return (await this.discover(key, issuer, origins)).keys;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (known === undefined) throw new IssuerUnavailable(message);
@@ -57,27 +65,28 @@ export class IssuerKeys {
     }
   }
 
-  private discover(issuer: string): Promise<KnownIssuer> {
-    let pending = this.discovering.get(issuer);
+  private discover(key: string, issuer: string, allowedOrigins: readonly string[]): Promise<KnownIssuer> {
+    let pending = this.discovering.get(key);
     if (pending === undefined) {
-      pending = this.load(issuer).finally(() => this.discovering.delete(issuer));
-      this.discovering.set(issuer, pending);
+      pending = this.load(key, issuer, allowedOrigins).finally(() => this.discovering.delete(key));
+      this.discovering.set(key, pending);
     }
     return pending;
   }
 
-  private async load(issuer: string): Promise<KnownIssuer> {
+  private async load(key: string, issuer: string, allowedOrigins: readonly string[]): Promise<KnownIssuer> {
     const metadata = await discoverIssuer(issuer, {
       production: this.config.production,
       timeoutMs: this.timings.httpTimeoutMs,
+      allowedOrigins,
     });
-    const previous = this.known.get(issuer);
+    const previous = this.known.get(key);
     const keys =
       previous !== undefined && previous.metadata.jwksUri === metadata.jwksUri
         ? previous.keys
         : this.remoteKeys(metadata.jwksUri);
     const known = { metadata, refreshAt: Date.now() + this.timings.metadataMaxAgeMs, keys };
-    this.known.set(issuer, known);
+    this.known.set(key, known);
     return known;
   }
 
@@ -86,7 +95,7 @@ export class IssuerKeys {
       timeoutDuration: this.timings.httpTimeoutMs,
       cooldownDuration: this.timings.jwksCooldownMs,
       cacheMaxAge: this.timings.jwksMaxAgeMs,
-      [customFetch]: boundedJwksFetch(MAX_JWKS_BYTES),
+      [customFetch]: boundedJwksFetch(MAX_JWKS_BYTES, !this.config.production),
     });
     return async (header, token) => {
       try {

@@ -1,3 +1,4 @@
+import { outboundUrlProblem } from '../common/address-rules';
 import { isLoopbackHost } from '../config/reader';
 
 export const MAX_ISSUER_LENGTH = 255;
@@ -21,7 +22,12 @@ export function issuerShapeProblem(value: string): string | null {
   return null;
 }
 
-/** Why Gatehouse may not fetch from `value`, or null: https:// only, http:// on a loopback host outside production. */
+/**
+ * Why Gatehouse may not fetch from `value`, or null: the rules webhooks follow (common/address-rules.ts): https://
+ * only, http:// to a loopback host outside production; no IP address (nor `localhost`) that is private, loopback,
+ * link-local, multicast or reserved (loopback allowed outside production). A host name is resolved and its addresses
+ * checked when Gatehouse connects (bounded-fetch.ts).
+ */
 export function insecureUrlProblem(value: string, production: boolean): string | null {
   let url: URL;
   try {
@@ -29,9 +35,61 @@ export function insecureUrlProblem(value: string, production: boolean): string |
   } catch {
     return 'is not an absolute URL';
   }
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) {
-    return production ? 'is http://, which production accepts on no host (https:// only)' : null;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return 'is not https:// (http:// only on a loopback host such as 127.0.0.1, and never in production)';
   }
-  return 'is not https:// (http:// only on a loopback host such as 127.0.0.1, and never in production)';
+  switch (outboundUrlProblem(url, production)) {
+    case 'not_https':
+      return production && isLoopbackHost(url.hostname)
+        ? 'is http://, which production accepts on no host (https:// only)'
+        : 'is not https:// (http:// only on a loopback host such as 127.0.0.1, and never in production)';
+    case 'address':
+      return production
+        ? 'points to a private, loopback, link-local, multicast or reserved address, which Gatehouse does not call in production'
+        : 'points to a private, link-local, multicast or reserved address, which Gatehouse does not call';
+    case null:
+      return null;
+  }
+}
+
+/**
+ * The origin `value` names (`https://host[:port]`, as `URL.origin` writes it), or why it is none: an `--allow-origin`
+ * is a scheme, a host and maybe a port, nothing else, and follows the rules of {@link insecureUrlProblem}.
+ */
+export function parseOrigin(value: string, production: boolean): { origin: string } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { problem: 'must be an origin, e.g. https://keys.example.com' };
+  }
+  const bare = url.pathname === '/' && url.search === '' && url.hash === '' && !/[?#]/.test(value);
+  if (url.username !== '' || url.password !== '' || !bare || !/^https?:\/\/[^/]+\/?$/.test(value)) {
+    return { problem: 'must be an origin (scheme, host and port only), e.g. https://keys.example.com' };
+  }
+  const problem = insecureUrlProblem(value, production);
+  return problem === null ? { origin: url.origin } : { problem };
+}
+
+/**
+ * Why Gatehouse may not use `endpoint`, announced by the issuer's discovery document, or null: the URL rules of
+ * {@link insecureUrlProblem}, and the issuer's own origin or one the operator allowed (`--allow-origin`): a document
+ * cannot send Gatehouse anywhere else (docs/federation.md#discovery).
+ */
+export function endpointProblem(
+  endpoint: string,
+  issuer: string,
+  options: { production: boolean; allowedOrigins: readonly string[] },
+): string | null {
+  const problem = insecureUrlProblem(endpoint, options.production);
+  if (problem !== null) return problem;
+  const origin = new URL(endpoint).origin;
+  const own = new URL(issuer).origin;
+  if (origin === own || options.allowedOrigins.includes(origin)) return null;
+  const allowed =
+    options.allowedOrigins.length > 0 ? ` nor one allowed for it (${options.allowedOrigins.join(', ')})` : '';
+  return (
+    `is on ${origin}, not the issuer's origin ${own}${allowed}; ` +
+    `if the issuer does serve it there, trust the issuer with --allow-origin ${origin}`
+  );
 }

@@ -92,7 +92,7 @@ export class SubjectTokenVerifier {
     // The issuer's key for the token's kid and alg, as jose's key set selects it; the signature checked with it.
     const [encodedHeader, encodedPayload, signature] = segments;
     try {
-      const keys = await this.keys.keysOf(issuer);
+      const keys = await this.keys.keysOf(issuer, originsAllowedByAll(entries));
       const key = await keys({ ...header, alg }, { payload: encodedPayload, signature });
       if (!signatureVerifies(alg, key, `${encodedHeader}.${encodedPayload}`, signature)) {
         return refused('bad_signature', issuer, "the signature does not verify with the issuer's key");
@@ -110,6 +110,14 @@ export class SubjectTokenVerifier {
     if (matching.length === 0) return refused('wrong_audience', issuer, `aud ${JSON.stringify(claims.aud)}`);
     return { ok: true, claims, issuers: matching, header };
   }
+}
+
+/**
+ * The origins every entry of the issuer allows for its key set: one organization's `--allow-origin` does not send the
+ * key fetches of another that trusts the same issuer anywhere it did not allow (docs/federation.md#discovery).
+ */
+function originsAllowedByAll(entries: TrustedIssuer[]): string[] {
+  return entries[0].allowedOrigins.filter((origin) => entries.every((entry) => entry.allowedOrigins.includes(origin)));
 }
 
 /** What is wrong with the claims' shape (RFC 7519 section 4.1): exp, iat and sub are required; null when nothing. */

@@ -12,6 +12,7 @@ export interface TrustedIssuerView {
   client_id: string | null;
   email_domains: string[];
   jit_role: TrustedIssuer['jitRole'];
+  allowed_origins: string[];
   created_at: string;
 }
 
@@ -25,23 +26,29 @@ export function trustedIssuerView(entry: TrustedIssuer): TrustedIssuerView {
     client_id: entry.clientId,
     email_domains: entry.emailDomains,
     jit_role: entry.jitRole,
+    allowed_origins: entry.allowedOrigins,
     created_at: entry.createdAt.toISOString(),
   };
 }
 
 /** The options as commander names them (`--email-domain` repeated: `emailDomain`). */
-export type AddTrustedIssuerOptions = Omit<NewTrustedIssuer, 'organization' | 'emailDomains'> & {
+export type AddTrustedIssuerOptions = Omit<NewTrustedIssuer, 'organization' | 'emailDomains' | 'allowedOrigins'> & {
   org: string;
   emailDomain: string[];
+  allowOrigin: string[];
 };
 
 export async function addTrustedIssuer(
   issuers: TrustedIssuersService,
-  { org, emailDomain, ...options }: AddTrustedIssuerOptions,
+  { org, emailDomain, allowOrigin, ...options }: AddTrustedIssuerOptions,
 ): Promise<{ trusted_issuer: TrustedIssuerView }> {
-  return {
-    trusted_issuer: trustedIssuerView(await issuers.add({ ...options, organization: org, emailDomains: emailDomain })),
-  };
+  const entry = await issuers.add({
+    ...options,
+    organization: org,
+    emailDomains: emailDomain,
+    allowedOrigins: allowOrigin,
+  });
+  return { trusted_issuer: trustedIssuerView(entry) };
 }
 
 /**

@@ -54,6 +54,13 @@ export class TrustedIssuer {
   @Column({ name: 'email_domains', type: 'text', transformer: jsonList })
   emailDomains: string[];
 
+  /**
+   * The origins (`https://host[:port]`) besides the issuer's own where its discovery document may place its key set and
+   * endpoints (`--allow-origin`; Google's key set is on www.googleapis.com); a JSON array as text.
+   */
+  @Column({ name: 'allowed_origins', type: 'text', transformer: jsonList })
+  allowedOrigins: string[];
+
   /** The role of a member created at their first sign-in; null: people without a membership are refused. */
   @Column({ name: 'jit_role', type: 'varchar', length: 16, nullable: true })
   jitRole: Role | null;

@@ -18,12 +18,13 @@ interface TrustedIssuerRow {
   client_secret_encrypted: string | null;
   token_endpoint_auth: TokenEndpointAuthMethod | null;
   email_domains: string;
+  allowed_origins: string;
   jit_role: Role | null;
   created_at: Date | string;
 }
 
 const COLUMNS = sql`id, organization_id, issuer, kind, audience, client_id, client_secret_encrypted,
-  token_endpoint_auth, email_domains, jit_role, created_at`;
+  token_endpoint_auth, email_domains, allowed_origins, jit_role, created_at`;
 
 type InsertArgs = Omit<TrustedIssuerRow, 'created_at'> & { created_at: string };
 
@@ -48,7 +49,7 @@ export class TrustedIssuersRepository {
     this.insertIssuer = db.prepare(sql`INSERT INTO trusted_issuers (${COLUMNS})
       VALUES (${param('id')}, ${param('organization_id')}, ${param('issuer')}, ${param('kind')}, ${param('audience')},
         ${param('client_id')}, ${param('client_secret_encrypted')}, ${param('token_endpoint_auth')},
-        ${param('email_domains')}, ${param('jit_role')}, ${param('created_at')})`);
+        ${param('email_domains')}, ${param('allowed_origins')}, ${param('jit_role')}, ${param('created_at')})`);
     this.byOrganization = db.prepare(sql`SELECT ${COLUMNS} FROM trusted_issuers
       WHERE organization_id = ${param('organizationId')} ORDER BY created_at, id`);
     this.byId = db.prepare(sql`SELECT ${COLUMNS} FROM trusted_issuers WHERE id = ${param('id')}`);
@@ -85,6 +86,7 @@ export class TrustedIssuersRepository {
       client_secret_encrypted: entry.clientSecretEncrypted,
       token_endpoint_auth: entry.tokenEndpointAuth,
       email_domains: JSON.stringify(entry.emailDomains),
+      allowed_origins: JSON.stringify(entry.allowedOrigins),
       jit_role: entry.jitRole,
       created_at: entry.createdAt.toISOString(),
     });
@@ -160,6 +162,7 @@ function toEntry(row: TrustedIssuerRow): TrustedIssuer {
     clientSecretEncrypted: row.client_secret_encrypted,
     tokenEndpointAuth: row.token_endpoint_auth,
     emailDomains: JSON.parse(row.email_domains) as string[],
+    allowedOrigins: JSON.parse(row.allowed_origins) as string[],
     jitRole: row.jit_role,
     createdAt: toDate(row.created_at),
   });

@@ -10,7 +10,7 @@ import type { CredentialCipher } from '../integrations/credential-cipher';
 import { FEDERATION_TIMINGS, FederationTimings } from './federation-timings';
 import { discoverIssuer, DiscoveryError, metadataProblem } from './issuer-discovery';
 import { ISSUER_CREDENTIALS, IssuerCredentials } from './issuer-credentials';
-import { issuerShapeProblem } from './issuer-url';
+import { issuerShapeProblem, parseOrigin } from './issuer-url';
 import { IssuerKind, TokenEndpointAuthMethod, TrustedIssuer } from './trusted-issuer.entity';
 import { TrustedIssuersRepository } from './trusted-issuers.repository';
 
@@ -32,6 +32,8 @@ export interface NewTrustedIssuer {
   tokenEndpointAuth?: TokenEndpointAuthMethod;
   emailDomains: string[];
   jitRole?: Role;
+  /** `--allow-origin`: origins besides the issuer's own for its key set and endpoints (none: the issuer's only). */
+  allowedOrigins?: string[];
 }
 
 /** The audience column's length (and `--audience`'s). */
@@ -76,6 +78,7 @@ export class TrustedIssuersService {
   async add(input: NewTrustedIssuer, now = new Date()): Promise<TrustedIssuer> {
     const shapeProblem = issuerShapeProblem(input.issuer);
     if (shapeProblem !== null) throw new TrustedIssuerError(`--issuer ${shapeProblem}`);
+    const allowedOrigins = this.allowedOrigins(input.allowedOrigins ?? []);
     const organization = await this.identity.organizationByName(input.organization);
     const entry = Object.assign(new TrustedIssuer(), {
       id: randomUUID(),
@@ -83,16 +86,19 @@ export class TrustedIssuersService {
       issuer: input.issuer,
       kind: input.kind,
       ...this.kindSettings(input, organization.id),
+      allowedOrigins,
       createdAt: now,
     });
     const conflict = await this.conflictOf(input.organization, entry);
     if (conflict !== null) throw new TrustedIssuerError(conflict);
     try {
-      const metadata = await discoverIssuer(entry.issuer, {
+      const options = {
         production: this.config.production,
         timeoutMs: this.timings.httpTimeoutMs,
-      });
-      const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth);
+        allowedOrigins: entry.allowedOrigins,
+      };
+      const metadata = await discoverIssuer(entry.issuer, options);
+      const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth, options);
       if (problem !== null) throw new TrustedIssuerError(problem);
     } catch (error) {
       if (error instanceof DiscoveryError) throw new TrustedIssuerError(error.message);
@@ -192,6 +198,20 @@ export class TrustedIssuersService {
       return `${entry.issuer} already signs in the people of another organization (a people issuer serves one organization)`;
     }
     return null;
+  }
+
+  /**
+   * `--allow-origin`s as origins (`https://host[:port]`, once each, in the order given), each held to the rules of the
+   * issuer's own URL; the issuer's origin itself needs none.
+   */
+  private allowedOrigins(values: string[]): string[] {
+    const origins: string[] = [];
+    for (const value of values) {
+      const parsed = parseOrigin(value, this.config.production);
+      if ('problem' in parsed) throw new TrustedIssuerError(`--allow-origin ${value} ${parsed.problem}`);
+      if (!origins.includes(parsed.origin)) origins.push(parsed.origin);
+    }
+    return origins;
   }
 
   /** The client secret for the issuer's token endpoint (console single sign-on); null when it has none. */

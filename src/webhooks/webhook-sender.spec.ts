@@ -1,7 +1,8 @@
 import dns from 'node:dns';
 import { createServer, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { guardedLookup, MAX_RESPONSE_BYTES, WebhookSender } from './webhook-sender';
+import { guardedLookup } from '../common/address-rules';
+import { MAX_RESPONSE_BYTES, WebhookSender } from './webhook-sender';
 
 /** The sender against a server on loopback: what it sends, what it reads of the answer, and where it connects. */
 describe('webhook sender', () => {

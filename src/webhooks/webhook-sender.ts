@@ -1,8 +1,7 @@
-import { lookup as resolve } from 'node:dns';
 import { IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { addressKind, mayDeliverTo } from './address-rules';
+import { addressKind, guardedLookup, mayConnectTo } from '../common/address-rules';
 
 /** At most this much of an answer's body is read; the answer's status is all that counts. */
 export const MAX_RESPONSE_BYTES = 4096;
@@ -21,33 +20,6 @@ export interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
-}
-
-/** Every address a host name resolved to that may not be called (docs/adr/0037-signed-webhooks.md#ssrf). */
-export class AddressRefused extends Error {
-  readonly code = 'EADDRREFUSED';
-  constructor() {
-    super('address not allowed');
-    this.name = 'AddressRefused';
-  }
-}
-
-/**
- * A `lookup` for node:http(s): the name is resolved once, refused when any of its addresses may not be called, and the
- * socket connects to the addresses checked here; nothing resolves the name a second time, so a DNS answer that
- * changes between the check and the connection (rebinding) cannot reach a refused address.
- */
-export function guardedLookup(allowLoopback: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    resolve(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
-      if (error !== null) return callback(error, '', 0);
-      if (addresses.length === 0 || addresses.some(({ address }) => !mayDeliverTo(address, allowLoopback))) {
-        return callback(new AddressRefused(), '', 0);
-      }
-      if (options.all === true) return callback(null, addresses);
-      return callback(null, addresses[0].address, addresses[0].family);
-    });
-  };
 }
 
 /** An error without an answer, in words that name no URL and no secret. */
@@ -91,7 +63,7 @@ export class WebhookSender {
       return Promise.resolve({ delivered: false, status: null, error: 'invalid url' });
     }
     // An IP address in the URL is connected to without a lookup: it is checked here.
-    if (addressKind(url.hostname) !== undefined && !mayDeliverTo(url.hostname, this.allowLoopback)) {
+    if (addressKind(url.hostname) !== undefined && !mayConnectTo(url.hostname, this.allowLoopback)) {
       return Promise.resolve({ delivered: false, status: null, error: 'address not allowed' });
     }
     return new Promise((settle) => {

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../common/errors';
-import { addressKind } from './address-rules';
+import { outboundUrlProblem } from '../common/address-rules';
 import { WEBHOOK_EVENT_TYPES } from './webhook-events';
 
 /** The exact messages of a refused webhook (docs/webhooks.md#managing-endpoints). */
@@ -18,11 +18,6 @@ export const MAX_URL_LENGTH = 2048;
 
 const refused = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
 
-/** `localhost` and its subdomains always mean this machine (RFC 6761). */
-function isLocalhostName(hostname: string): boolean {
-  return hostname === 'localhost' || hostname.endsWith('.localhost');
-}
-
 /**
  * The URL as it will be called, or a 400 that says what is wrong: https (http only to loopback outside production),
  * no credentials, and no IP literal or `localhost` that the delivery would refuse anyway. A host name is resolved and
@@ -39,10 +34,9 @@ export function checkWebhookUrl(raw: string, production: boolean): string {
     throw refused(WebhookMessages.urlInvalid);
   }
   if (url.username !== '' || url.password !== '') throw refused(WebhookMessages.urlCredentials);
-  const kind = isLocalhostName(url.hostname) ? 'loopback' : addressKind(url.hostname);
-  const loopback = kind === 'loopback';
-  if (url.protocol === 'http:' && (production || !loopback)) throw refused(WebhookMessages.urlNotHttps);
-  if (kind !== undefined && kind !== 'public' && (production || !loopback)) throw refused(WebhookMessages.urlAddress);
+  const problem = outboundUrlProblem(url, production);
+  if (problem === 'not_https') throw refused(WebhookMessages.urlNotHttps);
+  if (problem === 'address') throw refused(WebhookMessages.urlAddress);
   url.hash = '';
   return url.href;
 }

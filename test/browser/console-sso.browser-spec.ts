@@ -8,7 +8,8 @@ import { buildIdentityProviderWorker } from './identity-provider-build';
 /**
  * Console single sign-on (docs/console.md#single-sign-on) in headless Chromium: a person opens the console's sign-in
  * page, asks for single sign-on with their organization's name, signs in on the identity provider's own pages
- * (node-oidc-provider's, in a process of its own) and lands in the console, signed in, against the built server.
+ * (node-oidc-provider's, in a process of its own) and lands in the console, signed in, against the built server; the
+ * one-time link single sign-on ends with does not work in another browser.
  */
 describe('console single sign-on in Chromium', () => {
   const ORG = 'acme';
@@ -68,6 +69,19 @@ describe('console single sign-on in Chromium', () => {
     await page.locator('input[name="login"]').fill(EMAIL);
     await page.locator('input[name="password"]').fill('any password');
     await page.getByRole('button', { name: 'Sign-in' }).click();
+
+    // The console's trade of the one-time link held back a moment: the link, opened in another browser first (someone
+    // who sent the link of their own sign-in to a colleague), signs no one in there and stays this browser's.
+    let link = '';
+    await page.route(`${server.baseUrl}/v1/console/sessions`, async (route) => {
+      link = `${server.baseUrl}/console/sign-in#code=${(route.request().postDataJSON() as { code: string }).code}`;
+      const other = await browser.newContext();
+      const elsewhere = await other.newPage();
+      await elsewhere.goto(link);
+      await elsewhere.getByRole('alert').getByText('belongs to a single sign-on started in another browser').waitFor();
+      await other.close();
+      await route.continue();
+    });
     await page.getByRole('button', { name: 'Continue' }).click();
 
     // Back through the callback to the console, which trades the one-time code: signed in, the code gone.
@@ -76,6 +90,7 @@ describe('console single sign-on in Chromium', () => {
     expect(((await page.getByRole('banner').getByTestId('signed-in-as').textContent()) ?? '').trim()).toBe(
       `Signed in as ${EMAIL}`,
     );
+    expect(link).toMatch(new RegExp(`^${server.baseUrl}/console/sign-in#code=[A-Za-z0-9_-]{43}$`));
     expect((await context.cookies(server.baseUrl)).map((cookie) => cookie.name)).not.toContain('gatehouse_sso');
     await page.screenshot({ path: join(ARTIFACTS, 'sso-signed-in-1280.png'), fullPage: true });
 

@@ -99,6 +99,21 @@ describe('console sign-in links', () => {
     await t.http().get('/v1/user-api-keys').set(bearer(response.body.session_token)).expect(200);
   });
 
+  it("an administrator's link works in any browser: without a single sign-on cookie, or with anyone's", async () => {
+    for (const cookie of [undefined, `gatehouse_sso=${randomBytes(32).toString('base64url')}`]) {
+      const { code } = await link();
+      const request = t.http().post('/v1/console/sessions');
+      const response = await (cookie === undefined ? request : request.set('Cookie', cookie)).send({ code });
+      expect({ status: response.status, user: response.body.user_id }).toEqual({ status: 200, user: admin.userId });
+      // A single sign-on cookie the browser had is removed all the same (it binds nothing any more).
+      expect(response.headers['set-cookie']).toEqual(
+        cookie === undefined
+          ? undefined
+          : ['gatehouse_sso=; Path=/v1/console; Max-Age=0; HttpOnly; SameSite=Lax; Secure'],
+      );
+    }
+  });
+
   it("answers a member's role and permissions", async () => {
     const viewer = await t.user({ org: 'console-org', role: 'viewer' });
     const response = await signIn((await link(viewer)).code).expect(200);

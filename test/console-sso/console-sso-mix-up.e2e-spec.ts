@@ -1,6 +1,6 @@
 import type { CustomFetch } from 'openid-client';
 import type { Response } from 'supertest';
-import { defaultSsoFetch, SSO_FETCH } from '../../src/console-sign-in/sso/sso-client';
+import { SSO_FETCH, ssoFetch } from '../../src/console-sign-in/sso/sso-client';
 import { SsoIssuerMetadata } from '../../src/console-sign-in/sso/sso-issuer-metadata';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { IdentityProvider } from '../support/identity-provider';
@@ -19,7 +19,7 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
   const BASE = 'https://gatehouse.example.com';
   const SHARED = `${BASE}/v1/console/sso/callback`;
   const callbackOf = (org: string) => `${SHARED}/${encodeURIComponent(org)}`;
-  const CLEARED = ['gatehouse_sso=; Path=/v1/console/sso/callback; Max-Age=0; HttpOnly; SameSite=Lax; Secure'];
+  const CLEARED = ['gatehouse_sso=; Path=/v1/console; Max-Age=0; HttpOnly; SameSite=Lax; Secure'];
 
   type Name = 'honestIss' | 'honestPlain' | 'evilIss' | 'evilPlain';
   interface Party {
@@ -50,7 +50,7 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
         });
       }
     }
-    return defaultSsoFetch(url, options);
+    return ssoFetch(true)(url, options);
   };
 
   beforeAll(async () => {
@@ -67,9 +67,9 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
     const plain = new Set(Object.values(parties).flatMap((party) => (party.iss ? [] : [party.provider.issuer])));
     const metadata = t.get(SsoIssuerMetadata);
     const discovered = metadata.of.bind(metadata);
-    metadata.of = async (issuer: string) => {
-      const found = await discovered(issuer);
-      return plain.has(issuer) ? { ...found, issParameterSupported: false } : found;
+    metadata.of = async (entry) => {
+      const found = await discovered(entry);
+      return plain.has(entry.issuer) ? { ...found, issParameterSupported: false } : found;
     };
     const issuers = t.get(TrustedIssuersService);
     for (const party of Object.values(parties)) {
@@ -155,10 +155,11 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
       expect(back.href.split('?')[0]).toBe(expected[name]);
       expect(back.searchParams.has('iss')).toBe(party.iss);
       const response = await arrive(back, started.cookie);
+      // Signed in: the binding kept for the link, which only this browser may trade.
       expect({ name, status: response.status, cookie: response.headers['set-cookie'] }).toEqual({
         name,
         status: 302,
-        cookie: CLEARED,
+        cookie: [`${started.cookie}; Path=/v1/console; Max-Age=600; HttpOnly; SameSite=Lax; Secure`],
       });
       // The token request carried the same redirect URI (node-oidc-provider refuses the code otherwise).
       expect(tokenRequests).toEqual([{ to: name, code: back.searchParams.get('code') }]);
@@ -248,9 +249,9 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
         const party = parties[name];
         const started = await start(party.org);
         const back = await answer(party, started);
-        metadata.of = async (issuer: string) => {
-          const found = await of(issuer);
-          return issuer === party.provider.issuer ? { ...found, issParameterSupported: !party.iss } : found;
+        metadata.of = async (entry) => {
+          const found = await of(entry);
+          return entry.issuer === party.provider.issuer ? { ...found, issParameterSupported: !party.iss } : found;
         };
         expectRefusal(await arrive(back, started.cookie), ANOTHER_ADDRESS);
         metadata.of = of;

@@ -5,7 +5,7 @@ import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
 import { runCli } from '../../src/cli';
-import { defaultSsoFetch, SSO_FETCH } from '../../src/console-sign-in/sso/sso-client';
+import { SSO_FETCH, ssoFetch } from '../../src/console-sign-in/sso/sso-client';
 import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from '../../src/console-sign-in/sso/sso-settings';
 import type { TokenEndpointAuthMethod, TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -29,6 +29,8 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
    * shared one (docs/adr/0042-sso-redirect-uri-per-organization.md; the mix-up spec covers providers without it).
    */
   const CALLBACK = `${BASE}/v1/console/sso/callback`;
+  /** The binding cookie removed (it is sent to the callbacks and to POST /v1/console/sessions). */
+  const CLEARED = 'gatehouse_sso=; Path=/v1/console; Max-Age=0; HttpOnly; SameSite=Lax; Secure';
   let idp: IdentityProvider;
   let t: TestApp;
   let second: TestApp;
@@ -40,7 +42,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
   /** The last request to the token endpoint, as Gatehouse sent it. */
   let tokenRequest: { headers: Record<string, string>; body: string } | undefined;
   const providerFetch: CustomFetch = async (url, options) => {
-    const response = await defaultSsoFetch(url, options);
+    const response = await ssoFetch(true)(url, options);
     if (url !== idp.tokenEndpoint) return response;
     tokenRequest = { headers: options.headers, body: new URLSearchParams(options.body as URLSearchParams).toString() };
     if (tamper === undefined || response.status !== 200) return response;
@@ -53,13 +55,13 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     idp = await IdentityProvider.start({ redirectUris: [CALLBACK] });
     t = await createTestApp({
       env: { PUBLIC_BASE_URL: BASE },
-      // The suite starts more sign-ins from one address than a minute allows (the limit has its own test below).
+      // More starts a minute than the suite makes from its one address (the limit has a test of its own, below).
       override: (builder) =>
         builder
           .overrideProvider(SSO_FETCH)
           .useValue(providerFetch)
           .overrideProvider(SSO_SETTINGS)
-          .useValue({ ...DEFAULT_SSO_SETTINGS, startsPerMinute: 100 }),
+          .useValue({ ...DEFAULT_SSO_SETTINGS, startsPerMinute: 1000 }),
     });
     // A second instance on the same database: a sign-in started on one completes on the other.
     second = await createTestApp({ database: t.database, env: { PUBLIC_BASE_URL: BASE } });
@@ -135,12 +137,21 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     return callback(await atProvider(started, login), started.cookie);
   }
 
-  /** The code of the one-time link the callback sends the browser to. */
+  /** The binding cookie the callback set again with each link, by the link's code: the browser's, which trades it. */
+  const browserOf = new Map<string, string>();
+
+  /** The code of the one-time link the callback sends the browser to (its binding cookie kept in browserOf). */
   function linkCode(response: Response): string {
     expect(response.status).toBe(302);
     const location = new URL(response.headers.location);
     expect(`${location.origin}${location.pathname}`).toBe(`${BASE}/console/sign-in`);
-    return location.hash.replace(/^#code=/, '');
+    const code = location.hash.replace(/^#code=/, '');
+    const [cookie] = response.headers['set-cookie'] as unknown as string[];
+    expect(cookie).toMatch(
+      /^gatehouse_sso=[A-Za-z0-9_-]{43}; Path=\/v1\/console; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/,
+    );
+    browserOf.set(code, cookie.split(';')[0]);
+    return code;
   }
 
   /**
@@ -168,17 +179,15 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     expect(response.text).toContain(`<a href="${BASE}/console/sign-in">`);
     expect(response.headers['content-security-policy']).toContain("default-src 'none'");
     expect(response.headers['cache-control']).toBe('no-store');
-    expect(response.headers['set-cookie']).toEqual(
-      cookie === 'kept'
-        ? undefined
-        : ['gatehouse_sso=; Path=/v1/console/sso/callback; Max-Age=0; HttpOnly; SameSite=Lax; Secure'],
-    );
+    expect(response.headers['set-cookie']).toEqual(cookie === 'kept' ? undefined : [CLEARED]);
   }
 
   const count = (table: string) => rowCount(t, table);
   const snapshot = () => signInRows(t);
 
-  const trade = (code: string) => t.http().post('/v1/console/sessions').send({ code });
+  /** The console trades the code, in the browser that signed in (its binding cookie), or in `browser` (none: ''). */
+  const trade = (code: string, browser = browserOf.get(code) ?? '') =>
+    t.http().post('/v1/console/sessions').set('Cookie', browser).send({ code });
 
   describe('GET /v1/console/sso', () => {
     it("sends the browser to the issuer's authorization endpoint: code, PKCE S256, state, nonce, openid email profile, the contract's redirect URI", async () => {
@@ -202,7 +211,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       });
       expect(response.headers['set-cookie']).toEqual([
         expect.stringMatching(
-          /^gatehouse_sso=[A-Za-z0-9_-]{43}; Path=\/v1\/console\/sso\/callback; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/,
+          /^gatehouse_sso=[A-Za-z0-9_-]{43}; Path=\/v1\/console; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/,
         ),
       ]);
       // The state and the binding are stored as hashes only; the nonce and verifier as the callback needs them.
@@ -251,14 +260,16 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       expect(back.searchParams.get('iss')).toBe(idp.issuer);
       const response = await callback(back, started.cookie, second);
       expect(response.headers['cache-control']).toBe('no-store');
+      // The same binding, kept for the 10 minutes of the link: the link is this browser's only.
       expect(response.headers['set-cookie']).toEqual([
-        'gatehouse_sso=; Path=/v1/console/sso/callback; Max-Age=0; HttpOnly; SameSite=Lax; Secure',
+        `${started.cookie}; Path=/v1/console; Max-Age=600; HttpOnly; SameSite=Lax; Secure`,
       ]);
       const code = linkCode(response);
       expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-      // The console trades the code as any link's: the same session token, the same sign-out.
+      // The console trades the code as any link's: the same session token, the same sign-out; the binding removed.
       const session = await trade(code).expect(200);
+      expect(session.headers['set-cookie']).toEqual([CLEARED]);
       expect(session.body).toMatchObject({
         token_type: 'Bearer',
         expires_in: 3600,
@@ -281,6 +292,49 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       await t.http().get('/v1/user-api-keys').set(bearer(token)).expect(401);
       // The link works once, like an administrator's.
       expect((await trade(code)).body).toEqual({ code: 'UNAUTHENTICATED', message: 'sign-in link already used' });
+    });
+
+    it("refuses the link in another browser than the one that signed in (login CSRF), leaving it to that browser's", async () => {
+      // An attacker signs in with their own account and sends the link they got to someone else.
+      const attacker = await start();
+      const code = linkCode(await callback(await atProvider(attacker, 'dana@acme.test'), attacker.cookie));
+      const before = await t.get(AuditService).list(member.organizationId, 1);
+      const refusal = {
+        status: 401,
+        body: {
+          code: 'UNAUTHENTICATED',
+          message: 'sign-in link belongs to another browser',
+        },
+        challenge: 'SignInLink realm="gatehouse"',
+        cookie: undefined,
+      };
+      const victim = await start();
+      // No cookie, another browser's binding (one that started a sign-in of its own), a forged one.
+      for (const browser of ['', victim.cookie, `gatehouse_sso=${randomBytes(32).toString('base64url')}`]) {
+        const response = await trade(code, browser);
+        expect({
+          status: response.status,
+          body: response.body,
+          challenge: response.headers['www-authenticate'],
+          cookie: response.headers['set-cookie'],
+        }).toEqual(refusal);
+      }
+      // Nobody signed in; each refusal is audited with its reason; the link is still unused.
+      const events = await t.get(AuditService).list(member.organizationId, 4);
+      expect(
+        events.slice(0, 3).map((event) => [event.action, event.reason, event.targetId, event.actorUserId]),
+      ).toEqual(Array(3).fill(['console.sign_in_refused', 'other_browser', member.userId, null]));
+      expect(events[3].id).toBe(before[0].id);
+      const [link] = await t
+        .get(DataSource)
+        .query('SELECT used_at FROM console_sign_in_links WHERE binding_hash IS NOT NULL ORDER BY created_at DESC');
+      expect(link).toEqual({ used_at: null });
+      // The browser that signed in still can, once.
+      expect((await trade(code).expect(200)).body.user_id).toBe(member.userId);
+      expect((await trade(code, victim.cookie)).body).toEqual({
+        code: 'UNAUTHENTICATED',
+        message: 'sign-in link already used',
+      });
     });
 
     it('refuses a replayed callback (the same state) and a replayed code, creating nothing', async () => {

@@ -10,6 +10,7 @@ import { TrustedIssuersService } from '../../src/federation/trusted-issuers.serv
 import { TrustedIssuers1765310000000 } from '../../src/database/migrations/1765310000000-trusted-issuers';
 import { ConsoleSingleSignOn1765530000000 } from '../../src/database/migrations/1765530000000-console-single-sign-on';
 import { OnePeopleIssuerPerOrganization1765710000000 } from '../../src/database/migrations/1765710000000-one-people-issuer-per-organization';
+import { TrustedIssuerAllowedOrigins1765851000000 } from '../../src/database/migrations/1765851000000-trusted-issuer-allowed-origins';
 import { UnitOfWork } from '../../src/database/unit-of-work';
 import { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersRepository } from '../../src/federation/trusted-issuers.repository';
@@ -98,6 +99,7 @@ describe('admin CLI: trusted-issuer', () => {
         client_id: null,
         email_domains: [],
         jit_role: null,
+        allowed_origins: [],
         created_at: expect.stringMatching(ISO_MS),
       },
     });
@@ -110,6 +112,7 @@ describe('admin CLI: trusted-issuer', () => {
       'client_id',
       'email_domains',
       'jit_role',
+      'allowed_origins',
       'created_at',
     ]);
     expect(await listed('fed-acme')).toStrictEqual([added.trusted_issuer]);
@@ -165,6 +168,7 @@ describe('admin CLI: trusted-issuer', () => {
       client_id: idp.people.clientId,
       email_domains: ['example.com', 'people.example'],
       jit_role: 'member',
+      allowed_origins: [],
       created_at: expect.stringMatching(ISO_MS),
     });
     expect(await rowCount()).toBe(before + 1);
@@ -462,15 +466,18 @@ describe('admin CLI: trusted-issuer', () => {
     try {
       // console_sso_requests refers to trusted_issuers: down first, up again last (PostgreSQL enforces it). The index of
       // one people issuer per organization goes first and comes back last.
+      const allowedOrigins = new TrustedIssuerAllowedOrigins1765851000000();
       const onePeople = new OnePeopleIssuerPerOrganization1765710000000();
       const dependent = new ConsoleSingleSignOn1765530000000();
       const migration = new TrustedIssuers1765310000000();
+      await allowedOrigins.down(runner);
       await onePeople.down(runner);
       await dependent.down(runner);
       await migration.down(runner);
       await migration.up(runner);
       await dependent.up(runner);
       await onePeople.up(runner);
+      await allowedOrigins.up(runner);
     } finally {
       await runner.release();
     }
@@ -489,6 +496,7 @@ describe('admin CLI: trusted-issuer', () => {
       '--client-secret <secret>',
       '--email-domain <domain>',
       '--jit-role <role>',
+      '--allow-origin <origin>',
     ]) {
       expect(add.stdout).toContain(flag);
     }

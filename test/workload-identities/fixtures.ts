@@ -63,6 +63,7 @@ export async function trustIssuer(
     clientSecretEncrypted: null,
     tokenEndpointAuth: kind === 'people' ? 'client_secret_basic' : null,
     emailDomains: [],
+    allowedOrigins: [],
     jitRole: null,
     createdAt: new Date(),
   });

@@ -28,6 +28,9 @@ const BY_MESSAGE: Record<string, string> = {
     'This sign-in link has expired: links are valid for 10 minutes. Ask an administrator for a new one.',
   'sign-in link invalid':
     'This sign-in link is not valid. Check that you opened the whole link, or ask an administrator for a new one.',
+  'sign-in link belongs to another browser':
+    'This sign-in link belongs to a single sign-on started in another browser, so it does not work here. If someone ' +
+    'sent it to you, do not use it: it would sign you in as them. Sign in yourself below.',
   'user not authenticated': 'Your session has ended. Sign in again with a new link.',
   'insufficient permissions': 'Your role does not allow this.',
   'route not found': 'This Gatehouse server does not offer this feature yet.',

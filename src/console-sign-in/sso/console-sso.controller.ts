@@ -19,7 +19,8 @@ interface Redirection {
 const CALLBACK_ANSWERS =
   'For the browser the identity provider sends back, with its `code` and `state` (or `error`) and the gatehouse_sso ' +
   'cookie. 302 to `<PUBLIC_BASE_URL>/console/sign-in#code=<code>`, a one-time sign-in link the console trades at ' +
-  'POST /v1/console/sessions. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, ' +
+  'POST /v1/console/sessions, in this browser only: the gatehouse_sso cookie is set again for the 10 minutes of the ' +
+  'link. A refusal is an HTML page (not JSON) with the status of its code: 400 (unknown, used, ' +
   'expired or foreign state, an answer at another redirect URI than its sign-in was started with, a missing or ' +
   "wrong `iss`, a refused code or ID token, the identity provider's error), 401 (no code and no state), 403 (no " +
   'access: no membership and no just-in-time role, an e-mail address that is missing, unverified or outside the ' +
@@ -128,9 +129,9 @@ export class ConsoleSsoController {
     return this.signedIn(signIn, response);
   }
 
-  /** The binding cookie removed, the person sent on to the one-time sign-in link the guard made. */
+  /** The person sent on to the one-time sign-in link the guard made, the binding cookie kept for the link's trade. */
   private signedIn(signIn: SsoSignIn, response: Response): Redirection {
-    response.setHeader('Set-Cookie', this.sso.clearedCookie);
+    response.setHeader('Set-Cookie', signIn.cookie);
     return { url: signIn.url, statusCode: 302 };
   }
 }

@@ -7,7 +7,9 @@ import { MetricsModule } from '../../metrics/metrics.module';
 import { ConsoleSignInModule } from '../console-sign-in.module';
 import { ConsoleSsoController } from './console-sso.controller';
 import { ConsoleSsoService } from './console-sso.service';
-import { defaultSsoFetch, SSO_FETCH, SsoClient } from './sso-client';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfiguration } from '../../config/configuration';
+import { SSO_FETCH, SsoClient, ssoFetch } from './sso-client';
 import { SsoIssuerMetadata } from './sso-issuer-metadata';
 import { SsoRequestsRepository } from './sso-requests.repository';
 import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from './sso-settings';
@@ -25,7 +27,12 @@ import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from './sso-settings';
     SsoClient,
     SsoIssuerMetadata,
     { provide: SSO_SETTINGS, useValue: DEFAULT_SSO_SETTINGS },
-    { provide: SSO_FETCH, useValue: defaultSsoFetch },
+    // Loopback answers only outside production (tests, local trials), as for webhooks.
+    {
+      provide: SSO_FETCH,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfiguration) => ssoFetch(!config.production),
+    },
   ],
 })
 export class ConsoleSsoModule {}

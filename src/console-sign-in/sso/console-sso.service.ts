@@ -12,12 +12,12 @@ import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../federation/trusted-issuers.service';
 import { IdentityService } from '../../identity/identity.service';
 import { Metrics } from '../../metrics/metrics';
-import { ConsoleSignInService } from '../console-sign-in.service';
+import { ConsoleSignInService, SIGN_IN_LINK_SECONDS } from '../console-sign-in.service';
 import { SsoClient } from './sso-client';
 import { SsoErrors } from './sso-errors';
 import { FederatedPeople, personEmail, PersonRefusal } from '../../federation/people';
 import { SsoRequestsRepository } from './sso-requests.repository';
-import { bindingCookie, clearedBindingCookie, isStale } from './sso-rules';
+import { bindingCookie, bindingCookieScope, isStale } from './sso-rules';
 import { SSO_SETTINGS, SsoSettings } from './sso-settings';
 
 /** Requests expired longer ago than this are deleted whenever a new one is made (their refusal says "expired" till then). */
@@ -45,9 +45,13 @@ export interface SsoCallback {
   binding?: string;
 }
 
-/** The callback's caller: the one-time sign-in link the browser is sent to, which the console trades as usual. */
+/**
+ * The callback's caller: the one-time sign-in link the browser is sent to, which the console trades as usual, and the
+ * binding cookie again, kept as long as the link lasts: the link is traded only with it.
+ */
 export interface SsoSignIn {
   url: string;
+  cookie: string;
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
@@ -69,7 +73,7 @@ export class ConsoleSsoService {
   private readonly logger = new Logger('ConsoleSso');
   /**
    * `<PUBLIC_BASE_URL>/v1/console/sso/callback`: the redirect URI shared by the people issuers that send RFC 9207's
-   * `iss`, and the binding cookie's path (it covers every organization's callback below it too).
+   * `iss`.
    */
   private readonly callbackBase: string;
   private readonly cookie: { path: string; secure: boolean };
@@ -88,8 +92,7 @@ export class ConsoleSsoService {
     @InjectConfig() config: AppConfiguration,
   ) {
     this.callbackBase = `${config.console.publicBaseUrl}/v1/console/sso/callback`;
-    const callback = new URL(this.callbackBase);
-    this.cookie = { path: callback.pathname, secure: callback.protocol === 'https:' };
+    this.cookie = bindingCookieScope(config.console.publicBaseUrl);
   }
 
   /**
@@ -110,11 +113,6 @@ export class ConsoleSsoService {
 
   private perOrganizationUri(organizationName: string): string {
     return `${this.callbackBase}/${encodeURIComponent(organizationName)}`;
-  }
-
-  /** `Set-Cookie` that removes the binding (the callback answers it, whatever the outcome). */
-  get clearedCookie(): string {
-    return clearedBindingCookie(this.cookie);
   }
 
   /**
@@ -193,7 +191,9 @@ export class ConsoleSsoService {
     const now = new Date();
     const stateHash = sha256(state);
     // No cookie: a hash no request has (a binding is 32 random bytes), so the state alone opens nothing.
-    const pending = await this.requests.consume(stateHash, sha256(callback.binding ?? ''), now);
+    const binding = callback.binding ?? '';
+    const bindingHash = sha256(binding);
+    const pending = await this.requests.consume(stateHash, bindingHash, now);
     if (pending === null) {
       const reason = await this.requests.unusableReason(stateHash, now);
       if (reason === 'used') throw SsoErrors.usedState();
@@ -246,8 +246,13 @@ export class ConsoleSsoService {
         ? SsoErrors.accessRemoved(person.email, organization.name)
         : SsoErrors.noAccess(person.email, organization.name);
     }
-    const link = await this.signIn.issueLink(organization.id, member.userId, `sso:${entry.id}`);
-    return { url: link.url };
+    // The link is bound to this browser as the sign-in was: someone who sends the link of their own sign-in to another
+    // person (login CSRF) signs no one in (docs/adr/0047-issuer-origins-and-bound-sso-links.md).
+    const link = await this.signIn.issueLink(organization.id, member.userId, `sso:${entry.id}`, { bindingHash });
+    return {
+      url: link.url,
+      cookie: bindingCookie(binding, { ...this.cookie, maxAgeSeconds: SIGN_IN_LINK_SECONDS }),
+    };
   }
 
   /**

@@ -17,9 +17,9 @@ import {
 import { AppError } from '../../common/errors';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
-import { describeFetchError } from '../../federation/bounded-fetch';
+import { describeFetchError, pinnedFetch } from '../../federation/bounded-fetch';
 import { DiscoveryError, IssuerMetadata } from '../../federation/issuer-discovery';
-import { insecureUrlProblem } from '../../federation/issuer-url';
+import { endpointProblem } from '../../federation/issuer-url';
 import { ALLOWED_ALGORITHMS } from '../../federation/subject-token-rules';
 import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { SsoErrors } from './sso-errors';
@@ -35,47 +35,37 @@ export const SSO_FETCH = Symbol('SSO_FETCH');
 /** A token response is a few kilobytes; a provider that sends without end is cut off here. */
 const MAX_TOKEN_RESPONSE_BYTES = 256 * 1024;
 
-/** `fetch` with the answer's body read whole, up to `maxBytes` (more rejects), status and headers kept. */
-export function boundedFetch(maxBytes: number): CustomFetch {
-  return async (url, options) => {
-    // openid-client's body is one fetch takes (lib.dom's and undici's typings of BodyInit differ on Uint8Array).
-    const body: unknown = options.body;
-    const response = await fetch(url, { ...options, body: body as RequestInit['body'] });
-    if (Number(response.headers.get('content-length') ?? '0') > maxBytes) {
-      await response.body?.cancel();
-      throw new Error(`the answer is larger than ${maxBytes} bytes`);
-    }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    if (response.body !== null) {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        size += chunk.byteLength;
-        if (size > maxBytes) throw new Error(`the answer is larger than ${maxBytes} bytes`);
-        chunks.push(chunk);
-      }
-    }
-    return new Response(response.status === 204 ? null : Buffer.concat(chunks), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  };
+/**
+ * The fetch of the token endpoint: federation's, held to the outbound address rules (loopback only where
+ * `allowLoopback`, outside production) and connected to the address it checked, the answer read whole up to 256 KiB.
+ */
+export function ssoFetch(allowLoopback: boolean): CustomFetch {
+  return (url, options) =>
+    pinnedFetch(
+      url,
+      { method: options.method, headers: options.headers, body: options.body, signal: options.signal },
+      { allowLoopback, maxBytes: MAX_TOKEN_RESPONSE_BYTES },
+    );
 }
-
-export const defaultSsoFetch: CustomFetch = boundedFetch(MAX_TOKEN_RESPONSE_BYTES);
 
 /**
  * openid-client's view of the issuer, from federation's discovery: its endpoints (https, or http on a loopback host
- * outside production, as the issuer itself), and of the ID token algorithms it announces only those Gatehouse accepts,
- * so that openid-client refuses an ID token signed with any other (RFC 8725: never `none`, never HS*).
+ * outside production, as the issuer itself; on the issuer's origin or one of `allowedOrigins`), and of the ID token
+ * algorithms it announces only those Gatehouse accepts, so that openid-client refuses an ID token signed with any
+ * other (RFC 8725: never `none`, never HS*).
  */
-export function serverMetadata(metadata: IssuerMetadata, production: boolean, requireIss = false): ServerMetadata {
+export function serverMetadata(
+  metadata: IssuerMetadata,
+  production: boolean,
+  requireIss = false,
+  allowedOrigins: readonly string[] = [],
+): ServerMetadata {
   const { authorizationEndpoint, tokenEndpoint } = metadata;
   if (authorizationEndpoint === undefined || tokenEndpoint === undefined) {
     throw SsoErrors.unavailable(`${metadata.documentUrl} names no authorization_endpoint or token_endpoint`);
   }
   for (const endpoint of [authorizationEndpoint, tokenEndpoint]) {
-    const problem = insecureUrlProblem(endpoint, production);
+    const problem = endpointProblem(endpoint, metadata.issuer, { production, allowedOrigins });
     if (problem !== null) throw SsoErrors.unavailable(`the endpoint ${endpoint} ${problem}`);
   }
   const announced = metadata.idTokenSigningAlgs ?? [...ALLOWED_ALGORITHMS];
@@ -172,7 +162,7 @@ export class SsoClient {
 
   private async issuerMetadata(entry: TrustedIssuer): Promise<IssuerMetadata> {
     try {
-      return await this.metadata.of(entry.issuer);
+      return await this.metadata.of(entry);
     } catch (error) {
       if (error instanceof DiscoveryError) throw SsoErrors.unavailable(error.message);
       throw error;
@@ -185,7 +175,7 @@ export class SsoClient {
     requireIss = false,
   ): Promise<{ configuration: Configuration; transport: { failure?: string } }> {
     const metadata = await this.issuerMetadata(entry);
-    const server = serverMetadata(metadata, this.config.production, requireIss);
+    const server = serverMetadata(metadata, this.config.production, requireIss, entry.allowedOrigins);
     const authentication =
       entry.tokenEndpointAuth === 'client_secret_post'
         ? ClientSecretPost(clientSecret)

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
-import { discoverIssuer, IssuerMetadata } from '../../federation/issuer-discovery';
+import { discoverIssuer, DiscoveryError, IssuerMetadata, metadataProblem } from '../../federation/issuer-discovery';
+import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { SSO_SETTINGS, SsoSettings } from './sso-settings';
 
 interface KnownMetadata {
@@ -31,11 +32,15 @@ export class SsoIssuerMetadata {
     @Inject(SSO_SETTINGS) private readonly settings: SsoSettings,
   ) {}
 
-  async of(issuer: string): Promise<IssuerMetadata> {
-    const known = this.known.get(issuer);
+  /** The document of the entry's issuer, its endpoints on the issuer's origin or one the entry allows. */
+  async of(entry: Pick<TrustedIssuer, 'issuer' | 'allowedOrigins'>): Promise<IssuerMetadata> {
+    const { issuer } = entry;
+    const allowedOrigins = [...new Set(entry.allowedOrigins)].sort();
+    const key = JSON.stringify([issuer, allowedOrigins]);
+    const known = this.known.get(key);
     if (known !== undefined && Date.now() < known.refreshAt) return known.metadata;
     try {
-      return await this.discover(issuer);
+      return await this.discover(key, issuer, allowedOrigins);
     } catch (error) {
       if (known === undefined) throw error;
       known.refreshAt = Date.now() + RETRY_AFTER_FAILURE_MS;
@@ -47,16 +52,20 @@ export class SsoIssuerMetadata {
     }
   }
 
-  private discover(issuer: string): Promise<IssuerMetadata> {
-    let pending = this.discovering.get(issuer);
+  private discover(key: string, issuer: string, allowedOrigins: string[]): Promise<IssuerMetadata> {
+    let pending = this.discovering.get(key);
     if (pending === undefined) {
-      pending = discoverIssuer(issuer, { production: this.config.production, timeoutMs: this.settings.httpTimeoutMs })
+      const options = { production: this.config.production, timeoutMs: this.settings.httpTimeoutMs, allowedOrigins };
+      pending = discoverIssuer(issuer, options)
         .then((metadata) => {
-          this.known.set(issuer, { metadata, refreshAt: Date.now() + this.settings.metadataMaxAgeMs });
+          // Endpoints moved to another origin are refused as the document would be: the last one stays in use.
+          const problem = metadataProblem(metadata, 'people', null, options);
+          if (problem !== null) throw new DiscoveryError(problem);
+          this.known.set(key, { metadata, refreshAt: Date.now() + this.settings.metadataMaxAgeMs });
           return metadata;
         })
-        .finally(() => this.discovering.delete(issuer));
-      this.discovering.set(issuer, pending);
+        .finally(() => this.discovering.delete(key));
+      this.discovering.set(key, pending);
     }
     return pending;
   }

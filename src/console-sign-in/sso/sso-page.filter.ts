@@ -6,7 +6,7 @@ import { toAppError } from '../../common/exception.filter';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
 import { StateUntouched } from './sso-errors';
-import { clearedBindingCookie } from './sso-rules';
+import { bindingCookieScope, clearedBindingCookie } from './sso-rules';
 
 const TITLES: Record<ErrorCode, string> = {
   [ErrorCode.INVALID_ARGUMENT]: 'Single sign-on did not complete',
@@ -55,8 +55,7 @@ export class SsoPageFilter implements ExceptionFilter {
 
   constructor(@InjectConfig() config: AppConfiguration) {
     this.signInUrl = `${config.console.publicBaseUrl}/console/sign-in`;
-    const callback = new URL(`${config.console.publicBaseUrl}/v1/console/sso/callback`);
-    this.cookie = clearedBindingCookie({ path: callback.pathname, secure: callback.protocol === 'https:' });
+    this.cookie = clearedBindingCookie(bindingCookieScope(config.console.publicBaseUrl));
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {

@@ -110,13 +110,26 @@ describe('console single sign-on rules', () => {
 
     it('refuses endpoints that are not https (http on a loopback host outside production only)', () => {
       const local = { ...metadata, tokenEndpoint: 'http://127.0.0.1:8080/token' };
-      expect(serverMetadata(local, false).token_endpoint).toBe('http://127.0.0.1:8080/token');
-      expect(() => serverMetadata(local, true)).toThrow(/http:\/\/127\.0\.0\.1:8080\/token is http/);
+      const allowed = ['http://127.0.0.1:8080'];
+      expect(serverMetadata(local, false, false, allowed).token_endpoint).toBe('http://127.0.0.1:8080/token');
+      expect(() => serverMetadata(local, true, false, allowed)).toThrow(/http:\/\/127\.0\.0\.1:8080\/token is http/);
       expect(() =>
         serverMetadata({ ...metadata, authorizationEndpoint: 'http://login.example.com/auth' }, false),
       ).toThrow(/not https/);
       expect(() => serverMetadata({ ...metadata, tokenEndpoint: undefined }, false)).toThrow(
         /no authorization_endpoint/,
+      );
+    });
+
+    it("refuses endpoints on another origin than the issuer's, unless the entry allows it", () => {
+      const moved = { ...metadata, tokenEndpoint: 'https://oauth2.example.net/token' };
+      expect(() => serverMetadata(moved, true)).toThrow(
+        "the endpoint https://oauth2.example.net/token is on https://oauth2.example.net, not the issuer's origin " +
+          'https://login.example.com; if the issuer does serve it there, trust the issuer with --allow-origin ' +
+          'https://oauth2.example.net',
+      );
+      expect(serverMetadata(moved, true, false, ['https://oauth2.example.net']).token_endpoint).toBe(
+        'https://oauth2.example.net/token',
       );
     });
   });

@@ -12,8 +12,20 @@ export function isStale(iat: number, now: number): boolean {
   return iat < now - MAX_ID_TOKEN_AGE_SECONDS;
 }
 
-/** The cookie that binds a started sign-in to the browser that started it (login CSRF, RFC 9700 section 4.7). */
+/**
+ * The cookie that binds a started sign-in, and the one-time link it ends with, to the browser that started it (login
+ * CSRF, RFC 9700 section 4.7): the callback and POST /v1/console/sessions both require it.
+ */
 export const BINDING_COOKIE = 'gatehouse_sso';
+
+/**
+ * Where the binding cookie is sent: `<PUBLIC_BASE_URL>/v1/console`, which covers the callbacks and POST
+ * /v1/console/sessions (and no page of the console); Secure when PUBLIC_BASE_URL is https.
+ */
+export function bindingCookieScope(publicBaseUrl: string): { path: string; secure: boolean } {
+  const url = new URL(`${publicBaseUrl}/v1/console`);
+  return { path: url.pathname, secure: url.protocol === 'https:' };
+}
 
 /** `Set-Cookie` of the binding: HttpOnly, SameSite=Lax (sent on the identity provider's redirect back), Secure on https. */
 export function bindingCookie(
@@ -30,7 +42,7 @@ export function bindingCookie(
   ].join('; ');
 }
 
-/** `Set-Cookie` that removes the binding once the callback has used it (or refused it). */
+/** `Set-Cookie` that removes the binding once the callback has refused it, or its link was traded. */
 export function clearedBindingCookie(options: { path: string; secure: boolean }): string {
   return bindingCookie('', { ...options, maxAgeSeconds: 0 });
 }

@@ -1,9 +1,11 @@
-import { isIP } from 'node:net';
+import { lookup as resolve } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 
 /**
- * Which addresses a webhook may be sent to (docs/adr/0037-signed-webhooks.md#ssrf): public unicast only; outside
- * production loopback too, so that tests and local trials can receive on this machine. IPv4-mapped, IPv4-compatible,
- * NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address they carry.
+ * Which addresses Gatehouse connects to on the word of someone else (docs/adr/0037-signed-webhooks.md#ssrf): a
+ * webhook's URL, a trusted issuer's discovery document, key set and token endpoint (docs/federation.md#discovery).
+ * Public unicast only; outside production loopback too, so that tests and local trials can answer on this machine.
+ * IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address they carry.
  */
 export type AddressKind = 'public' | 'unspecified' | 'loopback' | 'private' | 'link-local' | 'multicast' | 'reserved';
 
@@ -99,8 +101,53 @@ export function addressKind(address: string): AddressKind | undefined {
   }
 }
 
-/** Whether a webhook may be sent to this address: public, or loopback where `allowLoopback` (outside production). */
-export function mayDeliverTo(address: string, allowLoopback: boolean): boolean {
+/** Whether Gatehouse may connect to this address: public, or loopback where `allowLoopback` (outside production). */
+export function mayConnectTo(address: string, allowLoopback: boolean): boolean {
   const kind = addressKind(address);
   return kind === 'public' || (allowLoopback && kind === 'loopback');
+}
+
+/** `localhost` and its subdomains always mean this machine (RFC 6761). */
+function isLocalhostName(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost');
+}
+
+/**
+ * Why Gatehouse may not call `url`, before any look-up: `not_https` (http only to loopback, outside production), or
+ * `address` (an IP literal, or `localhost`, that the connection would refuse anyway); null when it may be tried. A
+ * host name is resolved and checked when connecting ({@link guardedLookup}).
+ */
+export function outboundUrlProblem(url: URL, production: boolean): 'not_https' | 'address' | null {
+  const kind = isLocalhostName(url.hostname) ? 'loopback' : addressKind(url.hostname);
+  const loopback = kind === 'loopback';
+  if (url.protocol === 'http:' && (production || !loopback)) return 'not_https';
+  if (kind !== undefined && kind !== 'public' && (production || !loopback)) return 'address';
+  return null;
+}
+
+/** Every address a host name resolved to that may not be called (docs/adr/0037-signed-webhooks.md#ssrf). */
+export class AddressRefused extends Error {
+  readonly code = 'EADDRREFUSED';
+  constructor() {
+    super('address not allowed');
+    this.name = 'AddressRefused';
+  }
+}
+
+/**
+ * A `lookup` for node:http(s): the name is resolved once, refused when any of its addresses may not be called, and the
+ * socket connects to the addresses checked here; nothing resolves the name a second time, so a DNS answer that
+ * changes between the check and the connection (rebinding) cannot reach a refused address.
+ */
+export function guardedLookup(allowLoopback: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
+      if (error !== null) return callback(error, '', 0);
+      if (addresses.length === 0 || addresses.some(({ address }) => !mayConnectTo(address, allowLoopback))) {
+        return callback(new AddressRefused(), '', 0);
+      }
+      if (options.all === true) return callback(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
 }

@@ -1,6 +1,6 @@
-import { addressKind, AddressKind, ipv6Bytes, mayDeliverTo } from './address-rules';
+import { addressKind, AddressKind, ipv6Bytes, mayConnectTo } from './address-rules';
 
-describe('webhook address rules', () => {
+describe('outbound address rules', () => {
   const cases: Array<[string, AddressKind]> = [
     // IPv4: every range that is not public unicast, at its edges.
     ['0.0.0.0', 'unspecified'],
@@ -96,15 +96,15 @@ describe('webhook address rules', () => {
   });
 
   it('allows public addresses, and loopback only outside production', () => {
-    expect(mayDeliverTo('8.8.8.8', false)).toBe(true);
-    expect(mayDeliverTo('2606:4700:4700::1111', false)).toBe(true);
-    expect(mayDeliverTo('127.0.0.1', false)).toBe(false);
-    expect(mayDeliverTo('127.0.0.1', true)).toBe(true);
-    expect(mayDeliverTo('::1', true)).toBe(true);
-    expect(mayDeliverTo('::ffff:127.0.0.1', true)).toBe(true);
+    expect(mayConnectTo('8.8.8.8', false)).toBe(true);
+    expect(mayConnectTo('2606:4700:4700::1111', false)).toBe(true);
+    expect(mayConnectTo('127.0.0.1', false)).toBe(false);
+    expect(mayConnectTo('127.0.0.1', true)).toBe(true);
+    expect(mayConnectTo('::1', true)).toBe(true);
+    expect(mayConnectTo('::ffff:127.0.0.1', true)).toBe(true);
     for (const address of ['10.0.0.1', '169.254.169.254', '0.0.0.0', '::', 'fe80::1', 'ff02::1', '::ffff:10.0.0.1']) {
-      expect(mayDeliverTo(address, true)).toBe(false);
+      expect(mayConnectTo(address, true)).toBe(false);
     }
-    expect(mayDeliverTo('example.com', true)).toBe(false);
+    expect(mayConnectTo('example.com', true)).toBe(false);
   });
 });
