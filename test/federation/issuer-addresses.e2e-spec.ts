@@ -253,8 +253,9 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
     let admin: TestUser;
     let provider: FakeIssuer;
     let audience: string;
+    let identityId: string;
     const exchange = (app: TestApp, token: string) =>
-      app.http().post('/oauth/token').type('form').send(workloadForm(token));
+      app.http().post('/oauth/token').type('form').send(workloadForm(token, { client_id: identityId }));
 
     beforeAll(async () => {
       admin = await t.user({ org: 'origins-runtime', role: 'admin' });
@@ -263,12 +264,13 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
         .get(TrustedIssuersService)
         .add({ organization: 'origins-runtime', issuer: provider.issuer, kind: 'workloads', emailDomains: [] });
       audience = entry.audience;
-      await t
+      const created = await t
         .http()
         .post('/v1/workload-identities')
         .set(bearer(admin.token))
         .send({ label: 'deploy', trusted_issuer_id: entry.id, subject: 'deploy', scopes: ['api_keys:read'] })
         .expect(201);
+      identityId = created.body.workload_identity.id;
     });
 
     it('keeps the last key set, as when the provider is down, when the document moves it to another origin; never fetches there', async () => {
