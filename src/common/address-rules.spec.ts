@@ -1,4 +1,5 @@
-import { addressKind, AddressKind, ipv6Bytes, mayConnectTo } from './address-rules';
+import { addressKind, AddressKind, ipv6Bytes, mayConnectTo, outboundUrlProblem } from './address-rules';
+import { AddressList, parseCidr } from './cidr';
 
 describe('outbound address rules', () => {
   const cases: Array<[string, AddressKind]> = [
@@ -106,5 +107,24 @@ describe('outbound address rules', () => {
       expect(mayConnectTo(address, true)).toBe(false);
     }
     expect(mayConnectTo('example.com', true)).toBe(false);
+  });
+
+  it('allows a private address only in the private networks an operator named, never loopback or link-local', () => {
+    const networks = new AddressList([parseCidr('10.20.0.0/16')!, parseCidr('fd00:1::/64')!]);
+    const everything = new AddressList([parseCidr('0.0.0.0/0')!, parseCidr('::/0')!]);
+    expect(mayConnectTo('10.20.3.4', false, networks)).toBe(true);
+    expect(mayConnectTo('fd00:1::5', false, networks)).toBe(true);
+    expect(mayConnectTo('[fd00:1::5]', false, networks)).toBe(true);
+    expect(mayConnectTo('10.21.0.1', false, networks)).toBe(false);
+    expect(mayConnectTo('10.21.0.1', false)).toBe(false);
+    // 0.0.0.0/0 in the list admits no loopback, link-local (cloud metadata) or reserved address.
+    for (const address of ['127.0.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', 'fe80::1', '::1']) {
+      expect(mayConnectTo(address, false, everything)).toBe(false);
+    }
+    const url = (text: string) => outboundUrlProblem(new URL(text), true, networks);
+    expect(url('https://10.20.0.9/realms/acme')).toBeNull();
+    expect(url('https://[fd00:1::9]/realms/acme')).toBeNull();
+    expect(url('https://10.99.0.9/realms/acme')).toBe('address');
+    expect(url('http://10.20.0.9/realms/acme')).toBe('not_https');
   });
 });

@@ -101,10 +101,26 @@ export function addressKind(address: string): AddressKind | undefined {
   }
 }
 
-/** Whether Gatehouse may connect to this address: public, or loopback where `allowLoopback` (outside production). */
-export function mayConnectTo(address: string, allowLoopback: boolean): boolean {
+/**
+ * The private networks an operator lets Gatehouse call for one purpose (an identity provider on the company's network,
+ * IDENTITY_PROVIDER_NETWORKS): an address in them that is `private` may be called; loopback, link-local (cloud
+ * metadata), multicast and reserved addresses stay refused whatever the list says.
+ */
+export interface PrivateNetworks {
+  allows(address: string): boolean;
+}
+
+/**
+ * Whether Gatehouse may connect to this address: public, loopback where `allowLoopback` (outside production), or
+ * private and in `privateNetworks`.
+ */
+export function mayConnectTo(address: string, allowLoopback: boolean, privateNetworks?: PrivateNetworks): boolean {
   const kind = addressKind(address);
-  return kind === 'public' || (allowLoopback && kind === 'loopback');
+  return (
+    kind === 'public' ||
+    (allowLoopback && kind === 'loopback') ||
+    (kind === 'private' && privateNetworks !== undefined && privateNetworks.allows(address.replace(/^\[|\]$/g, '')))
+  );
 }
 
 /** `localhost` and its subdomains always mean this machine (RFC 6761). */
@@ -117,10 +133,15 @@ function isLocalhostName(hostname: string): boolean {
  * `address` (an IP literal, or `localhost`, that the connection would refuse anyway); null when it may be tried. A
  * host name is resolved and checked when connecting ({@link guardedLookup}).
  */
-export function outboundUrlProblem(url: URL, production: boolean): 'not_https' | 'address' | null {
+export function outboundUrlProblem(
+  url: URL,
+  production: boolean,
+  privateNetworks?: PrivateNetworks,
+): 'not_https' | 'address' | null {
   const kind = isLocalhostName(url.hostname) ? 'loopback' : addressKind(url.hostname);
   const loopback = kind === 'loopback';
   if (url.protocol === 'http:' && (production || !loopback)) return 'not_https';
+  if (kind === 'private' && privateNetworks?.allows(url.hostname.replace(/^\[|\]$/g, '')) === true) return null;
   if (kind !== undefined && kind !== 'public' && (production || !loopback)) return 'address';
   return null;
 }
@@ -139,11 +160,14 @@ export class AddressRefused extends Error {
  * socket connects to the addresses checked here; nothing resolves the name a second time, so a DNS answer that
  * changes between the check and the connection (rebinding) cannot reach a refused address.
  */
-export function guardedLookup(allowLoopback: boolean): LookupFunction {
+export function guardedLookup(allowLoopback: boolean, privateNetworks?: PrivateNetworks): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
       if (error !== null) return callback(error, '', 0);
-      if (addresses.length === 0 || addresses.some(({ address }) => !mayConnectTo(address, allowLoopback))) {
+      if (
+        addresses.length === 0 ||
+        addresses.some(({ address }) => !mayConnectTo(address, allowLoopback, privateNetworks))
+      ) {
         return callback(new AddressRefused(), '', 0);
       }
       if (options.all === true) return callback(null, addresses);

@@ -147,6 +147,33 @@ describe('loadConfiguration', () => {
       }
     });
 
+    it('calls identity providers on no private network unless IDENTITY_PROVIDER_NETWORKS names it, and only private ones', () => {
+      expect(loadConfiguration({}).identityProviderNetworks.allows('10.0.0.1')).toBe(false);
+      const networks = loadConfiguration({
+        IDENTITY_PROVIDER_NETWORKS: '10.20.0.0/16, fd00:1::/64',
+      }).identityProviderNetworks;
+      expect([networks.allows('10.20.1.1'), networks.allows('fd00:1::1'), networks.allows('10.21.1.1')]).toEqual([
+        true,
+        true,
+        false,
+      ]);
+      expect(problems({ IDENTITY_PROVIDER_NETWORKS: '10.20.0.0/33' })).toEqual([
+        'IDENTITY_PROVIDER_NETWORKS: 10.20.0.0/33 is not a CIDR (e.g. 10.20.0.0/16)',
+      ]);
+      for (const outside of [
+        '0.0.0.0/0',
+        '169.254.0.0/16',
+        '127.0.0.0/8',
+        '8.8.8.0/24',
+        '10.0.0.0/7',
+        '172.16.0.0/11',
+      ]) {
+        expect(problems({ IDENTITY_PROVIDER_NETWORKS: outside })).toEqual([
+          `IDENTITY_PROVIDER_NETWORKS: ${outside} is not within a private range (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7)`,
+        ]);
+      }
+    });
+
     it('lets gateways cache an allowed forward-auth answer 1 s by default, 0 to 5 s', () => {
       expect(loadConfiguration({}).forwardAuthCacheSeconds).toBe(1);
       expect(loadConfiguration({ FORWARD_AUTH_CACHE_SECONDS: '0' }).forwardAuthCacheSeconds).toBe(0);

@@ -1,8 +1,16 @@
 import { resolve } from 'node:path';
+import type { AddressList } from '../common/cidr';
 import { ConfigurationError, Environment, Reader } from './reader';
 import { DatabaseConfig, parseDatabase } from './sections/database';
 import { parseMonitoringApiBaseUrl } from './sections/integrations';
-import { NetworkSettings, parseIssuer, parseMetrics, parseNetwork, parsePublicBaseUrl } from './sections/network';
+import {
+  NetworkSettings,
+  parseIdentityProviderNetworks,
+  parseIssuer,
+  parseMetrics,
+  parseNetwork,
+  parsePublicBaseUrl,
+} from './sections/network';
 import { parseSecrets } from './sections/secrets';
 import { parseWebhooks, WebhookSettings } from './sections/webhooks';
 
@@ -23,6 +31,11 @@ export interface AppConfiguration {
   database: DatabaseConfig;
   bodyLimitBytes: number;
   trustProxy: NetworkSettings['trustProxy'];
+  /**
+   * Private networks where trusted issuers (identity providers) may be called: an on-premises provider
+   * (IDENTITY_PROVIDER_NETWORKS; docs/federation.md#where-gatehouse-connects). Empty: public addresses only.
+   */
+  identityProviderNetworks: AddressList;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   apiKeys: {
     environment: string;
@@ -100,6 +113,7 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
     trustProxy: network.trustProxy,
+    identityProviderNetworks: parseIdentityProviderNetworks(r),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     apiKeys: {
       environment: secrets.apiKeyEnvironment,

@@ -1,6 +1,6 @@
 import { IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { AddressRefused, addressKind, guardedLookup, mayConnectTo } from '../common/address-rules';
+import { AddressRefused, addressKind, guardedLookup, mayConnectTo, PrivateNetworks } from '../common/address-rules';
 
 /**
  * What Gatehouse fetches from identity providers (discovery documents, key sets, token endpoints): with a deadline and
@@ -23,6 +23,8 @@ export interface PinnedRequest {
 export interface PinnedFetchOptions {
   /** Loopback addresses may be called (outside production); private, link-local and the rest never. */
   allowLoopback: boolean;
+  /** Private networks the operator allowed for identity providers (IDENTITY_PROVIDER_NETWORKS). */
+  privateNetworks?: PrivateNetworks;
   /** At most this much of the answer is read; more rejects with FetchProblem. */
   maxBytes: number;
 }
@@ -40,7 +42,10 @@ export function pinnedFetch(url: string | URL, init: PinnedRequest, options: Pin
     return Promise.reject(new TypeError('fetch failed', { cause: new Error(`${target.protocol} is not http(s)`) }));
   }
   // An IP address in the URL is connected to without a look-up: it is checked here.
-  if (addressKind(target.hostname) !== undefined && !mayConnectTo(target.hostname, options.allowLoopback)) {
+  if (
+    addressKind(target.hostname) !== undefined &&
+    !mayConnectTo(target.hostname, options.allowLoopback, options.privateNetworks)
+  ) {
     return Promise.reject(new TypeError('fetch failed', { cause: new AddressRefused() }));
   }
   const body = requestBody(init.body);
@@ -57,7 +62,7 @@ export function pinnedFetch(url: string | URL, init: PinnedRequest, options: Pin
     method: init.method ?? 'GET',
     headers,
     agent: false,
-    lookup: guardedLookup(options.allowLoopback),
+    lookup: guardedLookup(options.allowLoopback, options.privateNetworks),
     signal: init.signal ?? undefined,
   };
   return new Promise<Response>((resolve, reject) => {
@@ -138,14 +143,20 @@ export interface BoundedAnswer {
 /** GET, redirects not followed: an issuer's documents are at the addresses it publishes. */
 export async function fetchBounded(
   url: string,
-  options: { timeoutMs: number; maxBytes: number; accept: string; allowLoopback: boolean },
+  options: {
+    timeoutMs: number;
+    maxBytes: number;
+    accept: string;
+    allowLoopback: boolean;
+    privateNetworks?: PrivateNetworks;
+  },
 ): Promise<BoundedAnswer> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
     const response = await pinnedFetch(
       url,
       { headers: { accept: options.accept }, signal },
-      { allowLoopback: options.allowLoopback, maxBytes: options.maxBytes },
+      { allowLoopback: options.allowLoopback, privateNetworks: options.privateNetworks, maxBytes: options.maxBytes },
     );
     if (response.status !== 200) return { status: response.status, body: Buffer.alloc(0) };
     return { status: 200, body: Buffer.from(await response.arrayBuffer()) };
@@ -155,12 +166,12 @@ export async function fetchBounded(
 }
 
 /** A fetch for jose's createRemoteJWKSet (its [customFetch]): jose's deadline and redirect rule, with a size bound. */
-export function boundedJwksFetch(maxBytes: number, allowLoopback: boolean) {
+export function boundedJwksFetch(maxBytes: number, allowLoopback: boolean, privateNetworks?: PrivateNetworks) {
   return async (
     url: string,
     init: { headers: Headers; method: 'GET'; redirect: 'manual'; signal: AbortSignal },
   ): Promise<Response> => {
-    const response = await pinnedFetch(url, init, { allowLoopback, maxBytes });
+    const response = await pinnedFetch(url, init, { allowLoopback, privateNetworks, maxBytes });
     return response.status === 200 ? response : new Response(null, { status: response.status });
   };
 }

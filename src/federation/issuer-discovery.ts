@@ -1,3 +1,4 @@
+import { PrivateNetworks } from '../common/address-rules';
 import { describeFetchError, fetchBounded } from './bounded-fetch';
 import { endpointProblem, insecureUrlProblem } from './issuer-url';
 import type { IssuerKind, TokenEndpointAuthMethod } from './trusted-issuer.entity';
@@ -26,6 +27,8 @@ export interface DiscoveryOptions {
   timeoutMs: number;
   /** The origins besides the issuer's own where its key set and endpoints may be (`--allow-origin`). */
   allowedOrigins: readonly string[];
+  /** Private networks identity providers may be on (IDENTITY_PROVIDER_NETWORKS). */
+  privateNetworks?: PrivateNetworks;
 }
 
 /** Why an issuer cannot be used, naming the URL and the cause (the CLI prints it; exit 2). */
@@ -49,7 +52,7 @@ export function discoveryUrls(issuer: string): string[] {
 
 /** Fetches and checks the issuer's metadata: its `issuer` must equal `issuer` exactly. Rejects with DiscoveryError. */
 export async function discoverIssuer(issuer: string, options: DiscoveryOptions): Promise<IssuerMetadata> {
-  const schemeProblem = insecureUrlProblem(issuer, options.production);
+  const schemeProblem = insecureUrlProblem(issuer, options.production, options.privateNetworks);
   if (schemeProblem !== null) throw new DiscoveryError(`the issuer ${issuer} ${schemeProblem}`);
   const answers: string[] = [];
   for (const documentUrl of discoveryUrls(issuer)) {
@@ -60,6 +63,7 @@ export async function discoverIssuer(issuer: string, options: DiscoveryOptions):
         maxBytes: MAX_DOCUMENT_BYTES,
         accept: 'application/json',
         allowLoopback: !options.production,
+        privateNetworks: options.privateNetworks,
       });
     } catch (error) {
       throw new DiscoveryError(`cannot fetch ${documentUrl}: ${describeFetchError(error, options.timeoutMs)}`);
@@ -125,7 +129,7 @@ export function metadataProblem(
   metadata: IssuerMetadata,
   kind: IssuerKind,
   tokenEndpointAuth: TokenEndpointAuthMethod | null,
-  options: Pick<DiscoveryOptions, 'production' | 'allowedOrigins'>,
+  options: Pick<DiscoveryOptions, 'production' | 'allowedOrigins' | 'privateNetworks'>,
 ): string | null {
   if (kind === 'workloads') return null;
   const where = `the discovery document at ${metadata.documentUrl}`;

@@ -79,6 +79,7 @@ export class IssuerKeys {
       production: this.config.production,
       timeoutMs: this.timings.httpTimeoutMs,
       allowedOrigins,
+      privateNetworks: this.config.identityProviderNetworks,
     });
     const previous = this.known.get(key);
     const keys =
@@ -95,7 +96,7 @@ export class IssuerKeys {
       timeoutDuration: this.timings.httpTimeoutMs,
       cooldownDuration: this.timings.jwksCooldownMs,
       cacheMaxAge: this.timings.jwksMaxAgeMs,
-      [customFetch]: boundedJwksFetch(MAX_JWKS_BYTES, !this.config.production),
+      [customFetch]: boundedJwksFetch(MAX_JWKS_BYTES, !this.config.production, this.config.identityProviderNetworks),
     });
     return async (header, token) => {
       try {

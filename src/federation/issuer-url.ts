@@ -1,4 +1,4 @@
-import { outboundUrlProblem } from '../common/address-rules';
+import { outboundUrlProblem, PrivateNetworks } from '../common/address-rules';
 import { isLoopbackHost } from '../config/reader';
 
 export const MAX_ISSUER_LENGTH = 255;
@@ -28,7 +28,11 @@ export function issuerShapeProblem(value: string): string | null {
  * link-local, multicast or reserved (loopback allowed outside production). A host name is resolved and its addresses
  * checked when Gatehouse connects (bounded-fetch.ts).
  */
-export function insecureUrlProblem(value: string, production: boolean): string | null {
+export function insecureUrlProblem(
+  value: string,
+  production: boolean,
+  privateNetworks?: PrivateNetworks,
+): string | null {
   let url: URL;
   try {
     url = new URL(value);
@@ -38,15 +42,15 @@ export function insecureUrlProblem(value: string, production: boolean): string |
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return 'is not https:// (http:// only on a loopback host such as 127.0.0.1, and never in production)';
   }
-  switch (outboundUrlProblem(url, production)) {
+  switch (outboundUrlProblem(url, production, privateNetworks)) {
     case 'not_https':
       return production && isLoopbackHost(url.hostname)
         ? 'is http://, which production accepts on no host (https:// only)'
         : 'is not https:// (http:// only on a loopback host such as 127.0.0.1, and never in production)';
     case 'address':
       return production
-        ? 'points to a private, loopback, link-local, multicast or reserved address, which Gatehouse does not call in production'
-        : 'points to a private, link-local, multicast or reserved address, which Gatehouse does not call';
+        ? 'points to a private, loopback, link-local, multicast or reserved address, which Gatehouse does not call in production (a private one only in IDENTITY_PROVIDER_NETWORKS)'
+        : 'points to a private, link-local, multicast or reserved address, which Gatehouse does not call (a private one only in IDENTITY_PROVIDER_NETWORKS)';
     case null:
       return null;
   }
@@ -56,7 +60,11 @@ export function insecureUrlProblem(value: string, production: boolean): string |
  * The origin `value` names (`https://host[:port]`, as `URL.origin` writes it), or why it is none: an `--allow-origin`
  * is a scheme, a host and maybe a port, nothing else, and follows the rules of {@link insecureUrlProblem}.
  */
-export function parseOrigin(value: string, production: boolean): { origin: string } | { problem: string } {
+export function parseOrigin(
+  value: string,
+  production: boolean,
+  privateNetworks?: PrivateNetworks,
+): { origin: string } | { problem: string } {
   let url: URL;
   try {
     url = new URL(value);
@@ -67,7 +75,7 @@ export function parseOrigin(value: string, production: boolean): { origin: strin
   if (url.username !== '' || url.password !== '' || !bare || !/^https?:\/\/[^/]+\/?$/.test(value)) {
     return { problem: 'must be an origin (scheme, host and port only), e.g. https://keys.example.com' };
   }
-  const problem = insecureUrlProblem(value, production);
+  const problem = insecureUrlProblem(value, production, privateNetworks);
   return problem === null ? { origin: url.origin } : { problem };
 }
 
@@ -79,9 +87,9 @@ export function parseOrigin(value: string, production: boolean): { origin: strin
 export function endpointProblem(
   endpoint: string,
   issuer: string,
-  options: { production: boolean; allowedOrigins: readonly string[] },
+  options: { production: boolean; allowedOrigins: readonly string[]; privateNetworks?: PrivateNetworks },
 ): string | null {
-  const problem = insecureUrlProblem(endpoint, options.production);
+  const problem = insecureUrlProblem(endpoint, options.production, options.privateNetworks);
   if (problem !== null) return problem;
   const origin = new URL(endpoint).origin;
   const own = new URL(issuer).origin;

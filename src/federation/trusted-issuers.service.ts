@@ -96,6 +96,7 @@ export class TrustedIssuersService {
         production: this.config.production,
         timeoutMs: this.timings.httpTimeoutMs,
         allowedOrigins: entry.allowedOrigins,
+        privateNetworks: this.config.identityProviderNetworks,
       };
       const metadata = await discoverIssuer(entry.issuer, options);
       const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth, options);
@@ -207,7 +208,7 @@ export class TrustedIssuersService {
   private allowedOrigins(values: string[]): string[] {
     const origins: string[] = [];
     for (const value of values) {
-      const parsed = parseOrigin(value, this.config.production);
+      const parsed = parseOrigin(value, this.config.production, this.config.identityProviderNetworks);
       if ('problem' in parsed) throw new TrustedIssuerError(`--allow-origin ${value} ${parsed.problem}`);
       if (!origins.includes(parsed.origin)) origins.push(parsed.origin);
     }

@@ -1,4 +1,6 @@
 import { isIP } from 'node:net';
+import { addressKind } from '../../common/address-rules';
+import { AddressList, formatCidr, parseCidr } from '../../common/cidr';
 import { isLoopbackHost, type Reader } from '../reader';
 
 /** Where the service listens, whom it trusts for client addresses, and where browsers reach it. */
@@ -126,4 +128,36 @@ export function parseIssuer(r: Reader, production: boolean, publicBaseUrl: strin
     r.problem(`JWT_ISSUER must be an https:// URL when NODE_ENV=production (got ${issuer}${from})`);
   }
   return issuer;
+}
+
+/**
+ * IDENTITY_PROVIDER_NETWORKS: the private networks (comma-separated CIDRs, e.g. `10.20.0.0/16,fd00:1::/64`) where a
+ * trusted issuer may be reached, for an identity provider on the company's own network. Only private ranges
+ * (RFC 1918, RFC 6598, unique local IPv6) may be named: loopback, link-local (where cloud metadata answers), multicast
+ * and reserved addresses are never called, whatever this says (docs/federation.md#where-gatehouse-connects).
+ */
+export function parseIdentityProviderNetworks(r: Reader): AddressList {
+  const text = r.string('IDENTITY_PROVIDER_NETWORKS', '')!;
+  const networks = [];
+  for (const entry of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')) {
+    const network = parseCidr(entry);
+    if (network === null) {
+      r.problem(`IDENTITY_PROVIDER_NETWORKS: ${entry} is not a CIDR (e.g. 10.20.0.0/16)`);
+      continue;
+    }
+    const first = formatCidr(network).split('/')[0];
+    // A network wider than its private range (10.0.0.0/7) would name public or other addresses too.
+    const privateRange = network.v6 ? network.prefix >= 7 : network.prefix >= 8;
+    if (addressKind(first) !== 'private' || !privateRange) {
+      r.problem(
+        `IDENTITY_PROVIDER_NETWORKS: ${entry} is not within a private range (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7)`,
+      );
+      continue;
+    }
+    networks.push(network);
+  }
+  return new AddressList(networks);
 }

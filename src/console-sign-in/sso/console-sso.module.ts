@@ -31,7 +31,7 @@ import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from './sso-settings';
     {
       provide: SSO_FETCH,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfiguration) => ssoFetch(!config.production),
+      useFactory: (config: AppConfiguration) => ssoFetch(!config.production, config.identityProviderNetworks),
     },
   ],
 })

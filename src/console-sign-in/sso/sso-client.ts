@@ -14,6 +14,7 @@ import {
   type ServerMetadata,
   WWWAuthenticateChallengeError,
 } from 'openid-client';
+import type { PrivateNetworks } from '../../common/address-rules';
 import { AppError } from '../../common/errors';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
@@ -39,12 +40,12 @@ const MAX_TOKEN_RESPONSE_BYTES = 256 * 1024;
  * The fetch of the token endpoint: federation's, held to the outbound address rules (loopback only where
  * `allowLoopback`, outside production) and connected to the address it checked, the answer read whole up to 256 KiB.
  */
-export function ssoFetch(allowLoopback: boolean): CustomFetch {
+export function ssoFetch(allowLoopback: boolean, privateNetworks?: PrivateNetworks): CustomFetch {
   return (url, options) =>
     pinnedFetch(
       url,
       { method: options.method, headers: options.headers, body: options.body, signal: options.signal },
-      { allowLoopback, maxBytes: MAX_TOKEN_RESPONSE_BYTES },
+      { allowLoopback, privateNetworks, maxBytes: MAX_TOKEN_RESPONSE_BYTES },
     );
 }
 
@@ -59,13 +60,14 @@ export function serverMetadata(
   production: boolean,
   requireIss = false,
   allowedOrigins: readonly string[] = [],
+  privateNetworks?: PrivateNetworks,
 ): ServerMetadata {
   const { authorizationEndpoint, tokenEndpoint } = metadata;
   if (authorizationEndpoint === undefined || tokenEndpoint === undefined) {
     throw SsoErrors.unavailable(`${metadata.documentUrl} names no authorization_endpoint or token_endpoint`);
   }
   for (const endpoint of [authorizationEndpoint, tokenEndpoint]) {
-    const problem = endpointProblem(endpoint, metadata.issuer, { production, allowedOrigins });
+    const problem = endpointProblem(endpoint, metadata.issuer, { production, allowedOrigins, privateNetworks });
     if (problem !== null) throw SsoErrors.unavailable(`the endpoint ${endpoint} ${problem}`);
   }
   const announced = metadata.idTokenSigningAlgs ?? [...ALLOWED_ALGORITHMS];
@@ -175,7 +177,13 @@ export class SsoClient {
     requireIss = false,
   ): Promise<{ configuration: Configuration; transport: { failure?: string } }> {
     const metadata = await this.issuerMetadata(entry);
-    const server = serverMetadata(metadata, this.config.production, requireIss, entry.allowedOrigins);
+    const server = serverMetadata(
+      metadata,
+      this.config.production,
+      requireIss,
+      entry.allowedOrigins,
+      this.config.identityProviderNetworks,
+    );
     const authentication =
       entry.tokenEndpointAuth === 'client_secret_post'
         ? ClientSecretPost(clientSecret)

@@ -55,7 +55,12 @@ export class SsoIssuerMetadata {
   private discover(key: string, issuer: string, allowedOrigins: string[]): Promise<IssuerMetadata> {
     let pending = this.discovering.get(key);
     if (pending === undefined) {
-      const options = { production: this.config.production, timeoutMs: this.settings.httpTimeoutMs, allowedOrigins };
+      const options = {
+        production: this.config.production,
+        timeoutMs: this.settings.httpTimeoutMs,
+        allowedOrigins,
+        privateNetworks: this.config.identityProviderNetworks,
+      };
       pending = discoverIssuer(issuer, options)
         .then((metadata) => {
           // Endpoints moved to another origin are refused as the document would be: the last one stays in use.
