@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'member.removed',
   'trusted_issuer.added',
   'trusted_issuer.removed',
+  'trusted_issuer.updated',
   'webhook.created',
   'webhook.deleted',
   'webhook.disabled',

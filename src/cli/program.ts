@@ -358,6 +358,22 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
       run((services) => trustedIssuerCommands.listTrustedIssuers(services.trustedIssuers, options)),
     );
   trustedIssuer
+    .command('set-origins')
+    .description(
+      "replace the origins besides the issuer's own where its key set and endpoints may be, once its discovery " +
+        "document passes with them (none given: the issuer's own only)",
+    )
+    .requiredOption('--id <id>', 'the trusted issuer id (list shows them)', trustedIssuerId)
+    .option(
+      '--allow-origin <origin>',
+      'an allowed origin (repeatable; e.g. https://www.googleapis.com for Google)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .action((options: { id: string; allowOrigin: string[] }) =>
+      run((services) => trustedIssuerCommands.setTrustedIssuerOrigins(services.trustedIssuers, options)),
+    );
+  trustedIssuer
     .command('remove')
     .description(
       'stop trusting an issuer: its tokens are refused from the next exchange, its workload identities revoked',

@@ -71,6 +71,14 @@ export async function listTrustedIssuers(
   return { trusted_issuers: entries.map(trustedIssuerView), ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
+/** The entry with the allowed origins given (none: only the issuer's own), once its discovery passes with them. */
+export async function setTrustedIssuerOrigins(
+  issuers: TrustedIssuersService,
+  options: { id: string; allowOrigin: string[] },
+): Promise<{ trusted_issuer: TrustedIssuerView }> {
+  return { trusted_issuer: trustedIssuerView(await issuers.setAllowedOrigins(options.id, options.allowOrigin)) };
+}
+
 /** The entry removed, and how many workload identities that named it were revoked with it. */
 export async function removeTrustedIssuer(
   issuers: TrustedIssuersService,

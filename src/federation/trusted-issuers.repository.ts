@@ -42,6 +42,7 @@ export class TrustedIssuersRepository {
   private readonly held: Statement<{ organizationId: string; id: string }>;
   private readonly sameEntry: Statement<{ organizationId: string; issuer: string; kind: IssuerKind }>;
   private readonly deleteById: Statement<{ id: string }>;
+  private readonly originsById: Statement<{ id: string; allowedOrigins: string }>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -70,6 +71,8 @@ export class TrustedIssuersRepository {
       WHERE id = ${param('id')} AND organization_id = ${param('organizationId')} ${db.forShare}`);
     this.sameEntry = db.prepare(sql`SELECT id FROM trusted_issuers
       WHERE organization_id = ${param('organizationId')} AND issuer = ${param('issuer')} AND kind = ${param('kind')}`);
+    this.originsById = db.prepare(sql`UPDATE trusted_issuers SET allowed_origins = ${param('allowedOrigins')}
+      WHERE id = ${param('id')}`);
     this.deleteById = db.prepare(
       db.returning(sql`DELETE FROM trusted_issuers WHERE id = ${param('id')} RETURNING ${COLUMNS}`, '*'),
     );
@@ -142,6 +145,11 @@ export class TrustedIssuersRepository {
       { organizationId, issuer, kind },
     );
     return rows.length > 0;
+  }
+
+  /** Whether the entry existed and now has these allowed origins. */
+  async setAllowedOrigins(id: string, allowedOrigins: readonly string[], tx: Transaction): Promise<boolean> {
+    return (await this.db.affected(tx, this.originsById, { id, allowedOrigins: JSON.stringify(allowedOrigins) })) > 0;
   }
 
   /** Deletes the entry and returns it as it was; null when there is none. */

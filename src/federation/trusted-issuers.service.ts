@@ -91,20 +91,7 @@ export class TrustedIssuersService {
     });
     const conflict = await this.conflictOf(input.organization, entry);
     if (conflict !== null) throw new TrustedIssuerError(conflict);
-    try {
-      const options = {
-        production: this.config.production,
-        timeoutMs: this.timings.httpTimeoutMs,
-        allowedOrigins: entry.allowedOrigins,
-        privateNetworks: this.config.identityProviderNetworks,
-      };
-      const metadata = await discoverIssuer(entry.issuer, options);
-      const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth, options);
-      if (problem !== null) throw new TrustedIssuerError(problem);
-    } catch (error) {
-      if (error instanceof DiscoveryError) throw new TrustedIssuerError(error.message);
-      throw error;
-    }
+    await this.checkDiscovery(entry);
     if (input.clientSecret !== undefined) {
       entry.clientSecretEncrypted = this.cipher.encrypt(input.clientSecret, entry.id, CLIENT_SECRET_FIELD);
     }
@@ -132,6 +119,34 @@ export class TrustedIssuersService {
       throw error;
     }
     return entry;
+  }
+
+  /**
+   * Replaces the entry's allowed origins (`trusted-issuer set-origins`) once its discovery document passes with them:
+   * how an entry whose key set or endpoints live on another origin (Google) is kept working without being removed,
+   * which would revoke its workload identities. Audited `trusted_issuer.updated` (reason `allowed_origins`).
+   */
+  async setAllowedOrigins(id: string, values: string[]): Promise<TrustedIssuer> {
+    const entry = await this.repository.findById(id);
+    if (entry === null) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
+    const updated = Object.assign(new TrustedIssuer(), entry, { allowedOrigins: this.allowedOrigins(values) });
+    await this.checkDiscovery(updated);
+    const found = await this.unitOfWork.run(async (tx) => {
+      if (!(await this.repository.setAllowedOrigins(id, updated.allowedOrigins, tx))) return false;
+      await this.audit.record(
+        {
+          action: 'trusted_issuer.updated',
+          organizationId: entry.organizationId,
+          targetType: 'trusted_issuer',
+          targetId: entry.id,
+          reason: 'allowed_origins',
+        },
+        tx,
+      );
+      return true;
+    });
+    if (!found) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
+    return updated;
   }
 
   async list(organization: string): Promise<TrustedIssuer[]> {
@@ -199,6 +214,24 @@ export class TrustedIssuersService {
       return `${entry.issuer} already signs in the people of another organization (a people issuer serves one organization)`;
     }
     return null;
+  }
+
+  /** The entry's discovery document, fetched and checked as it would be used (its URLs, origins and, for people, endpoints). */
+  private async checkDiscovery(entry: TrustedIssuer): Promise<void> {
+    try {
+      const options = {
+        production: this.config.production,
+        timeoutMs: this.timings.httpTimeoutMs,
+        allowedOrigins: entry.allowedOrigins,
+        privateNetworks: this.config.identityProviderNetworks,
+      };
+      const metadata = await discoverIssuer(entry.issuer, options);
+      const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth, options);
+      if (problem !== null) throw new TrustedIssuerError(problem);
+    } catch (error) {
+      if (error instanceof DiscoveryError) throw new TrustedIssuerError(error.message);
+      throw error;
+    }
   }
 
   /**

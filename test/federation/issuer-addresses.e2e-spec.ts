@@ -1,5 +1,5 @@
 import dns from 'node:dns';
-import { generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
+import { generateKeyPairSync, KeyObject, randomBytes, randomUUID, sign } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
@@ -212,7 +212,7 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
         await fails(
           [...add(issuer)],
           new RegExp(
-            `^error: the issuer ${escaped(issuer)} points to a private, link-local, multicast or reserved address, which Gatehouse does not call\\n$`,
+            `^error: the issuer ${escaped(issuer)} points to a private, link-local, multicast or reserved address, which Gatehouse does not call \\(a private one only in IDENTITY_PROVIDER_NETWORKS\\)\\n$`,
           ),
         );
       }
@@ -249,13 +249,63 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
     });
   });
 
+  describe('trusted-issuer set-origins', () => {
+    it('allows an origin on an entry without removing it, checked as add checks it, stored and audited; none again', async () => {
+      const provider = await fake();
+      const added = await ok<Added>(...add(provider.issuer));
+      const id = added.trusted_issuer.id;
+      const stored = async () =>
+        JSON.parse(
+          (await t.get(DataSource).query(`SELECT allowed_origins FROM trusted_issuers WHERE id = '${id}'`))[0]
+            .allowed_origins as string,
+        ) as string[];
+      // The provider moves its key set to another origin: without that origin the entry cannot be changed.
+      provider.document.jwks_uri = `${target.url}/metrics`;
+      await fails(
+        ['set-origins', '--id', id],
+        new RegExp(
+          `^error: the jwks_uri ${escaped(`${target.url}/metrics`)} .* --allow-origin ${escaped(target.url)}\\n$`,
+        ),
+      );
+      await fails(
+        ['set-origins', '--id', id, '--allow-origin', 'https://10.1.2.3'],
+        /^error: --allow-origin https:\/\/10\.1\.2\.3 points to a private/,
+      );
+      await fails(
+        ['set-origins', '--id', randomUUID(), '--allow-origin', target.url],
+        /^error: no trusted issuer has the id /,
+      );
+      expect(await stored()).toEqual([]);
+
+      const updated = await ok<Added>('set-origins', '--id', id, '--allow-origin', target.url);
+      expect(updated.trusted_issuer).toEqual({ ...added.trusted_issuer, allowed_origins: [target.url] });
+      expect(await stored()).toEqual([target.url]);
+      const audit = await t
+        .get(DataSource)
+        .query(`SELECT action, reason FROM audit_events WHERE target_id = '${id}' ORDER BY occurred_at, id`);
+      expect(audit).toEqual([
+        { action: 'trusted_issuer.added', reason: 'workloads' },
+        { action: 'trusted_issuer.updated', reason: 'allowed_origins' },
+      ]);
+
+      provider.reset();
+      expect((await ok<Added>('set-origins', '--id', id)).trusted_issuer.allowed_origins).toEqual([]);
+      expect(await stored()).toEqual([]);
+      expect(target.connections).toBe(0);
+    });
+  });
+
   describe('when the document is read again', () => {
     let admin: TestUser;
     let provider: FakeIssuer;
     let audience: string;
     let identityId: string;
     const exchange = (app: TestApp, token: string) =>
-      app.http().post('/oauth/token').type('form').send(workloadForm(token, { client_id: identityId }));
+      app
+        .http()
+        .post('/oauth/token')
+        .type('form')
+        .send(workloadForm(token, { client_id: identityId }));
 
     beforeAll(async () => {
       admin = await t.user({ org: 'origins-runtime', role: 'admin' });

@@ -27,6 +27,7 @@ const ACTIONS = Object.keys({
   'member.removed': true,
   'trusted_issuer.added': true,
   'trusted_issuer.removed': true,
+  'trusted_issuer.updated': true,
   'webhook.created': true,
   'webhook.deleted': true,
   'webhook.disabled': true,
