@@ -4,6 +4,7 @@ import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { apiKeyAuth, bearer } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, TestDatabase, TestUser } from '../support/test-app';
 import { clockAdvance } from '../support/clock';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /** The usage fields of a key record (docs/api.md#usage-fields). */
 interface Usage {
@@ -33,7 +34,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     database = createTestDatabase();
     t = await createTestApp({ database, env: PROXIED });
     other = await createTestApp({ database, env: PROXIED });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await t.close();
     await other.close();
