@@ -91,6 +91,7 @@ describe(`audit retention on ${DATABASE_KIND}`, () => {
     const admin = await freshAdmin();
     await seedAuditEvents(t, aged(admin.organizationId, 6000, 60));
     const retention = t.get(AuditRetention);
+    const runStarted = performance.now();
     const run = retention.prune({ maxBatchSize: 500, pauseMs: 50 });
     const answered: number[] = [];
     let keys = 0;
@@ -103,10 +104,15 @@ describe(`audit retention on ${DATABASE_KIND}`, () => {
       await pause(10);
     }
     expect(await run).toBe(6000);
+    const runMs = performance.now() - runStarted;
     // Requests were answered between the statements, not after the run: several while it ran, each
-    // in well under the run's own length.
+    // in well under the run's own length (both in the machine's time: the figures are printed).
+    console.log(
+      `audit retention (${DATABASE_KIND}): ${answered.length} requests answered during a ${runMs.toFixed(0)} ms run,` +
+        ` the slowest in ${Math.max(...answered).toFixed(0)} ms`,
+    );
     expect(answered.length).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...answered)).toBeLessThan(1000);
+    expect(Math.max(...answered)).toBeLessThan(runMs / 2);
     expect(await countEvents(t, admin.organizationId)).toBe(keys);
   });
 
