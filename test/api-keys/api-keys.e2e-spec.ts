@@ -11,9 +11,9 @@ import {
   expectInvalidArgument,
   ISO_MS,
   KEY_VALUE,
-  sleep,
 } from '../support/http-assertions';
 import { createTestApp, TestApp, testSecrets, TestUser } from '../support/test-app';
+import { clockAdvance } from '../support/clock';
 
 /** /v1/user-api-keys: docs/api.md (the API key object and its four routes). */
 describe('/v1/user-api-keys', () => {
@@ -228,7 +228,7 @@ describe('/v1/user-api-keys', () => {
       const created = [];
       for (let i = 0; i < 3; i += 1) {
         created.push(await t.createKey(user, `k${i}`));
-        await sleep(3);
+        await clockAdvance(3);
       }
       const response = await list(user).expect(200);
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -417,7 +417,7 @@ describe('/v1/user-api-keys', () => {
     it('revokes: 200 with status REVOKED and a new updated_at; GET shows it', async () => {
       const user = await t.user();
       const { id, body: created } = await t.createKey(user, 'to revoke');
-      await sleep(5);
+      await clockAdvance(5);
       const response = await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token));
       expect(response.status).toBe(200);
       const { value: _value, ...record } = created.api_key;
@@ -434,7 +434,7 @@ describe('/v1/user-api-keys', () => {
       const user = await t.user();
       const { id } = await t.createKey(user);
       const first = await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
-      await sleep(5);
+      await clockAdvance(5);
       const second = await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
       expect(second.body).toStrictEqual(first.body);
     });

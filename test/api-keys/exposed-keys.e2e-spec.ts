@@ -18,6 +18,7 @@ import {
 import { failAuditOf } from '../support/audit-failure';
 import { redisReachable, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * POST /v1/api-keys/exposed (docs/api.md#post-v1api-keysexposed): public, 202 `{}` for every
@@ -429,7 +430,7 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       };
       first = await createTestApp({ env });
       second = await createTestApp({ env, database: first.database });
-    });
+    }, SET_UP_TIMEOUT_MS);
     afterAll(async () => {
       await second.close();
       await first.close();
@@ -469,7 +470,7 @@ describe(`POST /v1/api-keys/exposed: revoked at once on every instance, answered
     first = await createTestApp({ env: { ...env, LOG_LEVEL: 'info' }, logStream: sink });
     second = await createTestApp({ env, database: first.database });
     owner = await first.user({ org: 'exposed-floor' });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await second.close();
     await first.close();

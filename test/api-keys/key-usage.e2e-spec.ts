@@ -3,6 +3,8 @@ import { LastUsedRecorder } from '../../src/api-keys/usage/last-used.recorder';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { apiKeyAuth, bearer } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, TestDatabase, TestUser } from '../support/test-app';
+import { clockAdvance } from '../support/clock';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /** The usage fields of a key record (docs/api.md#usage-fields). */
 interface Usage {
@@ -32,7 +34,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     database = createTestDatabase();
     t = await createTestApp({ database, env: PROXIED });
     other = await createTestApp({ database, env: PROXIED });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await t.close();
     await other.close();
@@ -137,7 +139,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     const { id, value } = await t.createKey(owner);
     await exchange(t, value, { 'X-Forwarded-For': '198.51.100.1', 'User-Agent': 'first' }).expect(200);
     const first = await shown(t, owner, id);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clockAdvance(5);
     await exchange(t, value, { 'X-Forwarded-For': '198.51.100.2' }).expect(200);
     const second = await shown(t, owner, id);
     expect(second.last_used_at! > first.last_used_at!).toBe(true);
@@ -153,7 +155,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     // The older use on the other instance, the newer one here; this instance flushes first.
     await exchange(other, value, { 'X-Forwarded-For': '198.51.100.10', 'User-Agent': 'older' }).expect(200);
     const older = await shown(other, owner, id);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clockAdvance(5);
     await exchange(t, value, { 'X-Forwarded-For': '198.51.100.20', 'User-Agent': 'newer' }).expect(200);
     const newer = await shown(t, owner, id);
     expect(newer.last_used_at! > older.last_used_at!).toBe(true);

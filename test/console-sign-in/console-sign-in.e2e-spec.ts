@@ -15,6 +15,7 @@ import {
   UUID,
 } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * Console sign-in without passwords (docs/api.md#post-v1consolesessions): the admin CLI prints a
@@ -30,7 +31,7 @@ describe('console sign-in links', () => {
     t = await createTestApp({ env: { PUBLIC_BASE_URL: 'https://gatehouse.example.com/' } });
     second = await createTestApp({ database: t.database, env: { PUBLIC_BASE_URL: 'https://gatehouse.example.com' } });
     admin = await t.user({ org: 'console-org' });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await second.close();
     await t.close();
@@ -190,7 +191,7 @@ describe('console sign-out', () => {
   beforeAll(async () => {
     t = await createTestApp();
     second = await createTestApp({ database: t.database });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await second.close();
     await t.close();
@@ -395,7 +396,7 @@ describe('console static files', () => {
     writeFileSync(join(assets, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     t = await createTestApp({ env: { CONSOLE_ASSETS_DIR: assets } });
     unbuilt = await createTestApp({ env: { CONSOLE_ASSETS_DIR: join(assets, 'missing') } });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await unbuilt.close();
     await t.close();

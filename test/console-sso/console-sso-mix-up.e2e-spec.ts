@@ -6,6 +6,7 @@ import { TrustedIssuersService } from '../../src/federation/trusted-issuers.serv
 import { IdentityProvider } from '../support/identity-provider';
 import { signInRows } from '../support/row-counts';
 import { createTestApp, DATABASE_KIND, TestApp } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * The mix-up attack on console single sign-on (RFC 9700 section 4.4) and its two defences (section 4.4.2,
@@ -83,7 +84,7 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
         emailDomains: [],
       });
     }
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await IdentityProvider.stopAll();
     await t?.close();

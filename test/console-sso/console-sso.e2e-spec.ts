@@ -15,6 +15,7 @@ import { bearer } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
 import { rowCount, signInRows } from '../support/row-counts';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * Console single sign-on (docs/console.md#single-sign-on) against node-oidc-provider as the organization's identity
@@ -68,7 +69,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
     member = await t.user({ org: ORG, email: 'dana@acme.test', role: 'member' });
     await t.user({ org: 'sso-elsewhere', email: 'olga@acme.test' });
     entry = await trust({});
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await IdentityProvider.stopAll();
     await second?.close();

@@ -2,6 +2,7 @@ import { Pool, PoolClient, PoolConfig } from 'pg';
 import { TimeoutSafePgClient } from '../../src/database/pg-client';
 import { TcpProxy } from '../support/tcp-proxy';
 import { POSTGRES_URL } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /**
  * TimeoutSafePgClient (docs/adr/0014-timeout-safe-pg-client.md) against the real PostgreSQL, with a
@@ -71,11 +72,7 @@ describeOnPostgres('TimeoutSafePgClient (PostgreSQL only; skipped unless DATABAS
   }
 
   async function until(condition: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 2000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await waitFor(what, condition, { timeoutMs: 2000, everyMs: 5 });
   }
 
   it('canary: with the stock pg Client, a connection whose query hit query_timeout stays in the pool, stuck', async () => {

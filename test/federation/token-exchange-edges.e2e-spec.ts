@@ -4,7 +4,8 @@ import { TrustedIssuersService } from '../../src/federation/trusted-issuers.serv
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { auditPage } from '../support/audit-events';
-import { b64, bearer, sleep } from '../support/http-assertions';
+import { b64, bearer } from '../support/http-assertions';
+import { pause, waitFor } from '../support/wait';
 import { IdentityProvider } from '../support/identity-provider';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 import {
@@ -106,7 +107,7 @@ describe('token exchange: edge cases', () => {
     expect([badSyntax.status, badSyntax.body.error]).toEqual([400, 'invalid_scope']);
     const unknown = await exchange(named(signed(), { resource: 'https://nowhere.example' }));
     expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_target']);
-    await sleep(300);
+    await pause(300);
     const requests = new Set([wider, badSyntax, unknown].map((answer) => answer.headers['x-request-id']));
     const events = (
       await auditPage(t, admin, { action: 'workload_identity.exchanged', target_id: identityId, limit: 200 })
@@ -130,13 +131,14 @@ describe('token exchange: edge cases', () => {
       exchange(named(signed())).expect(200),
     ]);
     const requests = new Set([long, short].map((answer) => answer.headers['x-request-id']));
-    let events: Array<{ target_id: string | null; reason: string | null }> = [];
-    for (let waited = 0; events.length < 2 && waited < 2000; waited += 50) {
-      await sleep(50);
-      events = (await auditPage(t, admin, { action: 'workload_identity.exchanged', limit: 200 })).audit_events.filter(
-        (event) => requests.has(event.request_id ?? ''),
-      );
-    }
+    const events: Array<{ target_id: string | null; reason: string | null }> = await waitFor(
+      'both exchanges audited',
+      async () => {
+        const page = await auditPage(t, admin, { action: 'workload_identity.exchanged', limit: 200 });
+        const ours = page.audit_events.filter((event) => requests.has(event.request_id ?? ''));
+        return ours.length >= 2 && ours;
+      },
+    );
     expect(events.map((event) => [event.target_id, event.reason]).sort()).toEqual(
       [
         [id, subject],

@@ -9,7 +9,8 @@ import { MembersService } from '../../src/members/members.service';
 import { MetricsServer } from '../../src/metrics/metrics.server';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { AuditEventBody, auditPage } from '../support/audit-events';
-import { b64, bearer, ISO_MS, sleep } from '../support/http-assertions';
+import { b64, bearer, ISO_MS } from '../support/http-assertions';
+import { pause, waitFor } from '../support/wait';
 import { IdentityProvider, newSigningKey, SigningKey } from '../support/identity-provider';
 import { freePort } from '../support/ports';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
@@ -323,11 +324,10 @@ describe('token exchange (RFC 8693)', () => {
       const answered = Date.now();
       const entries = () => auditPage(t, admin, { action: 'workload_identity.exchanged', target_id: id });
       // Written in a batch up to 50 ms after the answer: read until it is there (2 s at most).
-      let events: AuditEventBody[] = [];
-      for (let waited = 0; events.length === 0 && waited < 2000; waited += 50) {
-        events = (await entries()).audit_events;
-        if (events.length === 0) await sleep(50);
-      }
+      const events: AuditEventBody[] = await waitFor('the exchange audited', async () => {
+        const { audit_events } = await entries();
+        return audit_events.length > 0 && audit_events;
+      });
       expect(events).toEqual([
         {
           id: expect.stringMatching(UUID_V7),
@@ -353,7 +353,7 @@ describe('token exchange (RFC 8693)', () => {
       expect(occurredAt).toBeLessThanOrEqual(answered);
       expect(parseInt(events[0].id.slice(0, 8) + events[0].id.slice(9, 13), 16)).toBe(occurredAt);
       // Once: a later batch does not write it again.
-      await sleep(200);
+      await pause(200);
       expect((await entries()).audit_events.map((event) => event.id)).toEqual([events[0].id]);
     });
 

@@ -11,7 +11,8 @@ import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { AppModule } from '../../src/app.module';
 import { MetricsServer } from '../../src/metrics/metrics.server';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
-import { apiKeyAuth, bearer, expectApiKeyRejected, expectError, sleep } from '../support/http-assertions';
+import { apiKeyAuth, bearer, expectApiKeyRejected, expectError } from '../support/http-assertions';
+import { pause, waitFor } from '../support/wait';
 import { datadogKeys, resetFakeDatadog, startWithFakeDatadog } from '../support/monitoring';
 import { declaredRoutes } from '../support/routes';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, testEnvironment } from '../support/test-app';
@@ -361,8 +362,10 @@ describe('metrics (e2e)', () => {
         try {
           await Promise.all(runners.map((runner) => runner.connect()));
           const waiting = t.get(DataSource).query('SELECT 1');
-          await sleep(50);
-          const held = await scrape(t);
+          const held = await waitFor('a statement waiting for a connection', async () => {
+            const scraped = await scrape(t);
+            return valueOf(scraped, 'gatehouse_db_pool_waiting_requests') >= 1 && scraped;
+          });
           expect(valueOf(held, 'gatehouse_db_pool_connections_in_use')).toBe(10);
           // Ours, and a background statement of the app's own (the feed, the usage recorder) may be waiting beside it.
           expect(valueOf(held, 'gatehouse_db_pool_waiting_requests')).toBeGreaterThanOrEqual(1);
@@ -441,7 +444,7 @@ describe('metrics (e2e)', () => {
           const gaveUp = t.http().post(route).set(bearer(admin.token)).send(config).timeout(100);
           await expect(gaveUp).rejects.toThrow(/Timeout/);
           // The validation goes on without its client; let it end before the next test.
-          await sleep(500);
+          await pause(500);
         },
       );
       expect(grown).toEqual([1, 0]);

@@ -7,6 +7,7 @@ import { ResourceServer } from '../../src/resource-servers/resource-server.entit
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { signEs256, otherEcKey } from '../support/http-assertions';
 import { createTestApp, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * POST /oauth/introspect (docs/resource-servers.md#introspection): RFC 7662 for registered resource servers, the
@@ -33,7 +34,7 @@ describe('POST /oauth/introspect', () => {
     member = await a.user({ org: 'introspect', role: 'member' });
     orders = await a.get(ResourceServersService).register('Orders', ordersAudience);
     billing = await b.get(ResourceServersService).register('Billing', billingAudience);
-  });
+  }, SET_UP_TIMEOUT_MS);
 
   afterAll(async () => {
     await b.close();

@@ -8,6 +8,7 @@ import { createGatehouseClient } from '../../client';
 import { datadogKeys, resetFakeDatadog, startWithFakeDatadog } from '../support/monitoring';
 import type { FakeDatadog } from '../support/fakes/fake-datadog';
 import type { TestApp } from '../support/test-app';
+import { clockAdvance } from '../support/clock';
 
 /**
  * docs/client.md's examples, as a reader copies them: every `ts` block is written to a folder beside
@@ -93,7 +94,7 @@ describe('docs/client.md examples, compiled as CommonJS and run', () => {
     await t.createKey(user, 'never used');
     const gatehouse = createGatehouseClient({ baseUrl, bearer: user.token });
     // Keys made a moment ago are older than 0 days: only the one never used goes.
-    await new Promise((ok) => setTimeout(ok, 5));
+    await clockAdvance(5);
     expect(await tools.revokeUnusedKeys(gatehouse, 0)).toBe(1);
     expect(await tools.revokeUnusedKeys(gatehouse, 0)).toBe(0);
 

@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
 import { freePort } from '../support/ports';
 import { createTestDatabase, TestDatabase, testSecrets } from '../support/test-app';
+import { pause, waitFor } from '../support/wait';
 
 /**
  * The server's stdout (docs/operations.md#logs): readable lines when it is a terminal and NODE_ENV is
@@ -66,10 +66,12 @@ async function runServer(database: TestDatabase, env: Environment, terminal: boo
         // not listening yet
       }
       if (Date.now() > deadline) throw new Error(`server did not start:\n${raw}`);
-      await sleep(100);
+      await pause(100);
     }
     // The access line is written when the response is done: wait for it.
-    for (let i = 0; i < 50 && !raw.includes('request completed'); i++) await sleep(100);
+    await waitFor('the access line', () => raw.includes('request completed'), { timeoutMs: 5_000 }).catch(
+      () => undefined,
+    );
   } finally {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
     await exited;

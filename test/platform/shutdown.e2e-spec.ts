@@ -1,6 +1,5 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { Environment } from '../../src/config/configuration';
 import {
@@ -14,6 +13,7 @@ import {
 } from '../support/server-process';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser } from '../support/test-app';
+import { pause, waitFor } from '../support/wait';
 
 /**
  * SIGTERM (docs/operations.md): stop taking new work, finish what is in flight, flush pending
@@ -91,7 +91,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
       { ...auth(), 'Content-Type': 'application/json' },
       JSON.stringify({ label: 'in-flight' }),
     );
-    await sleep(200);
+    await pause(200);
 
     server.child.kill('SIGTERM');
 
@@ -105,7 +105,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
       } catch (error) {
         readiness = (error as NodeJS.ErrnoException).code;
       }
-      if (readiness === undefined) await sleep(20);
+      if (readiness === undefined) await pause(20);
     }
     expect(['ECONNREFUSED', 'ECONNRESET', '503 {"code":"UNAVAILABLE","message":"service unavailable"}']).toContain(
       readiness,
@@ -152,7 +152,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
       { ...auth(), 'Content-Type': 'application/json' },
       JSON.stringify({ label: 'never-finished' }),
     );
-    await sleep(200);
+    await pause(200);
     server.child.kill('SIGTERM');
     const exit = await server.exited;
     expect(exit).toEqual({ code: 1, signal: null });
@@ -178,7 +178,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
         return answer;
       }),
     );
-    await sleep(300);
+    await pause(300);
     expect(answeredAt).toEqual([]);
 
     const signalledAt = performance.now();
@@ -215,7 +215,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
         if (code === 'ECONNRESET') continue;
         return { answers, error: code };
       }
-      await sleep(20);
+      await pause(20);
     }
     return { answers, error: undefined };
   }
@@ -231,13 +231,15 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const fresh = await openConnection(port);
     const keepAlive = await openConnection(port);
     keepAlive.write(requestHead(port, 'GET', '/healthz', {}));
-    for (let wait = 0; wait < 100 && !keepAlive.received().endsWith('{"status":"ok"}'); wait += 1) await sleep(20);
+    await waitFor('the keep-alive answered', () => keepAlive.received().endsWith('{"status":"ok"}')).catch(
+      () => undefined,
+    );
     expect(lastResponse(keepAlive.received())).toMatchObject({ status: 200, body: { status: 'ok' } });
-    await sleep(100);
+    await pause(100);
 
     const signalledAt = performance.now();
     server.child.kill('SIGTERM');
-    await sleep(200);
+    await pause(200);
 
     // Still listening: a new connection is answered, 503 and not ready.
     const ready = await send(port, 'GET', '/readyz');
@@ -287,7 +289,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const port = server.port;
     const late = await openConnection(port);
     const silent = await openConnection(port);
-    await sleep(200); // accepted by the process, not only by the kernel
+    await pause(200); // accepted by the process, not only by the kernel
 
     server.child.kill('SIGTERM');
     const probed = await probeUntilClosed(port);

@@ -9,6 +9,7 @@ import type {
 import { cliChecks } from '../support/cli';
 import { UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /** `gatehouse resource-server ...` (docs/resource-servers.md#registering-a-resource-server), on the test database. */
 describe('admin CLI: resource-server', () => {
@@ -21,7 +22,7 @@ describe('admin CLI: resource-server', () => {
     env = testEnvironment(database);
     t = await createTestApp({ database });
     await t.user({ org: 'cli-resource-servers' });
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     await t.close();
     await database.drop();

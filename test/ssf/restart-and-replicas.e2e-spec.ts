@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { MembersService } from '../../src/members/members.service';
 import { TokenService } from '../../src/auth/token.service';
@@ -9,6 +8,7 @@ import { percentile } from '../support/verifier-checks';
 import { CheckResult, outcome, ResourceServerOptions, ResourceServerProcess } from '../support/resource-server-process';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { pause, waitFor } from '../support/wait';
 
 /**
  * Resource servers as their teams run them (docs/adr/0031-revocation-feed-in-production.md): each one a process of
@@ -258,7 +258,7 @@ describe(`resource servers in processes of their own: restarts and replicas on $
         }
         const [revoked, valid] = await Promise.all([server.check(revokedToken), server.check(validToken)]);
         samples.push({ atMs: Date.now() - expiresAt, revoked: outcome(revoked), valid: outcome(valid) });
-        await sleep(100);
+        await pause(100);
       }
 
       // 100 ms either side of `exp` is left out: the second it ends in is the resource server's to round.
@@ -374,17 +374,20 @@ describe(`resource servers in processes of their own: restarts and replicas on $
           return rows.map((row) => Number(row.acknowledged)).sort();
         };
         let acknowledged = await deliveries();
-        for (let wait = 0; wait < 40 && acknowledged.join() !== '0,1,1'; wait += 1) {
-          await sleep(50);
-          acknowledged = await deliveries();
-        }
+        await waitFor(
+          'the deliveries acknowledged',
+          async () => (acknowledged = await deliveries()).join() === '0,1,1',
+          {
+            timeoutMs: 2_000,
+          },
+        ).catch(() => undefined);
         expect(acknowledged).toEqual([0, 1, 1]);
 
         // Fails closed for every token until the cut has lasted 3 s: the revoked one and the kept one alike.
         const meanwhile = new Set<string>();
         do {
           for (const made of [kept, revoked]) meanwhile.add(outcome(await cut.check(made.token, REQUIRED)));
-          await sleep(50);
+          await pause(50);
         } while (performance.now() - cutAt < 3_000);
         expect([...meanwhile]).toEqual(['503 feed_stale']);
 
@@ -454,7 +457,7 @@ describe(`resource servers in processes of their own: restarts and replicas on $
             if (gapRefusedMs === undefined && answers[2] === '401 revoked') {
               gapRefusedMs = performance.now() - deletedAt;
             }
-            await sleep(20);
+            await pause(20);
           }
           return { replica: replica.name, seen, gapRefusedMs };
         }),

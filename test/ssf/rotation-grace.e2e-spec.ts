@@ -2,7 +2,8 @@ import { createLocalJWKSet, JSONWebKeySet, jwtVerify } from 'jose';
 import { DataSource } from 'typeorm';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { auditPage } from '../support/audit-events';
-import { bearer, expectBearerRejected, sleep } from '../support/http-assertions';
+import { bearer, expectBearerRejected } from '../support/http-assertions';
+import { pause } from '../support/wait';
 import { failFeedEvents } from '../support/audit-failure';
 import { feedPoller } from '../support/revocation-feed';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
@@ -190,7 +191,7 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
           else state.refusedAt = Date.now();
         }),
       );
-      await sleep(25);
+      await pause(25);
     }
     for (const [name, { lastAcceptedSentAt, refusedAt }] of seen) {
       // Accepted until the end, never after it; refused from the end on, and seen so within 1 s.

@@ -13,7 +13,8 @@ import { SsfStream } from '../../src/ssf/ssf-stream.entity';
 import { MAX_INSTANCE_STREAMS } from '../../src/ssf/ssf-streams.service';
 import { SsfRepository } from '../../src/ssf/ssf.repository';
 import { SsfRetention } from '../../src/ssf/ssf-retention';
-import { expectError, sleep, UUID } from '../support/http-assertions';
+import { expectError, UUID } from '../support/http-assertions';
+import { pause, waitFor } from '../support/wait';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -101,10 +102,10 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
 
   async function waitForWaiters(count: number, app = t): Promise<void> {
     const hub = app.get(PollHub);
-    for (let i = 0; i < 200 && hub.count() < count; i += 1) await sleep(10);
+    await waitFor(`${count} waiting polls`, () => hub.count() >= count).catch(() => undefined);
     expect(hub.count()).toBe(count);
     // Their first reads are done: what comes next reaches them through the hub.
-    await sleep(150);
+    await pause(150);
   }
 
   describe('stream management (SSF 1.0)', () => {
@@ -398,7 +399,7 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
       const abandoned = sent(poll(server, id, {}).timeout(1000)).catch((error: Error) => error);
       await waitForWaiters(1);
       expect(await abandoned).toBeInstanceOf(Error);
-      for (let i = 0; i < 100 && t.get(PollHub).count(id) > 0; i += 1) await sleep(10);
+      await waitFor('the poll gone from the hub', () => t.get(PollHub).count(id) === 0).catch(() => undefined);
       expect(t.get(PollHub).count(id)).toBe(0);
     });
 
@@ -410,7 +411,7 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
       await poll(server, id).expect(200);
       const polledAt = (await storedStream(id))!.lastPolledAt;
       expect(Date.now() - polledAt.getTime()).toBeLessThan(5000);
-      await sleep(20);
+      await pause(20);
       await poll(server, id).expect(200);
       expect((await storedStream(id))!.lastPolledAt).toEqual(polledAt);
     });
@@ -489,7 +490,7 @@ describe(`the feed at shutdown and in the access log on ${DATABASE_KIND}`, () =>
         sent(t.http().post(path).set('Authorization', authorization).send({ maxEvents: 5 })),
       );
       const hub = t.get(PollHub);
-      for (let i = 0; i < 200 && hub.count() < 2; i += 1) await sleep(10);
+      await waitFor('two waiting polls', () => hub.count() >= 2).catch(() => undefined);
       expect(hub.count()).toBe(2);
 
       const started = Date.now();
@@ -544,7 +545,7 @@ describe(`the feed at shutdown and in the access log on ${DATABASE_KIND}`, () =>
         await t.http().get('/ssf/stream').set('Authorization', authorization),
       ];
       expect(calls.map((call) => call.status)).toEqual([200, 200, 401, 404, 200]);
-      await sleep(50);
+      await pause(50);
       const lines = captured
         .split('\n')
         .filter((line) => line !== '')

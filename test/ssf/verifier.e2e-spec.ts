@@ -12,6 +12,7 @@ import { freePort } from '../support/ports';
 import { msUntil, percentile, refusal } from '../support/verifier-checks';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * The verifier library (verifier/) against a listening Gatehouse: a revocation, whatever its cause, is refused by the
@@ -64,7 +65,7 @@ describe(`the verifier against Gatehouse on ${DATABASE_KIND}`, () => {
     credentials = { clientId: server.clientId, clientSecret: server.clientSecret };
     await revoking.get(ResourceServersService).register('Other', OTHER_AUDIENCE);
     verifier = await createVerifier({ issuer, audience: AUDIENCE, ...credentials, maxStalenessSeconds: 2 });
-  });
+  }, SET_UP_TIMEOUT_MS);
 
   afterAll(async () => {
     await verifier?.close();

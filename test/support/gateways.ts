@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingHttpHeaders, request, Server } from 'node:http';
 import { resolve } from 'node:path';
+import { waitFor } from './wait';
 
 /**
  * What the gateway tests share (test/oauth/nginx.e2e-spec.ts, *gateway*.e2e-spec.ts): the configuration blocks of
@@ -118,16 +119,21 @@ export async function waitUntilListening(
   exited: () => string | undefined,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const died = exited();
-    if (died !== undefined) throw new Error(died);
-    try {
-      await probe();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`the gateway did not listen: ${String(error)}`, { cause: error });
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
-  }
+  let last: unknown;
+  await waitFor(
+    'the gateway listening',
+    async () => {
+      const died = exited();
+      if (died !== undefined) throw new Error(died);
+      return probe().then(
+        () => true,
+        (error: unknown) => void (last = error),
+      );
+    },
+    { timeoutMs, everyMs: 50 },
+  ).catch((error: Error) => {
+    // Past the deadline: with the probe's last error. A gateway that died: as it said.
+    if (last === undefined || !error.message.startsWith('the gateway listening: not after')) throw error;
+    throw new Error(`the gateway did not listen: ${(last as Error).message}`, { cause: last });
+  });
 }

@@ -87,5 +87,3 @@ export function signEs256(payload: Record<string, unknown>, key: string | KeyObj
 export function otherEcKey(): KeyObject {
   return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

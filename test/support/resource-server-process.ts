@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
 import type { VerifiedAccess } from '../../verifier/src/index';
+import { pause, waitFor } from './wait';
 
 /** What test/support/resource-server.worker.ts is started with. */
 export interface ResourceServerOptions {
@@ -84,22 +84,21 @@ export class ResourceServerProcess {
     });
     const server = new ResourceServerProcess(name, child, options);
     live.add(server);
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      const line = /^listening (\{.*\})$/m.exec(server.output);
-      if (line !== null) {
-        ({ port: server.port, startMs: server.startMs } = JSON.parse(line[1]) as { port: number; startMs: number });
-        return server;
-      }
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`resource server ${name} exited at start:\n${server.output}`);
-      }
-      if (Date.now() > deadline) {
-        await server.kill();
-        throw new Error(`resource server ${name} did not start in ${START_TIMEOUT_MS} ms:\n${server.output}`);
-      }
-      await sleep(10);
-    }
+    const listening = await waitFor(
+      `resource server ${name} listening`,
+      () => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`resource server ${name} exited at start:\n${server.output}`);
+        }
+        return /^listening (\{.*\})$/m.exec(server.output);
+      },
+      { timeoutMs: START_TIMEOUT_MS },
+    ).catch(async (error: Error) => {
+      await server.kill();
+      throw new Error(`${error.message}:\n${server.output}`, { cause: error });
+    });
+    ({ port: server.port, startMs: server.startMs } = JSON.parse(listening[1]) as { port: number; startMs: number });
+    return server;
   }
 
   /** Kills every resource server still running (SIGKILL) and waits for them to exit. */
@@ -181,7 +180,7 @@ export class ResourceServerProcess {
       if (performance.now() - start > limitMs) {
         throw new Error(`${this.name}: not ${wanted.join(' or ')} after ${limitMs} ms (saw ${seen.join(' -> ')})`);
       }
-      await sleep(everyMs);
+      await pause(everyMs);
     }
   }
 }

@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { connect, Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../../src/config/configuration';
 import { freePort } from './ports';
 import { TestDatabase, testSecrets } from './test-app';
+import { pause, waitFor } from './wait';
 
 /** Secrets for the child and the in-process apps that share its database (same JWT key). */
 const secrets: Environment = testSecrets;
@@ -110,17 +110,19 @@ export class ServerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new ServerProcess(child, port);
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`server exited at start:\n${server.output}`);
-      try {
-        if ((await send(port, 'GET', '/healthz')).status === 200) return server;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
-      await sleep(100);
+    try {
+      await waitFor(
+        'the server answering /healthz',
+        async () => {
+          if (child.exitCode !== null) throw new Error(`server exited at start:\n${server.output}`);
+          return (await send(port, 'GET', '/healthz').catch(() => undefined))?.status === 200; // not listening yet
+        },
+        { timeoutMs: 30_000, everyMs: 100 },
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n${server.output}`, { cause: error });
     }
+    return server;
   }
 
   /** Sends request headers and the first part of a body now; `finish()` sends the rest later. */
@@ -195,7 +197,7 @@ export async function sigtermUnderLoad(
         const code = (error as NodeJS.ErrnoException).code ?? String(error);
         if (code === 'ECONNREFUSED') {
           phase().refused += 1;
-          await sleep(10); // a balancer would retry elsewhere; do not spin
+          await pause(10); // a balancer would retry elsewhere; do not spin
         } else {
           phase().reset += 1;
           resets.push(code);
@@ -208,7 +210,7 @@ export async function sigtermUnderLoad(
   const balancer = async (): Promise<void> => {
     let failures = 0;
     while (failures < 2) {
-      await sleep(100);
+      await pause(100);
       const ready = await send(port, 'GET', '/readyz').then(
         (answer) => answer.status === 200,
         () => false,
@@ -220,7 +222,7 @@ export async function sigtermUnderLoad(
   };
 
   const running = [balancer(), ...Array.from({ length: clients }, client)];
-  await sleep(1000);
+  await pause(1000);
   const signalledAt = performance.now();
   signalled = true;
   server.child.kill('SIGTERM');

@@ -7,6 +7,7 @@ import { freezeDate } from '../support/clock';
 import { bearer } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, TestDatabase, TestUser } from '../support/test-app';
 import { Receiver, until } from './receiver';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
  * At-least-once, by one instance at a time (docs/adr/0037-signed-webhooks.md#claim): instances sharing a PostgreSQL
@@ -38,7 +39,7 @@ async function deliveryRows(t: TestApp): Promise<Array<{ status: string; attempt
       .send({ url: receiver.url, events: ['api_key.created', 'api_key.revoked'] })
       .expect(201);
     receiver.secret = body.webhook.secret;
-  });
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
     for (const t of apps) await t.close();
     await database.drop();
