@@ -26,14 +26,27 @@ export const MAY_USE = {
   // The admin command line's commands and argument parsing (src/cli.ts is its entry point): it uses
   // the services of the modules it administers (api-keys: a member's removal revokes their keys);
   // no module uses it.
-  cli: ['identity', 'api-keys', 'auth', 'organization-settings', 'console-sign-in', 'resource-servers', 'federation'],
+  cli: [
+    'identity',
+    'api-keys',
+    'auth',
+    'organization-settings',
+    'console-sign-in',
+    'resource-servers',
+    'federation',
+    'members',
+  ],
   // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics). Its
   // single sign-on (sso/) signs people in through their organization's people issuer (federation's trusted issuers,
   // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md).
   'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
+  // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
+  // removal revokes the member's credentials through api-keys (docs/adr/0044-one-member-lifecycle.md).
+  members: ['identity', 'audit', 'api-keys'],
   // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
-  // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md).
-  federation: ['identity', 'audit', 'integrations'],
+  // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
+  // members' lifecycle (just in time, never someone removed).
+  federation: ['identity', 'audit', 'integrations', 'members'],
   // Health only needs @Public() from identity's access vocabulary.
   health: ['identity'],
   // Signed webhooks: audit entries become deliveries (audit's observer); api-keys publishes the keys near expiry;
