@@ -80,6 +80,8 @@ const DECLARED: Record<string, string> = {
   'GET /v1/organization/webhooks': 'bearer + api_keys:manage',
   'DELETE /v1/organization/webhooks/{id}': 'bearer + api_keys:manage',
   'GET /v1/organization/webhooks/{id}/deliveries': 'bearer + api_keys:manage',
+  // Enabling a disabled endpoint again is an admin's, as adding and deleting one (docs/webhooks.md#disabled-endpoints).
+  'POST /v1/organization/webhooks/{id}/enable': 'bearer + api_keys:manage',
   'POST /v1/organization/webhooks/{id}/test': 'bearer + api_keys:manage',
   // Workload identities (docs/workload-identities.md): keys without secrets, the same permissions as keys; the issuers
   // an identity may name are read by whoever may create one
