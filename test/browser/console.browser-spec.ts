@@ -562,6 +562,7 @@ describe('web console in Chromium', () => {
       'member.removed',
       'trusted_issuer.added',
       'trusted_issuer.removed',
+      'trusted_issuer.updated',
       'webhook.created',
       'webhook.deleted',
       'webhook.disabled',
