@@ -307,7 +307,10 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    NODE_ENV: 'production',
+    // Not production: production's outbound rules refuse an identity provider on loopback, and (h)'s CI issuer answers
+    // on this machine. On the measured paths NODE_ENV decides nothing else (logs are JSON either way: stdout is not a
+    // terminal), and every secret production requires is set below.
+    NODE_ENV: 'test',
     HOST: '127.0.0.1',
     PORT: String(port),
     // The metrics listener stays on, as in production, on a free port (nothing here scrapes it);
