@@ -6,6 +6,7 @@ import { freezeDate } from '../support/clock';
 import { rowCount } from '../support/row-counts';
 import { bearer, ISO_MS, UUID } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { waitFor } from '../support/wait';
 import { Receiver, until } from './receiver';
 
 /**
@@ -96,7 +97,11 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(Number(request.timestamp)).toBeCloseTo(Date.now() / 1000, -1);
 
-    const { deliveries } = await log(2);
+    // The receiver has both; the dispatcher writes each success just after the answer.
+    const { deliveries } = await waitFor('both deliveries marked succeeded', async () => {
+      const page = await log(2);
+      return page.deliveries.length === 2 && page.deliveries.every((d) => d.status === 'succeeded') ? page : undefined;
+    });
     expect(deliveries[0]).toEqual({
       id: expect.stringMatching(UUID),
       event_id: revoked.id,
