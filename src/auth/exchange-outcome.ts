@@ -6,7 +6,7 @@ import { toAppError } from '../common/exception.filter';
  * keeps its slot, anything else (the database, an identity provider unavailable) gives it back.
  */
 export abstract class CountedRefusal extends AppError {
-  abstract readonly reason: string;
+  abstract override readonly reason: string;
 }
 
 /** The `outcome` label of a refused exchange (docs/operations.md#metrics); the controller counts the others. */

@@ -87,6 +87,11 @@ export interface AppErrorOptions {
   details?: Record<string, unknown>;
   /** How the OAuth endpoints name this error, when not as OAUTH_ERROR does. */
   oauth?: OAuthDetail;
+  /**
+   * The stable, machine-readable reason clients branch on (`api_key_revoked`, `subject_token_wrong_audience`):
+   * snake_case, never derived from the message. Without one, the code's own name in lower case.
+   */
+  reason?: string;
   cause?: unknown;
 }
 
@@ -104,6 +109,7 @@ export class AppError extends Error {
   readonly headers: Record<string, string>;
   readonly details: Record<string, unknown>;
   readonly oauth: OAuthDetail | undefined;
+  readonly reason: string;
 
   constructor(
     readonly code: ErrorCode,
@@ -115,6 +121,7 @@ export class AppError extends Error {
     this.headers = options.headers ?? {};
     this.details = options.details ?? {};
     this.oauth = options.oauth;
+    this.reason = options.reason ?? code.toLowerCase();
   }
 
   get status(): number {
