@@ -1,7 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { clientAddress } from '../common/client-address';
-import { Messages } from '../common/errors';
 import { API_KEY_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import { ExchangeRefused } from './key-exchange';
@@ -40,11 +39,11 @@ export class ApiKeyGuard implements CanActivate {
   /** Steps 1-3, no I/O: the key named by the header, or the refusal to answer with. */
   private presentedKey(header: string | undefined): PresentedKey | ExchangeRefused {
     if (header === undefined || header === '') {
-      return new ExchangeRefused('missing_header', Messages.authorizationHeaderRequired);
+      return new ExchangeRefused('missing_header');
     }
     const space = header.indexOf(' ');
     const scheme = space === -1 ? header : header.slice(0, space);
-    if (scheme.toLowerCase() !== 'apikey') return new ExchangeRefused('wrong_scheme', Messages.apiKeySchemeRequired);
+    if (scheme.toLowerCase() !== 'apikey') return new ExchangeRefused('wrong_scheme');
     const value = space === -1 ? '' : header.slice(space + 1).replace(/^ +/, '');
     return this.exchange.present(value);
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiKeysService, KeyCredential, KeyOwner, ownedBy } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { isExpired } from '../api-keys/api-key.entity';
-import { API_KEY_CHALLENGE, ErrorCode, Messages } from '../common/errors';
+import { API_KEY_CHALLENGE, ErrorReason } from '../common/errors';
 import type { MembershipAccess } from '../identity/member-access';
 import { CountedRefusal } from './exchange-outcome';
 
@@ -19,17 +19,31 @@ export type ExchangeFailureReason =
 
 type KeyIds = { id: string; organizationId: string; userId: string };
 
+/**
+ * The public reason of each: an owner no longer a member reads as invalid credentials, as SPEC section 7's message
+ * does (the audit trail tells them apart).
+ */
+const EXCHANGE_REASONS: Record<ExchangeFailureReason, ErrorReason> = {
+  missing_header: 'authorization_header_missing',
+  wrong_scheme: 'authorization_scheme_not_api_key',
+  malformed_key: 'api_key_malformed',
+  invalid_credentials: 'api_key_invalid_credentials',
+  revoked: 'api_key_revoked',
+  expired: 'api_key_expired',
+  not_a_member: 'api_key_invalid_credentials',
+  address_not_allowed: 'address_not_allowed',
+};
+
 /** A refused POST /v1/token: the exact 401 of docs/api.md#errors, plus what the audit trail keeps. */
 export class ExchangeRefused extends CountedRefusal {
   /** The key id the presented value named, when it was well-formed (not a secret). */
   attemptedKeyId?: string;
 
   constructor(
-    readonly reason: ExchangeFailureReason,
-    message: string,
+    readonly outcome: Exclude<ExchangeFailureReason, 'address_not_allowed'>,
     readonly key?: KeyIds,
   ) {
-    super(ErrorCode.UNAUTHENTICATED, message, { headers: { ...API_KEY_CHALLENGE } });
+    super(EXCHANGE_REASONS[outcome], { headers: { ...API_KEY_CHALLENGE } });
   }
 }
 
@@ -38,11 +52,11 @@ export class ExchangeRefused extends CountedRefusal {
  * audit trail and counted by the failure limit as a refusal is.
  */
 export class AddressNotAllowed extends CountedRefusal {
-  readonly reason = 'address_not_allowed';
+  readonly outcome = 'address_not_allowed';
   readonly attemptedKeyId: string;
 
   constructor(readonly key: KeyIds) {
-    super(ErrorCode.PERMISSION_DENIED, Messages.apiKeyNotAllowedFromAddress);
+    super(EXCHANGE_REASONS.address_not_allowed);
     this.attemptedKeyId = key.id;
   }
 }
@@ -66,14 +80,14 @@ export class KeyExchangeRules {
     const found = await this.apiKeys.credential(parsed.keyId);
     const matches = this.apiKeys.secretMatches(parsed.secret, found?.key.secretHash);
     if (found === undefined || !matches) {
-      throw new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
+      throw new ExchangeRefused('invalid_credentials');
     }
     const { key } = found;
     const ids = { id: key.id, organizationId: key.organizationId, userId: key.userId };
-    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', Messages.apiKeyRevoked, ids);
+    if (key.status !== 'ACTIVE') throw new ExchangeRefused('revoked', ids);
     // Tokens count whole seconds and never outlive their key: a key in its last second can mint none.
     if (key.expiresAtMs !== null && key.expiresAtMs < (Math.floor(nowMs / 1000) + 1) * 1000) {
-      throw new ExchangeRefused('expired', Messages.apiKeyExpired, ids);
+      throw new ExchangeRefused('expired', ids);
     }
     return found;
   }

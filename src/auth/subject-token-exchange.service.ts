@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError, ERROR_REASONS, ErrorCode } from '../common/errors';
 import { IdTokenRefusalReason, idTokenRefusal } from '../federation/id-token-rules';
 import { IdTokenUses } from '../federation/id-token-uses';
 import { FederatedMember, FederatedPeople } from '../federation/people';
@@ -48,7 +48,7 @@ export type SubjectRefusalReason =
 const SESSION_SECONDS = 3600;
 
 /** The one answer to every refused subject token: no detail tells which check failed (the audit log has it). */
-export const SUBJECT_TOKEN_REFUSED = 'the subject token was not accepted';
+export const SUBJECT_TOKEN_REFUSED = ERROR_REASONS.subject_token_refused.message;
 
 /**
  * A refused subject token: 400 `invalid_grant`, counted by the failure limit like a refused key. Audited in each of
@@ -58,11 +58,11 @@ export class SubjectTokenRefused extends CountedRefusal {
   readonly organizationIds: readonly string[];
 
   constructor(
-    readonly reason: SubjectRefusalReason,
+    readonly outcome: SubjectRefusalReason,
     organizationIds: string | readonly string[] | null = null,
     readonly workloadIdentityId: string | null = null,
   ) {
-    super(ErrorCode.INVALID_ARGUMENT, SUBJECT_TOKEN_REFUSED, { oauth: { error: 'invalid_grant' } });
+    super('subject_token_refused');
     this.organizationIds =
       organizationIds === null ? [] : typeof organizationIds === 'string' ? [organizationIds] : organizationIds;
   }
@@ -70,9 +70,7 @@ export class SubjectTokenRefused extends CountedRefusal {
 
 /** The issuer's keys could not be had in time: nothing is known about the token (503, not counted). */
 function issuerUnavailable(): AppError {
-  return new AppError(ErrorCode.UNAVAILABLE, 'the identity provider cannot be reached; try again', {
-    oauth: { error: 'temporarily_unavailable' },
-  });
+  return new AppError('identity_provider_unavailable');
 }
 
 /**
@@ -241,7 +239,7 @@ export class SubjectTokenExchangeService {
       return await exchange();
     } catch (error) {
       if (error instanceof SubjectTokenRefused) {
-        this.metrics.tokenExchange(`subject_token_${error.reason}`);
+        this.metrics.tokenExchange(`subject_token_${error.outcome}`);
         if (error.organizationIds.length > 0) {
           const target =
             error.workloadIdentityId === null
@@ -251,7 +249,7 @@ export class SubjectTokenExchangeService {
             error.organizationIds.map((organizationId) => ({
               action: 'token.exchange_failed' as const,
               organizationId,
-              reason: `subject_token_${error.reason}`,
+              reason: `subject_token_${error.outcome}`,
               ...target,
               request: { id: client.requestId, ip: client.address },
             })),

@@ -72,7 +72,7 @@ describe('TokenAttemptLimiter', () => {
   });
   afterEach(() => counter.close());
 
-  const refusal = () => new ExchangeRefused('invalid_credentials', 'invalid api key credentials');
+  const refusal = () => new ExchangeRefused('invalid_credentials');
   const outcome = (attempt: Promise<unknown>) =>
     attempt.then(
       () => 'ok',

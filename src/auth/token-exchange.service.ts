@@ -56,7 +56,7 @@ export class TokenExchangeService {
   /** The key value as presented (its protocol's own checks passed), parsed; or the refusal to count. */
   present(value: string): PresentedKey | ExchangeRefused {
     const parsed = this.apiKeys.codec.parse(value);
-    return parsed === null ? new ExchangeRefused('malformed_key', Messages.apiKeyInvalid) : [parsed, value];
+    return parsed === null ? new ExchangeRefused('malformed_key') : [parsed, value];
   }
 
   /**
@@ -151,7 +151,7 @@ export class TokenExchangeService {
       const { key, ownerAccess } = await this.rules.checkKey(parsed, checkedAtMs);
       if (ownerAccess === null) {
         const { id, organizationId, userId } = key;
-        throw new ExchangeRefused('not_a_member', Messages.invalidApiKeyCredentials, { id, organizationId, userId });
+        throw new ExchangeRefused('not_a_member', { id, organizationId, userId });
       }
       return {
         userId: key.userId,
@@ -175,12 +175,12 @@ export class TokenExchangeService {
   /** Audited when it names a key id; else one log line, so no one can fill the table (operations.md#audit-trail). */
   private async recordRefusal(error: ExchangeRefused | AddressNotAllowed, client: ExchangeClient): Promise<void> {
     if (error.attemptedKeyId === undefined) {
-      this.logger.log({ reason: error.reason, ip: client.address }, 'token exchange refused');
+      this.logger.log({ reason: error.outcome, ip: client.address }, 'token exchange refused');
       return;
     }
     await this.audit.record({
       action: 'token.exchange_failed',
-      reason: error.reason,
+      reason: error.outcome,
       organizationId: error.key?.organizationId,
       actorUserId: error.key?.userId,
       targetType: 'api_key',

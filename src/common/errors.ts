@@ -1,97 +1,19 @@
-/** Every error code the service answers with; the HTTP status is decided only in HTTP_STATUS (docs/api.md#errors). */
-export enum ErrorCode {
-  INVALID_ARGUMENT = 'INVALID_ARGUMENT',
-  UNAUTHENTICATED = 'UNAUTHENTICATED',
-  PERMISSION_DENIED = 'PERMISSION_DENIED',
-  NOT_FOUND = 'NOT_FOUND',
-  FAILED_PRECONDITION = 'FAILED_PRECONDITION',
-  PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
-  RESOURCE_EXHAUSTED = 'RESOURCE_EXHAUSTED',
-  UNAVAILABLE = 'UNAVAILABLE',
-  INTERNAL = 'INTERNAL',
-}
+import { ErrorCode, HTTP_STATUS, Messages, OAUTH_ERROR, OAuthErrorName, wireCode } from './error-codes';
+import { ERROR_REASONS, ErrorReason, ReasonEntry } from './error-reasons';
 
-/** PAYLOAD_TOO_LARGE is rendered with the wire code INVALID_ARGUMENT. */
-export const HTTP_STATUS: Record<ErrorCode, number> = {
-  [ErrorCode.INVALID_ARGUMENT]: 400,
-  [ErrorCode.UNAUTHENTICATED]: 401,
-  [ErrorCode.PERMISSION_DENIED]: 403,
-  [ErrorCode.NOT_FOUND]: 404,
-  [ErrorCode.FAILED_PRECONDITION]: 400,
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
-  [ErrorCode.RESOURCE_EXHAUSTED]: 429,
-  [ErrorCode.UNAVAILABLE]: 503,
-  [ErrorCode.INTERNAL]: 500,
-};
-
-/** The `error` names the OAuth endpoints answer with (RFC 6749 section 5.2, RFC 8707 section 2). */
-export type OAuthErrorName =
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'invalid_scope'
-  | 'invalid_target'
-  | 'unsupported_grant_type'
-  | 'unauthorized_client'
-  | 'temporarily_unavailable'
-  | 'server_error';
-
-/** The OAuth `error` of each code on the OAuth endpoints, unless the error names its own (AppErrorOptions.oauth). */
-export const OAUTH_ERROR: Record<ErrorCode, OAuthErrorName> = {
-  [ErrorCode.INVALID_ARGUMENT]: 'invalid_request',
-  [ErrorCode.UNAUTHENTICATED]: 'invalid_client',
-  [ErrorCode.PERMISSION_DENIED]: 'unauthorized_client',
-  [ErrorCode.NOT_FOUND]: 'invalid_request',
-  [ErrorCode.FAILED_PRECONDITION]: 'invalid_request',
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 'invalid_request',
-  [ErrorCode.RESOURCE_EXHAUSTED]: 'temporarily_unavailable',
-  [ErrorCode.UNAVAILABLE]: 'temporarily_unavailable',
-  [ErrorCode.INTERNAL]: 'server_error',
-};
-
-export function wireCode(code: ErrorCode): string {
-  return code === ErrorCode.PAYLOAD_TOO_LARGE ? ErrorCode.INVALID_ARGUMENT : code;
-}
-
-/** Exact messages of docs/api.md#errors. */
-export const Messages = {
-  invalidArgument: 'invalid request parameters',
-  unknownResource: 'unknown resource',
-  bodyTooLarge: 'request body too large',
-  userNotAuthenticated: 'user not authenticated',
-  invalidApiKeyCredentials: 'invalid api key credentials',
-  apiKeyRevoked: 'api key revoked',
-  apiKeyExpired: 'api key expired',
-  apiKeyNotActive: 'api key is not active',
-  apiKeyInvalid: 'api key invalid',
-  authorizationHeaderRequired: 'authorization header required',
-  apiKeySchemeRequired: 'authorization header must use ApiKey scheme',
-  insufficientPermissions: 'insufficient permissions',
-  apiKeyNotAllowedFromAddress: 'api key not allowed from this address',
-  apiKeyNotFound: 'api key not found',
-  apiKeyLimitReached: 'api key limit reached',
-  routeNotFound: 'route not found',
-  mintFailed: 'failed to mint access token',
-  internal: 'internal error',
-  unavailable: 'service unavailable',
-  tooManyRequests: 'too many requests',
-  integrationNotFound: 'notification integration not found',
-  monitoringKeysInvalid: 'monitoring api keys are invalid',
-  monitoringPermissionsMissing: 'required monitoring permissions are missing',
-  monitoringUnavailable: 'monitoring provider unavailable',
-} as const;
+export { ErrorCode, HTTP_STATUS, Messages, OAUTH_ERROR, wireCode } from './error-codes';
+export type { OAuthErrorName } from './error-codes';
+export { ERROR_REASONS } from './error-reasons';
+export type { ErrorReason } from './error-reasons';
 
 export interface AppErrorOptions {
+  /** The message, when the site says more than the catalogue's (the exact ones of docs/api.md#errors stay exact). */
+  message?: string;
   headers?: Record<string, string>;
   /** Extra top-level body fields (e.g. `validation`). */
   details?: Record<string, unknown>;
-  /** How the OAuth endpoints name this error, when not as OAUTH_ERROR does. */
-  oauth?: OAuthDetail;
-  /**
-   * The stable, machine-readable reason clients branch on (`api_key_revoked`, `subject_token_wrong_audience`):
-   * snake_case, never derived from the message. Without one, the code's own name in lower case.
-   */
-  reason?: string;
+  /** On the OAuth endpoints, an `error_description` other than the message. */
+  oauthDescription?: string;
   cause?: unknown;
 }
 
@@ -101,32 +23,57 @@ export interface OAuthDetail {
   description?: string;
 }
 
+/** The options of the older form `new AppError(code, message, options)`, being replaced by the reason's. */
+interface CodeFormOptions extends Omit<AppErrorOptions, 'message' | 'oauthDescription'> {
+  oauth?: OAuthDetail;
+  reason?: ErrorReason;
+}
+
 /**
- * A domain error: the exception filter renders it as `{ code, message, ...details }`, and on the OAuth endpoints as
- * `{ error, error_description }`; the status is HTTP_STATUS's either way.
+ * A domain error, named by its reason in the catalogue (ERROR_REASONS), which gives its code and default message. The
+ * exception filter renders it as `{ code, message, reason, ...details }`, and on the OAuth endpoints as
+ * `{ error, error_description, reason }`; the status is HTTP_STATUS's either way. Services throw these; how a reason
+ * reads to a person is the renderer's (the CLI names its flags, the console's pages their own words).
  */
 export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly reason: ErrorReason;
   readonly headers: Record<string, string>;
   readonly details: Record<string, unknown>;
-  readonly oauth: OAuthDetail | undefined;
-  readonly reason: string;
+  readonly oauth: OAuthDetail;
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    options: AppErrorOptions = {},
-  ) {
+  constructor(reason: ErrorReason, options?: AppErrorOptions);
+  /** @deprecated name the reason: `new AppError(reason, { message })`. */
+  constructor(code: ErrorCode, message: string, options?: CodeFormOptions);
+  constructor(first: ErrorReason | ErrorCode, second?: AppErrorOptions | string, third?: CodeFormOptions) {
+    const codeForm = typeof second === 'string';
+    const options: AppErrorOptions & CodeFormOptions = (codeForm ? third : second) ?? {};
+    const reason: ErrorReason = codeForm
+      ? (options.reason ?? (first.toLowerCase() as ErrorReason))
+      : (first as ErrorReason);
+    const entry: ReasonEntry = (ERROR_REASONS as Record<string, ReasonEntry>)[reason] ?? ERROR_REASONS.internal;
+    const code = codeForm ? (first as ErrorCode) : entry.code;
+    const message = codeForm ? second : (options.message ?? entry.message);
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
+    this.code = code;
+    this.reason = reason;
     this.headers = options.headers ?? {};
     this.details = options.details ?? {};
-    this.oauth = options.oauth;
-    this.reason = options.reason ?? code.toLowerCase();
+    this.oauth = {
+      error: options.oauth?.error ?? entry.oauth ?? OAUTH_ERROR[code],
+      description: options.oauth?.description ?? options.oauthDescription,
+    };
   }
 
   get status(): number {
     return HTTP_STATUS[this.code];
   }
+}
+
+/** The body of docs/api.md#errors: SPEC section 7's `{ code, message }`, the catalogue's `reason`, any details. */
+export function errorBody(error: AppError): Record<string, unknown> {
+  return { code: wireCode(error.code), message: error.message, reason: error.reason, ...error.details };
 }
 
 export const invalidArgument = (): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError, ErrorCode, HTTP_STATUS, Messages, OAUTH_ERROR, wireCode } from './errors';
+import { AppError, ErrorCode, errorBody, HTTP_STATUS } from './errors';
 import { BASIC_CHALLENGE } from './basic-auth';
 import { isDatabaseUnavailable } from './database-errors';
 
@@ -30,23 +30,21 @@ function fromHttpException(exception: HttpException): AppError {
   const status = exception.getStatus();
   switch (status) {
     case 400:
-      return new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);
+      return new AppError('invalid_argument');
     case 401:
-      return new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated);
+      return new AppError('unauthenticated');
     case 403:
-      return new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);
+      return new AppError('permission_denied');
     case 404:
-      return new AppError(ErrorCode.NOT_FOUND, Messages.routeNotFound);
+      return new AppError('route_not_found');
     case 413:
-      return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, Messages.bodyTooLarge);
+      return new AppError('body_too_large');
     case 429:
-      return new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests);
+      return new AppError('too_many_requests');
     case 503:
-      return new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
+      return new AppError('service_unavailable');
     default:
-      return status >= 400 && status < 500
-        ? new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument)
-        : new AppError(ErrorCode.INTERNAL, Messages.internal);
+      return new AppError(status >= 400 && status < 500 ? 'invalid_argument' : 'internal');
   }
 }
 
@@ -54,15 +52,13 @@ export function toAppError(exception: unknown): AppError | undefined {
   if (exception instanceof AppError) return exception;
   if (exception instanceof HttpException) return fromHttpException(exception);
   if (isBodyParserError(exception)) {
-    return exception.type === 'entity.too.large'
-      ? new AppError(ErrorCode.PAYLOAD_TOO_LARGE, Messages.bodyTooLarge)
-      : new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);
+    return new AppError(exception.type === 'entity.too.large' ? 'body_too_large' : 'invalid_argument');
   }
-  if (isDatabaseUnavailable(exception)) return new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
+  if (isDatabaseUnavailable(exception)) return new AppError('database_unavailable');
   return undefined;
 }
 
-/** The one place errors become responses: `{ code, message }` JSON, never HTML or a stack. */
+/** The one place errors become responses: `{ code, message, reason }` JSON, never HTML or a stack. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
@@ -75,7 +71,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (error === undefined) {
       // The request id is bound to every line logged while serving the request (request-logger.ts).
       this.logger.error({ err: exception, method: request.method, path: request.path }, 'unexpected error');
-      error = new AppError(ErrorCode.INTERNAL, Messages.internal);
+      error = new AppError('internal');
     } else if (error.code === ErrorCode.UNAVAILABLE) {
       this.logger.warn({ err: exception }, 'dependency unavailable');
     }
@@ -93,11 +89,11 @@ export function sendError(response: Response, error: AppError): void {
   response
     .status(HTTP_STATUS[error.code])
     .type('application/json')
-    .send(JSON.stringify({ code: wireCode(error.code), message: error.message, ...error.details }));
+    .send(JSON.stringify(errorBody(error)));
 }
 
 /**
- * The OAuth shape, with the status of HTTP_STATUS and `Cache-Control: no-store`. The ApiKey and Bearer challenges are
+ * The OAuth shape, `reason` beside RFC 6749's members (section 5.2 allows more), with the status of HTTP_STATUS and `Cache-Control: no-store`. The ApiKey and Bearer challenges are
  * not these endpoints': RFC 6749 section 5.2 answers a client that tried the Authorization header with a 401 that
  * challenges the scheme the endpoint takes (Basic), and a client that did not with none.
  */
@@ -113,8 +109,9 @@ function sendOAuthError(request: Request, response: Response, error: AppError): 
     for (const [name, value] of Object.entries(BASIC_CHALLENGE)) response.setHeader(name, value);
   }
   const body = {
-    error: error.oauth?.error ?? OAUTH_ERROR[error.code],
-    error_description: error.oauth?.description ?? error.message,
+    error: error.oauth.error,
+    error_description: error.oauth.description ?? error.message,
+    reason: error.reason,
   };
   response
     .status(HTTP_STATUS[error.code])

@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppError, ErrorCode, Messages } from './errors';
+import { AppError } from './errors';
 import { sendError } from './exception.filter';
 
 /** Liveness stays 200 while the process drains (it is alive); everything else is new work. */
@@ -71,7 +71,7 @@ export class ShutdownState implements OnModuleDestroy {
     if (this.draining && !ALWAYS_ANSWERED.has(req.path)) {
       // Before the body is read: Node reads and discards it before it closes the connection.
       res.setHeader('Connection', 'close');
-      sendError(res, new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable));
+      sendError(res, new AppError('shutting_down'));
       return;
     }
     if (this.draining) res.setHeader('Connection', 'close');

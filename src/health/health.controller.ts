@@ -2,7 +2,7 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../identity/access.decorators';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError, ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { ShutdownState } from '../common/shutdown.state';
 
@@ -38,7 +38,7 @@ export class HealthController {
   @ApiOkResponse({ description: "terminus' result: { status: 'ok', info, error, details }" })
   @ApiErrors(ErrorCode.UNAVAILABLE)
   readiness(): Promise<HealthCheckResult> {
-    if (this.shutdown.isDraining) throw new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
+    if (this.shutdown.isDraining) throw new AppError('shutting_down');
     return this.health.check([() => this.database.pingCheck('database', { timeout: READINESS_TIMEOUT_MS })]);
   }
 }

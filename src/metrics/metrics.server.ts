@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Registry } from 'prom-client';
-import { ErrorCode, Messages, wireCode } from '../common/errors';
+import { AppError, errorBody } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Metrics } from './metrics';
@@ -11,9 +11,9 @@ import { processMetrics } from './process-metrics';
 
 const METRICS_PATH = '/metrics';
 
-function sendJson(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
-  const body = JSON.stringify({ code: wireCode(code), message });
-  res.writeHead(status, {
+function sendError(res: ServerResponse, error: AppError): void {
+  const body = JSON.stringify(errorBody(error));
+  res.writeHead(error.status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
   });
@@ -71,7 +71,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      sendJson(res, 404, ErrorCode.NOT_FOUND, Messages.routeNotFound);
+      sendError(res, new AppError('route_not_found'));
       return;
     }
     try {
@@ -85,7 +85,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch (error) {
       this.logger.error({ err: error }, 'collecting metrics failed');
-      sendJson(res, 500, ErrorCode.INTERNAL, Messages.internal);
+      sendError(res, new AppError('internal'));
     }
   }
 }

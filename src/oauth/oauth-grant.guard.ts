@@ -124,7 +124,7 @@ export class OAuthGrantGuard implements CanActivate {
     const { keyId } = presented[0];
     // The id as the API shows it matches at once; else compared the long way (undashed, any case).
     if (clientId !== keyId && !(UUID_OR_HEX.test(clientId) && sameId(clientId, keyId))) {
-      return new ExchangeRefused('invalid_credentials', Messages.invalidApiKeyCredentials);
+      return new ExchangeRefused('invalid_credentials');
     }
     return presented;
   }

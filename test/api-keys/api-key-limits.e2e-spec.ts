@@ -39,7 +39,7 @@ describe(`API key limits on ${DATABASE_KIND}`, () => {
     return Number(rows[0].n);
   };
   const expectLimitReached = (response: { status: number; body: unknown }): void =>
-    expectError(response as never, 400, 'FAILED_PRECONDITION', 'api key limit reached');
+    expectError(response as never, 400, 'FAILED_PRECONDITION', 'api key limit reached', 'api_key_limit_reached');
 
   describe('active keys per user and organization', () => {
     it(`refuses key ${CAP + 1} with 400 FAILED_PRECONDITION and stores nothing for it`, async () => {

@@ -384,7 +384,7 @@ describe('/v1/user-api-keys', () => {
     it('answers 404 "api key not found" for an unknown id', async () => {
       const user = await t.user();
       const response = await t.http().get(`/v1/user-api-keys/${randomUUID()}`).set(bearer(user.token));
-      expectError(response, 404, 'NOT_FOUND', 'api key not found');
+      expectError(response, 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
     });
 
     it("answers many reads made at the same time each with its own key, or 404 when it is not the caller's", async () => {
@@ -403,7 +403,8 @@ describe('/v1/user-api-keys', () => {
         reads.map(({ id }) => t.http().get(`/v1/user-api-keys/${id}`).set(bearer(alice.token))),
       );
       responses.forEach((response, i) => {
-        if (reads[i].expected === null) expectError(response, 404, 'NOT_FOUND', 'api key not found');
+        if (reads[i].expected === null)
+          expectError(response, 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
         else
           expect({ status: response.status, id: response.body.api_key.id }).toEqual({
             status: 200,
@@ -446,6 +447,7 @@ describe('/v1/user-api-keys', () => {
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       expectInvalidArgument(await t.http().delete('/v1/user-api-keys/nope').set(bearer(user.token)));
     });
@@ -477,7 +479,7 @@ describe('/v1/user-api-keys', () => {
         const startedAfterRevoke = revoked;
         const response = await t.http().post('/v1/token').set(apiKeyAuth(value));
         if (startedAfterRevoke) {
-          expectApiKeyRejected(response, 'api key revoked');
+          expectApiKeyRejected(response, 'api key revoked', 'api_key_revoked');
           return { status: response.status, message: response.body.message };
         }
         expect([200, 401]).toContain(response.status);

@@ -85,7 +85,11 @@ describe(`POST /v1/api-keys/exposed on ${DATABASE_KIND}`, () => {
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
 
       // Read right after the answer: the revocation is already committed.
-      expectApiKeyRejected(await t.http().post('/v1/token').set(apiKeyAuth(value)), 'api key revoked');
+      expectApiKeyRejected(
+        await t.http().post('/v1/token').set(apiKeyAuth(value)),
+        'api key revoked',
+        'api_key_revoked',
+      );
       expectBearerRejected(await t.http().get('/v1/user-api-keys').set(bearer(accessToken)));
       expect((await statusOf(owner, id)).status).toBe('REVOKED');
     });
@@ -313,7 +317,7 @@ describe(`POST /v1/api-keys/exposed on ${DATABASE_KIND}`, () => {
 
   it('is 413 past 320 KiB, before anything else', async () => {
     const response = await report(Array.from({ length: 100 }, () => 'x'.repeat(3300)));
-    expectError(response, 413, 'INVALID_ARGUMENT', 'request body too large');
+    expectError(response, 413, 'INVALID_ARGUMENT', 'request body too large', 'body_too_large');
   });
 });
 
@@ -343,7 +347,7 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
     for (let i = 0; i < 3; i += 1) await report('203.0.113.10', { keys: [unknownKey()] }).expect(202);
     const { id, value } = await t.createKey(owner);
     const refused = await report('203.0.113.10', { keys: [value] });
-    expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(3500);
     expect(retryAfter).toBeLessThanOrEqual(3600);
@@ -356,8 +360,20 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
 
   it('counts every request, malformed ones too, and refuses before validating the body', async () => {
     for (let i = 0; i < 3; i += 1) expectInvalidArgument(await report('203.0.113.20', { keys: [] }));
-    expectError(await report('203.0.113.20', { keys: [] }), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
-    expectError(await report('203.0.113.20', { keys: ['x'] }), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    expectError(
+      await report('203.0.113.20', { keys: [] }),
+      429,
+      'RESOURCE_EXHAUSTED',
+      'too many requests',
+      'too_many_requests',
+    );
+    expectError(
+      await report('203.0.113.20', { keys: ['x'] }),
+      429,
+      'RESOURCE_EXHAUSTED',
+      'too many requests',
+      'too_many_requests',
+    );
   });
 
   it('takes the slot before reading the body: past the limit, 429 before a byte of it is sent', async () => {
@@ -369,7 +385,7 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       .set('X-Forwarded-For', '203.0.113.25')
       .set('Content-Type', 'application/json')
       .send('{"keys":');
-    expectError(malformed, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    expectError(malformed, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
     const server = t.app.getHttpServer() as Server;
     if (!server.listening) await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
     const { port } = server.address() as AddressInfo;
@@ -403,7 +419,13 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
     await report('2001:db8:7:7::1', { keys: ['x'] }).expect(202);
     await report('2001:db8:7:7::2', { keys: ['x'] }).expect(202);
     await report('2001:db8:7:7:ffff::3', { keys: ['x'] }).expect(202);
-    expectError(await report('2001:db8:7:7::4', { keys: ['x'] }), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    expectError(
+      await report('2001:db8:7:7::4', { keys: ['x'] }),
+      429,
+      'RESOURCE_EXHAUSTED',
+      'too many requests',
+      'too_many_requests',
+    );
     await report('2001:db8:7:8::1', { keys: ['x'] }).expect(202);
   });
 
@@ -446,8 +468,8 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       await send(first).expect(202);
       await send(second).expect(202);
       await send(first).expect(202);
-      expectError(await send(second), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
-      expectError(await send(first), 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+      expectError(await send(second), 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+      expectError(await send(first), 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
     });
   },
 );
@@ -494,7 +516,11 @@ describe(`POST /v1/api-keys/exposed: revoked at once on every instance, answered
       expect(ms).toBeLessThan(FLOOR_MS + 250);
     }
     // And the revocation was committed before the answer: the other instance refuses the key at once.
-    expectApiKeyRejected(await second.http().post('/v1/token').set(apiKeyAuth(real.value)), 'api key revoked');
+    expectApiKeyRejected(
+      await second.http().post('/v1/token').set(apiKeyAuth(real.value)),
+      'api key revoked',
+      'api_key_revoked',
+    );
   });
 
   it('logs the revoked key ids, never a reported value or secret', async () => {
@@ -537,7 +563,7 @@ describe(`POST /v1/api-keys/exposed: revocations and their audit entries in one 
     } finally {
       await undo();
     }
-    expectError(response, 500, 'INTERNAL', 'internal error');
+    expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
     for (const key of keys) {
       const { body } = await t.http().get(`/v1/user-api-keys/${key.id}`).set(bearer(owner.token)).expect(200);
       expect(body.api_key.status).toBe('ACTIVE');

@@ -38,18 +38,18 @@ describe('isolation between users and organizations', () => {
   describe.each(intruders)('%s', (_name, intruder) => {
     it('GET /v1/user-api-keys/:id -> 404 "api key not found"', async () => {
       const response = await t.http().get(`/v1/user-api-keys/${ownerKey.id}`).set(bearer(intruder().token));
-      expectError(response, 404, 'NOT_FOUND', 'api key not found');
+      expectError(response, 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
     });
 
     it('DELETE /v1/user-api-keys/:id -> 404 and the key stays active', async () => {
       const response = await t.http().delete(`/v1/user-api-keys/${ownerKey.id}`).set(bearer(intruder().token));
-      expectError(response, 404, 'NOT_FOUND', 'api key not found');
+      expectError(response, 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
       await expectOwnerKeyUntouched();
     });
 
     it('POST /v1/user-api-keys/:id/rotate -> 404 and the key stays active', async () => {
       const response = await t.http().post(`/v1/user-api-keys/${ownerKey.id}/rotate`).set(bearer(intruder().token));
-      expectError(response, 404, 'NOT_FOUND', 'api key not found');
+      expectError(response, 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
       await expectOwnerKeyUntouched();
     });
 
@@ -63,18 +63,21 @@ describe('isolation between users and organizations', () => {
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       expectError(
         await t.http().delete(`/v1/user-api-keys/${ownerKey.id}`).set(bearer(accessToken)),
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       expectError(
         await t.http().post(`/v1/user-api-keys/${ownerKey.id}/rotate`).set(bearer(accessToken)),
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       await expectOwnerKeyUntouched();
     });
@@ -105,6 +108,7 @@ describe('isolation between users and organizations', () => {
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
     }
   });
@@ -143,12 +147,14 @@ describe('isolation between users and organizations', () => {
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       expectError(
         await t.http().delete(`/v1/user-api-keys/${keyA.id}`).set(bearer(inB.token)),
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       const stillA = await t.http().get(`/v1/user-api-keys/${keyA.id}`).set(bearer(inA.token)).expect(200);
       expect(stillA.body.api_key.status).toBe('ACTIVE');

@@ -115,6 +115,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
+          'insufficient_permissions',
         );
       }
       expect(await keyRows(member)).toEqual([]);
@@ -131,7 +132,13 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect(child.body.api_key.scopes).toEqual(['api_keys:read', 'integrations:read']);
       // The role has integrations:write and api_keys:revoke; the key does not.
       for (const scope of ['integrations:write', 'api_keys:revoke']) {
-        expectError(await createWith(token, { scopes: [scope] }), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(
+          await createWith(token, { scopes: [scope] }),
+          403,
+          'PERMISSION_DENIED',
+          'insufficient permissions',
+          'insufficient_permissions',
+        );
       }
       expect((await t.createKey({ token }, 'creator', { scopes: ['api_keys:create'] })).body.api_key.scopes).toEqual([
         'api_keys:create',
@@ -144,6 +151,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
     });
 
@@ -163,8 +171,15 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
-      expectError(await createWith(token, {}), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await createWith(token, {}),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       // The token's own scope narrows further.
       const narrow = await t.exchange(value, { scope: 'integrations:read' });
       expectError(
@@ -172,6 +187,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       await t.http().get('/v1/notification-integrations').set(bearer(narrow)).expect(200);
       // A role downgrade applies at the next request: a viewer cannot write integrations whatever the key says.
@@ -181,6 +197,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       await t.http().get('/v1/user-api-keys').set(bearer(token)).expect(200);
     });
@@ -196,6 +213,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
     });
   });
@@ -272,19 +290,29 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const revoked = await t.createKey(admin);
       await t.http().delete(`/v1/user-api-keys/${revoked.id}`).set(bearer(admin.token)).expect(200);
       const bad = { scope: 'nonsense', expires_in: 1, extra: true };
-      expectApiKeyRejected(await t.http().post('/v1/token').send(bad), 'authorization header required');
+      expectApiKeyRejected(
+        await t.http().post('/v1/token').send(bad),
+        'authorization header required',
+        'authorization_header_missing',
+      );
       expectApiKeyRejected(
         await t.http().post('/v1/token').set('Authorization', `Bearer ${admin.token}`).send(bad),
         'authorization header must use ApiKey scheme',
+        'authorization_scheme_not_api_key',
       );
-      expectApiKeyRejected(await exchangeWith('dev.garbage', bad), 'api key invalid');
+      expectApiKeyRejected(await exchangeWith('dev.garbage', bad), 'api key invalid', 'api_key_malformed');
       const wrongSecret = new ApiKeyCodec('dev').format(active.id, ApiKeyCodec.newSecret());
-      expectApiKeyRejected(await exchangeWith(wrongSecret, bad), 'invalid api key credentials');
-      expectApiKeyRejected(await exchangeWith(revoked.value, bad), 'api key revoked');
+      expectApiKeyRejected(
+        await exchangeWith(wrongSecret, bad),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
+      expectApiKeyRejected(await exchangeWith(revoked.value, bad), 'api key revoked', 'api_key_revoked');
       // A scope outside the key's is only known once the key is: still after authentication.
       expectApiKeyRejected(
         await exchangeWith(wrongSecret, { scope: 'api_keys:create' }),
         'invalid api key credentials',
+        'api_key_invalid_credentials',
       );
     });
   });
@@ -384,11 +412,15 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       await t.http().delete(`/v1/user-api-keys/${revoked.id}`).set(bearer(admin.token)).expect(200);
       await exchangeWith(key.value).expect(200);
       jest.setSystemTime(now + 60_000);
-      expectApiKeyRejected(await exchangeWith(key.value), 'api key expired');
+      expectApiKeyRejected(await exchangeWith(key.value), 'api key expired', 'api_key_expired');
       // A wrong secret is step 4, a revoked key step 5: expiry is not revealed to someone without the secret.
       const wrongSecret = new ApiKeyCodec('dev').format(key.id, ApiKeyCodec.newSecret());
-      expectApiKeyRejected(await exchangeWith(wrongSecret), 'invalid api key credentials');
-      expectApiKeyRejected(await exchangeWith(revoked.value), 'api key revoked');
+      expectApiKeyRejected(
+        await exchangeWith(wrongSecret),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
+      expectApiKeyRejected(await exchangeWith(revoked.value), 'api key revoked', 'api_key_revoked');
       // (A wrong secret names no organization: found by target. All at one frozen instant: compared as a set.)
       const failures: Array<Record<string, unknown>> = await dataSource.query(
         `SELECT target_id, reason FROM audit_events WHERE action = 'token.exchange_failed'
@@ -423,7 +455,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       jest.setSystemTime(now + 599_999);
       expect(await lives()).toBe(1);
       jest.setSystemTime(now + 600_000);
-      expectApiKeyRejected(await exchangeWith(key.value), 'api key expired');
+      expectApiKeyRejected(await exchangeWith(key.value), 'api key expired', 'api_key_expired');
     });
 
     it('refuses a key in its last second (no whole second of token left) as expired', async () => {
@@ -435,7 +467,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const response = await exchangeWith(key.value).expect(200);
       expect(response.body.expires_in).toBe(1);
       jest.setSystemTime(now + 60_000);
-      expectApiKeyRejected(await exchangeWith(key.value), 'api key expired');
+      expectApiKeyRejected(await exchangeWith(key.value), 'api key expired', 'api_key_expired');
     });
 
     it("refuses an access token once its key's expires_at has passed, with the token's exp still ahead", async () => {
@@ -591,7 +623,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect(previous).toMatchObject({ id: old.id, status: 'REVOKED', label: 'deploys' });
       expect(previous).not.toHaveProperty('value');
       // The old key and its tokens stop at once; the new key works.
-      expectApiKeyRejected(await exchangeWith(old.value), 'api key revoked');
+      expectApiKeyRejected(await exchangeWith(old.value), 'api key revoked', 'api_key_revoked');
       expectBearerRejected(await getKey(oldToken, old.id));
       const newToken = await t.exchange(value);
       await getKey(newToken, created.id).expect(200);
@@ -643,7 +675,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       // The token minted before the rotation (exp now + 1800 s) works until the grace ends, not beyond.
       await getKey(oldToken, old.id).expect(200);
       jest.setSystemTime(now + 600_000);
-      expectApiKeyRejected(await exchangeWith(old.value), 'api key expired');
+      expectApiKeyRejected(await exchangeWith(old.value), 'api key expired', 'api_key_expired');
       expectBearerRejected(await getKey(oldToken, old.id));
       expect((await getKey(admin.token, old.id).expect(200)).body.api_key.status).toBe('EXPIRED');
     });
@@ -750,12 +782,13 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const admin = await user();
       const colleague = await t.user({ org: `lifecycle-${orgs}`, role: 'admin' });
       const theirs = await t.createKey(colleague);
-      expectError(await rotate(admin.token, theirs.id), 404, 'NOT_FOUND', 'api key not found');
+      expectError(await rotate(admin.token, theirs.id), 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
       expectError(
         await rotate(admin.token, '00000000-0000-4000-8000-000000000001'),
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       expectInvalidArgument(await rotate(admin.token, 'not-a-uuid'));
       expect((await getKey(colleague.token, theirs.id).expect(200)).body.api_key.status).toBe('ACTIVE');
@@ -773,7 +806,13 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       jest.setSystemTime(now + 60_000);
       const before = await keyRows(admin);
       for (const id of [revoked.id, expiring.id, graced.id]) {
-        expectError(await rotate(admin.token, id), 400, 'FAILED_PRECONDITION', 'api key is not active');
+        expectError(
+          await rotate(admin.token, id),
+          400,
+          'FAILED_PRECONDITION',
+          'api key is not active',
+          'api_key_not_active',
+        );
       }
       expect(await keyRows(admin)).toEqual(before);
       expect((await auditRows(admin)).filter((row) => row.action === 'api_key.rotated')).toHaveLength(1);
@@ -782,13 +821,25 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
     it('needs api_keys:create, api_keys:revoke, and every scope of the key rotated (403 otherwise, as a creation with them would be)', async () => {
       const viewer = await user('viewer');
       const own = await t.createKey(await t.user({ org: `lifecycle-${orgs}`, role: 'admin' }));
-      expectError(await rotate(viewer.token, own.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await rotate(viewer.token, own.id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
 
       // An admin's key that writes integrations, its owner now a member: the role no longer has that scope.
       const downgraded = await user('admin');
       const writer = await t.createKey(downgraded);
       await t.get(IdentityService).setRole(downgraded.organizationId, downgraded.userId, 'member');
-      expectError(await rotate(downgraded.token, writer.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await rotate(downgraded.token, writer.id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
 
       // An access token may create keys, but not one that writes integrations: it cannot rotate `wide`.
       const owner = await user();
@@ -797,7 +848,13 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         scopes: ['api_keys:create', 'api_keys:revoke', 'integrations:read'],
       });
       const token = await t.exchange(rotator.value);
-      expectError(await rotate(token, wide.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await rotate(token, wide.id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       expect((await getKey(owner.token, wide.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       expect(await keyRows(owner)).toHaveLength(2);
       await rotate(token, rotator.id).expect(201);
@@ -814,9 +871,16 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       for (const body of [{ grace_period_seconds: 0 }, { grace_period_seconds: 3600 }]) {
-        expectError(await rotate(token, target.id, body), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(
+          await rotate(token, target.id, body),
+          403,
+          'PERMISSION_DENIED',
+          'insufficient permissions',
+          'insufficient_permissions',
+        );
       }
       expect((await getKey(owner.token, target.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       expect(await keyRows(owner)).toHaveLength(2);
@@ -844,12 +908,12 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const tokens = [before];
       for (const answer of answers) {
         if (answer.status === 200) tokens.push(answer.body.access_token);
-        else expectApiKeyRejected(answer, 'api key revoked');
+        else expectApiKeyRejected(answer, 'api key revoked', 'api_key_revoked');
       }
       // Those started after the rotation answered were all refused.
       expect(answers.slice(-5).map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401]);
       for (const token of tokens) expectBearerRejected(await getKey(token, old.id));
-      expectApiKeyRejected(await exchangeWith(old.value), 'api key revoked');
+      expectApiKeyRejected(await exchangeWith(old.value), 'api key revoked', 'api_key_revoked');
       await exchangeWith(rotated.body.opaque_key).expect(200);
     });
 
@@ -863,6 +927,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         400,
         'FAILED_PRECONDITION',
         'api key is not active',
+        'api_key_not_active',
       );
       expect((await keyRows(admin)).map((row) => row.status).sort()).toEqual(['ACTIVE', 'REVOKED']);
     });

@@ -85,7 +85,11 @@ describe(`keys made before scopes and expiry, migrated on ${DATABASE_KIND}`, () 
       .get(DataSource)
       .query(`SELECT scopes FROM api_keys WHERE id = '${keyId}'`);
     expect(Number(rows[0].scopes)).toBe(0);
-    expectApiKeyRejected(await t.http().post('/v1/token').set(apiKeyAuth(value)), 'invalid api key credentials');
+    expectApiKeyRejected(
+      await t.http().post('/v1/token').set(apiKeyAuth(value)),
+      'invalid api key credentials',
+      'api_key_invalid_credentials',
+    );
     const session = await sessionOf('removed');
     const exchanged = await t.http().post('/v1/token').set(apiKeyAuth(value)).expect(200);
     expect(exchanged.body.scope).toBe('');

@@ -94,7 +94,7 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       ],
     ])('refuses %s with 400 and a message that says why, storing nothing', async (_name, allowed_cidrs, message) => {
       const owner = await user();
-      expectError(await create(owner, { allowed_cidrs }), 400, 'INVALID_ARGUMENT', message);
+      expectError(await create(owner, { allowed_cidrs }), 400, 'INVALID_ARGUMENT', message, 'allowed_cidrs_invalid');
       expect(await keyCount(owner)).toBe(0);
     });
 
@@ -208,17 +208,30 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       const stranger = await user();
       const { id } = await t.createKey(owner, 'mine');
       for (const caller of [colleague, stranger]) {
-        expectError(await patch(caller, id, { label: 'theirs' }), 404, 'NOT_FOUND', 'api key not found');
+        expectError(
+          await patch(caller, id, { label: 'theirs' }),
+          404,
+          'NOT_FOUND',
+          'api key not found',
+          'api_key_not_found',
+        );
       }
       expectError(
         await patch(owner, '00000000-0000-4000-8000-000000000000', { label: 'x' }),
         404,
         'NOT_FOUND',
         'api key not found',
+        'api_key_not_found',
       );
       expectInvalidArgument(await patch(owner, 'not-a-uuid', { label: 'x' }));
       await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(owner.token)).expect(200);
-      expectError(await patch(owner, id, { label: 'late' }), 400, 'FAILED_PRECONDITION', 'api key is not active');
+      expectError(
+        await patch(owner, id, { label: 'late' }),
+        400,
+        'FAILED_PRECONDITION',
+        'api key is not active',
+        'api_key_not_active',
+      );
       expect((await get(owner, id).expect(200)).body.api_key.label).toBe('mine');
     });
 
@@ -226,7 +239,13 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       const viewer = await user('viewer');
       const admin = await t.user({ org: `policies-${orgs}`, role: 'admin' });
       const { id } = await t.createKey(admin, 'admin key');
-      expectError(await patch(viewer, id, { label: 'x' }), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await patch(viewer, id, { label: 'x' }),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
     });
   });
 
@@ -274,6 +293,7 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       const [event] = await dataSource.query(
         `SELECT COUNT(*) AS n FROM audit_events WHERE action = 'organization.updated' AND target_id = '${admin.organizationId}'`,
@@ -285,14 +305,21 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       const admin = await user();
       await requireAllowlist(admin, true);
       const required = "allowed_cidrs is required: the organization's key policy requires an allowlist";
-      expectError(await create(admin, {}), 400, 'INVALID_ARGUMENT', required);
-      expectError(await create(admin, { allowed_cidrs: null }), 400, 'INVALID_ARGUMENT', required);
+      expectError(await create(admin, {}), 400, 'INVALID_ARGUMENT', required, 'allowlist_required');
+      expectError(
+        await create(admin, { allowed_cidrs: null }),
+        400,
+        'INVALID_ARGUMENT',
+        required,
+        'allowlist_required',
+      );
       for (const everything of ['0.0.0.0/0', '::/0', '10.0.0.0/0', '::ffff:0:0/96']) {
         expectError(
           await create(admin, { allowed_cidrs: ['10.0.0.0/8', everything] }),
           400,
           'INVALID_ARGUMENT',
           `allowed_cidrs: "${everything}" allows every address, which the organization's key policy forbids`,
+          'allowlist_too_broad',
         );
       }
       expect(await keyCount(admin)).toBe(0);
@@ -312,12 +339,14 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
         400,
         'INVALID_ARGUMENT',
         "allowed_cidrs is required: the organization's key policy requires an allowlist",
+        'allowlist_required',
       );
       expectError(
         await patch(admin, listed.id, { allowed_cidrs: ['::/0'] }),
         400,
         'INVALID_ARGUMENT',
         `allowed_cidrs: "::/0" allows every address, which the organization's key policy forbids`,
+        'allowlist_too_broad',
       );
       // The label and the rate limit of a key made before the policy may still change; its rotation needs a list.
       await patch(admin, before.id, { label: 'renamed', rate_limit: { requests: 1, window_seconds: 1 } }).expect(200);
@@ -327,6 +356,7 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
         400,
         'INVALID_ARGUMENT',
         "allowed_cidrs is required: the organization's key policy requires an allowlist",
+        'allowlist_required',
       );
       expect((await get(admin, before.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       await patch(admin, before.id, { allowed_cidrs: ['192.0.2.0/24'] }).expect(200);
@@ -354,8 +384,20 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
         [['2001:db8::/32', '::/1', '8000::/2', 'c000::/2'], 'IPv6'],
       ];
       for (const [list, family] of lists) {
-        expectError(await create(admin, { allowed_cidrs: list }), 400, 'INVALID_ARGUMENT', together(family));
-        expectError(await patch(admin, listed.id, { allowed_cidrs: list }), 400, 'INVALID_ARGUMENT', together(family));
+        expectError(
+          await create(admin, { allowed_cidrs: list }),
+          400,
+          'INVALID_ARGUMENT',
+          together(family),
+          'allowlist_too_broad',
+        );
+        expectError(
+          await patch(admin, listed.id, { allowed_cidrs: list }),
+          400,
+          'INVALID_ARGUMENT',
+          together(family),
+          'allowlist_too_broad',
+        );
       }
       // 256 /8s are more than a list holds: refused for that; 100 of them are a list like any other.
       expectError(
@@ -363,6 +405,7 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
         400,
         'INVALID_ARGUMENT',
         'allowed_cidrs holds at most 100 entries',
+        'allowed_cidrs_invalid',
       );
       await create(admin, { allowed_cidrs: slash8s('v4').slice(0, 100) }).expect(201);
       await create(admin, { allowed_cidrs: ['0.0.0.0/1', '128.0.0.0/2', '2001:db8::/32', '8000::/1'] }).expect(201);
@@ -372,7 +415,7 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       // A key whose list was made before the policy keeps working, but is rotated only once its list is narrowed.
       const rotate = (id: string) => t.http().post(`/v1/user-api-keys/${id}/rotate`).set(bearer(admin.token)).send({});
       expect(await t.exchange(before.value)).toEqual(expect.any(String));
-      expectError(await rotate(before.id), 400, 'INVALID_ARGUMENT', together('IPv4'));
+      expectError(await rotate(before.id), 400, 'INVALID_ARGUMENT', together('IPv4'), 'allowlist_too_broad');
       expect((await get(admin, before.id).expect(200)).body.api_key).toMatchObject({
         status: 'ACTIVE',
         allowed_cidrs: everyIpv4,

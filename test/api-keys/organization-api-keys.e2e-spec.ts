@@ -239,7 +239,11 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
 
       // The owner sees it revoked; the key and its access tokens stop working.
       expect((await ownKey(org.member, key.id).expect(200)).body.api_key.status).toBe('REVOKED');
-      expectApiKeyRejected(await t.http().post('/v1/token').set(apiKeyAuth(key.value)), 'api key revoked');
+      expectApiKeyRejected(
+        await t.http().post('/v1/token').set(apiKeyAuth(key.value)),
+        'api key revoked',
+        'api_key_revoked',
+      );
       await t.http().get('/v1/user-api-keys').set(bearer(accessToken)).expect(401);
 
       expect(await auditOf(key.id)).toEqual([
@@ -295,7 +299,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
 
     it('answers 404 "api key not found" for an unknown id, 400 for one that is not a UUID', async () => {
       const org = await organization();
-      expectError(await revoke(org.admin, randomUUID()), 404, 'NOT_FOUND', 'api key not found');
+      expectError(await revoke(org.admin, randomUUID()), 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
       expectInvalidArgument(await revoke(org.admin, 'not-a-uuid'));
     });
 
@@ -304,8 +308,20 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       const target = org.keys.find((made) => made.user_id === org.member.userId)!;
       const plain = await t.createKey(org.admin, 'defaults');
       const plainToken = await t.exchange(plain.value);
-      expectError(await list({ token: plainToken }), 403, 'PERMISSION_DENIED', 'insufficient permissions');
-      expectError(await revoke({ token: plainToken }, target.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await list({ token: plainToken }),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
+      expectError(
+        await revoke({ token: plainToken }, target.id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
 
       const manager = await t.createKey(org.admin, 'manager', { scopes: ['api_keys:manage'] });
       const managerToken = await t.exchange(manager.value);
@@ -322,17 +338,30 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       const org = await organization();
       const caller = org[role];
       const target = org.keys.find((made) => made.user_id === org.admin.userId)!;
-      expectError(await list(caller), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(await list(caller), 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
       expectError(
         await list(caller, `?user_id=${caller.userId}`),
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
-      expectError(await revoke(caller, target.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await revoke(caller, target.id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       // Even its own key, through this route.
       const own = org.keys.find((made) => made.user_id === caller.userId)!;
-      expectError(await revoke(caller, own.id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await revoke(caller, own.id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       expect((await ownKey(org.admin, target.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       expect((await ownKey(caller, own.id).expect(200)).body.api_key.status).toBe('ACTIVE');
     });
@@ -367,7 +396,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       expect(listed.body.total_count).toBe(5);
       expect(listed.body.api_keys.every((key: KeyBody) => key.organization_id === b.admin.organizationId)).toBe(true);
       for (const key of a.keys) {
-        expectError(await revoke(b.admin, key.id), 404, 'NOT_FOUND', 'api key not found');
+        expectError(await revoke(b.admin, key.id), 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
       }
       const untouched = await list(a.admin).expect(200);
       expect(untouched.body.api_keys.map((key: KeyBody) => key.status)).toEqual(Array(5).fill('ACTIVE'));
@@ -392,13 +421,19 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       expect(idsA.some((id: string) => b.keys.some((key) => key.id === id))).toBe(false);
       const ownInA = await list(inA, `?user_id=${inA.userId}`).expect(200);
       expect(ownInA.body.api_keys.map((key: KeyBody) => key.id)).toEqual([keyInA.id]);
-      expectError(await revoke(inA, keyInB.id), 404, 'NOT_FOUND', 'api key not found');
-      expectError(await revoke(inA, b.keys[0].id), 404, 'NOT_FOUND', 'api key not found');
+      expectError(await revoke(inA, keyInB.id), 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
+      expectError(await revoke(inA, b.keys[0].id), 404, 'NOT_FOUND', 'api key not found', 'api_key_not_found');
       await revoke(inA, a.keys[1].id).expect(200);
 
       // With the token of B (a member there): 403 on both routes.
-      expectError(await list(inB), 403, 'PERMISSION_DENIED', 'insufficient permissions');
-      expectError(await revoke(inB, a.keys[0].id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(await list(inB), 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
+      expectError(
+        await revoke(inB, a.keys[0].id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       expect((await ownKey(inB, keyInB.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       await t.exchange(keyInB.value);
     });

@@ -204,15 +204,15 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
         const user = await t.user({ org: `audit-api-${orgs}`, role });
         await t.createKey(admin);
         const plain = await t.http().get('/v1/audit-events').set(bearer(user.token));
-        expectError(plain, 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(plain, 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
         const invalid = await t.http().get('/v1/audit-events?limit=0&bogus=1').set(bearer(user.token));
-        expectError(invalid, 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(invalid, 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
       },
     );
 
     it('refuses a request without a valid token with 401', async () => {
       const response = await t.http().get('/v1/audit-events');
-      expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated');
+      expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated', 'bearer_token_invalid');
       expect(response.headers['www-authenticate']).toMatch(/^Bearer\b/);
     });
 

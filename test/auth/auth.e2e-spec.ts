@@ -198,6 +198,7 @@ describe('Bearer authentication', () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       const { value } = await t.createKey(user, 'creator', { scopes: ['api_keys:create'] });
       const accessToken = await t.exchange(value);
@@ -220,6 +221,7 @@ describe('Bearer authentication', () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       const revoked = await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
       expect(revoked.body.api_key.status).toBe('REVOKED');
@@ -232,6 +234,7 @@ describe('Bearer authentication', () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       await t.get(IdentityService).setRole(user.organizationId, user.userId, 'member');
       await t.http().post('/v1/user-api-keys').set(bearer(user.token)).send({}).expect(201);
@@ -328,8 +331,8 @@ describe('Bearer authentication', () => {
       const user = await t.user();
       const agent = t.http();
       const call = () => (method === 'GET' ? agent.get(path) : method === 'PUT' ? agent.put(path) : agent.post(path));
-      expectError(await call(), 404, 'NOT_FOUND', 'route not found');
-      expectError(await call().set(bearer(user.token)), 404, 'NOT_FOUND', 'route not found');
+      expectError(await call(), 404, 'NOT_FOUND', 'route not found', 'route_not_found');
+      expectError(await call().set(bearer(user.token)), 404, 'NOT_FOUND', 'route not found', 'route_not_found');
     });
 
     it('a body over BODY_LIMIT_BYTES (16384 by default) -> 413 "request body too large"; at the limit it is read', async () => {
@@ -342,13 +345,14 @@ describe('Bearer authentication', () => {
       const post = (raw: string) =>
         t.http().post('/v1/user-api-keys').set(bearer(user.token)).set('Content-Type', 'application/json').send(raw);
       // At the limit the body is parsed, and the label is too long for the DTO.
-      expectError(await post(atLimit), 400, 'INVALID_ARGUMENT', 'invalid request parameters');
-      expectError(await post(overLimit), 413, 'INVALID_ARGUMENT', 'request body too large');
+      expectError(await post(atLimit), 400, 'INVALID_ARGUMENT', 'invalid request parameters', 'invalid_argument');
+      expectError(await post(overLimit), 413, 'INVALID_ARGUMENT', 'request body too large', 'body_too_large');
       expectError(
         await t.http().post('/v1/token').set('Content-Type', 'application/json').send(overLimit),
         413,
         'INVALID_ARGUMENT',
         'request body too large',
+        'body_too_large',
       );
     });
 
@@ -359,7 +363,7 @@ describe('Bearer authentication', () => {
         .mockRejectedValueOnce(new TypeError('Cannot read properties of undefined (reading "secret_hash")'));
       try {
         const response = await listWith(bearer(user.token));
-        expectError(response, 500, 'INTERNAL', 'internal error');
+        expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
         expect(response.text).not.toMatch(/secret_hash|TypeError|\bat /);
       } finally {
         spy.mockRestore();

@@ -15,8 +15,12 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
  */
 const ORDERS = 'https://orders.example.com';
 const FORM = 'application/x-www-form-urlencoded';
-const NOT_ALLOWED = { code: 'PERMISSION_DENIED', message: 'api key not allowed from this address' };
-const TOO_MANY = { code: 'RESOURCE_EXHAUSTED', message: 'too many requests' };
+const NOT_ALLOWED = {
+  code: 'PERMISSION_DENIED',
+  message: 'api key not allowed from this address',
+  reason: 'address_not_allowed',
+};
+const TOO_MANY = { code: 'RESOURCE_EXHAUSTED', message: 'too many requests', reason: 'credential_rate_limited' };
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
 const REDIS_UP = redisReachable();
@@ -89,7 +93,7 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       }
       for (const from of ['198.51.100.1', '2001:db9::1']) {
         const refused = await client(t).exchange(key.value, from);
-        expectError(refused, 403, NOT_ALLOWED.code, NOT_ALLOWED.message);
+        expectError(refused, 403, NOT_ALLOWED.code, NOT_ALLOWED.message, NOT_ALLOWED.reason);
         expect(refused.headers['www-authenticate']).toBeUndefined();
       }
       const events: Array<{ client_ip: string }> = await t
@@ -136,7 +140,7 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       const read = (from: string) =>
         t.http().get(`/v1/user-api-keys/${key.id}`).set(bearer(token)).set('X-Forwarded-For', from);
       await read('203.0.113.6').expect(200);
-      expectError(await read('192.0.2.6'), 403, NOT_ALLOWED.code, NOT_ALLOWED.message);
+      expectError(await read('192.0.2.6'), 403, NOT_ALLOWED.code, NOT_ALLOWED.message, NOT_ALLOWED.reason);
     });
 
     it('answers forward auth for the address the gateway forwards: 403 outside, 200 inside and never cacheable', async () => {
@@ -148,7 +152,7 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       expect(allowed.headers['cache-control']).toBe('no-store');
       expect(allowed.headers['x-accel-expires']).toBe('0');
       const refused = await client(t).forwardAuth(token, '192.0.2.99');
-      expectError(refused, 403, NOT_ALLOWED.code, NOT_ALLOWED.message);
+      expectError(refused, 403, NOT_ALLOWED.code, NOT_ALLOWED.message, NOT_ALLOWED.reason);
       expect(refused.headers['cache-control']).toBe('no-store');
       // A key without policies keeps its cacheable answer.
       const plain = await tokenFrom((await t.createKey(owner, 'plain')).value, '192.0.2.1', ORDERS);
@@ -193,7 +197,13 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       expect((await introspect(token, '198.51.100.2').expect(200)).body).toStrictEqual({ active: false });
       await client(t).forwardAuth(token, '203.0.113.2').expect(200);
       expect(decodeJwt(token).payload.allowed_cidrs).toEqual(['203.0.113.0/24', '198.51.100.0/24']);
-      expectError(await client(t).exchange(key.value, '198.51.100.1'), 403, NOT_ALLOWED.code, NOT_ALLOWED.message);
+      expectError(
+        await client(t).exchange(key.value, '198.51.100.1'),
+        403,
+        NOT_ALLOWED.code,
+        NOT_ALLOWED.message,
+        NOT_ALLOWED.reason,
+      );
     });
 
     it('limits the exchange: 429 with Retry-After and the RateLimit fields, not audited; the grant alike', async () => {
@@ -202,7 +212,7 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       await client(t).exchange(key.value, '192.0.2.10').expect(200);
       await client(t).grant(key.id, key.value, '192.0.2.11').expect(200);
       const refused = await client(t).exchange(key.value, '192.0.2.12');
-      expectError(refused, 429, TOO_MANY.code, TOO_MANY.message);
+      expectError(refused, 429, TOO_MANY.code, TOO_MANY.message, TOO_MANY.reason);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
       expect(refused.headers['ratelimit-policy']).toBe('"api-key";q=2;w=60');
@@ -238,7 +248,7 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       expect(scoped.status).toBe(403);
       expect(scoped.headers['ratelimit']).toMatch(/^"api-key";r=0;t=\d+$/);
       const refused = await client(t).forwardAuth(token, '192.0.2.22');
-      expectError(refused, 429, TOO_MANY.code, TOO_MANY.message);
+      expectError(refused, 429, TOO_MANY.code, TOO_MANY.message, TOO_MANY.reason);
       expect(refused.headers['retry-after']).toMatch(/^\d+$/);
       expect(refused.headers['ratelimit-policy']).toBe('"api-key";q=3;w=3600');
       expect(refused.headers['cache-control']).toBe('no-store');
@@ -266,10 +276,22 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       const loopback = await t.createKey(owner, 'loopback', { allowed_cidrs: ['127.0.0.0/8', '::1/128'] });
       const elsewhere = await t.createKey(owner, 'elsewhere', { allowed_cidrs: ['203.0.113.0/24'] });
       await client(t).exchange(loopback.value, '192.0.2.1').expect(200);
-      expectError(await client(t).exchange(elsewhere.value, '203.0.113.1'), 403, NOT_ALLOWED.code, NOT_ALLOWED.message);
-      expectError(await client(t).exchange(elsewhere.value), 403, NOT_ALLOWED.code, NOT_ALLOWED.message);
+      expectError(
+        await client(t).exchange(elsewhere.value, '203.0.113.1'),
+        403,
+        NOT_ALLOWED.code,
+        NOT_ALLOWED.message,
+        NOT_ALLOWED.reason,
+      );
+      expectError(
+        await client(t).exchange(elsewhere.value),
+        403,
+        NOT_ALLOWED.code,
+        NOT_ALLOWED.message,
+        NOT_ALLOWED.reason,
+      );
       // Two refusals were the address's two failures: the next attempt is refused before its key is looked at.
-      expectError(await client(t).exchange(loopback.value), 429, TOO_MANY.code, TOO_MANY.message);
+      expectError(await client(t).exchange(loopback.value), 429, TOO_MANY.code, TOO_MANY.message, TOO_MANY.reason);
     });
   });
 
@@ -298,10 +320,16 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       await client(second).exchange(key.value, '192.0.2.33').expect(200);
       for (const instance of [first, second]) {
         const refused = await client(instance).forwardAuth(token, '192.0.2.34');
-        expectError(refused, 429, TOO_MANY.code, TOO_MANY.message);
+        expectError(refused, 429, TOO_MANY.code, TOO_MANY.message, TOO_MANY.reason);
         expect(refused.headers['ratelimit-policy']).toBe('"api-key";q=4;w=60');
         expect(refused.headers['retry-after']).toMatch(/^\d+$/);
-        expectError(await client(instance).exchange(key.value, '192.0.2.35'), 429, TOO_MANY.code, TOO_MANY.message);
+        expectError(
+          await client(instance).exchange(key.value, '192.0.2.35'),
+          429,
+          TOO_MANY.code,
+          TOO_MANY.message,
+          TOO_MANY.reason,
+        );
       }
     });
   });

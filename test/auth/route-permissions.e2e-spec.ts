@@ -244,7 +244,13 @@ describe('route permission declarations', () => {
       if (access.includes('session token only')) {
         // No access token passes, whatever its scopes: even one with every permission gets 403.
         const every = await t.exchange((await t.createKey(admin, `every scope for ${route}`)).value);
-        expectError(await call(route, every), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(
+          await call(route, every),
+          403,
+          'PERMISSION_DENIED',
+          'insufficient permissions',
+          'insufficient_permissions',
+        );
         // A session token passes (its own member's, signed out by the call: not the suite's admin).
         const member = await t.user({ org: 'route-scopes', role: 'member' });
         expect((await call(route, member.token)).status).toBe(204);
@@ -252,7 +258,13 @@ describe('route permission declarations', () => {
       }
       const required = access.startsWith('bearer + ') ? access.slice('bearer + '.length).split(' + ') : [];
       for (const permission of required) {
-        expectError(await call(route, without.get(permission)!), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(
+          await call(route, without.get(permission)!),
+          403,
+          'PERMISSION_DENIED',
+          'insufficient permissions',
+          'insufficient_permissions',
+        );
       }
       const only = await t.exchange((await t.createKey(admin, `only for ${route}`, { scopes: required })).value);
       const allowed = await call(route, only);
@@ -263,7 +275,13 @@ describe('route permission declarations', () => {
         const other = PERMISSIONS.find((permission) => !required.includes(permission))!;
         const wide = await t.createKey(admin, `narrowed for ${route}`, { scopes: [...required, other] });
         const narrowed = await t.exchange(wide.value, { scope: other });
-        expectError(await call(route, narrowed), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(
+          await call(route, narrowed),
+          403,
+          'PERMISSION_DENIED',
+          'insufficient permissions',
+          'insufficient_permissions',
+        );
       }
     });
   });

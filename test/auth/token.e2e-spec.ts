@@ -33,7 +33,7 @@ describe('POST /v1/token', () => {
 
   describe('1. without an Authorization header', () => {
     it('answers 401 "authorization header required"', async () => {
-      expectApiKeyRejected(await exchange(), 'authorization header required');
+      expectApiKeyRejected(await exchange(), 'authorization header required', 'authorization_header_missing');
     });
   });
 
@@ -48,7 +48,11 @@ describe('POST /v1/token', () => {
     ])('%s -> 401 "authorization header must use ApiKey scheme"', async (_name, header) => {
       const user = await t.user();
       const { value } = await t.createKey(user);
-      expectApiKeyRejected(await exchange(header(value, user.token)), 'authorization header must use ApiKey scheme');
+      expectApiKeyRejected(
+        await exchange(header(value, user.token)),
+        'authorization header must use ApiKey scheme',
+        'authorization_scheme_not_api_key',
+      );
     });
   });
 
@@ -82,25 +86,33 @@ describe('POST /v1/token', () => {
     ])('%s', async (_name, mutate) => {
       const user = await t.user();
       const { value } = await t.createKey(user);
-      expectApiKeyRejected(await exchange(`ApiKey ${mutate(value)}`), 'api key invalid');
+      expectApiKeyRejected(await exchange(`ApiKey ${mutate(value)}`), 'api key invalid', 'api_key_malformed');
     });
 
     it('the scheme alone', async () => {
-      expectApiKeyRejected(await exchange('ApiKey'), 'api key invalid');
+      expectApiKeyRejected(await exchange('ApiKey'), 'api key invalid', 'api_key_malformed');
     });
   });
 
   describe('4. well-formed but wrong credentials -> 401 "invalid api key credentials"', () => {
     it('an unknown key id', async () => {
       const forged = codec.format(randomUUID(), ApiKeyCodec.newSecret());
-      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+      expectApiKeyRejected(
+        await exchange(`ApiKey ${forged}`),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
     });
 
     it('the right key id with another secret', async () => {
       const user = await t.user();
       const { id } = await t.createKey(user);
       const forged = codec.format(id, ApiKeyCodec.newSecret());
-      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+      expectApiKeyRejected(
+        await exchange(`ApiKey ${forged}`),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
     });
 
     it("another key's secret under this key's id", async () => {
@@ -108,7 +120,11 @@ describe('POST /v1/token', () => {
       const a = await t.createKey(user);
       const b = await t.createKey(user);
       const forged = codec.format(a.id, b.value.split('.')[2]);
-      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+      expectApiKeyRejected(
+        await exchange(`ApiKey ${forged}`),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
     });
   });
 
@@ -117,7 +133,7 @@ describe('POST /v1/token', () => {
       const user = await t.user();
       const { id, value } = await t.createKey(user);
       await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
-      expectApiKeyRejected(await exchange(`ApiKey ${value}`), 'api key revoked');
+      expectApiKeyRejected(await exchange(`ApiKey ${value}`), 'api key revoked', 'api_key_revoked');
     });
 
     it('with a wrong secret -> 401 "invalid api key credentials" (revocation is not revealed)', async () => {
@@ -125,7 +141,11 @@ describe('POST /v1/token', () => {
       const { id } = await t.createKey(user);
       await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
       const forged = codec.format(id, ApiKeyCodec.newSecret());
-      expectApiKeyRejected(await exchange(`ApiKey ${forged}`), 'invalid api key credentials');
+      expectApiKeyRejected(
+        await exchange(`ApiKey ${forged}`),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
     });
   });
 
@@ -135,7 +155,11 @@ describe('POST /v1/token', () => {
       const { value } = await t.createKey(user);
       await t.exchange(value);
       await t.get(IdentityService).removeMember(user.organizationId, user.userId);
-      expectApiKeyRejected(await exchange(`ApiKey ${value}`), 'invalid api key credentials');
+      expectApiKeyRejected(
+        await exchange(`ApiKey ${value}`),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
     });
 
     it('a key keeps working for an owner who is still a member of another organization only in that one', async () => {
@@ -145,7 +169,11 @@ describe('POST /v1/token', () => {
       const keyA = await t.createKey(inA);
       const keyB = await t.createKey(inB);
       await t.get(IdentityService).removeMember(inA.organizationId, inA.userId);
-      expectApiKeyRejected(await exchange(`ApiKey ${keyA.value}`), 'invalid api key credentials');
+      expectApiKeyRejected(
+        await exchange(`ApiKey ${keyA.value}`),
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
       await exchange(`ApiKey ${keyB.value}`).expect(200);
     });
   });
@@ -295,18 +323,36 @@ describe('POST /v1/token', () => {
       const user = await t.user();
       const { id } = await t.createKey(user);
       const send = (authorization?: string) => exchange(authorization).set('Content-Type', type).send(raw);
-      expectError(await send(), 401, 'UNAUTHENTICATED', 'authorization header required');
-      expectError(await send('Bearer x'), 401, 'UNAUTHENTICATED', 'authorization header must use ApiKey scheme');
-      expectError(await send('ApiKey dev.x'), 401, 'UNAUTHENTICATED', 'api key invalid');
+      expectError(
+        await send(),
+        401,
+        'UNAUTHENTICATED',
+        'authorization header required',
+        'authorization_header_missing',
+      );
+      expectError(
+        await send('Bearer x'),
+        401,
+        'UNAUTHENTICATED',
+        'authorization header must use ApiKey scheme',
+        'authorization_scheme_not_api_key',
+      );
+      expectError(await send('ApiKey dev.x'), 401, 'UNAUTHENTICATED', 'api key invalid', 'api_key_malformed');
       const wrong = codec.format(id, ApiKeyCodec.newSecret());
-      expectError(await send(`ApiKey ${wrong}`), 401, 'UNAUTHENTICATED', 'invalid api key credentials');
+      expectError(
+        await send(`ApiKey ${wrong}`),
+        401,
+        'UNAUTHENTICATED',
+        'invalid api key credentials',
+        'api_key_invalid_credentials',
+      );
     });
 
     it('answers a body larger than BODY_LIMIT_BYTES 413 at once, before the header', async () => {
       const response = await exchange()
         .set('Content-Type', 'application/json')
         .send(`{"scope":"${'x'.repeat(20_000)}"}`);
-      expectError(response, 413, 'INVALID_ARGUMENT', 'request body too large');
+      expectError(response, 413, 'INVALID_ARGUMENT', 'request body too large', 'body_too_large');
     });
 
     it('does not record a use when the request is refused', async () => {
@@ -366,7 +412,7 @@ describe('POST /v1/token when signing fails', () => {
     failSigning = true;
     try {
       const response = await t.http().post('/v1/token').set(apiKeyAuth(value));
-      expectError(response, 500, 'INTERNAL', 'failed to mint access token');
+      expectError(response, 500, 'INTERNAL', 'failed to mint access token', 'mint_failed');
       expect(response.text).not.toContain('signing key unavailable');
     } finally {
       failSigning = false;
@@ -467,7 +513,7 @@ describe('POST /v1/token: an unknown key id costs what a wrong secret costs', ()
       .http()
       .post('/v1/token')
       .set(apiKeyAuth(codec.format(randomUUID(), secret)));
-    expectApiKeyRejected(response, 'invalid api key credentials');
+    expectApiKeyRejected(response, 'invalid api key credentials', 'api_key_invalid_credentials');
     expect(matches).toHaveBeenCalledTimes(1);
     expect(matches).toHaveBeenCalledWith(secret, expect.stringMatching(/^[0-9a-f]{64}$/));
     expect(matches.mock.results[0]).toEqual({ type: 'return', value: false });

@@ -446,12 +446,13 @@ describe('admin CLI', () => {
         require_key_allowlist: true,
         max_key_lifetime_days: null,
       });
-      expectError(await create(boot.session_token, {}), 400, 'INVALID_ARGUMENT', REQUIRED);
+      expectError(await create(boot.session_token, {}), 400, 'INVALID_ARGUMENT', REQUIRED, 'allowlist_required');
       expectError(
         await create(boot.session_token, { allowed_cidrs: ['0.0.0.0/0'] }),
         400,
         'INVALID_ARGUMENT',
         `allowed_cidrs: "0.0.0.0/0" allows every address, which the organization's key policy forbids`,
+        'allowlist_too_broad',
       );
       await createKey(boot.session_token, { allowed_cidrs: ['10.0.0.0/8'] });
 

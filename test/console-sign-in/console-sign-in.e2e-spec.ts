@@ -246,7 +246,13 @@ describe('console sign-out', () => {
   it("refuses an API key's access token, whatever its scopes, with 403 and ends nothing", async () => {
     const member = await t.user({ org: 'sign-out-org', role: 'admin' });
     const access = await t.exchange((await t.createKey(member, 'not for sign-out')).value);
-    expectError(await signOut(access), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+    expectError(
+      await signOut(access),
+      403,
+      'PERMISSION_DENIED',
+      'insufficient permissions',
+      'insufficient_permissions',
+    );
     await keys(member.token).expect(200);
     expectBearerRejected(await t.http().delete('/v1/console/sessions/current'));
   });
@@ -378,7 +384,7 @@ describe('console sign-in failure limit', () => {
     for (let i = 0; i < 5; i += 1) await post(await good()).expect(200);
     for (let i = 0; i < 3; i += 1) expect((await post(randomBytes(32).toString('base64url'))).status).toBe(401);
     const limited = await post(await good());
-    expectError(limited, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+    expectError(limited, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 });
@@ -445,12 +451,12 @@ describe('console static files', () => {
   });
 
   it('a missing asset or another method is the JSON 404', async () => {
-    expectError(await t.http().get('/console/assets/nope.js'), 404, 'NOT_FOUND', 'route not found');
-    expectError(await t.http().post('/console/keys').send({}), 404, 'NOT_FOUND', 'route not found');
+    expectError(await t.http().get('/console/assets/nope.js'), 404, 'NOT_FOUND', 'route not found', 'route_not_found');
+    expectError(await t.http().post('/console/keys').send({}), 404, 'NOT_FOUND', 'route not found', 'route_not_found');
   });
 
   it('without a built console, /console is not served', async () => {
-    expectError(await unbuilt.http().get('/console/'), 404, 'NOT_FOUND', 'route not found');
+    expectError(await unbuilt.http().get('/console/'), 404, 'NOT_FOUND', 'route not found', 'route_not_found');
   });
 
   it('API routes carry none of the console headers, but every answer says nosniff', async () => {

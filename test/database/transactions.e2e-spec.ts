@@ -48,7 +48,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const response = await whileAuditFails('api_key.created', () =>
         t.http().post('/v1/user-api-keys').set(bearer(user.token)).send({ label: 'lost' }),
       );
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       expect(await keyRows(user)).toEqual([]);
       const listed = await t.http().get('/v1/user-api-keys?include_revoked=true').set(bearer(user.token)).expect(200);
       expect(listed.body.total_count).toBe(0);
@@ -70,7 +70,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
         const response = await whileAuditFails('api_key.rotated', () =>
           t.http().post(`/v1/user-api-keys/${key.id}/rotate`).set(bearer(user.token)).send(body),
         );
-        expectError(response, 500, 'INTERNAL', 'internal error');
+        expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
         expect(await keyRows(user)).toEqual([{ id: key.id, status: 'ACTIVE' }]);
         const read = await t.http().get(`/v1/user-api-keys/${key.id}`).set(bearer(user.token)).expect(200);
         expect(read.body.api_key).toMatchObject({ status: 'ACTIVE', expires_at: null });
@@ -91,7 +91,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const response = await whileAuditFails('api_key.revoked', () =>
         t.http().delete(`/v1/user-api-keys/${key.id}`).set(bearer(user.token)),
       );
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       expect(await keyRows(user)).toEqual([{ id: key.id, status: 'ACTIVE' }]);
       const read = await t.http().get(`/v1/user-api-keys/${key.id}`).set(bearer(user.token)).expect(200);
       expect(read.body.api_key.status).toBe('ACTIVE');
@@ -111,7 +111,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const response = await whileAuditFails('api_key.revoked', () =>
         t.http().delete(`/v1/organization/api-keys/${key.id}`).set(bearer(admin.token)),
       );
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       expect(await keyRows(member)).toEqual([{ id: key.id, status: 'ACTIVE' }]);
       await t.http().post('/v1/token').set(apiKeyAuth(key.value)).expect(200);
 
@@ -155,7 +155,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
 
     it('a create whose audit entry fails stores nothing (500)', async () => {
       const response = await whileAuditFails('integration.created', () => create('never stored'));
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       expect((await storedIntegrations(t)).filter((row) => row.name === 'never stored')).toEqual([]);
     });
 
@@ -167,7 +167,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const response = await whileAuditFails('integration.updated', () =>
         t.http().patch(`${integrations}/${id}`).set(bearer(admin.token)).send({ name: 'after' }),
       );
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       expect((await storedIntegrations(t)).find((row) => row.id === id)).toEqual(stored);
       expect(await auditRows(id)).toEqual([{ action: 'integration.created' }]);
     });
@@ -179,7 +179,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const response = await whileAuditFails('integration.deleted', () =>
         t.http().delete(`${integrations}/${id}`).set(bearer(admin.token)),
       );
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       const read = await t.http().get(`${integrations}/${id}`).set(bearer(admin.token)).expect(200);
       expect(read.body.notification_integration).toStrictEqual(body.notification_integration);
       expect(await auditRows(id)).toEqual([{ action: 'integration.created' }]);
@@ -194,7 +194,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
       const response = await whileAuditFails('organization.updated', () =>
         t.http().patch('/v1/organization').set(bearer(admin.token)).send(change),
       );
-      expectError(response, 500, 'INTERNAL', 'internal error');
+      expectError(response, 500, 'INTERNAL', 'internal error', 'internal');
       expect((await read()).body).toStrictEqual(before);
       expect(await auditRows(admin.organizationId)).toEqual([]);
 

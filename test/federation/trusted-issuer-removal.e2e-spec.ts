@@ -209,7 +209,7 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
       .post('/v1/workload-identities')
       .set(bearer(admin.token))
       .send({ label: 'late', trusted_issuer_id: entry.id, subject: 'late-job', scopes: [] });
-    expectError(refused, 400, 'INVALID_ARGUMENT', 'trusted issuer not found');
+    expectError(refused, 400, 'INVALID_ARGUMENT', 'trusted issuer not found', 'workload_identity_issuer_not_found');
   }, 30_000);
 
   it('an entry without identities: revoked_workload_identities 0, nothing on the feed', async () => {
@@ -240,7 +240,7 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
       .post('/v1/workload-identities')
       .set(bearer(admin.token))
       .send({ label: 'racing', trusted_issuer_id: entry.id, subject: 'race-job', scopes: [] });
-    expectError(created, 400, 'INVALID_ARGUMENT', 'trusted issuer not found');
+    expectError(created, 400, 'INVALID_ARGUMENT', 'trusted issuer not found', 'workload_identity_issuer_not_found');
     expect((await removal)?.revokedWorkloadIdentities).toBe(0);
     const rows: unknown[] = await t
       .get(DataSource)

@@ -33,10 +33,10 @@ const update = (t: TestApp, user: TestUser, id: string, name: string): Promise<R
   Promise.resolve(t.http().patch(`${PATH}/${id}`).set(bearer(user.token)).send({ name }));
 
 const expectUnavailable = (response: Response): void =>
-  expectError(response, 503, 'UNAVAILABLE', 'monitoring provider unavailable');
+  expectError(response, 503, 'UNAVAILABLE', 'monitoring provider unavailable', 'monitoring_unavailable');
 
 function expectTooMany(response: Response, maxSeconds: number): void {
-  expectError(response, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+  expectError(response, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
   expect(response.headers['retry-after']).toMatch(/^\d+$/);
   expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(maxSeconds);

@@ -45,7 +45,7 @@ describe('monitoring credential validation (e2e)', () => {
     expect(fake.calls.filter((call) => call.method !== 'GET')).toEqual([]);
   };
   const expectUnavailable = (response: Response): void =>
-    expectError(response, 503, 'UNAVAILABLE', 'monitoring provider unavailable');
+    expectError(response, 503, 'UNAVAILABLE', 'monitoring provider unavailable', 'monitoring_unavailable');
 
   beforeAll(async () => {
     ({ fake, t } = await startWithFakeDatadog());

@@ -64,7 +64,7 @@ describe('notification integrations (e2e)', () => {
   const remove = async (user: TestUser, id: string) =>
     record(await t.http().delete(`${path}/${id}`).set(bearer(user.token)));
   const expectNotFound = (response: Response): void =>
-    expectError(response, 404, 'NOT_FOUND', 'notification integration not found');
+    expectError(response, 404, 'NOT_FOUND', 'notification integration not found', 'integration_not_found');
   const rowOf = async (id: string): Promise<StoredIntegration | undefined> =>
     (await storedIntegrations(t)).find((row) => row.id === id);
 
@@ -298,6 +298,7 @@ describe('notification integrations (e2e)', () => {
           503,
           'UNAVAILABLE',
           'monitoring provider unavailable',
+          'monitoring_unavailable',
         );
       });
 
@@ -308,6 +309,7 @@ describe('notification integrations (e2e)', () => {
           503,
           'UNAVAILABLE',
           'monitoring provider unavailable',
+          'monitoring_unavailable',
         );
       });
 
@@ -403,7 +405,7 @@ describe('notification integrations (e2e)', () => {
       expect((await get(user, integration.id)).status).toBe(200);
       expect((await list(user)).body.total_count).toBe(1);
       const denied = (response: Response): void =>
-        expectError(response, 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(response, 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
       denied(record(await t.http().post(`${path}/monitoring/validate`).set(bearer(user.token)).send(config)));
       denied(await create(user));
       denied(await patch(user, integration.id, { name: 'x' }));
@@ -444,6 +446,7 @@ describe('notification integrations (e2e)', () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
     });
   });

@@ -201,13 +201,13 @@ describe('metrics (e2e)', () => {
 
     it('answers nothing else: another path or method is 404 JSON', async () => {
       const other = await request(metricsUrl(t)).get('/');
-      expectError(other, 404, 'NOT_FOUND', 'route not found');
+      expectError(other, 404, 'NOT_FOUND', 'route not found', 'route_not_found');
       const post = await request(metricsUrl(t)).post('/metrics');
-      expectError(post, 404, 'NOT_FOUND', 'route not found');
+      expectError(post, 404, 'NOT_FOUND', 'route not found', 'route_not_found');
     });
 
     it('is not served on the public port: GET /metrics there is the usual 404 JSON', async () => {
-      expectError(await t.http().get('/metrics'), 404, 'NOT_FOUND', 'route not found');
+      expectError(await t.http().get('/metrics'), 404, 'NOT_FOUND', 'route not found', 'route_not_found');
     });
 
     it('counts token exchanges by outcome: success, and each refusal by its reason', async () => {
@@ -234,12 +234,20 @@ describe('metrics (e2e)', () => {
         async () => {
           await exchange(apiKeyAuth(key.value)).expect(200);
           await exchange(apiKeyAuth(key.value)).expect(200);
-          expectApiKeyRejected(await exchange(), 'authorization header required');
-          expectApiKeyRejected(await exchange(bearer('x')), 'authorization header must use ApiKey scheme');
-          expectApiKeyRejected(await exchange(apiKeyAuth('nope')), 'api key invalid');
+          expectApiKeyRejected(await exchange(), 'authorization header required', 'authorization_header_missing');
+          expectApiKeyRejected(
+            await exchange(bearer('x')),
+            'authorization header must use ApiKey scheme',
+            'authorization_scheme_not_api_key',
+          );
+          expectApiKeyRejected(await exchange(apiKeyAuth('nope')), 'api key invalid', 'api_key_malformed');
           const forged = codec.format(randomUUID(), ApiKeyCodec.newSecret());
-          expectApiKeyRejected(await exchange(apiKeyAuth(forged)), 'invalid api key credentials');
-          expectApiKeyRejected(await exchange(apiKeyAuth(revoked.value)), 'api key revoked');
+          expectApiKeyRejected(
+            await exchange(apiKeyAuth(forged)),
+            'invalid api key credentials',
+            'api_key_invalid_credentials',
+          );
+          expectApiKeyRejected(await exchange(apiKeyAuth(revoked.value)), 'api key revoked', 'api_key_revoked');
         },
       );
       expect(grown).toEqual([2, 1, 1, 1, 1, 1, 2, 5]);

@@ -246,7 +246,7 @@ describe('POST /oauth/token (client credentials)', () => {
         .post('/v1/token')
         .set('X-Forwarded-For', ip)
         .set('Authorization', `ApiKey ${key.value}`);
-      expectError(v1, 429, 'RESOURCE_EXHAUSTED', 'too many requests');
+      expectError(v1, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
     });
   });
 
@@ -259,7 +259,7 @@ describe('POST /oauth/token (client credentials)', () => {
         .post('/v1/token')
         .set('Authorization', `ApiKey ${key.value}`)
         .send({ resource: 'https://unknown.example.com' });
-      expectError(unknown, 400, 'INVALID_ARGUMENT', 'unknown resource');
+      expectError(unknown, 400, 'INVALID_ARGUMENT', 'unknown resource', 'unknown_resource');
     });
 
     it("carries what the owner's role allows at mint (a resource server cannot read the role); Gatehouse's own token keeps the key's scopes", async () => {

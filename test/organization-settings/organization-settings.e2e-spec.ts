@@ -215,9 +215,16 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       // The permission comes before the body: a member's bad body is 403 too.
-      expectError(await patch(org[role], { colour: 'red' }), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await patch(org[role], { colour: 'red' }),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       expect(await stored(org.admin.organizationId)).toEqual(before);
       expect(await auditRows(org.admin.organizationId)).toEqual([]);
     });
@@ -347,6 +354,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
+        'insufficient_permissions',
       );
       expect((await read(inB).expect(200)).body.organization).toMatchObject({
         id: b.admin.organizationId,

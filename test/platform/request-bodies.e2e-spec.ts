@@ -276,7 +276,13 @@ describe(`request bodies on ${DATABASE_KIND}`, () => {
         ['post', '/v1/api-keys/exposed/x'],
         ['put', '/v1/api-keys/exposed/x'],
       ] as const) {
-        expectError(await send(method, path, bigReport), 413, 'INVALID_ARGUMENT', 'request body too large');
+        expectError(
+          await send(method, path, bigReport),
+          413,
+          'INVALID_ARGUMENT',
+          'request body too large',
+          'body_too_large',
+        );
       }
       const nestedAtLength = nested(100_000);
       expectError(
@@ -284,6 +290,7 @@ describe(`request bodies on ${DATABASE_KIND}`, () => {
         413,
         'INVALID_ARGUMENT',
         'request body too large',
+        'body_too_large',
       );
     });
 

@@ -225,12 +225,19 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
       expect([(await read(server, id)).status, (await poll(server, id)).body]).toEqual([404, notFound]);
       expect((await remove(server, id)).body).toEqual(notFound);
 
-      expectError(await remove(server, server.clientId), 400, 'INVALID_ARGUMENT', 'invalid request parameters');
+      expectError(
+        await remove(server, server.clientId),
+        400,
+        'INVALID_ARGUMENT',
+        'invalid request parameters',
+        'invalid_argument',
+      );
       expectError(
         await t.http().delete('/ssf/stream').set('Authorization', auth(server)),
         400,
         'INVALID_ARGUMENT',
         'invalid request parameters',
+        'invalid_argument',
       );
       await t.http().get('/ssf/stream').set('Authorization', auth(server)).expect(200);
       await drain(server, null);
@@ -366,9 +373,9 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
         ack: jtis,
         setErrs: { x: { err: 'x'.repeat(30_000) } },
       });
-      expectError(tooLarge, 413, 'INVALID_ARGUMENT', 'request body too large');
+      expectError(tooLarge, 413, 'INVALID_ARGUMENT', 'request body too large', 'body_too_large');
       const largeElsewhere = await create(server, { description: 'x'.repeat(20_000) });
-      expectError(largeElsewhere, 413, 'INVALID_ARGUMENT', 'request body too large');
+      expectError(largeElsewhere, 413, 'INVALID_ARGUMENT', 'request body too large', 'body_too_large');
     });
 
     it('refuses a long poll past SSF_MAX_WAITING_POLLS: 429, Retry-After: 1, its acks applied', async () => {
@@ -377,7 +384,13 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
       await waitForWaiters(2);
       const [jti] = await quietEvents(id, 1);
       const refused = await poll(server, id, { ack: [jti] });
-      expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many waiting polls for this stream');
+      expectError(
+        refused,
+        429,
+        'RESOURCE_EXHAUSTED',
+        'too many waiting polls for this stream',
+        'too_many_waiting_polls',
+      );
       expect(refused.headers['retry-after']).toBe('1');
       const stored = await t.get(DataSource).getRepository(SsfDelivery).findOneByOrFail({ id: jti });
       expect(stored.acknowledgedAt).not.toBeNull();

@@ -12,25 +12,29 @@ export const KEY_VALUE = /^dev\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\.[0-9a-f]{8}$/;
 export const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
 export const apiKeyAuth = (value: string): Record<string, string> => ({ Authorization: `ApiKey ${value}` });
 
-/** The exact error body of docs/api.md#errors: `{code, message}`, JSON, nothing else. */
-export function expectError(response: Response, status: number, code: string, message: string): void {
-  expect({ status: response.status, body: response.body }).toStrictEqual({ status, body: { code, message } });
+/**
+ * The exact error body of docs/api.md#errors: `{code, message, reason}`, JSON, nothing else. The reason is a plain
+ * string here, not the catalogue's type: a test says what a client reads.
+ */
+export function expectError(response: Response, status: number, code: string, message: string, reason: string): void {
+  expect({ status: response.status, body: response.body }).toStrictEqual({ status, body: { code, message, reason } });
   expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
 }
 
-export function expectInvalidArgument(response: Response): void {
-  expectError(response, 400, 'INVALID_ARGUMENT', 'invalid request parameters');
+/** 400 `invalid request parameters`: a failed body, query or path validation unless another reason is named. */
+export function expectInvalidArgument(response: Response, reason = 'invalid_argument'): void {
+  expectError(response, 400, 'INVALID_ARGUMENT', 'invalid request parameters', reason);
 }
 
 /** 401 of a Bearer-authenticated route (docs/api.md, "Access and session tokens"). */
-export function expectBearerRejected(response: Response): void {
-  expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated');
+export function expectBearerRejected(response: Response, reason = 'bearer_token_invalid'): void {
+  expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated', reason);
   expect(response.headers['www-authenticate']).toMatch(/^Bearer\b/);
 }
 
-/** 401 of POST /v1/token with one of the messages of docs/api.md, steps 1-6. */
-export function expectApiKeyRejected(response: Response, message: string): void {
-  expectError(response, 401, 'UNAUTHENTICATED', message);
+/** 401 of POST /v1/token with one of the messages of docs/api.md, steps 1-6, and its reason. */
+export function expectApiKeyRejected(response: Response, message: string, reason: string): void {
+  expectError(response, 401, 'UNAUTHENTICATED', message, reason);
   expect(response.headers['www-authenticate']).toMatch(/^ApiKey\b/);
 }
 

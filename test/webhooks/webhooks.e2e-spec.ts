@@ -10,6 +10,16 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
  */
 const ROUTE = '/v1/organization/webhooks';
 const RECEIVER = 'http://127.0.0.1:9/hooks';
+/** The reason of each refusal's message (docs/api.md#errors). */
+const REASONS: Record<string, string> = {
+  'events must be a non-empty list of distinct events among api_key.created, api_key.revoked, api_key.expiring, api_key.exposed, member.removed':
+    'webhook_events_invalid',
+  'webhook url must be an absolute http or https URL of at most 2048 characters': 'webhook_url_invalid',
+  'webhook url must not contain a user name or password': 'webhook_url_invalid',
+  'webhook url must not point to a private, loopback, link-local, multicast or reserved address':
+    'webhook_url_address_not_allowed',
+  'webhook url must use https': 'webhook_url_not_https',
+};
 const WEBHOOK_FIELDS = ['created_at', 'disabled_at', 'events', 'id', 'organization_id', 'status', 'url'];
 
 async function webhookRows(t: TestApp): Promise<Array<{ id: string; secret_encrypted: string }>> {
@@ -67,6 +77,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       404,
       'NOT_FOUND',
       'webhook not found',
+      'webhook_not_found',
     );
 
     const actions = (await t.get(AuditService).list(admin.organizationId)).filter((e) => e.targetId === webhook.id);
@@ -130,7 +141,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       ],
     ];
     it.each(cases)('%s', async (_name, body, message) => {
-      expectError(await create(admin, body), 400, 'INVALID_ARGUMENT', message);
+      expectError(await create(admin, body), 400, 'INVALID_ARGUMENT', message, REASONS[message]);
       expect(await webhookRows(t)).toEqual([]);
     });
 
@@ -155,7 +166,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
     );
     expect(made.map((r) => r.status).sort()).toEqual([...new Array(10).fill(201), 400]);
     const refused = made.find((r) => r.status === 400)!;
-    expectError(refused, 400, 'FAILED_PRECONDITION', 'webhook limit reached');
+    expectError(refused, 400, 'FAILED_PRECONDITION', 'webhook limit reached', 'webhook_limit_reached');
     const list = await t.http().get(ROUTE).query({ limit: 4, page: 3 }).set(bearer(owner.token)).expect(200);
     expect([list.body.webhooks.length, list.body.total_count]).toEqual([2, 10]);
     for (const r of made.filter((m) => m.status === 201)) {
@@ -170,6 +181,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       403,
       'PERMISSION_DENIED',
       'insufficient permissions',
+      'insufficient_permissions',
     );
     expect((await t.http().get(ROUTE).set(bearer(member.token))).status).toBe(403);
 
@@ -182,7 +194,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       t.http().get(`${ROUTE}/${id}/deliveries`),
       t.http().post(`${ROUTE}/${id}/test`),
     ]) {
-      expectError(await request.set(bearer(other.token)), 404, 'NOT_FOUND', 'webhook not found');
+      expectError(await request.set(bearer(other.token)), 404, 'NOT_FOUND', 'webhook not found', 'webhook_not_found');
     }
     expectInvalidArgument(await t.http().delete(`${ROUTE}/not-a-uuid`).set(bearer(admin.token)));
     await t.http().delete(`${ROUTE}/${id.toUpperCase()}`).set(bearer(admin.token)).expect(200);
@@ -205,7 +217,7 @@ describe(`webhook endpoints in production on ${DATABASE_KIND}`, () => {
       .post(ROUTE)
       .set(bearer(admin.token))
       .send({ url, events: ['api_key.created'] });
-    expectError(response, 400, 'INVALID_ARGUMENT', message);
+    expectError(response, 400, 'INVALID_ARGUMENT', message, REASONS[message]);
   };
 
   it('refuses http, even to loopback', async () => {

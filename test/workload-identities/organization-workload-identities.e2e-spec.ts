@@ -119,7 +119,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
     it('needs api_keys:manage: a member or a viewer is refused', async () => {
       const org = await organization();
       for (const user of [org.member, org.viewer]) {
-        expectError(await list(user), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(await list(user), 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
       }
     });
   });
@@ -156,7 +156,13 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       const org = await organization();
       const other = await organization();
       for (const id of [other.identities[1].id, randomUUID()]) {
-        expectError(await revoke(org.admin, id), 404, 'NOT_FOUND', 'workload identity not found');
+        expectError(
+          await revoke(org.admin, id),
+          404,
+          'NOT_FOUND',
+          'workload identity not found',
+          'workload_identity_not_found',
+        );
       }
       expect((await own(other.member, other.identities[1].id).expect(200)).body.workload_identity.status).toBe(
         'ACTIVE',
@@ -166,7 +172,13 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
 
     it('needs api_keys:manage', async () => {
       const org = await organization();
-      expectError(await revoke(org.member, org.identities[0].id), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(
+        await revoke(org.member, org.identities[0].id),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
       expectInvalidArgument(await revoke(org.admin, 'nope'));
     });
   });

@@ -23,6 +23,21 @@ const CAP = 12;
  * Workload identities, the owner's routes (docs/workload-identities.md): create with every refusal, list, read, revoke,
  * the audit trail, and one user's identities out of every other user's reach.
  */
+/** The reason of each refusal's message (docs/api.md#errors). */
+const REASONS: Record<string, string> = {
+  [M.issuerNotFound]: 'workload_identity_issuer_not_found',
+  [M.issuerNotForWorkloads]: 'workload_identity_issuer_not_for_workloads',
+  [M.emptySubject]: 'workload_identity_subject_invalid',
+  [M.subjectInvalid]: 'workload_identity_subject_invalid',
+  [M.tooManyConditions]: 'workload_identity_conditions_invalid',
+  [M.reservedClaim]: 'workload_identity_conditions_invalid',
+  [M.unavailableClaim]: 'workload_identity_conditions_invalid',
+  [M.conditionNotString]: 'workload_identity_conditions_invalid',
+  [M.conditionValueInvalid]: 'workload_identity_conditions_invalid',
+  [M.conditionsNotObject]: 'workload_identity_conditions_invalid',
+  [M.claimNameInvalid]: 'workload_identity_conditions_invalid',
+};
+
 describe(`workload identities on ${DATABASE_KIND}`, () => {
   let t: TestApp;
   let admin: TestUser;
@@ -154,7 +169,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
           .set(bearer(member.token))
           .set('Content-Type', 'application/json')
           .send(raw);
-        expectError(response, 400, 'INVALID_ARGUMENT', M.unavailableClaim);
+        expectError(response, 400, 'INVALID_ARGUMENT', M.unavailableClaim, 'workload_identity_conditions_invalid');
         expect(await identityCount(t)).toBe(before);
       },
     );
@@ -192,7 +207,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         const body = change(validBody(github));
         if (body.trusted_issuer_id === 'PEOPLE') body.trusted_issuer_id = people.id;
         if (body.trusted_issuer_id === 'FOREIGN') body.trusted_issuer_id = foreign.id;
-        expectError(await post(member, body), 400, 'INVALID_ARGUMENT', message);
+        expectError(await post(member, body), 400, 'INVALID_ARGUMENT', message, REASONS[message]);
         expect(await identityCount(t)).toBe(before);
       });
 
@@ -231,12 +246,19 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
+          'insufficient_permissions',
         );
         expect(await identityCount(t)).toBe(before);
       });
 
       it('a viewer may not create one at all (api_keys:create)', async () => {
-        expectError(await post(viewer, validBody(github)), 403, 'PERMISSION_DENIED', 'insufficient permissions');
+        expectError(
+          await post(viewer, validBody(github)),
+          403,
+          'PERMISSION_DENIED',
+          'insufficient permissions',
+          'insufficient_permissions',
+        );
       });
 
       it("an access token's scopes narrow what it may give an identity", async () => {
@@ -247,6 +269,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
+          'insufficient_permissions',
         );
         const identity = await createIdentity(t, { token }, github, { scopes: ['api_keys:read'] });
         expect(identity.user_id).toBe(admin.userId);
@@ -301,6 +324,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         400,
         'FAILED_PRECONDITION',
         'workload identity limit reached',
+        'workload_identity_limit_reached',
       );
       // Another member's cap is their own.
       await createIdentity(t, org.admin, org.issuer);
@@ -401,7 +425,13 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
           [member, other.id],
           [member, randomUUID()],
         ] as const) {
-          expectError(await call(user, id), 404, 'NOT_FOUND', 'workload identity not found');
+          expectError(
+            await call(user, id),
+            404,
+            'NOT_FOUND',
+            'workload identity not found',
+            'workload_identity_not_found',
+          );
         }
         expect((await get(member, mine.id).expect(200)).body.workload_identity.status).toBe('ACTIVE');
         expect((await get(outsider, other.id).expect(200)).body.workload_identity.status).toBe('ACTIVE');
@@ -435,7 +465,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
 
     it('needs api_keys:create', async () => {
       const response = await t.http().get('/v1/workload-identities/trusted-issuers').set(bearer(viewer.token));
-      expectError(response, 403, 'PERMISSION_DENIED', 'insufficient permissions');
+      expectError(response, 403, 'PERMISSION_DENIED', 'insufficient permissions', 'insufficient_permissions');
     });
   });
 
@@ -446,7 +476,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
       await t.http().get(`/v1/workload-identities/${randomUUID()}`),
       await t.http().delete(`/v1/workload-identities/${randomUUID()}`),
     ]) {
-      expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated');
+      expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated', 'bearer_token_invalid');
     }
   });
 });

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { CONSOLE_SECURITY_HEADERS } from '../../common/console-assets';
-import { AppError, ErrorCode, HTTP_STATUS, Messages } from '../../common/errors';
+import { AppError, ErrorCode, HTTP_STATUS } from '../../common/errors';
 import { toAppError } from '../../common/exception.filter';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
@@ -63,7 +63,7 @@ export class SsoPageFilter implements ExceptionFilter {
     let error = toAppError(exception);
     if (error === undefined) {
       this.logger.error({ err: exception }, 'unexpected error');
-      error = new AppError(ErrorCode.INTERNAL, Messages.internal);
+      error = new AppError('internal');
     } else if (error.code === ErrorCode.UNAVAILABLE) {
       this.logger.warn({ err: exception }, 'dependency unavailable');
     }
