@@ -11,6 +11,7 @@ import { MembersService } from './members/members.service';
 import { AppModule } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
+import { cliMessage } from './cli/error-wording';
 import { environmentWarnings, serverToCheck } from './cli/environment-warnings';
 import { checkServer } from './cli/server-check';
 import { ConsoleSignInService } from './console-sign-in/console-sign-in.service';
@@ -100,8 +101,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
     }
     // From the command itself: a CommandError, an AppError (organization not found, ...), or the
     // application failing to start (a bad setting, an unreachable database).
-    const message = error instanceof Error ? error.message : String(error);
-    return { exitCode: ERROR_EXIT_CODE, stdout: '', stderr: `${stderr}error: ${message}\n` };
+    return { exitCode: ERROR_EXIT_CODE, stdout: '', stderr: `${stderr}error: ${cliMessage(error)}\n` };
   } finally {
     await app?.close();
   }

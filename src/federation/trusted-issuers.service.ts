@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { AppError, ErrorReason } from '../common/errors';
 import { AuditService } from '../audit/audit.service';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -47,8 +48,12 @@ export function organizationAudience(jwtIssuer: string, organizationId: string):
   return `${jwtIssuer.replace(/\/+$/, '')}/organizations/${organizationId}`;
 }
 
-/** Why a change of the trusted issuers was refused (the CLI's exit code 2). */
-export class TrustedIssuerError extends Error {}
+/** Why a change of the trusted issuers was refused: a domain error the CLI words with its flags (error-wording.ts). */
+export class TrustedIssuerError extends AppError {
+  constructor(reason: ErrorReason, message: string) {
+    super(reason, { message });
+  }
+}
 
 /** A removed entry, and how many workload identities that named it its removal revoked. */
 export interface TrustedIssuerRemoval {
@@ -77,7 +82,7 @@ export class TrustedIssuersService {
 
   async add(input: NewTrustedIssuer, now = new Date()): Promise<TrustedIssuer> {
     const shapeProblem = issuerShapeProblem(input.issuer);
-    if (shapeProblem !== null) throw new TrustedIssuerError(`--issuer ${shapeProblem}`);
+    if (shapeProblem !== null) throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`);
     const allowedOrigins = this.allowedOrigins(input.allowedOrigins ?? []);
     const organization = await this.identity.organizationByName(input.organization);
     const entry = Object.assign(new TrustedIssuer(), {
@@ -90,7 +95,7 @@ export class TrustedIssuersService {
       createdAt: now,
     });
     const conflict = await this.conflictOf(input.organization, entry);
-    if (conflict !== null) throw new TrustedIssuerError(conflict);
+    if (conflict !== null) throw new TrustedIssuerError(conflict.reason, conflict.message);
     await this.checkDiscovery(entry);
     if (input.clientSecret !== undefined) {
       entry.clientSecretEncrypted = this.cipher.encrypt(input.clientSecret, entry.id, CLIENT_SECRET_FIELD);
@@ -112,9 +117,10 @@ export class TrustedIssuersService {
     } catch (error) {
       // Another add won between the checks above and this insert (a unique index said no): which one, said as above.
       if (isUniqueViolation(error)) {
-        throw new TrustedIssuerError(
-          (await this.conflictOf(input.organization, entry)) ?? `${entry.issuer} was added for ${entry.kind} meanwhile`,
-        );
+        const conflict = await this.conflictOf(input.organization, entry);
+        throw conflict === null
+          ? new TrustedIssuerError('trusted_issuer_exists', `${entry.issuer} was added for ${entry.kind} meanwhile`)
+          : new TrustedIssuerError(conflict.reason, conflict.message);
       }
       throw error;
     }
@@ -128,7 +134,7 @@ export class TrustedIssuersService {
    */
   async setAllowedOrigins(id: string, values: string[]): Promise<TrustedIssuer> {
     const entry = await this.repository.findById(id);
-    if (entry === null) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
+    if (entry === null) throw new TrustedIssuerError('trusted_issuer_not_found', `no trusted issuer has the id ${id}`);
     const updated = Object.assign(new TrustedIssuer(), entry, { allowedOrigins: this.allowedOrigins(values) });
     await this.checkDiscovery(updated);
     const found = await this.unitOfWork.run(async (tx) => {
@@ -145,7 +151,7 @@ export class TrustedIssuersService {
       );
       return true;
     });
-    if (!found) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
+    if (!found) throw new TrustedIssuerError('trusted_issuer_not_found', `no trusted issuer has the id ${id}`);
     return updated;
   }
 
@@ -182,7 +188,8 @@ export class TrustedIssuersService {
       );
       return { entry, revokedWorkloadIdentities: revoked.length };
     });
-    if (removal === null) throw new TrustedIssuerError(`no trusted issuer has the id ${id}`);
+    if (removal === null)
+      throw new TrustedIssuerError('trusted_issuer_not_found', `no trusted issuer has the id ${id}`);
     return removal;
   }
 
@@ -198,20 +205,31 @@ export class TrustedIssuersService {
    * Why the organization may not trust the entry: it trusts it already, it has a people issuer (one at most:
    * trusted_issuers_people_per_organization), or another organization has this people issuer; null when it may.
    */
-  private async conflictOf(organization: string, entry: TrustedIssuer): Promise<string | null> {
+  private async conflictOf(
+    organization: string,
+    entry: TrustedIssuer,
+  ): Promise<{ reason: ErrorReason; message: string } | null> {
     if (await this.repository.exists(entry.organizationId, entry.issuer, entry.kind)) {
-      return `${organization} already trusts ${entry.issuer} for ${entry.kind}`;
+      return {
+        reason: 'trusted_issuer_exists',
+        message: `${organization} already trusts ${entry.issuer} for ${entry.kind}`,
+      };
     }
     if (entry.kind !== 'people') return null;
     const current = await this.repository.peopleIssuerOf(entry.organizationId);
     if (current !== null) {
-      return (
-        `${organization} already has a people issuer, ${current.issuer} (id ${current.id}); an organization has one ` +
-        `at most: remove it first (trusted-issuer remove --id ${current.id})`
-      );
+      return {
+        reason: 'people_issuer_exists',
+        message:
+          `${organization} already has a people issuer, ${current.issuer} (id ${current.id}); an organization has ` +
+          'one at most: remove it first',
+      };
     }
     if ((await this.repository.peopleOrganizationOf(entry.issuer, entry.organizationId)) !== null) {
-      return `${entry.issuer} already signs in the people of another organization (a people issuer serves one organization)`;
+      return {
+        reason: 'people_issuer_taken',
+        message: `${entry.issuer} already signs in the people of another organization (a people issuer serves one organization)`,
+      };
     }
     return null;
   }
@@ -227,22 +245,22 @@ export class TrustedIssuersService {
       };
       const metadata = await discoverIssuer(entry.issuer, options);
       const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth, options);
-      if (problem !== null) throw new TrustedIssuerError(problem);
+      if (problem !== null) throw new TrustedIssuerError('issuer_discovery_failed', problem);
     } catch (error) {
-      if (error instanceof DiscoveryError) throw new TrustedIssuerError(error.message);
+      if (error instanceof DiscoveryError) throw new TrustedIssuerError('issuer_discovery_failed', error.message);
       throw error;
     }
   }
 
   /**
-   * `--allow-origin`s as origins (`https://host[:port]`, once each, in the order given), each held to the rules of the
+   * The allowed origins as origins (`https://host[:port]`, once each, in the order given), each held to the rules of the
    * issuer's own URL; the issuer's origin itself needs none.
    */
   private allowedOrigins(values: string[]): string[] {
     const origins: string[] = [];
     for (const value of values) {
       const parsed = parseOrigin(value, this.config.production, this.config.identityProviderNetworks);
-      if ('problem' in parsed) throw new TrustedIssuerError(`--allow-origin ${value} ${parsed.problem}`);
+      if ('problem' in parsed) throw new TrustedIssuerError('allowed_origin_invalid', `${value} ${parsed.problem}`);
       if (!origins.includes(parsed.origin)) origins.push(parsed.origin);
     }
     return origins;
@@ -268,28 +286,35 @@ export class TrustedIssuersService {
     'audience' | 'clientId' | 'clientSecretEncrypted' | 'tokenEndpointAuth' | 'emailDomains' | 'jitRole'
   > {
     if (input.tokenEndpointAuth !== undefined && input.clientSecret === undefined) {
-      throw new TrustedIssuerError('--token-endpoint-auth needs --client-secret');
+      throw new TrustedIssuerError('issuer_client_invalid', 'a token endpoint auth method needs a client secret');
     }
     if (input.clientSecret !== undefined && !CLIENT_SECRET.test(input.clientSecret)) {
-      throw new TrustedIssuerError('--client-secret must be 1 to 1024 characters, without spaces');
+      throw new TrustedIssuerError(
+        'issuer_client_invalid',
+        'the client secret must be 1 to 1024 characters, without spaces',
+      );
     }
     if (input.clientSecret !== undefined && input.clientId === undefined) {
-      throw new TrustedIssuerError('--client-secret needs --client-id');
+      throw new TrustedIssuerError('issuer_client_invalid', 'a client secret needs a client id');
     }
     if (input.kind === 'workloads') {
       const peopleOnly = [
-        ['--client-id', input.clientId],
-        ['--client-secret', input.clientSecret],
-        ['--email-domain', input.emailDomains.length > 0 ? input.emailDomains : undefined],
-        ['--jit-role', input.jitRole],
+        ['client id', input.clientId],
+        ['client secret', input.clientSecret],
+        ['e-mail domains', input.emailDomains.length > 0 ? input.emailDomains : undefined],
+        ['just-in-time role', input.jitRole],
       ].filter(([, value]) => value !== undefined);
       if (peopleOnly.length > 0) {
-        throw new TrustedIssuerError(`${peopleOnly.map(([flag]) => flag).join(', ')}: only for --kind people`);
+        throw new TrustedIssuerError(
+          'issuer_option_not_for_kind',
+          `${peopleOnly.map(([option]) => option).join(', ')}: only for a people issuer`,
+        );
       }
       const audience = input.audience ?? organizationAudience(this.config.jwt.issuer, organizationId);
       if (audience.length > MAX_AUDIENCE_LENGTH) {
         throw new TrustedIssuerError(
-          `the default audience ${audience} is longer than ${MAX_AUDIENCE_LENGTH} characters: give --audience`,
+          'issuer_audience_invalid',
+          `the default audience ${audience} is longer than ${MAX_AUDIENCE_LENGTH} characters: give one`,
         );
       }
       return {
@@ -303,17 +328,22 @@ export class TrustedIssuersService {
     }
     if (input.clientId === undefined || input.clientSecret === undefined) {
       throw new TrustedIssuerError(
-        "--kind people needs --client-id and --client-secret (Gatehouse's client at the issuer)",
+        'issuer_client_invalid',
+        "a people issuer needs a client id and a client secret (Gatehouse's client at the issuer)",
       );
     }
     if (input.jitRole !== undefined && input.emailDomains.length === 0) {
       throw new TrustedIssuerError(
-        '--jit-role needs --email-domain: just-in-time membership adds only people of the domains the organization ' +
+        'jit_role_needs_email_domain',
+        'a just-in-time role needs e-mail domains: just-in-time membership adds only people of the domains the organization ' +
           "owns (without them, the issuer's tokens could make anyone a member, another organization's admin included)",
       );
     }
     if (input.audience !== undefined && input.audience !== input.clientId) {
-      throw new TrustedIssuerError('--audience of a people issuer is its --client-id (the audience of its ID tokens)');
+      throw new TrustedIssuerError(
+        'issuer_audience_invalid',
+        'the audience of a people issuer is its client id (the audience of its ID tokens)',
+      );
     }
     return {
       audience: input.clientId,

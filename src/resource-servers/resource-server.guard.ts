@@ -28,7 +28,11 @@ export class ResourceServerGuard implements CanActivate {
     const form: FormParameters = FORM_TYPE.test(request.headers['content-type'] ?? '') ? formParameters(request) : {};
     const { clientId, clientSecret } = clientCredentials(request, form);
     const server = await this.resourceServers.byCredentials(clientId, clientSecret);
-    if (server === null) throw unauthenticatedClient('unknown resource server or wrong client_secret');
+    if (server === null)
+      throw unauthenticatedClient(
+        'resource_server_credentials_invalid',
+        'unknown resource server or wrong client_secret',
+      );
     setCaller(request, server);
     return true;
   }

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors';
 import { InjectSecrets } from '../config/config.module';
 import type { Secrets } from '../config/local-secrets';
 import { SecretHasher } from '../common/secret-hasher';
@@ -21,7 +22,11 @@ export interface AuthenticatedResourceServer {
 }
 
 /** Why a registry change was refused (the CLI's exit code 2). */
-export class ResourceServerError extends Error {}
+export class ResourceServerError extends AppError {
+  constructor(reason: 'resource_server_exists' | 'resource_server_not_found', message: string) {
+    super(reason, { message });
+  }
+}
 
 /** Secrets of 32 random bytes, base64url (43 characters), under a prefix a secret scanner can match. */
 const SECRET_PREFIX = 'gh_rs_';
@@ -52,7 +57,10 @@ export class ResourceServersService {
       secretRotatedAt: now,
     });
     if (!(await this.repository.insert(server))) {
-      throw new ResourceServerError(`a resource server with the audience ${audience} is already registered`);
+      throw new ResourceServerError(
+        'resource_server_exists',
+        `a resource server with the audience ${audience} is already registered`,
+      );
     }
     return { resourceServer: server, clientId: server.id, clientSecret };
   }
@@ -72,7 +80,7 @@ export class ResourceServersService {
     const server = await this.existing(audience);
     const clientSecret = newSecret();
     if (!(await this.repository.updateSecret(audience, this.hasher.hash(clientSecret), now))) {
-      throw new ResourceServerError(`no resource server has the audience ${audience}`);
+      throw new ResourceServerError('resource_server_not_found', `no resource server has the audience ${audience}`);
     }
     return { resourceServer: { ...server, secretRotatedAt: now }, clientId: server.id, clientSecret };
   }
@@ -90,7 +98,8 @@ export class ResourceServersService {
 
   private async existing(audience: string): Promise<ResourceServer> {
     const server = await this.repository.findByAudience(audience);
-    if (server === null) throw new ResourceServerError(`no resource server has the audience ${audience}`);
+    if (server === null)
+      throw new ResourceServerError('resource_server_not_found', `no resource server has the audience ${audience}`);
     return server;
   }
 }
