@@ -68,7 +68,7 @@ export class BearerAuthGuard implements CanActivate {
     for (const permission of access.permissions) {
       if (!maskGrants(principal.permissions, permission)) throw permissionDenied();
     }
-    if (access.sessionOnly && principal.tokenUse === 'access') throw permissionDenied();
+    if (access.sessionOnly && principal.tokenUse === 'access') throw permissionDenied('session_token_required');
     setCaller(request, principal);
     return true;
   }

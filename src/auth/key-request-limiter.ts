@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KeyRateLimit } from '../api-keys/key-policies';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError } from '../common/errors';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { Metrics } from '../metrics/metrics';
 
@@ -43,7 +43,7 @@ export class KeyRequestLimiter {
     };
     if (slot.granted) return fields;
     this.metrics.rateLimited('key_requests');
-    throw new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests, {
+    throw new AppError('credential_rate_limited', {
       headers: { 'Retry-After': String(seconds), ...fields },
     });
   }

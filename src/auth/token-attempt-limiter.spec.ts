@@ -178,9 +178,9 @@ describe('TokenAttemptLimiter', () => {
 
 describe('tooManyRequests', () => {
   it('rounds Retry-After up to whole seconds, at least 1', () => {
-    expect(tooManyRequests(59_001).headers).toEqual({ 'Retry-After': '60' });
-    expect(tooManyRequests(1).headers).toEqual({ 'Retry-After': '1' });
-    expect(tooManyRequests(0).headers).toEqual({ 'Retry-After': '1' });
-    expect(tooManyRequests(0).status).toBe(429);
+    expect(tooManyRequests('too_many_failed_exchanges', 59_001).headers).toEqual({ 'Retry-After': '60' });
+    expect(tooManyRequests('too_many_failed_exchanges', 1).headers).toEqual({ 'Retry-After': '1' });
+    expect(tooManyRequests('too_many_failed_exchanges', 0).headers).toEqual({ 'Retry-After': '1' });
+    expect(tooManyRequests('too_many_failed_exchanges', 0).status).toBe(429);
   });
 });

@@ -100,7 +100,7 @@ export class TokenAttemptLimiter {
   /** The 429, counted in gatehouse_rate_limit_refusals_total (docs/operations.md#metrics). */
   private refusal(resetsInMs: number): AppError {
     this.metrics.rateLimited('token_failures');
-    return tooManyRequests(resetsInMs);
+    return tooManyRequests('too_many_failed_exchanges', resetsInMs);
   }
 
   /** An identical attempt is being checked: its outcome is this one's; a refusal here is one more failure. */

@@ -3,7 +3,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { AuditService } from '../audit/audit.service';
 import { allowList } from '../common/cidr';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { roleMask } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
@@ -28,7 +28,7 @@ export interface ExchangeClient {
 /** Raised when `resource` names no registered resource server (400 `unknown resource`; OAuth: invalid_target). */
 export class UnknownResource extends AppError {
   constructor() {
-    super(ErrorCode.INVALID_ARGUMENT, Messages.unknownResource, { oauth: { error: 'invalid_target' } });
+    super('unknown_resource');
   }
 }
 
@@ -123,7 +123,7 @@ export class TokenExchangeService {
     } catch (error) {
       this.logger.error({ err: error }, 'signing an access token failed');
       this.metrics.tokenExchange('mint_failed');
-      throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
+      throw new AppError('mint_failed');
     }
     if (exchange.workloadIdentity === true) {
       this.identities.recordUse(exchange.apiKeyId, exchange.clientAddress);

@@ -4,7 +4,7 @@ import { JwtService } from '@nestjs/jwt';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError } from '../common/errors';
 import { ALL_PERMISSIONS, PermissionMask, scopeClaimMask, scopeString } from '../identity/roles';
 import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
@@ -177,11 +177,8 @@ export class TokenService {
       scopes = scopeClaimMask(narrowing.scope);
       if ((scopes & ~exchange.scopes) !== 0) {
         // POST /oauth/token names it invalid_scope (RFC 6749 section 5.2).
-        throw new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument, {
-          oauth: {
-            error: 'invalid_scope',
-            description: "the scope asks for a permission the key's scopes do not grant",
-          },
+        throw new AppError('scope_not_granted', {
+          oauthDescription: "the scope asks for a permission the key's scopes do not grant",
         });
       }
     }

@@ -1,7 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { BASIC_CHALLENGE, basicCredentials } from './basic-auth';
-import { AppError, ErrorCode } from './errors';
+import { AppError, ErrorReason } from './errors';
 
 /** Client credentials as RFC 6749 section 2.3.1 sends them: HTTP Basic, or in the form body. */
 export interface ClientCredentials {
@@ -23,15 +23,15 @@ export function formParameters(request: Request): FormParameters {
   const parameters = body as Record<string, unknown>;
   for (const name in parameters) {
     if (typeof parameters[name] !== 'string') {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, `parameter ${name} is repeated`);
+      throw new AppError('form_parameter_repeated', { message: `parameter ${name} is repeated` });
     }
   }
   return parameters as Record<string, string>;
 }
 
 /** A client that did not authenticate: 401 with the Basic challenge (on /oauth/, only to a client that tried it). */
-export function unauthenticatedClient(message: string): AppError {
-  return new AppError(ErrorCode.UNAUTHENTICATED, message, { headers: { ...BASIC_CHALLENGE } });
+export function unauthenticatedClient(reason: ErrorReason, message: string): AppError {
+  return new AppError(reason, { message, headers: { ...BASIC_CHALLENGE } });
 }
 
 /**
@@ -42,21 +42,32 @@ export function clientCredentials(request: Request, form: FormParameters): Clien
   const header = request.headers.authorization;
   if (header !== undefined && header !== '') {
     if (!/^Basic /i.test(header)) {
-      throw unauthenticatedClient('client authentication must use HTTP Basic or the form');
+      throw unauthenticatedClient(
+        'client_authentication_missing',
+        'client authentication must use HTTP Basic or the form',
+      );
     }
     if (form.client_secret !== undefined) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'the client authenticated by more than one method');
+      throw new AppError('client_authentication_ambiguous', {
+        message: 'the client authenticated by more than one method',
+      });
     }
     const credentials = basicCredentials(header);
-    if (credentials === null) throw unauthenticatedClient('malformed Basic credentials');
+    if (credentials === null)
+      throw unauthenticatedClient('client_authentication_malformed', 'malformed Basic credentials');
     const { id: clientId, secret: clientSecret } = credentials;
     if (form.client_id !== undefined && form.client_id !== clientId) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_id differs from the Basic credentials');
+      throw new AppError('client_authentication_ambiguous', {
+        message: 'client_id differs from the Basic credentials',
+      });
     }
     return { clientId, clientSecret };
   }
   if (form.client_id === undefined || form.client_secret === undefined || form.client_secret === '') {
-    throw unauthenticatedClient('client authentication required (HTTP Basic or client_id and client_secret)');
+    throw unauthenticatedClient(
+      'client_authentication_missing',
+      'client authentication required (HTTP Basic or client_id and client_secret)',
+    );
   }
   return { clientId: form.client_id, clientSecret: form.client_secret };
 }

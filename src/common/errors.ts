@@ -1,4 +1,4 @@
-import { ErrorCode, HTTP_STATUS, Messages, OAUTH_ERROR, OAuthErrorName, wireCode } from './error-codes';
+import { ErrorCode, HTTP_STATUS, OAUTH_ERROR, OAuthErrorName, wireCode } from './error-codes';
 import { ERROR_REASONS, ErrorReason, ReasonEntry } from './error-reasons';
 
 export { ErrorCode, HTTP_STATUS, Messages, OAUTH_ERROR, wireCode } from './error-codes';
@@ -23,12 +23,6 @@ export interface OAuthDetail {
   description?: string;
 }
 
-/** The options of the older form `new AppError(code, message, options)`, being replaced by the reason's. */
-interface CodeFormOptions extends Omit<AppErrorOptions, 'message' | 'oauthDescription'> {
-  oauth?: OAuthDetail;
-  reason?: ErrorReason;
-}
-
 /**
  * A domain error, named by its reason in the catalogue (ERROR_REASONS), which gives its code and default message. The
  * exception filter renders it as `{ code, message, reason, ...details }`, and on the OAuth endpoints as
@@ -42,28 +36,15 @@ export class AppError extends Error {
   readonly details: Record<string, unknown>;
   readonly oauth: OAuthDetail;
 
-  constructor(reason: ErrorReason, options?: AppErrorOptions);
-  /** @deprecated name the reason: `new AppError(reason, { message })`. */
-  constructor(code: ErrorCode, message: string, options?: CodeFormOptions);
-  constructor(first: ErrorReason | ErrorCode, second?: AppErrorOptions | string, third?: CodeFormOptions) {
-    const codeForm = typeof second === 'string';
-    const options: AppErrorOptions & CodeFormOptions = (codeForm ? third : second) ?? {};
-    const reason: ErrorReason = codeForm
-      ? (options.reason ?? (first.toLowerCase() as ErrorReason))
-      : (first as ErrorReason);
-    const entry: ReasonEntry = (ERROR_REASONS as Record<string, ReasonEntry>)[reason] ?? ERROR_REASONS.internal;
-    const code = codeForm ? (first as ErrorCode) : entry.code;
-    const message = codeForm ? second : (options.message ?? entry.message);
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(reason: ErrorReason, options: AppErrorOptions = {}) {
+    const entry: ReasonEntry = ERROR_REASONS[reason];
+    super(options.message ?? entry.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
-    this.code = code;
+    this.code = entry.code;
     this.reason = reason;
     this.headers = options.headers ?? {};
     this.details = options.details ?? {};
-    this.oauth = {
-      error: options.oauth?.error ?? entry.oauth ?? OAUTH_ERROR[code],
-      description: options.oauth?.description ?? options.oauthDescription,
-    };
+    this.oauth = { error: entry.oauth ?? OAUTH_ERROR[entry.code], description: options.oauthDescription };
   }
 
   get status(): number {
@@ -76,26 +57,20 @@ export function errorBody(error: AppError): Record<string, unknown> {
   return { code: wireCode(error.code), message: error.message, reason: error.reason, ...error.details };
 }
 
-export const invalidArgument = (): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument);
+export const invalidArgument = (reason: ErrorReason = 'invalid_argument'): AppError => new AppError(reason);
 
-export const unauthenticatedBearer = (): AppError =>
-  new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated, {
-    headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
-  });
+export const unauthenticatedBearer = (reason: ErrorReason = 'bearer_token_invalid'): AppError =>
+  new AppError(reason, { headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' } });
 
 export const API_KEY_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' };
 
-export const permissionDenied = (): AppError =>
-  new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions);
-
-export const notFound = (message: string): AppError => new AppError(ErrorCode.NOT_FOUND, message);
+export const permissionDenied = (reason: ErrorReason = 'insufficient_permissions'): AppError => new AppError(reason);
 
 /** A key's access token from outside its allowlist (docs/api.md#allowlists-and-rate-limits). */
-export const addressNotAllowed = (): AppError =>
-  new AppError(ErrorCode.PERMISSION_DENIED, Messages.apiKeyNotAllowedFromAddress);
+export const addressNotAllowed = (): AppError => new AppError('address_not_allowed');
 
 /** `Retry-After` in whole seconds, at least 1. */
-export const tooManyRequests = (retryAfterMs: number): AppError =>
-  new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests, {
+export const tooManyRequests = (reason: ErrorReason, retryAfterMs: number): AppError =>
+  new AppError(reason, {
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
   });

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { API_KEY_CHALLENGE, AppError, ErrorCode, Messages, tooManyRequests } from './errors';
+import { API_KEY_CHALLENGE, AppError, Messages, tooManyRequests } from './errors';
 import { AllExceptionsFilter } from './exception.filter';
 
 interface Sent {
@@ -42,69 +42,87 @@ function render(exception: unknown, path: string, authorization?: string): Sent 
 }
 
 describe('AllExceptionsFilter', () => {
-  it('renders an AppError as { code, message } with its headers, the status from HTTP_STATUS', () => {
-    const error = new AppError(ErrorCode.UNAUTHENTICATED, Messages.apiKeyRevoked, {
-      headers: { ...API_KEY_CHALLENGE },
-    });
+  it('renders an AppError as { code, message, reason } with its headers, the status from HTTP_STATUS', () => {
+    const error = new AppError('api_key_revoked', { headers: { ...API_KEY_CHALLENGE } });
     expect(render(error, '/v1/token')).toEqual({
       status: 401,
       headers: { ...API_KEY_CHALLENGE },
-      body: { code: 'UNAUTHENTICATED', message: 'api key revoked' },
+      body: { code: 'UNAUTHENTICATED', message: 'api key revoked', reason: 'api_key_revoked' },
     });
   });
 
-  it('ignores the OAuth detail outside the OAuth endpoints', () => {
-    const error = new AppError(ErrorCode.INVALID_ARGUMENT, Messages.unknownResource, {
-      oauth: { error: 'invalid_target' },
+  it("takes the site's message where it says more, the catalogue's code and reason", () => {
+    const error = new AppError('allowed_cidrs_invalid', { message: 'allowed_cidrs holds at most 100 entries' });
+    expect(render(error, '/v1/user-api-keys').body).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'allowed_cidrs holds at most 100 entries',
+      reason: 'allowed_cidrs_invalid',
     });
-    expect(render(error, '/v1/token').body).toEqual({ code: 'INVALID_ARGUMENT', message: 'unknown resource' });
+  });
+
+  it('renders the wire code of a body too large, and no OAuth detail outside the OAuth endpoints', () => {
+    expect(render(new AppError('unknown_resource'), '/v1/token').body).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'unknown resource',
+      reason: 'unknown_resource',
+    });
+    expect(render(new AppError('body_too_large'), '/v1/token')).toMatchObject({
+      status: 413,
+      body: { code: 'INVALID_ARGUMENT', message: 'request body too large', reason: 'body_too_large' },
+    });
   });
 
   describe('on /oauth/ (RFC 6749 section 5.2)', () => {
-    it('names the error from the code, the message as its description, no-store', () => {
-      expect(render(new AppError(ErrorCode.INVALID_ARGUMENT, 'token is required'), '/oauth/introspect')).toEqual({
+    it('names the error from the code, the message as its description, the reason beside them, no-store', () => {
+      const error = new AppError('introspection_request_invalid', { message: 'token is required' });
+      expect(render(error, '/oauth/introspect')).toEqual({
         status: 400,
         headers: { 'Cache-Control': 'no-store' },
-        body: { error: 'invalid_request', error_description: 'token is required' },
+        body: {
+          error: 'invalid_request',
+          error_description: 'token is required',
+          reason: 'introspection_request_invalid',
+        },
       });
       const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       expect(render(new Error('a bug'), '/oauth/token').body).toEqual({
         error: 'server_error',
         error_description: Messages.internal,
+        reason: 'internal',
       });
       expect(logged).toHaveBeenCalledTimes(1);
       logged.mockRestore();
     });
 
-    it("takes the error's own OAuth name and description, keeping the code's status", () => {
-      const error = new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument, {
-        oauth: { error: 'invalid_scope', description: 'beyond the key' },
-      });
+    it("takes the reason's OAuth name and the error's own description, keeping the code's status", () => {
+      const error = new AppError('scope_not_granted', { oauthDescription: 'beyond the key' });
       expect(render(error, '/oauth/token')).toMatchObject({
         status: 400,
-        body: { error: 'invalid_scope', error_description: 'beyond the key' },
+        body: { error: 'invalid_scope', error_description: 'beyond the key', reason: 'scope_not_granted' },
       });
     });
 
     it('drops the ApiKey challenge; a 401 is challenged with Basic only when the client used the header', () => {
-      const refused = new AppError(ErrorCode.UNAUTHENTICATED, Messages.apiKeyRevoked, {
-        headers: { ...API_KEY_CHALLENGE },
-      });
+      const refused = new AppError('api_key_revoked', { headers: { ...API_KEY_CHALLENGE } });
       expect(render(refused, '/oauth/token')).toEqual({
         status: 401,
         headers: { 'Cache-Control': 'no-store' },
-        body: { error: 'invalid_client', error_description: 'api key revoked' },
+        body: { error: 'invalid_client', error_description: 'api key revoked', reason: 'api_key_revoked' },
       });
       expect(render(refused, '/oauth/token', 'Bearer abc').headers['WWW-Authenticate']).toBe('Basic realm="gatehouse"');
-      const badRequest = render(new AppError(ErrorCode.INVALID_ARGUMENT, 'x'), '/oauth/token', 'Basic eDp5');
+      const badRequest = render(new AppError('invalid_argument'), '/oauth/token', 'Basic eDp5');
       expect(badRequest.headers['WWW-Authenticate']).toBeUndefined();
     });
 
     it('keeps the other headers: 429 temporarily_unavailable with Retry-After', () => {
-      expect(render(tooManyRequests(1500), '/oauth/token')).toEqual({
+      expect(render(tooManyRequests('too_many_failed_exchanges', 1500), '/oauth/token')).toEqual({
         status: 429,
         headers: { 'Retry-After': '2', 'Cache-Control': 'no-store' },
-        body: { error: 'temporarily_unavailable', error_description: Messages.tooManyRequests },
+        body: {
+          error: 'temporarily_unavailable',
+          error_description: Messages.tooManyRequests,
+          reason: 'too_many_failed_exchanges',
+        },
       });
     });
   });

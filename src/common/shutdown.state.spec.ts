@@ -74,7 +74,11 @@ describe('ShutdownState', () => {
     const refused = serve(state, idle);
     expect(refused.passed).toBe(false);
     expect(refused.res.statusCode).toBe(503);
-    expect(JSON.parse(refused.res.body!)).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable' });
+    expect(JSON.parse(refused.res.body!)).toEqual({
+      code: 'UNAVAILABLE',
+      message: 'service unavailable',
+      reason: 'shutting_down',
+    });
     expect(refused.res.sent.get('connection')).toBe('close');
     expect(state.inFlightCount).toBe(2);
     const probe = serve(state, idle, '/healthz');

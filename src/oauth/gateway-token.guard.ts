@@ -6,7 +6,7 @@ import { PrincipalService } from '../auth/principal.service';
 import { TokenService } from '../auth/token.service';
 import { allowList } from '../common/cidr';
 import { clientAddress } from '../common/client-address';
-import { addressNotAllowed, AppError, ErrorCode, invalidArgument, Messages } from '../common/errors';
+import { addressNotAllowed, AppError, invalidArgument } from '../common/errors';
 import { BEARER_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
@@ -15,13 +15,13 @@ import { isPermission, maskGrants, Permission } from '../identity/roles';
 const REALM = 'Bearer realm="gatehouse"';
 
 function unauthorized(error?: string): AppError {
-  return new AppError(ErrorCode.UNAUTHENTICATED, Messages.userNotAuthenticated, {
+  return new AppError('bearer_token_invalid', {
     headers: { 'WWW-Authenticate': error === undefined ? REALM : `${REALM}, error="${error}"` },
   });
 }
 
 function insufficientScope(required: readonly Permission[]): AppError {
-  return new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions, {
+  return new AppError('insufficient_scope', {
     headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"` },
   });
 }
@@ -40,7 +40,7 @@ function decodeComponent(text: string): string {
   try {
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
-    throw invalidArgument();
+    throw invalidArgument('forward_auth_parameters_invalid');
   }
 }
 
@@ -58,7 +58,7 @@ function gatewayParameters(url: string): GatewayParameters {
     const name = decodeComponent(equals === -1 ? pair : pair.slice(0, equals));
     if (name === IGNORED) break;
     if (name !== 'audience' && name !== 'scope') continue;
-    if (parameters[name] !== undefined) throw invalidArgument();
+    if (parameters[name] !== undefined) throw invalidArgument('forward_auth_parameters_invalid');
     parameters[name] = equals === -1 ? '' : decodeComponent(pair.slice(equals + 1));
   }
   return parameters;
@@ -68,7 +68,7 @@ function gatewayParameters(url: string): GatewayParameters {
 function requiredPermissions(value: string | undefined): Permission[] {
   if (value === undefined) return [];
   const names = value.split(/[\s,]+/).filter((name) => name !== '');
-  if (!names.every(isPermission)) throw invalidArgument();
+  if (!names.every(isPermission)) throw invalidArgument('forward_auth_parameters_invalid');
   return names;
 }
 
@@ -101,7 +101,7 @@ export class GatewayTokenGuard implements CanActivate {
     if (verified === null) throw unauthorized('invalid_token');
     const { audience, scope } = gatewayParameters(request.originalUrl);
     const required = requiredPermissions(scope);
-    if (audience === undefined || audience === '') throw invalidArgument();
+    if (audience === undefined || audience === '') throw invalidArgument('forward_auth_parameters_invalid');
     // A token for another audience is 401 invalid_token whatever the gateway's audience is, registered or not (nor the
     // default one): one answer, and no registry read, so that a token holder learns nothing about which audiences
     // exist. A token names an audience that was registered when it was minted.

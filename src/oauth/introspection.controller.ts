@@ -84,10 +84,10 @@ export class IntrospectionController {
     @Caller() server: AuthenticatedResourceServer,
     @Form() form: FormParameters,
   ): Promise<IntrospectionResponse> {
-    if (form.token === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'token is required');
+    if (form.token === undefined) throw new AppError('introspection_request_invalid', { message: 'token is required' });
     const clientIp = form.client_ip;
     if (clientIp !== undefined && !isClientAddress(clientIp)) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_ip is not an IP address');
+      throw new AppError('introspection_request_invalid', { message: 'client_ip is not an IP address' });
     }
     const found = await this.principals.forResourceServer(form.token, server.audience);
     if (found === null) return INACTIVE;

@@ -5,7 +5,7 @@ import { ExchangeRefused } from '../auth/key-exchange';
 import { SubjectTokenExchangeService, TokenTypes } from '../auth/subject-token-exchange.service';
 import { ExchangeClient, PresentedKey, TokenExchangeService } from '../auth/token-exchange.service';
 import type { FederatedMember } from '../federation/people';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError } from '../common/errors';
 import { API_KEY_CLIENT_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import { ClientCredentials, clientCredentials, FormParameters, formParameters } from '../common/client-credentials';
@@ -27,7 +27,7 @@ export type OAuthGrantCaller =
   /** A person's ID token: a session token for the member. */
   | { grant: 'token_exchange'; subject: 'person'; member: FederatedMember; client: ExchangeClient };
 
-const invalidRequest = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
+const invalidRequest = (message: string): AppError => new AppError('token_exchange_request_invalid', { message });
 
 /**
  * POST /oauth/token's scheme: the grant type names how the caller authenticates. `client_credentials` (RFC 6749 section
@@ -48,15 +48,13 @@ export class OAuthGrantGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
     const form = formParameters(request);
-    if (form.grant_type === undefined) throw new AppError(ErrorCode.INVALID_ARGUMENT, 'grant_type is required');
+    if (form.grant_type === undefined) throw new AppError('grant_type_missing');
     if (form.grant_type === TOKEN_EXCHANGE_GRANT) {
       setCaller(request, await this.tokenExchange(request, form));
       return true;
     }
     if (form.grant_type !== 'client_credentials') {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'grant_type must be client_credentials or token-exchange', {
-        oauth: { error: 'unsupported_grant_type' },
-      });
+      throw new AppError('unsupported_grant_type');
     }
     const client = exchangeClient(request);
     const exchange = await this.exchange.authenticateKey(this.presentedKey(clientCredentials(request, form)), client);
@@ -81,13 +79,7 @@ export class OAuthGrantGuard implements CanActivate {
     // RFC 8693 section 2.1's `audience` is a target by a logical name, which Gatehouse does not resolve: ignored, it
     // would get a token for Gatehouse's own API, sent wherever the client meant it for (section 2.2.2: invalid_target).
     if (form.audience !== undefined) {
-      throw new AppError(
-        ErrorCode.INVALID_ARGUMENT,
-        'audience is not supported: name a resource server with resource',
-        {
-          oauth: { error: 'invalid_target' },
-        },
-      );
+      throw new AppError('audience_not_supported');
     }
     const client = exchangeClient(request);
     if (type === TokenTypes.idToken) {

@@ -79,9 +79,7 @@ export class OAuthTokenController {
       };
     }
     if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct permission names separated by spaces', {
-        oauth: { error: 'invalid_scope' },
-      });
+      throw new AppError('scope_malformed');
     }
     const granted = await this.exchange.grant(
       caller.exchange,
