@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, Messages, notFound } from '../common/errors';
+import { AppError } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
 import { IdentityService } from '../identity/identity.service';
 import { ApiKey, displayStatus } from './api-key.entity';
@@ -34,7 +34,7 @@ export class ApiKeyUpdatesService {
 
   async update(owner: KeyOwner, id: string, input: KeyUpdateInput, request?: RequestContext): Promise<ApiKey> {
     const key = await this.keys.findById(id);
-    if (key === undefined || !ownedBy(key, owner)) throw notFound(Messages.apiKeyNotFound);
+    if (key === undefined || !ownedBy(key, owner)) throw new AppError('api_key_not_found');
     const now = new Date();
     if (displayStatus(key, now.getTime()) !== 'ACTIVE') throw keyNotActive();
     const changes: KeyChanges = {};
@@ -69,4 +69,4 @@ export class ApiKeyUpdatesService {
   }
 }
 
-const keyNotActive = (): AppError => new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyNotActive);
+const keyNotActive = (): AppError => new AppError('api_key_not_active');

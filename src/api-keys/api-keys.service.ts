@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, Messages, notFound, permissionDenied, unauthenticatedBearer } from '../common/errors';
+import { AppError, permissionDenied, unauthenticatedBearer } from '../common/errors';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -96,7 +96,7 @@ export class ApiKeysService {
   ): Promise<{ key: ApiKey; value: string }> {
     const now = new Date();
     const scopes = input.scopes === undefined ? creator.permissions & DEFAULT_KEY_SCOPES : permissionMask(input.scopes);
-    if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
+    if ((scopes & ~creator.permissions) !== 0) throw permissionDenied('scopes_exceed_permissions');
     const organization = await this.identity.organizationById(creator.organizationId);
     const expiresAt = requestedExpiry(input.expiresAt ?? null, now, this.latestExpiry(creator, organization, now));
     const policies = {
@@ -128,9 +128,9 @@ export class ApiKeysService {
     request?: RequestContext,
   ): Promise<{ key: ApiKey; value: string; previous: ApiKey }> {
     const old = await this.keys.findById(id);
-    if (old === undefined || !ownedBy(old, creator)) throw notFound(Messages.apiKeyNotFound);
+    if (old === undefined || !ownedBy(old, creator)) throw new AppError('api_key_not_found');
     const now = new Date();
-    if ((old.scopes & ~creator.permissions) !== 0) throw permissionDenied();
+    if ((old.scopes & ~creator.permissions) !== 0) throw permissionDenied('scopes_exceed_permissions');
     if (displayStatus(old, now.getTime()) !== 'ACTIVE') throw keyNotActive();
     const organization = await this.identity.organizationById(creator.organizationId);
     // The new key keeps the old one's allowlist and rate limit, within the organization's policy as it is now.
@@ -203,7 +203,7 @@ export class ApiKeysService {
   /** The caller's own key; someone else's is "not found", never "forbidden". */
   async get(owner: KeyOwner, id: string): Promise<ApiKey> {
     const key = await this.keys.findById(id);
-    if (key === undefined || !ownedBy(key, owner)) throw notFound(Messages.apiKeyNotFound);
+    if (key === undefined || !ownedBy(key, owner)) throw new AppError('api_key_not_found');
     return this.lastUsed.withPendingUse(key);
   }
 
@@ -247,8 +247,9 @@ export class ApiKeysService {
 
   /** Why insertWithinActiveCap said no: the owner is no longer a member (401), or is at the cap (400). */
   private async creationRefused(owner: KeyOwner): Promise<AppError> {
-    if ((await this.identity.access(owner.organizationId, owner.userId)) === null) return unauthenticatedBearer();
-    return new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyLimitReached);
+    if ((await this.identity.access(owner.organizationId, owner.userId)) === null)
+      return unauthenticatedBearer('member_removed');
+    return new AppError('api_key_limit_reached');
   }
 
   private actor(owner: KeyOwner): { organizationId: string; actorUserId: string; actorApiKeyId: string | null } {
@@ -298,7 +299,7 @@ export function ownerQueue(owner: KeyOwner): string {
   return `api-key-owner:${owner.organizationId}:${owner.userId}`;
 }
 
-const keyNotActive = (): AppError => new AppError(ErrorCode.FAILED_PRECONDITION, Messages.apiKeyNotActive);
+const keyNotActive = (): AppError => new AppError('api_key_not_active');
 
 /** Whether the key is this owner's (user and organization). */
 export function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {

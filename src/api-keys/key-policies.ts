@@ -1,5 +1,5 @@
 import { coveredFamilies, formatCidr, Network, parseCidr } from '../common/cidr';
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError, ErrorReason } from '../common/errors';
 
 /**
  * What a key's owner may restrict beyond scopes and expiry (docs/api.md#allowlists-and-rate-limits): the client
@@ -30,7 +30,8 @@ export interface AllowlistPolicy {
   requireKeyAllowlist: boolean;
 }
 
-const invalid = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
+const invalid = (message: string, reason: ErrorReason = 'allowed_cidrs_invalid'): AppError =>
+  new AppError(reason, { message });
 
 /** An entry as the message names it: JSON, cut so that no body makes a long message. */
 function quoted(entry: string): string {
@@ -47,7 +48,7 @@ function quoted(entry: string): string {
 export function allowedCidrsToStore(given: readonly string[] | null, policy: AllowlistPolicy): string | null {
   if (given === null) {
     if (policy.requireKeyAllowlist) {
-      throw invalid("allowed_cidrs is required: the organization's key policy requires an allowlist");
+      throw new AppError('allowlist_required');
     }
     return null;
   }
@@ -61,6 +62,7 @@ export function allowedCidrsToStore(given: readonly string[] | null, policy: All
     if (policy.requireKeyAllowlist && coversAFamily([network]) !== null) {
       throw invalid(
         `allowed_cidrs: ${quoted(entry)} allows every address, which the organization's key policy forbids`,
+        'allowlist_too_broad',
       );
     }
     const cidr = formatCidr(network);
@@ -69,7 +71,10 @@ export function allowedCidrsToStore(given: readonly string[] | null, policy: All
   }
   const family = policy.requireKeyAllowlist ? coversAFamily(networks) : null;
   if (family !== null) {
-    throw invalid(`allowed_cidrs together allow every ${family} address, which the organization's key policy forbids`);
+    throw invalid(
+      `allowed_cidrs together allow every ${family} address, which the organization's key policy forbids`,
+      'allowlist_too_broad',
+    );
   }
   return normalized.join(',');
 }

@@ -146,7 +146,7 @@ export class AuditService implements OnApplicationShutdown {
   ): Promise<AuditEventPage> {
     const scope = cursorScope(organizationId, filters);
     const after = cursor === undefined ? undefined : this.cursors.decode(scope, cursor);
-    if (after === null) throw invalidArgument();
+    if (after === null) throw invalidArgument('page_cursor_invalid');
     // One extra row tells whether a next page exists.
     const found = await this.events.findPage(organizationId, filters, after, limit + 1);
     const page = found.slice(0, limit);

@@ -4,7 +4,7 @@ import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { TokenService } from '../auth/token.service';
 import { clientNetwork } from '../common/client-address';
-import { AppError, ErrorCode, Messages, tooManyRequests } from '../common/errors';
+import { AppError, ErrorCode, ErrorReason, tooManyRequests } from '../common/errors';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -25,16 +25,17 @@ const KEEP_EXPIRED_MS = 24 * 3600 * 1000;
 const CODE = /^[A-Za-z0-9_-]{43}$/;
 const FAILURE_WINDOW_MS = 60_000;
 
-export const SignInMessages = {
-  invalid: 'sign-in link invalid',
-  used: 'sign-in link already used',
-  expired: 'sign-in link expired',
-  other_browser: 'sign-in link belongs to another browser',
-} as const;
+/** The reason of each refused link (docs/api.md#errors). */
+export const SignInRefusals = {
+  invalid: 'sign_in_link_invalid',
+  used: 'sign_in_link_used',
+  expired: 'sign_in_link_expired',
+  other_browser: 'sign_in_link_other_browser',
+} as const satisfies Record<string, ErrorReason>;
 
 /** Any 401 of POST /v1/console/sessions: the challenge names no header scheme, the link is the credential. */
-const refused = (message: string): AppError =>
-  new AppError(ErrorCode.UNAUTHENTICATED, message, {
+const refused = (reason: ErrorReason): AppError =>
+  new AppError(reason, {
     headers: { 'WWW-Authenticate': 'SignInLink realm="gatehouse"' },
   });
 
@@ -87,7 +88,7 @@ export class ConsoleSignInService {
     const organization = await this.identity.organizationByName(organizationName);
     const user = await this.identity.userByEmail(email);
     if ((await this.identity.access(organization.id, user.id)) === null) {
-      throw new AppError(ErrorCode.FAILED_PRECONDITION, `${user.email} is not a member of ${organization.name}`);
+      throw new AppError('not_a_member', { message: `${user.email} is not a member of ${organization.name}` });
     }
     return this.issueLink(organization.id, user.id, null, { now });
   }
@@ -137,7 +138,7 @@ export class ConsoleSignInService {
     );
     if (!slot.granted) {
       this.metrics.rateLimited('console_sign_in_failures');
-      throw tooManyRequests(slot.resetsInMs);
+      throw tooManyRequests('too_many_failed_sign_ins', slot.resetsInMs);
     }
     try {
       const session = await this.trade(code, binding, request);
@@ -185,22 +186,22 @@ export class ConsoleSignInService {
   }
 
   private async trade(code: string, binding: string | undefined, request?: RequestContext): Promise<ConsoleSession> {
-    if (!CODE.test(code)) throw refused(SignInMessages.invalid);
+    if (!CODE.test(code)) throw refused(SignInRefusals.invalid);
     const codeHash = hashCode(code);
     const now = new Date();
     // No cookie: a hash no link has (a binding is 32 random bytes), so a bound link opens in no browser without one.
     const link = await this.links.consume(codeHash, hashCode(binding ?? ''), now);
     if (link === null) {
       const known = await this.links.unusableReason(codeHash, now);
-      if (known === null) throw refused(SignInMessages.invalid);
+      if (known === null) throw refused(SignInRefusals.invalid);
       await this.recordSignIn(known, known.reason, request);
-      throw refused(SignInMessages[known.reason]);
+      throw refused(SignInRefusals[known.reason]);
     }
     // Removed from the organization since the link was made: the link signs in no one.
     const access = await this.identity.readyForSession(link.organizationId, link.userId);
     if (access === null) {
       await this.recordSignIn(link, 'not_a_member', request);
-      throw refused(Messages.userNotAuthenticated);
+      throw refused('member_removed');
     }
     const { role } = access;
     const organization = await this.identity.organizationById(link.organizationId);

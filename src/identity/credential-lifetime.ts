@@ -29,8 +29,8 @@ export function latestExpiry(now: Date, policyDays: number | null, callerExpires
 export function requestedExpiry(requested: string | null, now: Date, latest: Date | null): Date | null {
   if (requested === null) return latest;
   const at = parseZonedTimestamp(requested);
-  if (at === null || at - now.getTime() < MIN_KEY_LIFETIME_MS) throw invalidArgument();
-  if (latest !== null && at > latest.getTime()) throw invalidArgument();
+  if (at === null || at - now.getTime() < MIN_KEY_LIFETIME_MS) throw invalidArgument('expires_at_invalid');
+  if (latest !== null && at > latest.getTime()) throw invalidArgument('expires_at_invalid');
   return new Date(at);
 }
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError } from '../common/errors';
 import type { Transaction } from '../database/unit-of-work';
 import { IdentityRepository, JustInTimeJoin, RoleChange } from './identity.repository';
 import type { MembershipAccess, SessionAccess } from './member-access';
@@ -18,8 +18,8 @@ import type { Role } from './roles';
 import { User } from './user.entity';
 
 export class IdentityError extends AppError {
-  constructor(message: string) {
-    super(ErrorCode.NOT_FOUND, message);
+  constructor(reason: 'organization_not_found' | 'user_not_found', message?: string) {
+    super(reason, { message });
   }
 }
 
@@ -117,7 +117,7 @@ export class IdentityService {
   ): Promise<Organization> {
     assertSettings(settings);
     const organization = await this.identity.updateSettings(organizationId, settings, new Date(), tx);
-    if (organization === null) throw new IdentityError('organization not found');
+    if (organization === null) throw new IdentityError('organization_not_found');
     return organization;
   }
 
@@ -129,13 +129,13 @@ export class IdentityService {
   /** The organization with its settings (token lifetime, key policy). */
   async organizationById(id: string): Promise<Organization> {
     const organization = await this.identity.findOrganizationById(id);
-    if (organization === null) throw new IdentityError('organization not found');
+    if (organization === null) throw new IdentityError('organization_not_found');
     return organization;
   }
 
   async organizationByName(name: string): Promise<Organization> {
     const organization = await this.identity.findOrganizationByName(name);
-    if (organization === null) throw new IdentityError(`organization not found: ${name}`);
+    if (organization === null) throw new IdentityError('organization_not_found', `organization not found: ${name}`);
     return organization;
   }
 
@@ -151,7 +151,7 @@ export class IdentityService {
 
   async userByEmail(email: string): Promise<User> {
     const user = await this.identity.findUserByEmail(normalizeEmail(email));
-    if (user === null) throw new IdentityError(`user not found: ${email}`);
+    if (user === null) throw new IdentityError('user_not_found', `user not found: ${email}`);
     return user;
   }
 
@@ -171,20 +171,18 @@ function assertSettings(settings: OrganizationSettings): void {
     accessTokenLifetime !== undefined &&
     !within(accessTokenLifetime, MIN_ACCESS_TOKEN_LIFETIME, MAX_ACCESS_TOKEN_LIFETIME)
   ) {
-    throw new AppError(
-      ErrorCode.INVALID_ARGUMENT,
-      `access token lifetime must be ${MIN_ACCESS_TOKEN_LIFETIME}..${MAX_ACCESS_TOKEN_LIFETIME} seconds`,
-    );
+    throw new AppError('organization_settings_invalid', {
+      message: `access token lifetime must be ${MIN_ACCESS_TOKEN_LIFETIME}..${MAX_ACCESS_TOKEN_LIFETIME} seconds`,
+    });
   }
   if (
     maxKeyLifetimeDays !== undefined &&
     maxKeyLifetimeDays !== null &&
     !within(maxKeyLifetimeDays, MIN_KEY_LIFETIME_DAYS, MAX_KEY_LIFETIME_DAYS)
   ) {
-    throw new AppError(
-      ErrorCode.INVALID_ARGUMENT,
-      `max key lifetime must be ${MIN_KEY_LIFETIME_DAYS}..${MAX_KEY_LIFETIME_DAYS} days or none`,
-    );
+    throw new AppError('organization_settings_invalid', {
+      message: `max key lifetime must be ${MIN_KEY_LIFETIME_DAYS}..${MAX_KEY_LIFETIME_DAYS} days or none`,
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError, ErrorCode, Messages } from '../common/errors';
+import { AppError, ErrorReason } from '../common/errors';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Deadline, DeadlineExceededError } from './deadline';
@@ -50,9 +50,9 @@ export class CredentialsValidator {
       case 'allowed':
         return outcome;
       case 'keys_invalid':
-        throw blocked(Messages.monitoringKeysInvalid, outcome);
+        throw blocked('monitoring_keys_invalid', outcome);
       case 'permissions_missing':
-        throw blocked(Messages.monitoringPermissionsMissing, outcome);
+        throw blocked('monitoring_permissions_missing', outcome);
       case 'provider_unavailable':
         throw providerUnavailable();
     }
@@ -67,10 +67,10 @@ export class CredentialsValidator {
   }
 }
 
-function blocked(message: string, validation: ValidationOutcome): AppError {
-  return new AppError(ErrorCode.FAILED_PRECONDITION, message, { details: { validation } });
+function blocked(reason: ErrorReason, validation: ValidationOutcome): AppError {
+  return new AppError(reason, { details: { validation } });
 }
 
 function providerUnavailable(cause?: unknown): AppError {
-  return new AppError(ErrorCode.UNAVAILABLE, Messages.monitoringUnavailable, { cause });
+  return new AppError('monitoring_unavailable', { cause });
 }

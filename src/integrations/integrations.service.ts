@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { Messages, notFound } from '../common/errors';
+import { AppError } from '../common/errors';
 import { Page } from '../common/pagination';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { CredentialCipher } from './credential-cipher';
@@ -80,7 +80,7 @@ export class IntegrationsService {
   /** Another organization's id is "not found" (docs/api.md). */
   async get(actor: IntegrationActor, id: string): Promise<NotificationIntegration> {
     const integration = await this.integrations.findOne(actor.organizationId, id);
-    if (integration === null) throw notFound(Messages.integrationNotFound);
+    if (integration === null) throw new AppError('integration_not_found');
     return integration;
   }
 
@@ -129,7 +129,7 @@ export class IntegrationsService {
       return found;
     });
     // Deleted while we were asking the provider.
-    if (!updated) throw notFound(Messages.integrationNotFound);
+    if (!updated) throw new AppError('integration_not_found');
     return changed;
   }
 
@@ -140,7 +140,7 @@ export class IntegrationsService {
       if (found) await this.record('integration.deleted', actor, id, request, tx);
       return found;
     });
-    if (!deleted) throw notFound(Messages.integrationNotFound);
+    if (!deleted) throw new AppError('integration_not_found');
     return integration;
   }
 

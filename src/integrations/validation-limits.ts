@@ -26,7 +26,7 @@ export class ValidationLimits {
   async admit(organizationId: string): Promise<() => void> {
     if (this.running >= this.maxConcurrent) {
       this.metrics.rateLimited('validations_concurrent');
-      throw tooManyRequests(1000);
+      throw tooManyRequests('too_many_validations', 1000);
     }
     this.running += 1;
     let released = false;
@@ -39,7 +39,7 @@ export class ValidationLimits {
       const slot = await this.takeSlot(`monitoring-validations:org:${organizationId}`);
       if (!slot.granted) {
         this.metrics.rateLimited('validations_per_organization');
-        throw tooManyRequests(slot.resetsInMs);
+        throw tooManyRequests('too_many_validations', slot.resetsInMs);
       }
     } catch (error) {
       release();

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError } from '../common/errors';
 import type { PollAnswer, PollRequest } from './dto/poll.dto';
 import { PollHub } from './poll-hub';
 import { SetSigner } from './set-signer';
@@ -12,7 +12,7 @@ export interface PolledStream {
 }
 
 const tooManyWaiting = (): AppError =>
-  new AppError(ErrorCode.RESOURCE_EXHAUSTED, 'too many waiting polls for this stream', {
+  new AppError('too_many_waiting_polls', {
     headers: { 'Retry-After': '1' },
   });
 

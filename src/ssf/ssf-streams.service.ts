@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { AppError, ErrorCode, invalidArgument } from '../common/errors';
+import { AppError, invalidArgument } from '../common/errors';
 import { UUID } from '../common/uuid';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -19,7 +19,7 @@ const POLLED_PRECISION_MS = 60 * 1000;
 
 export const STREAM_NOT_FOUND = 'stream not found';
 
-const streamNotFound = (): AppError => new AppError(ErrorCode.NOT_FOUND, STREAM_NOT_FOUND);
+const streamNotFound = (): AppError => new AppError('stream_not_found', { message: STREAM_NOT_FOUND });
 
 /** A stream id as given (a query or path parameter): a UUID in any case, or nothing of ours. */
 function streamId(given: string): string | null {
@@ -55,7 +55,7 @@ export class SsfStreamsService {
     };
     const stored = await this.unitOfWork.run((tx) => this.streams.insert(stream, MAX_INSTANCE_STREAMS, tx));
     if (!stored) {
-      throw new AppError(ErrorCode.RESOURCE_EXHAUSTED, 'too many streams', {
+      throw new AppError('too_many_streams', {
         headers: { 'Retry-After': String(REAP_INTERVAL_MS / 1000) },
       });
     }

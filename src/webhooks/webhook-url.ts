@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError, ErrorReason } from '../common/errors';
 import { outboundUrlProblem } from '../common/address-rules';
 import { WEBHOOK_EVENT_TYPES } from './webhook-events';
 
@@ -16,7 +16,7 @@ export const WebhookMessages = {
 
 export const MAX_URL_LENGTH = 2048;
 
-const refused = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
+const refused = (reason: ErrorReason, message: string): AppError => new AppError(reason, { message });
 
 /**
  * The URL as it will be called, or a 400 that says what is wrong: https (http only to loopback outside production),
@@ -28,15 +28,15 @@ export function checkWebhookUrl(raw: string, production: boolean): string {
   try {
     url = new URL(raw);
   } catch {
-    throw refused(WebhookMessages.urlInvalid);
+    throw refused('webhook_url_invalid', WebhookMessages.urlInvalid);
   }
   if (raw.length > MAX_URL_LENGTH || !['http:', 'https:'].includes(url.protocol) || url.hostname === '') {
-    throw refused(WebhookMessages.urlInvalid);
+    throw refused('webhook_url_invalid', WebhookMessages.urlInvalid);
   }
-  if (url.username !== '' || url.password !== '') throw refused(WebhookMessages.urlCredentials);
+  if (url.username !== '' || url.password !== '') throw refused('webhook_url_invalid', WebhookMessages.urlCredentials);
   const problem = outboundUrlProblem(url, production);
-  if (problem === 'not_https') throw refused(WebhookMessages.urlNotHttps);
-  if (problem === 'address') throw refused(WebhookMessages.urlAddress);
+  if (problem === 'not_https') throw refused('webhook_url_not_https', WebhookMessages.urlNotHttps);
+  if (problem === 'address') throw refused('webhook_url_address_not_allowed', WebhookMessages.urlAddress);
   url.hash = '';
   return url.href;
 }

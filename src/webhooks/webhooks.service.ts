@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, notFound, tooManyRequests } from '../common/errors';
+import { AppError, tooManyRequests } from '../common/errors';
 import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig } from '../config/config.module';
@@ -34,7 +34,7 @@ export interface PageQuery {
   limit: number;
 }
 
-const notFoundError = (): AppError => notFound(WebhookMessages.notFound);
+const notFoundError = (): AppError => new AppError('webhook_not_found');
 
 /** An organization's endpoints, their delivery logs and test deliveries, for its admins. */
 @Injectable()
@@ -67,7 +67,7 @@ export class WebhooksService {
     const url = checkWebhookUrl(input.url, this.production);
     const events = input.events;
     if (events.length === 0 || new Set(events).size !== events.length || !events.every(isWebhookEventType)) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, WebhookMessages.eventsInvalid);
+      throw new AppError('webhook_events_invalid', { message: WebhookMessages.eventsInvalid });
     }
     const webhook: WebhookRecord = {
       id: randomUUID(),
@@ -84,7 +84,7 @@ export class WebhooksService {
       await this.audit.record({ action: 'webhook.created', ...this.actor(caller, webhook.id), request }, tx);
       return true;
     });
-    if (!created) throw new AppError(ErrorCode.FAILED_PRECONDITION, WebhookMessages.limitReached);
+    if (!created) throw new AppError('webhook_limit_reached');
     this.dispatcher.wake();
     return { webhook, secret };
   }
@@ -122,7 +122,7 @@ export class WebhooksService {
    */
   async test(caller: Principal, id: string): Promise<DeliveryRecord> {
     const webhook = await this.get(caller, id);
-    if (webhook.disabledAt !== null) throw new AppError(ErrorCode.FAILED_PRECONDITION, WebhookMessages.disabled);
+    if (webhook.disabledAt !== null) throw new AppError('webhook_disabled');
     const slot = await this.counter.reserve(
       `webhook-tests:${caller.organizationId}`,
       this.testsPerMinute,
@@ -130,7 +130,7 @@ export class WebhooksService {
     );
     if (!slot.granted) {
       this.metrics.rateLimited('webhook_tests');
-      throw tooManyRequests(slot.resetsInMs);
+      throw tooManyRequests('too_many_webhook_tests', slot.resetsInMs);
     }
     const event = outboxEvent(
       TEST_EVENT,

@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError } from '../common/errors';
 import { UNAVAILABLE_CLAIMS, WorkloadIdentityMessages } from './workload-identity-matching';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -19,7 +19,9 @@ export class ConditionNamesInterceptor implements NestInterceptor {
     const body: unknown = context.switchToHttp().getRequest<Request>().body;
     const conditions = isObject(body) ? body.conditions : undefined;
     if (isObject(conditions) && UNAVAILABLE_CLAIMS.some((name) => Object.hasOwn(conditions, name))) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, WorkloadIdentityMessages.unavailableClaim);
+      throw new AppError('workload_identity_conditions_invalid', {
+        message: WorkloadIdentityMessages.unavailableClaim,
+      });
     }
     return next.handle();
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, notFound, permissionDenied, unauthenticatedBearer } from '../common/errors';
+import { AppError, permissionDenied, unauthenticatedBearer } from '../common/errors';
 import type { Page } from '../common/pagination';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -21,7 +21,6 @@ import {
   MatchOutcome,
   selectMatch,
   SubjectTokenClaims,
-  WorkloadIdentityMessages,
 } from './workload-identity-matching';
 import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
 import { pageOf, windowOf } from './workload-identity-rows';
@@ -106,8 +105,6 @@ export type NamedWorkloadIdentity =
 /** An identity's id as a token's `client_id` names it: a UUID (any case). */
 const IDENTITY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const refused = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
-
 /**
  * Workload identities (docs/workload-identities.md): created by a member within their own permissions and the
  * organization's key policy, listed, read and revoked by their owner, each change audited in its transaction; and the
@@ -143,11 +140,11 @@ export class WorkloadIdentitiesService {
     const issuer = (await this.trustedIssuers.list(organization.name)).find(
       (entry) => entry.id === input.trustedIssuerId,
     );
-    if (issuer === undefined) throw refused(WorkloadIdentityMessages.issuerNotFound);
-    if (issuer.kind !== 'workloads') throw refused(WorkloadIdentityMessages.issuerNotForWorkloads);
+    if (issuer === undefined) throw new AppError('workload_identity_issuer_not_found');
+    if (issuer.kind !== 'workloads') throw new AppError('workload_identity_issuer_not_for_workloads');
     // The same rules as a key's (docs/api.md#scopes): within the request's own permissions, no default.
     const scopes = permissionMask(input.scopes);
-    if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
+    if ((scopes & ~creator.permissions) !== 0) throw permissionDenied('scopes_exceed_permissions');
     const latest = latestExpiry(now, organization.maxKeyLifetimeDays, creator.apiKeyExpiresAtMs);
     const identity = Object.assign(new WorkloadIdentity(), {
       id: randomUUID(),
@@ -183,7 +180,7 @@ export class WorkloadIdentitiesService {
       },
       { queueKey: ownerQueue(creator) },
     );
-    if (outcome === 'issuer_removed') throw refused(WorkloadIdentityMessages.issuerNotFound);
+    if (outcome === 'issuer_removed') throw new AppError('workload_identity_issuer_not_found');
     if (outcome === 'refused') throw await this.creationRefused(creator);
     return identity;
   }
@@ -201,7 +198,7 @@ export class WorkloadIdentitiesService {
   /** The caller's own identity; someone else's is "not found", never "forbidden". */
   async get(owner: IdentityOwner, id: string): Promise<WorkloadIdentity> {
     const identity = await this.identities.findById(id);
-    if (identity === undefined || !ownedBy(identity, owner)) throw notFound(WorkloadIdentityMessages.notFound);
+    if (identity === undefined || !ownedBy(identity, owner)) throw new AppError('workload_identity_not_found');
     return this.uses.withPendingUse(identity);
   }
 
@@ -302,8 +299,9 @@ export class WorkloadIdentitiesService {
 
   /** Why the insert said no: the creator is no longer a member (401), or is at the cap (400). */
   private async creationRefused(owner: IdentityOwner): Promise<AppError> {
-    if ((await this.identity.access(owner.organizationId, owner.userId)) === null) return unauthenticatedBearer();
-    return new AppError(ErrorCode.FAILED_PRECONDITION, WorkloadIdentityMessages.limitReached);
+    if ((await this.identity.access(owner.organizationId, owner.userId)) === null)
+      return unauthenticatedBearer('member_removed');
+    return new AppError('workload_identity_limit_reached');
   }
 }
 

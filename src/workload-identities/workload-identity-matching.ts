@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../common/errors';
+import { AppError } from '../common/errors';
 import type { WorkloadConditions } from './workload-identity.entity';
 
 /*
@@ -43,7 +43,8 @@ export const WorkloadIdentityMessages = {
   conditionValueInvalid: `condition values must be 1 to ${MAX_CONDITION_VALUE_LENGTH} characters, without control characters`,
 } as const;
 
-const refused = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
+const subjectRefused = (message: string): AppError => new AppError('workload_identity_subject_invalid', { message });
+const refused = (message: string): AppError => new AppError('workload_identity_conditions_invalid', { message });
 
 /** Control characters (C0, DEL, C1), which PostgreSQL (NUL) or a reader of the audit log should never meet. */
 // eslint-disable-next-line no-control-regex -- finding control characters is this expression's purpose
@@ -58,8 +59,8 @@ function isPlainText(value: string, min: number, max: number): boolean {
 
 /** The subject as given (compared exactly: nothing is trimmed); 400 when empty, too long or not plain text. */
 export function checkedSubject(subject: string): string {
-  if (subject.trim() === '') throw refused(WorkloadIdentityMessages.emptySubject);
-  if (!isPlainText(subject, 1, MAX_SUBJECT_LENGTH)) throw refused(WorkloadIdentityMessages.subjectInvalid);
+  if (subject.trim() === '') throw subjectRefused(WorkloadIdentityMessages.emptySubject);
+  if (!isPlainText(subject, 1, MAX_SUBJECT_LENGTH)) throw subjectRefused(WorkloadIdentityMessages.subjectInvalid);
   return subject;
 }
 

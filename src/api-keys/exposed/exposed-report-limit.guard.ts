@@ -48,7 +48,7 @@ export class ExposedReportLimitGuard implements CanActivate, LargeBodyRoute {
     );
     if (!slot.granted) {
       this.metrics.rateLimited('exposed_reports');
-      throw tooManyRequests(slot.resetsInMs);
+      throw tooManyRequests('too_many_exposed_reports', slot.resetsInMs);
     }
     req.exposedReportAdmitted = true;
   }

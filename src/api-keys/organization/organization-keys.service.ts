@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AuditEntry, AuditService } from '../../audit/audit.service';
 import type { RequestContext } from '../../audit/request-context';
-import { Messages, notFound } from '../../common/errors';
+import { AppError } from '../../common/errors';
 import { LIST_WINDOW, Page } from '../../common/pagination';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
 import { IdentityService } from '../../identity/identity.service';
@@ -91,7 +91,7 @@ export class OrganizationKeysService {
       );
     });
     const key = await this.keys.findById(id);
-    if (key === undefined || key.organizationId !== caller.organizationId) throw notFound(Messages.apiKeyNotFound);
+    if (key === undefined || key.organizationId !== caller.organizationId) throw new AppError('api_key_not_found');
     return { key: this.lastUsed.withPendingUse(key), emails: await this.identity.emailsOf([key.userId]) };
   }
 

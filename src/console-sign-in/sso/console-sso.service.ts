@@ -129,7 +129,7 @@ export class ConsoleSsoService {
     );
     if (!slot.granted) {
       this.metrics.rateLimited('console_sso_starts');
-      throw tooManyRequests(slot.resetsInMs);
+      throw tooManyRequests('too_many_sso_starts', slot.resetsInMs);
     }
     const state = randomState();
     const nonce = randomNonce();

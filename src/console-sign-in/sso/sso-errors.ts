@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../../common/errors';
+import { AppError } from '../../common/errors';
 
 /**
  * The refusals of console single sign-on, each an AppError whose message the callback's page shows as it is
@@ -14,82 +14,72 @@ export class StateUntouched extends AppError {}
 
 export const SsoErrors = {
   /** GET /v1/console/sso: an unknown organization and one without a people issuer read the same. */
-  notConfigured: () => new AppError(ErrorCode.NOT_FOUND, 'no single sign-on for this organization'),
+  notConfigured: () => new AppError('sso_not_configured'),
   /** The callback without `code`, `state` or `error`: no credential at all (the route table's 401). */
   noCredential: () =>
-    new StateUntouched(
-      ErrorCode.UNAUTHENTICATED,
-      `this page is where your identity provider sends you back: ${START_AGAIN}`,
-      {
-        headers: { 'WWW-Authenticate': 'SignInLink realm="gatehouse"' },
-      },
-    ),
+    new StateUntouched('sso_callback_without_answer', {
+      message: `this page is where your identity provider sends you back: ${START_AGAIN}`,
+      headers: { 'WWW-Authenticate': 'SignInLink realm="gatehouse"' },
+    }),
   malformed: () =>
-    new StateUntouched(
-      ErrorCode.INVALID_ARGUMENT,
-      `the identity provider's answer is incomplete (code and state): ${START_AGAIN}`,
-    ),
-  unknownState: () => new StateUntouched(ErrorCode.INVALID_ARGUMENT, `this sign-in is unknown: ${START_AGAIN}`),
+    new StateUntouched('sso_answer_incomplete', {
+      message: `the identity provider's answer is incomplete (code and state): ${START_AGAIN}`,
+    }),
+  unknownState: () => new StateUntouched('sso_sign_in_unknown', { message: `this sign-in is unknown: ${START_AGAIN}` }),
   usedState: () =>
-    new StateUntouched(
-      ErrorCode.INVALID_ARGUMENT,
-      `this sign-in was already completed (each works once): ${START_AGAIN}`,
-    ),
+    new StateUntouched('sso_sign_in_used', {
+      message: `this sign-in was already completed (each works once): ${START_AGAIN}`,
+    }),
   expiredState: (minutes: number) =>
-    new StateUntouched(ErrorCode.INVALID_ARGUMENT, `this sign-in took longer than ${minutes} minutes: ${START_AGAIN}`),
+    new StateUntouched('sso_sign_in_expired', {
+      message: `this sign-in took longer than ${minutes} minutes: ${START_AGAIN}`,
+    }),
   otherBrowser: () =>
-    new StateUntouched(
-      ErrorCode.INVALID_ARGUMENT,
-      `this sign-in was started in another browser, or a newer one was started in this one: ${START_AGAIN} in this browser`,
-    ),
+    new StateUntouched('sso_sign_in_other_browser', {
+      message: `this sign-in was started in another browser, or a newer one was started in this one: ${START_AGAIN} in this browser`,
+    }),
   /**
    * An answer at another redirect URI than its sign-in was started with: another provider's, maybe forwarded there
    * (RFC 9700 section 4.4, mix-up), or a provider set up with the wrong one (docs/adr/0042).
    */
   otherRedirectUri: () =>
-    new AppError(
-      ErrorCode.INVALID_ARGUMENT,
-      `this answer came back to another address than the sign-in was started with: ${START_AGAIN}`,
-    ),
+    new AppError('sso_redirect_uri_mismatch', {
+      message: `this answer came back to another address than the sign-in was started with: ${START_AGAIN}`,
+    }),
   providerError: (error: string) =>
-    new AppError(ErrorCode.INVALID_ARGUMENT, `the identity provider did not sign you in (${error}): ${START_AGAIN}`),
-  issuerGone: () =>
-    new AppError(ErrorCode.FAILED_PRECONDITION, 'single sign-on is no longer set up for this organization'),
+    new AppError('sso_provider_error', {
+      message: `the identity provider did not sign you in (${error}): ${START_AGAIN}`,
+    }),
+  issuerGone: () => new AppError('sso_issuer_removed'),
   codeRefused: (error: string) =>
-    new AppError(
-      ErrorCode.INVALID_ARGUMENT,
-      `the identity provider refused the sign-in code (${error}; a code works once, for a few minutes): ${START_AGAIN}`,
-    ),
+    new AppError('sso_code_refused', {
+      message: `the identity provider refused the sign-in code (${error}; a code works once, for a few minutes): ${START_AGAIN}`,
+    }),
   answerRefused: (detail: string) =>
-    new AppError(
-      ErrorCode.INVALID_ARGUMENT,
-      `the identity provider's answer failed a check (${detail}): ${START_AGAIN}`,
-    ),
+    new AppError('sso_answer_refused', {
+      message: `the identity provider's answer failed a check (${detail}): ${START_AGAIN}`,
+    }),
   idTokenRefused: (reason: string) =>
-    new AppError(
-      ErrorCode.INVALID_ARGUMENT,
-      `the identity provider's ID token was refused (${reason}): ${START_AGAIN}`,
-    ),
-  noEmail: () =>
-    new AppError(ErrorCode.PERMISSION_DENIED, 'the identity provider did not tell Gatehouse your e-mail address'),
-  emailNotVerified: () =>
-    new AppError(ErrorCode.PERMISSION_DENIED, 'the identity provider has not verified your e-mail address'),
+    new AppError('sso_id_token_refused', {
+      message: `the identity provider's ID token was refused (${reason}): ${START_AGAIN}`,
+    }),
+  noEmail: () => new AppError('sso_email_missing'),
+  emailNotVerified: () => new AppError('sso_email_not_verified'),
   emailDomainNotAllowed: (email: string) =>
-    new AppError(
-      ErrorCode.PERMISSION_DENIED,
-      `${email} is not in an e-mail domain this organization accepts for single sign-on`,
-    ),
+    new AppError('sso_email_domain_not_allowed', {
+      message: `${email} is not in an e-mail domain this organization accepts for single sign-on`,
+    }),
   noAccess: (email: string, organization: string) =>
-    new AppError(
-      ErrorCode.PERMISSION_DENIED,
-      `${email} has no access to the console of ${organization}: ask one of its administrators to add you`,
-    ),
+    new AppError('sso_no_access', {
+      message: `${email} has no access to the console of ${organization}: ask one of its administrators to add you`,
+    }),
   /** An admin removed the person: single sign-on does not add them back, only an admin does. */
   accessRemoved: (email: string, organization: string) =>
-    new AppError(
-      ErrorCode.PERMISSION_DENIED,
-      `${email}'s access to the console of ${organization} was removed: ask one of its administrators if you need it again`,
-    ),
+    new AppError('sso_access_removed', {
+      message: `${email}'s access to the console of ${organization} was removed: ask one of its administrators if you need it again`,
+    }),
   unavailable: (detail: string) =>
-    new AppError(ErrorCode.UNAVAILABLE, `the identity provider cannot be reached (${detail}): try again in a moment`),
+    new AppError('identity_provider_unavailable', {
+      message: `the identity provider cannot be reached (${detail}): try again in a moment`,
+    }),
 };

@@ -3,14 +3,13 @@ import type { MemberCredentials } from '../../api-keys/organization/member-crede
 import type { AuditEntry } from '../../audit/audit.service';
 import { AuditService } from '../../audit/audit.service';
 import type { RequestContext } from '../../audit/request-context';
-import { notFound } from '../../common/errors';
+import { AppError } from '../../common/errors';
 import type { Page } from '../../common/pagination';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
 import type { IssuerCredentials } from '../../federation/issuer-credentials';
 import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { IdentityService } from '../../identity/identity.service';
 import type { WorkloadIdentity } from '../workload-identity.entity';
-import { WorkloadIdentityMessages } from '../workload-identity-matching';
 import { WorkloadIdentitiesRepository } from '../workload-identities.repository';
 import { actor, IdentityOwner, ListIdentitiesQuery, target } from '../workload-identities.service';
 import { OwnerIds, pageOf, windowOf } from '../workload-identity-rows';
@@ -91,7 +90,7 @@ export class OrganizationWorkloadIdentitiesService implements MemberCredentials,
     });
     const identity = await this.identities.findById(id);
     if (identity === undefined || identity.organizationId !== caller.organizationId) {
-      throw notFound(WorkloadIdentityMessages.notFound);
+      throw new AppError('workload_identity_not_found');
     }
     return { identity: this.uses.withPendingUse(identity), emails: await this.identity.emailsOf([identity.userId]) };
   }
