@@ -130,6 +130,7 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       expect(refused.body).toEqual({
         error: 'unauthorized_client',
         error_description: 'api key not allowed from this address',
+        reason: 'address_not_allowed',
       });
     });
 
@@ -174,7 +175,11 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
       });
       const malformed = await introspect(token, '203.0.113.0/24');
       expect(malformed.status).toBe(400);
-      expect(malformed.body).toEqual({ error: 'invalid_request', error_description: 'client_ip is not an IP address' });
+      expect(malformed.body).toEqual({
+        error: 'invalid_request',
+        error_description: 'client_ip is not an IP address',
+        reason: 'introspection_request_invalid',
+      });
       // A key without a list: any client_ip, and no allowed_cidrs in the answer.
       const plain = await tokenFrom((await t.createKey(owner, 'plain')).value, '192.0.2.1', ORDERS);
       const open = await introspect(plain, '192.0.2.1').expect(200);

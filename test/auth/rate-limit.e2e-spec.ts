@@ -16,8 +16,12 @@ import { createTestApp, TestApp } from '../support/test-app';
  * client's key refused, shared through Redis when REDIS_URL is set.
  * Client addresses come from X-Forwarded-For, trusted from loopback (TRUST_PROXY=loopback).
  */
-const TOO_MANY = { code: 'RESOURCE_EXHAUSTED', message: 'too many requests' };
-const BAD_CREDENTIALS = { code: 'UNAUTHENTICATED', message: 'invalid api key credentials' };
+const TOO_MANY = { code: 'RESOURCE_EXHAUSTED', message: 'too many requests', reason: 'too_many_failed_exchanges' };
+const BAD_CREDENTIALS = {
+  code: 'UNAUTHENTICATED',
+  message: 'invalid api key credentials',
+  reason: 'api_key_invalid_credentials',
+};
 const LIMIT = 20;
 
 const REDIS_UP = redisReachable();
@@ -120,7 +124,11 @@ function scenarios(mode: Mode): void {
     for (let i = 0; i < 5; i += 1) {
       const response = await exchange(t, attacker, `not-a-key-${i}`);
       expect(response.status).toBe(401);
-      expect(response.body).toEqual({ code: 'UNAUTHENTICATED', message: 'api key invalid' });
+      expect(response.body).toEqual({
+        code: 'UNAUTHENTICATED',
+        message: 'api key invalid',
+        reason: 'api_key_malformed',
+      });
     }
 
     expectTooMany(await exchange(t, attacker, guess(t)));
@@ -287,7 +295,7 @@ function scenarios(mode: Mode): void {
     for (let i = 0; i < LIMIT; i += 1) {
       const response = await exchange(t, client, revoked.value);
       expect(response.status).toBe(401);
-      expect(response.body).toEqual({ code: 'UNAUTHENTICATED', message: 'api key revoked' });
+      expect(response.body).toEqual({ code: 'UNAUTHENTICATED', message: 'api key revoked', reason: 'api_key_revoked' });
     }
     expectTooMany(await exchange(t, client, revoked.value));
   });

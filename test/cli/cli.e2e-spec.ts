@@ -265,7 +265,7 @@ describe('admin CLI', () => {
         const refused = await t.http().post('/v1/token').set(apiKeyAuth(key.opaque_key));
         expect({ status: refused.status, body: refused.body }).toEqual({
           status: 401,
-          body: { code: 'UNAUTHENTICATED', message: 'api key revoked' },
+          body: { code: 'UNAUTHENTICATED', message: 'api key revoked', reason: 'api_key_revoked' },
         });
       }
       await t.http().post('/v1/token').set(apiKeyAuth(kept.opaque_key)).expect(200);

@@ -237,7 +237,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
         expect({ org, status: response.status, body: response.body, location: response.headers.location }).toEqual({
           org,
           status: 404,
-          body: { code: 'NOT_FOUND', message: 'no single sign-on for this organization' },
+          body: { code: 'NOT_FOUND', message: 'no single sign-on for this organization', reason: 'sso_not_configured' },
           location: undefined,
         });
         expect(response.headers['set-cookie']).toBeUndefined();
@@ -246,7 +246,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
         const response = await t.http().get('/v1/console/sso').query(query);
         expect({ status: response.status, body: response.body }).toEqual({
           status: 400,
-          body: { code: 'INVALID_ARGUMENT', message: 'invalid request parameters' },
+          body: { code: 'INVALID_ARGUMENT', message: 'invalid request parameters', reason: 'invalid_argument' },
         });
       }
     });
@@ -292,7 +292,11 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       await t.http().delete('/v1/console/sessions/current').set(bearer(token)).expect(204);
       await t.http().get('/v1/user-api-keys').set(bearer(token)).expect(401);
       // The link works once, like an administrator's.
-      expect((await trade(code)).body).toEqual({ code: 'UNAUTHENTICATED', message: 'sign-in link already used' });
+      expect((await trade(code)).body).toEqual({
+        code: 'UNAUTHENTICATED',
+        message: 'sign-in link already used',
+        reason: 'sign_in_link_used',
+      });
     });
 
     it("refuses the link in another browser than the one that signed in (login CSRF), leaving it to that browser's", async () => {
@@ -647,7 +651,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       const limited = await third.http().get('/v1/console/sso').query({ org: ORG });
       expect({ status: limited.status, body: limited.body }).toEqual({
         status: 429,
-        body: { code: 'RESOURCE_EXHAUSTED', message: 'too many requests' },
+        body: { code: 'RESOURCE_EXHAUSTED', message: 'too many requests', reason: 'too_many_sso_starts' },
       });
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     } finally {

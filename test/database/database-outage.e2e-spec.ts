@@ -14,7 +14,7 @@ import { POSTGRES_URL, TestApp, TestDatabase, TestUser } from '../support/test-a
  */
 const describeOnPostgres = POSTGRES_URL === undefined ? describe.skip : describe;
 
-const UNAVAILABLE = { code: 'UNAVAILABLE', message: 'service unavailable' };
+const UNAVAILABLE = { code: 'UNAVAILABLE', message: 'service unavailable', reason: 'database_unavailable' };
 const RECOVERY_BUDGET_MS = 5000;
 
 describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_URL is postgres://)', () => {

@@ -34,7 +34,7 @@ describe(`scale-out: two instances on one ${DATABASE_KIND} database`, () => {
     await first.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${user.token}`).expect(200);
 
     const refused = await second.http().post('/v1/token').set('Authorization', `ApiKey ${key.value}`).expect(401);
-    expect(refused.body).toEqual({ code: 'UNAUTHENTICATED', message: 'api key revoked' });
+    expect(refused.body).toEqual({ code: 'UNAUTHENTICATED', message: 'api key revoked', reason: 'api_key_revoked' });
   });
 
   it('an access token minted by one instance is refused by the other right after the revocation', async () => {
@@ -51,7 +51,11 @@ describe(`scale-out: two instances on one ${DATABASE_KIND} database`, () => {
         .get('/v1/user-api-keys')
         .set('Authorization', `Bearer ${token}`)
         .expect(401);
-      expect(refused.body).toEqual({ code: 'UNAUTHENTICATED', message: 'user not authenticated' });
+      expect(refused.body).toEqual({
+        code: 'UNAUTHENTICATED',
+        message: 'user not authenticated',
+        reason: 'bearer_token_invalid',
+      });
     }
   });
 
@@ -65,6 +69,10 @@ describe(`scale-out: two instances on one ${DATABASE_KIND} database`, () => {
       .set('Authorization', `Bearer ${admin.token}`)
       .send({})
       .expect(403);
-    expect(denied.body).toEqual({ code: 'PERMISSION_DENIED', message: 'insufficient permissions' });
+    expect(denied.body).toEqual({
+      code: 'PERMISSION_DENIED',
+      message: 'insufficient permissions',
+      reason: 'insufficient_permissions',
+    });
   });
 });

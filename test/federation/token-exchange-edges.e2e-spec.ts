@@ -92,6 +92,7 @@ describe('token exchange: edge cases', () => {
         body: {
           error: 'invalid_target',
           error_description: 'audience is not supported: name a resource server with resource',
+          reason: 'audience_not_supported',
         },
       });
     }

@@ -45,7 +45,7 @@ describe('POST /oauth/token (client credentials)', () => {
     error: string,
   ) {
     expect({ status: response.status, error: (response.body as { error?: string }).error }).toEqual({ status, error });
-    expect(Object.keys(response.body as object).sort()).toEqual(['error', 'error_description']);
+    expect(Object.keys(response.body as object).sort()).toEqual(['error', 'error_description', 'reason']);
     expect(response.headers['cache-control']).toBe('no-store');
   }
 

@@ -68,7 +68,11 @@ describe('/v1/forward-auth', () => {
   it('401 with the RFC 6750 challenge: no error without credentials, invalid_token otherwise; never cached', async () => {
     const none = await check().expect(401);
     expect(none.headers['www-authenticate']).toBe('Bearer realm="gatehouse"');
-    expect(none.body).toEqual({ code: 'UNAUTHENTICATED', message: 'user not authenticated' });
+    expect(none.body).toEqual({
+      code: 'UNAUTHENTICATED',
+      message: 'user not authenticated',
+      reason: 'bearer_token_invalid',
+    });
     expectUncacheable(none);
     for (const header of [`Bearer ${token}x`, 'Bearer', `Basic ${token}`, `Bearer ${member.token}`]) {
       const response = await check(header).expect(401);
@@ -99,7 +103,11 @@ describe('/v1/forward-auth', () => {
     expect(response.headers['www-authenticate']).toBe(
       'Bearer realm="gatehouse", error="insufficient_scope", scope="api_keys:read api_keys:create"',
     );
-    expect(response.body).toEqual({ code: 'PERMISSION_DENIED', message: 'insufficient permissions' });
+    expect(response.body).toEqual({
+      code: 'PERMISSION_DENIED',
+      message: 'insufficient permissions',
+      reason: 'insufficient_scope',
+    });
     expectUncacheable(response);
   });
 
@@ -160,7 +168,11 @@ describe('/v1/forward-auth', () => {
       const expected = await seen(authorization, `?audience=${encodeURIComponent(audiences[0])}`);
       expect(expected.status).toBe(401);
       expect(expected.headers['www-authenticate']).toBe('Bearer realm="gatehouse", error="invalid_token"');
-      expect(JSON.parse(expected.text)).toEqual({ code: 'UNAUTHENTICATED', message: 'user not authenticated' });
+      expect(JSON.parse(expected.text)).toEqual({
+        code: 'UNAUTHENTICATED',
+        message: 'user not authenticated',
+        reason: 'bearer_token_invalid',
+      });
       for (const other of [...audiences, ...unregistered]) {
         for (const scope of ['', '&scope=api_keys:read']) {
           const query = `?audience=${encodeURIComponent(other)}${scope}`;

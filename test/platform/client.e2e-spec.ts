@@ -93,7 +93,7 @@ describe('typed client against a running server', () => {
       status: 404,
       code: 'NOT_FOUND',
       message: 'api key not found',
-      body: { code: 'NOT_FOUND', message: 'api key not found' },
+      body: { code: 'NOT_FOUND', message: 'api key not found', reason: 'api_key_not_found' },
     });
   });
 });

@@ -120,13 +120,17 @@ describe('structured logs', () => {
     });
     const mintFailed = await call('post', '/v1/token', (r) => r.set('Authorization', `ApiKey ${value}`));
     expect(mintFailed.status).toBe(500);
-    expect(mintFailed.body).toEqual({ code: 'INTERNAL', message: 'failed to mint access token' });
+    expect(mintFailed.body).toEqual({
+      code: 'INTERNAL',
+      message: 'failed to mint access token',
+      reason: 'mint_failed',
+    });
     jest.spyOn(t.get(ApiKeysService), 'list').mockImplementationOnce(() => {
       throw Object.assign(new Error('statement failed'), { parameters: [value, secrets.accessToken] });
     });
     const crashed = await call('get', '/v1/user-api-keys', (r) => r.set('Authorization', `Bearer ${user.token}`));
     expect(crashed.status).toBe(500);
-    expect(crashed.body).toEqual({ code: 'INTERNAL', message: 'internal error' });
+    expect(crashed.body).toEqual({ code: 'INTERNAL', message: 'internal error', reason: 'internal' });
 
     const revoked = await call('delete', `/v1/user-api-keys/${keyId}`, (r) =>
       r.set('Authorization', `Bearer ${user.token}`),

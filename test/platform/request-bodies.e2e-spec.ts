@@ -219,8 +219,8 @@ describe(`request bodies on ${DATABASE_KIND}`, () => {
       const json = { 'Content-Type': 'application/json', 'Content-Length': TWO_HUNDRED_MB };
       const form = { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': TWO_HUNDRED_MB };
       // The API's error body; the OAuth endpoints' (RFC 6749 section 5.2).
-      const api = { code: 'INVALID_ARGUMENT', message: 'request body too large' };
-      const oauth = { error: 'invalid_request', error_description: 'request body too large' };
+      const api = { code: 'INVALID_ARGUMENT', message: 'request body too large', reason: 'body_too_large' };
+      const oauth = { error: 'invalid_request', error_description: 'request body too large', reason: 'body_too_large' };
       for (const [request, headers, error] of [
         ['POST /v1/user-api-keys', { ...json, ...bearer(admin.token) }, api],
         ['POST /v1/user-api-keys', json, api],

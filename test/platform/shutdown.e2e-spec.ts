@@ -196,7 +196,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
     expect(server.output).not.toContain('shutdown timed out');
   }, 60_000);
 
-  const unavailable = { code: 'UNAVAILABLE', message: 'service unavailable' };
+  const unavailable = { code: 'UNAVAILABLE', message: 'service unavailable', reason: 'shutting_down' };
 
   /**
    * New connections to GET /readyz every 20 ms until one fails (the listener is closed): the

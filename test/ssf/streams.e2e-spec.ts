@@ -27,7 +27,7 @@ const TOKEN_CLAIMS_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type
 const EVENTS = [CREDENTIAL_CHANGE, TOKEN_CLAIMS_CHANGE];
 const BASE = 'http://localhost:3000';
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-const notFound = { code: 'NOT_FOUND', message: 'stream not found' };
+const notFound = { code: 'NOT_FOUND', message: 'stream not found', reason: 'stream_not_found' };
 /** Sends the request now (supertest sends it only when awaited). */
 const sent = (test: Test): Promise<Response> => test.then((response) => response);
 
@@ -476,7 +476,11 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
       expect(statuses.filter((status) => status === 201)).toHaveLength(MAX_INSTANCE_STREAMS);
       expect(statuses.filter((status) => status === 429)).toHaveLength(answers.length - MAX_INSTANCE_STREAMS);
       const refused = answers.find((answer) => answer.status === 429)!;
-      expect(refused.body).toEqual({ code: 'RESOURCE_EXHAUSTED', message: 'too many streams' });
+      expect(refused.body).toEqual({
+        code: 'RESOURCE_EXHAUSTED',
+        message: 'too many streams',
+        reason: 'too_many_streams',
+      });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       await create(server, {}).expect(201);
 

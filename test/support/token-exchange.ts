@@ -8,6 +8,7 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 export const SUBJECT_TOKEN_REFUSED = {
   error: 'invalid_grant',
   error_description: 'the subject token was not accepted',
+  reason: 'subject_token_refused',
 };
 
 /** The form of a workload's token exchange (docs/federation.md#token-exchange), with `extra` parameters over it. */
