@@ -115,7 +115,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
-          'insufficient_permissions',
+          'scopes_exceed_permissions',
         );
       }
       expect(await keyRows(member)).toEqual([]);
@@ -137,7 +137,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
-          'insufficient_permissions',
+          'scopes_exceed_permissions',
         );
       }
       expect((await t.createKey({ token }, 'creator', { scopes: ['api_keys:create'] })).body.api_key.scopes).toEqual([
@@ -262,7 +262,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
     ])('refuses %s with 400 INVALID_ARGUMENT, records no use', async (_name, body) => {
       const admin = await user();
       const { id, value } = await t.createKey(admin);
-      expectInvalidArgument(await exchangeWith(value, body));
+      expectInvalidArgument(await exchangeWith(value, body), 'scope_not_granted');
       expect((await getKey(admin.token, id).expect(200)).body.api_key.last_used_at).toBeNull();
     });
 
@@ -359,7 +359,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       ['the past', '2020-01-01T00:00:00Z'],
     ])('refuses %s with 400 and stores nothing', async (_name, expiresAt) => {
       const admin = await user();
-      expectInvalidArgument(await createWith(admin.token, { expires_at: expiresAt }));
+      expectInvalidArgument(await createWith(admin.token, { expires_at: expiresAt }), 'expires_at_invalid');
       expect(await keyRows(admin)).toEqual([]);
     });
 
@@ -367,7 +367,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       const admin = await user();
       const now = nextWholeSecond();
       freezeDate(now);
-      expectInvalidArgument(await createWith(admin.token, { expires_at: iso(now + 59_000) }));
+      expectInvalidArgument(await createWith(admin.token, { expires_at: iso(now + 59_000) }), 'expires_at_invalid');
       expectInvalidArgument(await createWith(admin.token, { expires_at: iso(now + 59_999) }));
       expectInvalidArgument(await createWith(admin.token, { expires_at: iso(now) }));
       const created = await createWith(admin.token, { expires_at: iso(now + 60_000) }).expect(201);
@@ -522,7 +522,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await createWith(token, { expires_at: iso(earlier) }).expect(201)).body.api_key.expires_at).toBe(
         iso(earlier),
       );
-      expectInvalidArgument(await createWith(token, { expires_at: iso(callerExpiry + 1) }));
+      expectInvalidArgument(await createWith(token, { expires_at: iso(callerExpiry + 1) }), 'expires_at_invalid');
       expectInvalidArgument(await createWith(token, { expires_at: iso(callerExpiry + 365 * DAY) }));
       // 1 maker + 4 made; the refused ones stored nothing.
       expect(await keyRows(admin)).toHaveLength(5);
@@ -538,7 +538,10 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await rotate(token, forever.id).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
       expect((await rotate(token, monthly.id).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
       const third = await t.createKey(admin, 'third');
-      expectInvalidArgument(await rotate(token, third.id, { expires_at: iso(callerExpiry + 1000) }));
+      expectInvalidArgument(
+        await rotate(token, third.id, { expires_at: iso(callerExpiry + 1000) }),
+        'expires_at_invalid',
+      );
       expect((await getKey(admin.token, third.id).expect(200)).body.api_key.status).toBe('ACTIVE');
       // Rotating itself: the new key expires with the old one, not a lifetime later.
       expect((await rotate(token, maker.id).expect(201)).body.api_key.expires_at).toBe(iso(callerExpiry));
@@ -584,7 +587,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await createWith(admin.token, { expires_at: iso(now + DAY) }).expect(201)).body.api_key.expires_at).toBe(
         iso(now + DAY),
       );
-      expectInvalidArgument(await createWith(admin.token, { expires_at: iso(max + 1) }));
+      expectInvalidArgument(await createWith(admin.token, { expires_at: iso(max + 1) }), 'expires_at_invalid');
       expect(await keyRows(admin)).toHaveLength(4);
     });
 
@@ -594,7 +597,10 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       await setPolicy(admin, 1);
       const after = await t.createKey(admin);
       expect(Date.parse(after.body.api_key.expires_at!) - Date.parse(after.body.api_key.created_at)).toBe(DAY);
-      expectInvalidArgument(await createWith(admin.token, { expires_at: iso(Date.now() + 2 * DAY) }));
+      expectInvalidArgument(
+        await createWith(admin.token, { expires_at: iso(Date.now() + 2 * DAY) }),
+        'expires_at_invalid',
+      );
       expect((await getKey(admin.token, before.id).expect(200)).body.api_key.expires_at).toBeNull();
       await exchangeWith(before.value).expect(200);
     });
@@ -726,7 +732,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
     ])('refuses %s with 400 and changes nothing', async (_name, body) => {
       const admin = await user();
       const old = await t.createKey(admin);
-      expectInvalidArgument(await rotate(admin.token, old.id, body));
+      expectInvalidArgument(await rotate(admin.token, old.id, body), 'expires_at_invalid');
       expect(await keyRows(admin)).toEqual([{ id: old.id, status: 'ACTIVE' }]);
       expect((await getKey(admin.token, old.id).expect(200)).body.api_key.expires_at).toBeNull();
     });
@@ -773,7 +779,10 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       expect((await rotate(admin.token, forever.id).expect(201)).body.api_key.expires_at).toBe(iso(now + 5 * DAY));
       // An expires_at asked for past the policy is refused, as at creation.
       const third = await t.createKey(admin);
-      expectInvalidArgument(await rotate(admin.token, third.id, { expires_at: iso(now + 6 * DAY) }));
+      expectInvalidArgument(
+        await rotate(admin.token, third.id, { expires_at: iso(now + 6 * DAY) }),
+        'expires_at_invalid',
+      );
       expectInvalidArgument(await rotate(admin.token, third.id, { expires_at: iso(now + 59_000) }));
       expect((await getKey(admin.token, third.id).expect(200)).body.api_key.status).toBe('ACTIVE');
     });
@@ -838,7 +847,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
         403,
         'PERMISSION_DENIED',
         'insufficient permissions',
-        'insufficient_permissions',
+        'scopes_exceed_permissions',
       );
 
       // An access token may create keys, but not one that writes integrations: it cannot rotate `wide`.

@@ -375,7 +375,7 @@ describe('Bearer authentication', () => {
       const response = await t.http().get('/%E0%A4%A');
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(response.text).not.toMatch(/<html|<pre/i);
-      expect(Object.keys(response.body).sort()).toEqual(['code', 'message']);
+      expect(Object.keys(response.body).sort()).toEqual(['code', 'message', 'reason']);
     });
   });
 });

@@ -296,7 +296,13 @@ describe(`API key allowlists and rate limits: enforcement, on ${DATABASE_KIND}`,
         NOT_ALLOWED.reason,
       );
       // Two refusals were the address's two failures: the next attempt is refused before its key is looked at.
-      expectError(await client(t).exchange(loopback.value), 429, TOO_MANY.code, TOO_MANY.message, TOO_MANY.reason);
+      expectError(
+        await client(t).exchange(loopback.value),
+        429,
+        TOO_MANY.code,
+        TOO_MANY.message,
+        'too_many_failed_exchanges',
+      );
     });
   });
 

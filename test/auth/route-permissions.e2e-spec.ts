@@ -249,7 +249,7 @@ describe('route permission declarations', () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
-          'insufficient_permissions',
+          'session_token_required',
         );
         // A session token passes (its own member's, signed out by the call: not the suite's admin).
         const member = await t.user({ org: 'route-scopes', role: 'member' });

@@ -53,10 +53,11 @@ describe('console sign-in links', () => {
   function expectRefused(
     response: { status: number; body: unknown; headers: Record<string, string> },
     message: string,
+    reason: string,
   ) {
     expect({ status: response.status, body: response.body }).toStrictEqual({
       status: 401,
-      body: { code: 'UNAUTHENTICATED', message },
+      body: { code: 'UNAUTHENTICATED', message, reason },
     });
     expect(response.headers['www-authenticate']).toBe('SignInLink realm="gatehouse"');
   }
@@ -128,8 +129,8 @@ describe('console sign-in links', () => {
   it('a link works once: the second use is refused, on this instance or another', async () => {
     const { code } = await link();
     await signIn(code).expect(200);
-    expectRefused(await signIn(code), 'sign-in link already used');
-    expectRefused(await signIn(code, second), 'sign-in link already used');
+    expectRefused(await signIn(code), 'sign-in link already used', 'sign_in_link_used');
+    expectRefused(await signIn(code, second), 'sign-in link already used', 'sign_in_link_used');
   });
 
   it('of concurrent uses of one link on two instances, exactly one signs in', async () => {
@@ -141,14 +142,18 @@ describe('console sign-in links', () => {
   it('an expired link says so', async () => {
     const elevenMinutesAgo = new Date(Date.now() - 11 * 60 * 1000);
     const created = await t.get(ConsoleSignInService).createLink('console-org', admin.email, elevenMinutesAgo);
-    expectRefused(await signIn(codeOf(created.url)), 'sign-in link expired');
+    expectRefused(await signIn(codeOf(created.url)), 'sign-in link expired', 'sign_in_link_expired');
   });
 
   it('an unknown or mangled code is an invalid link', async () => {
-    expectRefused(await signIn(randomBytes(32).toString('base64url')), 'sign-in link invalid');
-    expectRefused(await signIn('not a code'), 'sign-in link invalid');
+    expectRefused(await signIn(randomBytes(32).toString('base64url')), 'sign-in link invalid', 'sign_in_link_invalid');
+    expectRefused(await signIn('not a code'), 'sign-in link invalid', 'sign_in_link_invalid');
     const { code } = await link();
-    expectRefused(await signIn(`${code.slice(0, -1)}${code.endsWith('A') ? 'B' : 'A'}`), 'sign-in link invalid');
+    expectRefused(
+      await signIn(`${code.slice(0, -1)}${code.endsWith('A') ? 'B' : 'A'}`),
+      'sign-in link invalid',
+      'sign_in_link_invalid',
+    );
     // The link is still good: a wrong code did not use it up.
     await signIn(code).expect(200);
   });
@@ -157,7 +162,7 @@ describe('console sign-in links', () => {
     const leaver = await t.user({ org: 'console-org', role: 'member' });
     const { code } = await link(leaver);
     await cli('remove-member', '--org', 'console-org', '--email', leaver.email);
-    expectRefused(await signIn(code), 'user not authenticated');
+    expectRefused(await signIn(code), 'user not authenticated', 'member_removed');
   });
 
   it('refuses a malformed body with 400', async () => {
@@ -246,13 +251,7 @@ describe('console sign-out', () => {
   it("refuses an API key's access token, whatever its scopes, with 403 and ends nothing", async () => {
     const member = await t.user({ org: 'sign-out-org', role: 'admin' });
     const access = await t.exchange((await t.createKey(member, 'not for sign-out')).value);
-    expectError(
-      await signOut(access),
-      403,
-      'PERMISSION_DENIED',
-      'insufficient permissions',
-      'insufficient_permissions',
-    );
+    expectError(await signOut(access), 403, 'PERMISSION_DENIED', 'insufficient permissions', 'session_token_required');
     await keys(member.token).expect(200);
     expectBearerRejected(await t.http().delete('/v1/console/sessions/current'));
   });
@@ -384,7 +383,7 @@ describe('console sign-in failure limit', () => {
     for (let i = 0; i < 5; i += 1) await post(await good()).expect(200);
     for (let i = 0; i < 3; i += 1) expect((await post(randomBytes(32).toString('base64url'))).status).toBe(401);
     const limited = await post(await good());
-    expectError(limited, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+    expectError(limited, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_failed_sign_ins');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 });

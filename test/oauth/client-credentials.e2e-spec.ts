@@ -246,7 +246,7 @@ describe('POST /oauth/token (client credentials)', () => {
         .post('/v1/token')
         .set('X-Forwarded-For', ip)
         .set('Authorization', `ApiKey ${key.value}`);
-      expectError(v1, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+      expectError(v1, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_failed_exchanges');
     });
   });
 

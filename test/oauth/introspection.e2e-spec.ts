@@ -248,10 +248,14 @@ describe('POST /oauth/introspect', () => {
         .set('Authorization', auth)
         .send('token=a&token=b');
       const json = await a.http().post('/oauth/introspect').set('Authorization', auth).send({ token: 'a' });
-      for (const response of [missing, twice, json]) {
+      for (const [response, reason] of [
+        [missing, 'introspection_request_invalid'],
+        [twice, 'form_parameter_repeated'],
+        [json, 'introspection_request_invalid'],
+      ] as const) {
         expect([response.status, response.body]).toEqual([
           400,
-          { error: 'invalid_request', error_description: expect.any(String) },
+          { error: 'invalid_request', error_description: expect.any(String), reason },
         ]);
       }
     });

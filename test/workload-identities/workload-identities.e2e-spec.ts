@@ -229,7 +229,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         ['an unknown property', (b) => ({ ...b, audience: 'x' })],
       ])('%s: 400 invalid request parameters', async (_case, change) => {
         const before = await identityCount(t);
-        expectInvalidArgument(await post(member, change(validBody(github))));
+        expectInvalidArgument(await post(member, change(validBody(github))), 'expires_at_invalid');
         expect(await identityCount(t)).toBe(before);
       });
 
@@ -246,7 +246,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
-          'insufficient_permissions',
+          'scopes_exceed_permissions',
         );
         expect(await identityCount(t)).toBe(before);
       });
@@ -269,7 +269,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
           403,
           'PERMISSION_DENIED',
           'insufficient permissions',
-          'insufficient_permissions',
+          'scopes_exceed_permissions',
         );
         const identity = await createIdentity(t, { token }, github, { scopes: ['api_keys:read'] });
         expect(identity.user_id).toBe(admin.userId);
@@ -297,7 +297,10 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         expect((await createIdentity(t, org.member, org.issuer, { expires_at: within })).expires_at).toBe(within);
         const before = await identityCount(t);
         const later = new Date(Date.now() + 31 * DAY_MS).toISOString();
-        expectInvalidArgument(await post(org.member, { ...validBody(org.issuer), expires_at: later }));
+        expectInvalidArgument(
+          await post(org.member, { ...validBody(org.issuer), expires_at: later }),
+          'expires_at_invalid',
+        );
         expect(await identityCount(t)).toBe(before);
       });
 
@@ -311,7 +314,10 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         const token = await t.exchange(key.value);
         expect((await createIdentity(t, { token }, org.issuer)).expires_at).toBe(keyExpiry);
         const later = new Date(Date.now() + 2 * DAY_MS).toISOString();
-        expectInvalidArgument(await post({ token }, { ...validBody(org.issuer), expires_at: later }));
+        expectInvalidArgument(
+          await post({ token }, { ...validBody(org.issuer), expires_at: later }),
+          'expires_at_invalid',
+        );
       });
     });
 
