@@ -37,7 +37,7 @@ describe('health probes', () => {
 
     t.get(ShutdownState).begin();
 
-    const unavailable = { code: 'UNAVAILABLE', message: 'service unavailable', reason: 'database_unavailable' };
+    const unavailable = { code: 'UNAVAILABLE', message: 'service unavailable', reason: 'shutting_down' };
     const ready = await t.http().get('/readyz');
     expect(ready.status).toBe(503);
     expect(ready.body).toEqual(unavailable);
