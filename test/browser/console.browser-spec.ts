@@ -233,7 +233,7 @@ describe('web console in Chromium', () => {
 
     expect(await exchange(secret)).toEqual({
       status: 401,
-      body: { code: 'UNAUTHENTICATED', message: 'api key revoked' },
+      body: { code: 'UNAUTHENTICATED', message: 'api key revoked', reason: 'api_key_revoked' },
     });
   });
 
@@ -366,7 +366,7 @@ describe('web console in Chromium', () => {
     await screenshot(page, 'expired-key');
     expect(await exchange(first)).toEqual({
       status: 401,
-      body: { code: 'UNAUTHENTICATED', message: 'api key expired' },
+      body: { code: 'UNAUTHENTICATED', message: 'api key expired', reason: 'api_key_expired' },
     });
   });
 
