@@ -50,13 +50,13 @@ describe('issuer URLs', () => {
     };
     const options = { production: true, allowedOrigins: [] };
     expect(metadataProblem(metadata, 'people', 'client_secret_basic', options)).toBeNull();
-    expect(metadataProblem(metadata, 'people', 'client_secret_post', options)).toMatch(
+    expect(metadataProblem(metadata, 'people', 'client_secret_post', options)?.text).toMatch(
       /does not support client_secret_post/,
     );
-    expect(metadataProblem({ ...metadata, tokenEndpoint: undefined }, 'people', null, options)).toMatch(
+    expect(metadataProblem({ ...metadata, tokenEndpoint: undefined }, 'people', null, options)?.text).toMatch(
       /no token_endpoint/,
     );
-    expect(metadataProblem({ ...metadata, idTokenSigningAlgs: ['HS256'] }, 'people', null, options)).toMatch(
+    expect(metadataProblem({ ...metadata, idTokenSigningAlgs: ['HS256'] }, 'people', null, options)?.text).toMatch(
       /signs ID tokens with HS256/,
     );
     expect(
@@ -69,11 +69,12 @@ describe('issuer URLs', () => {
     ).toBeNull();
     // The endpoints on the issuer's origin, or one allowed: a document cannot send Gatehouse anywhere else.
     const elsewhere = { ...metadata, tokenEndpoint: 'https://oauth2.example.net/token' };
-    expect(metadataProblem(elsewhere, 'people', null, options)).toBe(
-      'the token_endpoint https://oauth2.example.net/token of https://login.example.com/.well-known/openid-configuration ' +
-        "is on https://oauth2.example.net, not the issuer's origin https://login.example.com; if the issuer does serve " +
-        'it there, trust the issuer with --allow-origin https://oauth2.example.net',
-    );
+    expect(metadataProblem(elsewhere, 'people', null, options)).toEqual({
+      text:
+        'the token_endpoint https://oauth2.example.net/token of https://login.example.com/.well-known/openid-configuration ' +
+        "is on https://oauth2.example.net, not the issuer's origin https://login.example.com",
+      foreignOrigin: 'https://oauth2.example.net',
+    });
     expect(
       metadataProblem(elsewhere, 'people', null, { ...options, allowedOrigins: ['https://oauth2.example.net'] }),
     ).toBeNull();

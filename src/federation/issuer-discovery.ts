@@ -1,6 +1,6 @@
 import { PrivateNetworks } from '../common/address-rules';
 import { describeFetchError, fetchBounded } from './bounded-fetch';
-import { endpointProblem, insecureUrlProblem } from './issuer-url';
+import { endpointProblem, insecureUrlProblem, IssuerProblem } from './issuer-url';
 import type { IssuerKind, TokenEndpointAuthMethod } from './trusted-issuer.entity';
 import { ALLOWED_ALGORITHMS } from './subject-token-rules';
 
@@ -31,8 +31,18 @@ export interface DiscoveryOptions {
   privateNetworks?: PrivateNetworks;
 }
 
-/** Why an issuer cannot be used, naming the URL and the cause (the CLI prints it; exit 2). */
-export class DiscoveryError extends Error {}
+/**
+ * Why an issuer cannot be used, naming the URL and the cause; `foreignOrigin`: the origin of an endpoint that is on
+ * neither the issuer's origin nor an allowed one, when that is the cause.
+ */
+export class DiscoveryError extends Error {
+  constructor(
+    message: string,
+    readonly foreignOrigin?: string,
+  ) {
+    super(message);
+  }
+}
 
 const MAX_DOCUMENT_BYTES = 64 * 1024;
 
@@ -103,7 +113,12 @@ function metadataFrom(
   const jwksUri = fields.jwks_uri;
   if (typeof jwksUri !== 'string') throw new DiscoveryError(`the discovery document at ${documentUrl} has no jwks_uri`);
   const jwksProblem = endpointProblem(jwksUri, issuer, options);
-  if (jwksProblem !== null) throw new DiscoveryError(`the jwks_uri ${jwksUri} of ${documentUrl} ${jwksProblem}`);
+  if (jwksProblem !== null) {
+    throw new DiscoveryError(
+      `the jwks_uri ${jwksUri} of ${documentUrl} ${jwksProblem.text}`,
+      jwksProblem.foreignOrigin,
+    );
+  }
   const strings = (value: unknown): string[] | undefined =>
     Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : undefined;
   const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -130,23 +145,32 @@ export function metadataProblem(
   kind: IssuerKind,
   tokenEndpointAuth: TokenEndpointAuthMethod | null,
   options: Pick<DiscoveryOptions, 'production' | 'allowedOrigins' | 'privateNetworks'>,
-): string | null {
+): IssuerProblem | null {
   if (kind === 'workloads') return null;
   const where = `the discovery document at ${metadata.documentUrl}`;
   for (const [name, value] of [
     ['authorization_endpoint', metadata.authorizationEndpoint],
     ['token_endpoint', metadata.tokenEndpoint],
   ] as const) {
-    if (value === undefined) return `${where} has no ${name}, which single sign-on needs`;
+    if (value === undefined) return new IssuerProblem(`${where} has no ${name}, which single sign-on needs`);
     const problem = endpointProblem(value, metadata.issuer, options);
-    if (problem !== null) return `the ${name} ${value} of ${metadata.documentUrl} ${problem}`;
+    if (problem !== null) {
+      return new IssuerProblem(
+        `the ${name} ${value} of ${metadata.documentUrl} ${problem.text}`,
+        problem.foreignOrigin,
+      );
+    }
   }
   if (tokenEndpointAuth !== null && !metadata.tokenEndpointAuthMethods.includes(tokenEndpointAuth)) {
-    return `${where} does not support ${tokenEndpointAuth} (token_endpoint_auth_methods_supported: ${metadata.tokenEndpointAuthMethods.join(', ')})`;
+    return new IssuerProblem(
+      `${where} does not support ${tokenEndpointAuth} (token_endpoint_auth_methods_supported: ${metadata.tokenEndpointAuthMethods.join(', ')})`,
+    );
   }
   const algs = metadata.idTokenSigningAlgs;
   if (algs !== undefined && !algs.some((alg) => (ALLOWED_ALGORITHMS as readonly string[]).includes(alg))) {
-    return `${where} signs ID tokens with ${algs.join(', ')}; Gatehouse accepts ${ALLOWED_ALGORITHMS.join(', ')}`;
+    return new IssuerProblem(
+      `${where} signs ID tokens with ${algs.join(', ')}; Gatehouse accepts ${ALLOWED_ALGORITHMS.join(', ')}`,
+    );
   }
   return null;
 }

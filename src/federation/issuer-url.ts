@@ -81,23 +81,31 @@ export function parseOrigin(
 
 /**
  * Why Gatehouse may not use `endpoint`, announced by the issuer's discovery document, or null: the URL rules of
- * {@link insecureUrlProblem}, and the issuer's own origin or one the operator allowed (`--allow-origin`): a document
+ * {@link insecureUrlProblem}, and the issuer's own origin or one the operator allowed: a document
  * cannot send Gatehouse anywhere else (docs/federation.md#discovery).
  */
 export function endpointProblem(
   endpoint: string,
   issuer: string,
   options: { production: boolean; allowedOrigins: readonly string[]; privateNetworks?: PrivateNetworks },
-): string | null {
+): IssuerProblem | null {
   const problem = insecureUrlProblem(endpoint, options.production, options.privateNetworks);
-  if (problem !== null) return problem;
+  if (problem !== null) return new IssuerProblem(problem);
   const origin = new URL(endpoint).origin;
   const own = new URL(issuer).origin;
   if (origin === own || options.allowedOrigins.includes(origin)) return null;
   const allowed =
     options.allowedOrigins.length > 0 ? ` nor one allowed for it (${options.allowedOrigins.join(', ')})` : '';
-  return (
-    `is on ${origin}, not the issuer's origin ${own}${allowed}; ` +
-    `if the issuer does serve it there, trust the issuer with --allow-origin ${origin}`
-  );
+  return new IssuerProblem(`is on ${origin}, not the issuer's origin ${own}${allowed}`, origin);
+}
+
+/**
+ * Why Gatehouse may not use an issuer or one of its endpoints: the words, and the endpoint's origin when that origin is
+ * all that is wrong (the operator may allow it; how to is the renderer's to say, docs/federation.md#discovery).
+ */
+export class IssuerProblem {
+  constructor(
+    readonly text: string,
+    readonly foreignOrigin?: string,
+  ) {}
 }

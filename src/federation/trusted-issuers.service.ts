@@ -48,11 +48,30 @@ export function organizationAudience(jwtIssuer: string, organizationId: string):
   return `${jwtIssuer.replace(/\/+$/, '')}/organizations/${organizationId}`;
 }
 
-/** Why a change of the trusted issuers was refused: a domain error the CLI words with its flags (error-wording.ts). */
+/**
+ * Why a change of the trusted issuers was refused: a domain error whose details hold the variable parts of its message
+ * (`options`: the NewTrustedIssuer fields at fault), so that the CLI words it with its flags from the reason and the
+ * details, never from the message's text (src/cli/error-wording.ts).
+ */
 export class TrustedIssuerError extends AppError {
-  constructor(reason: ErrorReason, message: string) {
-    super(reason, { message });
+  constructor(reason: ErrorReason, message: string, details: TrustedIssuerErrorDetails = {}) {
+    super(reason, { message, details: { ...details } });
   }
+}
+
+export interface TrustedIssuerErrorDetails {
+  /** The fields of NewTrustedIssuer at fault, in the order the message names them. */
+  options?: (keyof NewTrustedIssuer)[];
+  /** The fields the first of `options` (or the issuer's kind) needs besides. */
+  needs?: (keyof NewTrustedIssuer)[];
+  /** What is wrong with the value of the first of `options`, or of the issuer. */
+  problem?: string;
+  /** The value at fault (an allowed origin, a default audience). */
+  value?: string;
+  /** The id of the entry in the way. */
+  id?: string;
+  /** The origin of an issuer's endpoint that is neither its own nor an allowed one. */
+  foreignOrigin?: string;
 }
 
 /** A removed entry, and how many workload identities that named it its removal revoked. */
@@ -82,7 +101,9 @@ export class TrustedIssuersService {
 
   async add(input: NewTrustedIssuer, now = new Date()): Promise<TrustedIssuer> {
     const shapeProblem = issuerShapeProblem(input.issuer);
-    if (shapeProblem !== null) throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`);
+    if (shapeProblem !== null) {
+      throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`, { problem: shapeProblem });
+    }
     const allowedOrigins = this.allowedOrigins(input.allowedOrigins ?? []);
     const organization = await this.identity.organizationByName(input.organization);
     const entry = Object.assign(new TrustedIssuer(), {
@@ -95,7 +116,7 @@ export class TrustedIssuersService {
       createdAt: now,
     });
     const conflict = await this.conflictOf(input.organization, entry);
-    if (conflict !== null) throw new TrustedIssuerError(conflict.reason, conflict.message);
+    if (conflict !== null) throw new TrustedIssuerError(conflict.reason, conflict.message, conflict.details);
     await this.checkDiscovery(entry);
     if (input.clientSecret !== undefined) {
       entry.clientSecretEncrypted = this.cipher.encrypt(input.clientSecret, entry.id, CLIENT_SECRET_FIELD);
@@ -120,7 +141,7 @@ export class TrustedIssuersService {
         const conflict = await this.conflictOf(input.organization, entry);
         throw conflict === null
           ? new TrustedIssuerError('trusted_issuer_exists', `${entry.issuer} was added for ${entry.kind} meanwhile`)
-          : new TrustedIssuerError(conflict.reason, conflict.message);
+          : new TrustedIssuerError(conflict.reason, conflict.message, conflict.details);
       }
       throw error;
     }
@@ -208,7 +229,7 @@ export class TrustedIssuersService {
   private async conflictOf(
     organization: string,
     entry: TrustedIssuer,
-  ): Promise<{ reason: ErrorReason; message: string } | null> {
+  ): Promise<{ reason: ErrorReason; message: string; details?: TrustedIssuerErrorDetails } | null> {
     if (await this.repository.exists(entry.organizationId, entry.issuer, entry.kind)) {
       return {
         reason: 'trusted_issuer_exists',
@@ -223,6 +244,7 @@ export class TrustedIssuersService {
         message:
           `${organization} already has a people issuer, ${current.issuer} (id ${current.id}); an organization has ` +
           'one at most: remove it first',
+        details: { id: current.id },
       };
     }
     if ((await this.repository.peopleOrganizationOf(entry.issuer, entry.organizationId)) !== null) {
@@ -245,9 +267,13 @@ export class TrustedIssuersService {
       };
       const metadata = await discoverIssuer(entry.issuer, options);
       const problem = metadataProblem(metadata, entry.kind, entry.tokenEndpointAuth, options);
-      if (problem !== null) throw new TrustedIssuerError('issuer_discovery_failed', problem);
+      if (problem !== null) {
+        throw new TrustedIssuerError('issuer_discovery_failed', problem.text, { foreignOrigin: problem.foreignOrigin });
+      }
     } catch (error) {
-      if (error instanceof DiscoveryError) throw new TrustedIssuerError('issuer_discovery_failed', error.message);
+      if (error instanceof DiscoveryError) {
+        throw new TrustedIssuerError('issuer_discovery_failed', error.message, { foreignOrigin: error.foreignOrigin });
+      }
       throw error;
     }
   }
@@ -260,7 +286,12 @@ export class TrustedIssuersService {
     const origins: string[] = [];
     for (const value of values) {
       const parsed = parseOrigin(value, this.config.production, this.config.identityProviderNetworks);
-      if ('problem' in parsed) throw new TrustedIssuerError('allowed_origin_invalid', `${value} ${parsed.problem}`);
+      if ('problem' in parsed) {
+        throw new TrustedIssuerError('allowed_origin_invalid', `${value} ${parsed.problem}`, {
+          value,
+          problem: parsed.problem,
+        });
+      }
       if (!origins.includes(parsed.origin)) origins.push(parsed.origin);
     }
     return origins;
@@ -286,28 +317,38 @@ export class TrustedIssuersService {
     'audience' | 'clientId' | 'clientSecretEncrypted' | 'tokenEndpointAuth' | 'emailDomains' | 'jitRole'
   > {
     if (input.tokenEndpointAuth !== undefined && input.clientSecret === undefined) {
-      throw new TrustedIssuerError('issuer_client_invalid', 'a token endpoint auth method needs a client secret');
+      throw new TrustedIssuerError('issuer_client_invalid', 'a token endpoint auth method needs a client secret', {
+        options: ['tokenEndpointAuth'],
+        needs: ['clientSecret'],
+      });
     }
     if (input.clientSecret !== undefined && !CLIENT_SECRET.test(input.clientSecret)) {
       throw new TrustedIssuerError(
         'issuer_client_invalid',
         'the client secret must be 1 to 1024 characters, without spaces',
+        { options: ['clientSecret'], problem: 'must be 1 to 1024 characters, without spaces' },
       );
     }
     if (input.clientSecret !== undefined && input.clientId === undefined) {
-      throw new TrustedIssuerError('issuer_client_invalid', 'a client secret needs a client id');
+      throw new TrustedIssuerError('issuer_client_invalid', 'a client secret needs a client id', {
+        options: ['clientSecret'],
+        needs: ['clientId'],
+      });
     }
     if (input.kind === 'workloads') {
-      const peopleOnly = [
-        ['client id', input.clientId],
-        ['client secret', input.clientSecret],
-        ['e-mail domains', input.emailDomains.length > 0 ? input.emailDomains : undefined],
-        ['just-in-time role', input.jitRole],
-      ].filter(([, value]) => value !== undefined);
+      const peopleOnly = (
+        [
+          ['clientId', 'client id', input.clientId],
+          ['clientSecret', 'client secret', input.clientSecret],
+          ['emailDomains', 'e-mail domains', input.emailDomains.length > 0 ? input.emailDomains : undefined],
+          ['jitRole', 'just-in-time role', input.jitRole],
+        ] as const
+      ).filter(([, , value]) => value !== undefined);
       if (peopleOnly.length > 0) {
         throw new TrustedIssuerError(
           'issuer_option_not_for_kind',
-          `${peopleOnly.map(([option]) => option).join(', ')}: only for a people issuer`,
+          `${peopleOnly.map(([, words]) => words).join(', ')}: only for a people issuer`,
+          { options: peopleOnly.map(([option]) => option) },
         );
       }
       const audience = input.audience ?? organizationAudience(this.config.jwt.issuer, organizationId);
@@ -315,6 +356,7 @@ export class TrustedIssuersService {
         throw new TrustedIssuerError(
           'issuer_audience_invalid',
           `the default audience ${audience} is longer than ${MAX_AUDIENCE_LENGTH} characters: give one`,
+          { options: ['audience'], value: audience, problem: `is longer than ${MAX_AUDIENCE_LENGTH} characters` },
         );
       }
       return {
@@ -330,6 +372,7 @@ export class TrustedIssuersService {
       throw new TrustedIssuerError(
         'issuer_client_invalid',
         "a people issuer needs a client id and a client secret (Gatehouse's client at the issuer)",
+        { options: ['kind'], needs: ['clientId', 'clientSecret'] },
       );
     }
     if (input.jitRole !== undefined && input.emailDomains.length === 0) {
@@ -337,12 +380,14 @@ export class TrustedIssuersService {
         'jit_role_needs_email_domain',
         'a just-in-time role needs e-mail domains: just-in-time membership adds only people of the domains the organization ' +
           "owns (without them, the issuer's tokens could make anyone a member, another organization's admin included)",
+        { options: ['jitRole'], needs: ['emailDomains'] },
       );
     }
     if (input.audience !== undefined && input.audience !== input.clientId) {
       throw new TrustedIssuerError(
         'issuer_audience_invalid',
         'the audience of a people issuer is its client id (the audience of its ID tokens)',
+        { options: ['audience', 'kind'], needs: ['clientId'] },
       );
     }
     return {

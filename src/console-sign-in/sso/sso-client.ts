@@ -68,7 +68,7 @@ export function serverMetadata(
   }
   for (const endpoint of [authorizationEndpoint, tokenEndpoint]) {
     const problem = endpointProblem(endpoint, metadata.issuer, { production, allowedOrigins, privateNetworks });
-    if (problem !== null) throw SsoErrors.unavailable(`the endpoint ${endpoint} ${problem}`);
+    if (problem !== null) throw SsoErrors.unavailable(`the endpoint ${endpoint} ${problem.text}`);
   }
   const announced = metadata.idTokenSigningAlgs ?? [...ALLOWED_ALGORITHMS];
   return {

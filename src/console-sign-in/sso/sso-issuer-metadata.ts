@@ -65,7 +65,7 @@ export class SsoIssuerMetadata {
         .then((metadata) => {
           // Endpoints moved to another origin are refused as the document would be: the last one stays in use.
           const problem = metadataProblem(metadata, 'people', null, options);
-          if (problem !== null) throw new DiscoveryError(problem);
+          if (problem !== null) throw new DiscoveryError(problem.text, problem.foreignOrigin);
           this.known.set(key, { metadata, refreshAt: Date.now() + this.settings.metadataMaxAgeMs });
           return metadata;
         })

@@ -125,8 +125,7 @@ describe('console single sign-on rules', () => {
       const moved = { ...metadata, tokenEndpoint: 'https://oauth2.example.net/token' };
       expect(() => serverMetadata(moved, true)).toThrow(
         "the endpoint https://oauth2.example.net/token is on https://oauth2.example.net, not the issuer's origin " +
-          'https://login.example.com; if the issuer does serve it there, trust the issuer with --allow-origin ' +
-          'https://oauth2.example.net',
+          'https://login.example.com',
       );
       expect(serverMetadata(moved, true, false, ['https://oauth2.example.net']).token_endpoint).toBe(
         'https://oauth2.example.net/token',
