@@ -309,6 +309,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
         body: {
           code: 'UNAUTHENTICATED',
           message: 'sign-in link belongs to another browser',
+          reason: 'sign_in_link_other_browser',
         },
         challenge: 'SignInLink realm="gatehouse"',
         cookie: undefined,

@@ -390,6 +390,7 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
           body: {
             code: 'UNAVAILABLE',
             message: expect.stringContaining(`is on ${target.url}, not the issuer's origin ${people.issuer}`),
+            reason: 'identity_provider_unavailable',
           },
           location: undefined,
         });

@@ -176,7 +176,7 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
         expect({ body, status: response.status, error: response.body }).toEqual({
           body,
           status: 400,
-          error: { code: 'INVALID_ARGUMENT', message: 'invalid request parameters' },
+          error: { code: 'INVALID_ARGUMENT', message: 'invalid request parameters', reason: 'invalid_argument' },
         });
       }
     });
