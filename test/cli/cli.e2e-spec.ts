@@ -322,7 +322,7 @@ describe('admin CLI', () => {
           .set(bearer(boot.session_token as string))
           .send({ label: 'late' });
         expect(spy).toHaveBeenCalled();
-        expectBearerRejected(response);
+        expectBearerRejected(response, 'member_removed');
       } finally {
         spy.mockRestore();
       }
