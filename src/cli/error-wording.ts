@@ -75,7 +75,7 @@ const WORDING: Partial<Record<ErrorReason, Wording>> = {
 
 export function cliMessage(error: unknown): string {
   if (error instanceof AppError) {
-    return WORDING[error.reason]?.(error.details as TrustedIssuerErrorDetails, error.message) ?? error.message;
+    return WORDING[error.reason]?.(error.details, error.message) ?? error.message;
   }
   return error instanceof Error ? error.message : String(error);
 }

@@ -340,6 +340,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       expect((await trade(code, victim.cookie)).body).toEqual({
         code: 'UNAUTHENTICATED',
         message: 'sign-in link already used',
+        reason: 'sign_in_link_used',
       });
     });
 
