@@ -17,7 +17,7 @@ import {
 import type { Request } from 'express';
 import { REDACTED } from './log-redaction';
 import { routeTemplate, UNMATCHED_ROUTE } from './request-route';
-import type { Tracing, TracingSettings } from './tracing';
+import type { Tracing, TracingSettings } from './tracing-settings';
 
 /** Probes and scrapes, every few seconds from every prober: no span (docs/deployment.md#traces). */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);

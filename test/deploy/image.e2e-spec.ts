@@ -16,7 +16,6 @@ const run = promisify(execFile);
 const IMAGE = process.env.GATEHOUSE_IMAGE;
 const describeImage = IMAGE === undefined ? describe.skip : describe;
 if (IMAGE === undefined) {
-  // eslint-disable-next-line no-console
   console.log('image suite skipped: needs GATEHOUSE_IMAGE (deploy/image/build.sh) and podman able to run containers');
 }
 
