@@ -27,6 +27,7 @@ function unauthorized(refusal: TokenRefusal): AppError {
 function insufficientScope(required: readonly Permission[]): AppError {
   return new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions, {
     headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"` },
+    reason: 'insufficient_scope',
   });
 }
 
