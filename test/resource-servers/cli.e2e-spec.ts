@@ -6,6 +6,7 @@ import type {
   ResourceServerCredentialsView,
   ResourceServerView,
 } from '../../src/resource-servers/resource-server.command';
+import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { cliChecks } from '../support/cli';
 import { UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
@@ -46,6 +47,7 @@ describe('admin CLI: resource-server', () => {
         id: expect.stringMatching(UUID),
         name: 'Orders API',
         audience: 'https://orders.cli.example.com',
+        scopes: [],
         created_at: expect.any(String),
         secret_rotated_at: expect.any(String),
       },
@@ -88,6 +90,83 @@ describe('admin CLI: resource-server', () => {
       await fails(['add', '--name', 'Bad', '--audience', audience], /--audience must/);
     }
     await fails(['add', '--audience', 'https://noname.example.com'], /--name/);
+  });
+
+  it('add --scope declares scopes (repeatable), list shows them, set-scopes replaces them; tokens follow at once', async () => {
+    const audience = 'https://notes.cli.example.com';
+    const added = await ok<Credentials>(
+      'add',
+      '--name',
+      'Notes',
+      '--audience',
+      audience,
+      '--scope',
+      'tools:read=List and call read-only tools',
+      '--scope',
+      'tools:write= Call tools that change notes ',
+    );
+    const declared = [
+      { name: 'tools:read', description: 'List and call read-only tools' },
+      { name: 'tools:write', description: 'Call tools that change notes' },
+    ];
+    expect(added.resource_server.scopes).toEqual(declared);
+    expect((await ok<Listed>('list')).resource_servers).toContainEqual(added.resource_server);
+    expect(await t.get(ResourceServersService).declaredScopes(audience)).toEqual(declared);
+    expect(await t.get(ResourceServersService).declaredScopes('https://nowhere.example.com')).toBeNull();
+
+    const member = await t.user({ org: 'cli-resource-servers' });
+    const key = await t.createKey(member, 'notes');
+    const mint = (scope?: string) =>
+      t
+        .http()
+        .post('/v1/token')
+        .set('Authorization', `ApiKey ${key.value}`)
+        .send(scope === undefined ? { resource: audience } : { resource: audience, scope });
+    expect((await mint('tools:write').expect(200)).body.scope).toBe('tools:write');
+
+    const changed = await ok<{ resource_server: ResourceServerView }>(
+      'set-scopes',
+      '--audience',
+      audience,
+      '--scope',
+      'notes:read=Read notes',
+    );
+    expect(changed.resource_server).toMatchObject({
+      id: added.client_id,
+      scopes: [{ name: 'notes:read', description: 'Read notes' }],
+    });
+    expect((await mint('tools:write')).status).toBe(400);
+    expect((await mint().expect(200)).body.scope).toBe('notes:read');
+
+    // None: the server declares nothing, and its tokens carry Gatehouse's permissions again.
+    const cleared = await ok<{ resource_server: ResourceServerView }>('set-scopes', '--audience', audience);
+    expect(cleared.resource_server.scopes).toEqual([]);
+    expect((await mint().expect(200)).body.scope).toBe('api_keys:read audit:read integrations:read integrations:write');
+    await fails(['set-scopes', '--audience', 'https://nowhere.example.com'], /no resource server has the audience/);
+  });
+
+  it('refuses a malformed scope, a Gatehouse permission, a long or multi-line description, a duplicate: exit 2, nothing written', async () => {
+    const audience = 'https://bad-scopes.cli.example.com';
+    const add = (...scopes: string[]) => [
+      'add',
+      '--name',
+      'Bad scopes',
+      '--audience',
+      audience,
+      ...scopes.flatMap((scope) => ['--scope', scope]),
+    ];
+    await fails(add('tools:read'), /--scope must be NAME=DESCRIPTION/);
+    await fails(add('=No name'), /--scope name must be 1 to 64/);
+    await fails(add('tools read=Spaces'), /--scope name must be/);
+    await fails(add('tools"read=Quote'), /--scope name must be/);
+    await fails(add(`${'a'.repeat(65)}=Long`), /--scope name must be 1 to 64/);
+    await fails(add('api_keys:read=Mine'), /one of Gatehouse's own permissions/);
+    await fails(add('tools:read='), /description must be 1 to 200 characters/);
+    await fails(add(`tools:read=${'d'.repeat(201)}`), /description must be 1 to 200 characters/);
+    await fails(add('tools:read=Two\nlines'), /description must be 1 to 200 characters on one line/);
+    await fails(add('tools:read=One', 'tools:read=Two'), /tools:read is given twice/);
+    await fails(add(...Array.from({ length: 33 }, (_, i) => `s${i}=Scope ${i}`)), /at most 32 scopes/);
+    expect((await ok<Listed>('list')).resource_servers.map((s) => s.audience)).not.toContain(audience);
   });
 
   it('has --help for the group and each command', async () => {
