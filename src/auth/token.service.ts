@@ -190,7 +190,7 @@ export class TokenService {
   /**
    * An exchange's scope and lifetime (docs/api.md#post-v1token): `exp` never passes the key's expires_at. For a resource
    * server that declares scopes (`declared`, non-empty), the scope is among them and the key's permissions do not
-   * enter (docs/adr/0048-resource-server-scopes.md).
+   * enter (docs/adr/0049-resource-server-scopes.md).
    */
   accessGrant(exchange: ApiKeyExchange, narrowing: TokenNarrowing, declared: readonly string[] = []): AccessGrant {
     const lifetimeSeconds = this.lifetime(exchange, narrowing);

@@ -36,7 +36,7 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
 /**
  * The token's scope now: Gatehouse's permissions as the key and the role allow them now, and the resource server's own
- * scopes as minted (a role does not bound them: docs/adr/0048-resource-server-scopes.md).
+ * scopes as minted (a role does not bound them: docs/adr/0049-resource-server-scopes.md).
  */
 function liveScope(permissions: PermissionMask, minted: string | undefined): string {
   const own = minted === undefined ? [] : minted.split(' ').filter((name) => name !== '' && !isPermission(name));
