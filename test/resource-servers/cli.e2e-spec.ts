@@ -7,6 +7,7 @@ import type {
   ResourceServerView,
 } from '../../src/resource-servers/resource-server.command';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { ResourceServerScopes1765852000000 } from '../../src/database/migrations/1765852000000-resource-server-scopes';
 import { cliChecks } from '../support/cli';
 import { UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
@@ -169,6 +170,21 @@ describe('admin CLI: resource-server', () => {
     expect((await ok<Listed>('list')).resource_servers.map((s) => s.audience)).not.toContain(audience);
   });
 
+  it('the scopes migration goes down and up again on this database, keeping the servers (declaring none)', async () => {
+    const audience = 'https://migrated.cli.example.com';
+    const added = await ok<Credentials>('add', '--name', 'Migrated', '--audience', audience, '--scope', 'x:y=Z');
+    const runner = t.get(DataSource).createQueryRunner();
+    try {
+      const migration = new ResourceServerScopes1765852000000();
+      await migration.down(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    const listed = (await ok<Listed>('list')).resource_servers.find((server) => server.id === added.client_id);
+    expect(listed).toMatchObject({ audience, scopes: [] });
+  });
+
   it('has --help for the group and each command', async () => {
     const group = await runCli(['resource-server', '--help'], env);
     expect(group.exitCode).toBe(0);
@@ -176,5 +192,7 @@ describe('admin CLI: resource-server', () => {
     const add = await cli('add', '--help');
     expect(add.exitCode).toBe(0);
     expect(add.stdout).toContain('--audience <uri>');
+    expect(add.stdout).toContain('--scope <name=description>');
+    expect((await cli('set-scopes', '--help')).stdout).toContain('--scope <name=description>');
   });
 });
