@@ -25,7 +25,7 @@ const scopeSyntax = new ScopeConstraint();
 /** `scope` and `resource` of a grant that issues an access token: the narrowing of TokenExchangeService.grant. */
 export function accessTokenNarrowing(form: FormParameters): TokenNarrowing {
   if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
-    throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct permission names separated by spaces', {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct names separated by single spaces', {
       oauth: { error: 'invalid_scope' },
     });
   }
