@@ -21,7 +21,7 @@ const IN = ErrorCode.INTERNAL;
 const SAYS_WHAT = '(says what is wrong)';
 
 /**
- * Every reason an error body carries (docs/api.md#errors, docs/adr/0048-one-error-contract.md): stable snake_case
+ * Every reason an error body carries (docs/api.md#errors, docs/adr/0054-one-error-contract.md): stable snake_case
  * names clients branch on, never derived from a message. A reason never tells more than its message does: where the
  * message is deliberately one for several causes (a refused subject token, invalid key credentials), so is the reason.
  * Add a reason here, in docs/api.md's table, and at the site that throws it; test/common/error-reasons.e2e-spec.ts
@@ -36,7 +36,19 @@ export const ERROR_REASONS = {
   expires_at_invalid: { code: IA, message: Messages.invalidArgument },
 
   // Bearer tokens and permissions.
-  bearer_token_invalid: { code: UN, message: Messages.userNotAuthenticated },
+  // The TokenAuthenticator's refusals (docs/adr/0048-one-token-authenticator.md), every one a 401 with the Bearer
+  // challenge; introspection answers each `{ active: false }`.
+  token_missing: { code: UN, message: Messages.userNotAuthenticated },
+  token_malformed: { code: UN, message: Messages.userNotAuthenticated },
+  token_sent_twice: { code: UN, message: Messages.userNotAuthenticated },
+  token_invalid: { code: UN, message: Messages.userNotAuthenticated },
+  access_token_expired: { code: UN, message: Messages.userNotAuthenticated },
+  token_wrong_audience: { code: UN, message: Messages.userNotAuthenticated },
+  token_wrong_use: { code: UN, message: Messages.userNotAuthenticated },
+  session_ended: { code: UN, message: Messages.userNotAuthenticated },
+  credential_not_found: { code: UN, message: Messages.userNotAuthenticated },
+  credential_revoked: { code: UN, message: Messages.userNotAuthenticated },
+  credential_expired: { code: UN, message: Messages.userNotAuthenticated },
   member_removed: { code: UN, message: Messages.userNotAuthenticated },
   insufficient_permissions: { code: PD, message: Messages.insufficientPermissions },
   session_token_required: { code: PD, message: Messages.insufficientPermissions },
@@ -75,11 +87,9 @@ export const ERROR_REASONS = {
     oauth: 'invalid_target',
   },
   unknown_resource: { code: IA, message: Messages.unknownResource, oauth: 'invalid_target' },
-  scope_malformed: {
-    code: IA,
-    message: 'scope must be distinct permission names separated by spaces',
-    oauth: 'invalid_scope',
-  },
+  scope_malformed: { code: IA, message: 'scope must be distinct names separated by single spaces', oauth: 'invalid_scope' },
+  scope_not_a_permission: { code: IA, message: Messages.invalidArgument, oauth: 'invalid_scope' },
+  scope_not_declared: { code: IA, message: Messages.invalidArgument, oauth: 'invalid_scope' },
   scope_not_granted: { code: IA, message: Messages.invalidArgument, oauth: 'invalid_scope' },
   introspection_request_invalid: { code: IA, message: SAYS_WHAT },
 
@@ -184,6 +194,7 @@ export const ERROR_REASONS = {
   jit_role_needs_email_domain: { code: IA, message: SAYS_WHAT },
   resource_server_exists: { code: FP, message: SAYS_WHAT },
   resource_server_not_found: { code: NF, message: SAYS_WHAT },
+  resource_server_scopes_invalid: { code: IA, message: SAYS_WHAT },
 
   // The framework's own refusals, and what no site expects.
   unauthenticated: { code: UN, message: Messages.userNotAuthenticated },
@@ -192,6 +203,7 @@ export const ERROR_REASONS = {
   service_unavailable: { code: UA, message: Messages.unavailable },
   database_unavailable: { code: UA, message: Messages.unavailable },
   shutting_down: { code: UA, message: Messages.unavailable },
+  not_ready: { code: UA, message: Messages.unavailable },
   internal: { code: IN, message: Messages.internal },
 } as const satisfies Record<string, ReasonEntry>;
 

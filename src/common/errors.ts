@@ -59,7 +59,7 @@ export function errorBody(error: AppError): Record<string, unknown> {
 
 export const invalidArgument = (reason: ErrorReason = 'invalid_argument'): AppError => new AppError(reason);
 
-export const unauthenticatedBearer = (reason: ErrorReason = 'bearer_token_invalid'): AppError =>
+export const unauthenticatedBearer = (reason: ErrorReason = 'token_invalid'): AppError =>
   new AppError(reason, { headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' } });
 
 export const API_KEY_CHALLENGE: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'ApiKey realm="gatehouse"' };
