@@ -15,7 +15,7 @@ function decodeComponent(text: string): string {
   try {
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
-    throw invalidArgument();
+    throw invalidArgument('forward_auth_parameters_invalid');
   }
 }
 
@@ -33,7 +33,7 @@ export function gatewayParameters(url: string): GatewayParameters {
     const name = decodeComponent(equals === -1 ? pair : pair.slice(0, equals));
     if (name === IGNORED) break;
     if (name !== 'audience' && name !== 'scope') continue;
-    if (parameters[name] !== undefined) throw invalidArgument();
+    if (parameters[name] !== undefined) throw invalidArgument('forward_auth_parameters_invalid');
     parameters[name] = equals === -1 ? '' : decodeComponent(pair.slice(equals + 1));
   }
   return parameters;
@@ -43,6 +43,6 @@ export function gatewayParameters(url: string): GatewayParameters {
 export function requiredPermissions(value: string | undefined): Permission[] {
   if (value === undefined) return [];
   const names = value.split(/[\s,]+/).filter((name) => name !== '');
-  if (!names.every(isPermission)) throw invalidArgument();
+  if (!names.every(isPermission)) throw invalidArgument('forward_auth_parameters_invalid');
   return names;
 }

@@ -54,7 +54,7 @@ export class GatewayTokenGuard implements CanActivate {
       audience: () => {
         const { audience, scope } = gatewayParameters(request.originalUrl);
         required = requiredPermissions(scope);
-        if (audience === undefined || audience === '') throw invalidArgument();
+        if (audience === undefined || audience === '') throw invalidArgument('forward_auth_parameters_invalid');
         return audience;
       },
       // The key's own policies (docs/resource-servers.md#allowlists-and-rate-limits): the address the gateway forwards

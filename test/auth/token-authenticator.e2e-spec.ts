@@ -31,25 +31,29 @@ interface Answers {
   clientCredentials: { status: number; body: unknown };
 }
 
-const REFUSED: Answers = {
+/** Refused: the Bearer answers name why (credential_revoked, member_removed); the key's own entry points say revoked. */
+const refused = (reason: string): Answers => ({
   bearer: {
     status: 401,
-    body: { code: 'UNAUTHENTICATED', message: 'user not authenticated' },
+    body: { code: 'UNAUTHENTICATED', message: 'user not authenticated', reason },
     challenge: 'Bearer realm="gatehouse"',
   },
   forwardAuth: {
     status: 401,
-    body: { code: 'UNAUTHENTICATED', message: 'user not authenticated' },
+    body: { code: 'UNAUTHENTICATED', message: 'user not authenticated', reason },
     challenge: 'Bearer realm="gatehouse", error="invalid_token"',
   },
   introspection: { status: 200, body: { active: false } },
   keyExchange: {
     status: 401,
-    body: { code: 'UNAUTHENTICATED', message: 'api key revoked' },
+    body: { code: 'UNAUTHENTICATED', message: 'api key revoked', reason: 'api_key_revoked' },
     challenge: 'ApiKey realm="gatehouse"',
   },
-  clientCredentials: { status: 401, body: { error: 'invalid_client', error_description: 'api key revoked' } },
-};
+  clientCredentials: {
+    status: 401,
+    body: { error: 'invalid_client', error_description: 'api key revoked', reason: 'api_key_revoked' },
+  },
+});
 
 describe('the token authenticator at every entry point', () => {
   let t: TestApp;
@@ -132,13 +136,13 @@ describe('the token authenticator at every entry point', () => {
     const c = await credential(member, 'revoked');
     expect(await answers(c)).toEqual(ACCEPTED);
     await t.http().delete(`/v1/user-api-keys/${c.keyId}`).set(bearer(member.token)).expect(200);
-    expect(await answers(c)).toEqual(REFUSED);
+    expect(await answers(c)).toEqual(refused('credential_revoked'));
   });
 
   it("a key an admin revoked through the organization's keys: refused the same way", async () => {
     const c = await credential(member, 'revoked by an admin');
     await t.http().delete(`/v1/organization/api-keys/${c.keyId}`).set(bearer(admin.token)).expect(200);
-    expect(await answers(c)).toEqual(REFUSED);
+    expect(await answers(c)).toEqual(refused('credential_revoked'));
   });
 
   it('a removed member: every token and key of theirs is refused at every entry point the same way', async () => {
@@ -146,7 +150,7 @@ describe('the token authenticator at every entry point', () => {
     const c = await credential(leaving, 'leaving');
     expect(await answers(c)).toEqual(ACCEPTED);
     await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
-    expect(await answers(c)).toEqual(REFUSED);
+    expect(await answers(c)).toEqual(refused('member_removed'));
     // The session token too, on Gatehouse's own API.
     const session = await t.http().get('/v1/user-api-keys').set(bearer(leaving.token));
     expect({ status: session.status, challenge: session.headers['www-authenticate'] }).toEqual({
@@ -166,7 +170,7 @@ describe('the token authenticator at every entry point', () => {
     await t.get(MembersService).remove(twin.organizationId, twin.userId);
     await t.http().delete(`/v1/user-api-keys/${other.keyId}`).set(bearer(outsider.token)).expect(200);
     expect(await answers(c)).toEqual(ACCEPTED);
-    expect(await answers(other)).toEqual(REFUSED);
+    expect(await answers(other)).toEqual(refused('credential_revoked'));
   });
 
   it("a member cannot revoke an admin's key; the admin's credentials stay accepted", async () => {

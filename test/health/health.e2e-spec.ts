@@ -43,7 +43,7 @@ describe('health probes', () => {
     try {
       const response = await t.http().get('/readyz');
       expect(response.status).toBe(503);
-      expect(response.body).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable' });
+      expect(response.body).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable', reason: 'not_ready' });
     } finally {
       await dataSource.query(
         `INSERT INTO migrations (id, timestamp, name) VALUES (${row.id}, ${row.timestamp}, '${latest}')`,
@@ -102,7 +102,7 @@ describe('health probes', () => {
 
     const draining = await probe('/readyz');
     expect(draining.status).toBe(503);
-    expect(await draining.json()).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable' });
+    expect(await draining.json()).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable', reason: 'not_ready' });
     expect((await probe('/healthz')).status).toBe(200);
     expect((await probe('/metrics')).status).toBe(200);
   });
