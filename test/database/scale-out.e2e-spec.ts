@@ -54,7 +54,7 @@ describe(`scale-out: two instances on one ${DATABASE_KIND} database`, () => {
       expect(refused.body).toEqual({
         code: 'UNAUTHENTICATED',
         message: 'user not authenticated',
-        reason: 'bearer_token_invalid',
+        reason: 'credential_revoked',
       });
     }
   });

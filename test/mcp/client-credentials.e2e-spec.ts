@@ -240,6 +240,7 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
         expect(response.body).toEqual({
           error: 'invalid_scope',
           error_description: `the resource does not declare the scope ${scope.replace('tools:read ', '')}`,
+          reason: 'scope_not_declared',
         });
       }
       const v1 = await t
@@ -253,6 +254,7 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
       await token({ scope: 'tools:read' }, key).expect(400, {
         error: 'invalid_scope',
         error_description: 'scope must be distinct permission names separated by spaces',
+        reason: 'scope_not_a_permission',
       });
     });
 

@@ -71,7 +71,7 @@ describe('/v1/forward-auth', () => {
     expect(none.body).toEqual({
       code: 'UNAUTHENTICATED',
       message: 'user not authenticated',
-      reason: 'bearer_token_invalid',
+      reason: 'token_missing',
     });
     expectUncacheable(none);
     for (const header of [`Bearer ${token}x`, 'Bearer', `Basic ${token}`, `Bearer ${member.token}`]) {
@@ -171,7 +171,7 @@ describe('/v1/forward-auth', () => {
       expect(JSON.parse(expected.text)).toEqual({
         code: 'UNAUTHENTICATED',
         message: 'user not authenticated',
-        reason: 'bearer_token_invalid',
+        reason: 'token_wrong_audience',
       });
       for (const other of [...audiences, ...unregistered]) {
         for (const scope of ['', '&scope=api_keys:read']) {

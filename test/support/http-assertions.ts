@@ -27,7 +27,7 @@ export function expectInvalidArgument(response: Response, reason = 'invalid_argu
 }
 
 /** 401 of a Bearer-authenticated route (docs/api.md, "Access and session tokens"). */
-export function expectBearerRejected(response: Response, reason = 'bearer_token_invalid'): void {
+export function expectBearerRejected(response: Response, reason = 'token_missing'): void {
   expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated', reason);
   expect(response.headers['www-authenticate']).toMatch(/^Bearer\b/);
 }

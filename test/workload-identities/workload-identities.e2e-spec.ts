@@ -482,7 +482,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
       await t.http().get(`/v1/workload-identities/${randomUUID()}`),
       await t.http().delete(`/v1/workload-identities/${randomUUID()}`),
     ]) {
-      expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated', 'bearer_token_invalid');
+      expectError(response, 401, 'UNAUTHENTICATED', 'user not authenticated', 'token_missing');
     }
   });
 });
