@@ -40,19 +40,19 @@ describe('Bearer authentication', () => {
       ['Bearer and a space', () => 'Bearer '],
     ])('another scheme: %s', async (_name, header) => {
       const user = await t.user();
-      expectBearerRejected(await listWith({ Authorization: header(user.token) }));
+      expectBearerRejected(await listWith({ Authorization: header(user.token) }), 'token_malformed');
     });
 
     it('an API key presented as a Bearer token', async () => {
       const user = await t.user();
       const { value } = await t.createKey(user);
-      expectBearerRejected(await listWith(bearer(value)));
+      expectBearerRejected(await listWith(bearer(value)), 'token_invalid');
     });
 
     it.each([['garbage'], ['a.b.c'], ['eyJhbGciOiJFUzI1NiJ9.e30.'], ['x'.repeat(2000)]])(
       'a garbage token %#',
       async (token) => {
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_invalid');
       },
     );
 
@@ -67,38 +67,44 @@ describe('Bearer authentication', () => {
       });
 
       it('signed by another key under our kid', async () => {
-        expectBearerRejected(await listWith(bearer(signEs256(sessionClaims(user), otherEcKey(), kid))));
+        expectBearerRejected(
+          await listWith(bearer(signEs256(sessionClaims(user), otherEcKey(), kid))),
+          'token_invalid',
+        );
       });
 
       it('signed by another key under an unknown kid', async () => {
-        expectBearerRejected(await listWith(bearer(signEs256(sessionClaims(user), otherEcKey(), 'unknown-kid'))));
+        expectBearerRejected(
+          await listWith(bearer(signEs256(sessionClaims(user), otherEcKey(), 'unknown-kid'))),
+          'token_invalid',
+        );
       });
 
       it('without a kid', async () => {
         const token = jwt.sign(sessionClaims(user), testSecrets.JWT_PRIVATE_KEY, { algorithm: 'ES256' });
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_invalid');
       });
 
       it('expired', async () => {
         const claims = sessionClaims(user);
         const now = Math.floor(Date.now() / 1000);
         const token = signEs256({ ...claims, iat: now - 7200, exp: now - 3600 }, testSecrets.JWT_PRIVATE_KEY, kid);
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'access_token_expired');
       });
 
       it('from another issuer', async () => {
         const token = signEs256({ ...sessionClaims(user), iss: 'elsewhere' }, testSecrets.JWT_PRIVATE_KEY, kid);
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_invalid');
       });
 
       it('for another audience', async () => {
         const token = signEs256({ ...sessionClaims(user), aud: 'elsewhere' }, testSecrets.JWT_PRIVATE_KEY, kid);
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_wrong_audience');
       });
 
       it('alg: none', async () => {
         const token = handMadeJwt({ alg: 'none', typ: 'JWT', kid }, sessionClaims(user));
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_invalid');
       });
 
       it('alg: HS256 keyed with the public key (algorithm confusion)', async () => {
@@ -106,7 +112,7 @@ describe('Bearer authentication', () => {
           .export({ type: 'spki', format: 'pem' })
           .toString();
         const token = handMadeJwt({ alg: 'HS256', typ: 'JWT', kid }, sessionClaims(user), publicPem);
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_invalid');
       });
 
       it("a tampered payload (another user's id) under the original signature", async () => {
@@ -114,7 +120,7 @@ describe('Bearer authentication', () => {
         const [header, , signature] = user.token.split('.');
         const claims = JSON.parse(Buffer.from(user.token.split('.')[1], 'base64url').toString());
         const payload = Buffer.from(JSON.stringify({ ...claims, sub: victim.userId })).toString('base64url');
-        expectBearerRejected(await listWith(bearer(`${header}.${payload}.${signature}`)));
+        expectBearerRejected(await listWith(bearer(`${header}.${payload}.${signature}`)), 'token_invalid');
       });
 
       it.each([
@@ -125,12 +131,15 @@ describe('Bearer authentication', () => {
         ['a sub that is not a user id', { sub: 'admin' }],
       ])('well signed but %s', async (_name, change) => {
         const token = signEs256({ ...sessionClaims(user), ...change }, testSecrets.JWT_PRIVATE_KEY, kid);
-        expectBearerRejected(await listWith(bearer(token)));
+        expectBearerRejected(await listWith(bearer(token)), 'token_invalid');
       });
 
       it('well signed for a user that does not exist', async () => {
         const claims = { ...sessionClaims(user), sub: '00000000-0000-4000-8000-000000000000' };
-        expectBearerRejected(await listWith(bearer(signEs256(claims, testSecrets.JWT_PRIVATE_KEY, kid))));
+        expectBearerRejected(
+          await listWith(bearer(signEs256(claims, testSecrets.JWT_PRIVATE_KEY, kid))),
+          'member_removed',
+        );
       });
     });
 
@@ -168,7 +177,7 @@ describe('Bearer authentication', () => {
       await listWith(bearer(accessToken)).expect(200);
       await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(accessToken)).expect(200);
 
-      expectBearerRejected(await listWith(bearer(accessToken)));
+      expectBearerRejected(await listWith(bearer(accessToken)), 'credential_revoked');
       await listWith(bearer(otherToken)).expect(200);
       await listWith(bearer(user.token)).expect(200);
     });
@@ -179,8 +188,11 @@ describe('Bearer authentication', () => {
       await t.get(ResourceServersService).register('Replay', audience);
       const { value } = await t.createKey(user, 'replayed', { scopes: ['api_keys:read', 'api_keys:create'] });
       const forServer = await t.exchange(value, { resource: audience });
-      expectBearerRejected(await t.http().post('/v1/user-api-keys').set(bearer(forServer)).send({ label: 'planted' }));
-      expectBearerRejected(await listWith(bearer(forServer)));
+      expectBearerRejected(
+        await t.http().post('/v1/user-api-keys').set(bearer(forServer)).send({ label: 'planted' }),
+        'token_wrong_audience',
+      );
+      expectBearerRejected(await listWith(bearer(forServer)), 'token_wrong_audience');
       // Minted without `resource`, the token is Gatehouse's own API's, and works there.
       const own = await t.exchange(value);
       await t.http().post('/v1/user-api-keys').set(bearer(own)).send({ label: 'own' }).expect(201);
@@ -256,8 +268,8 @@ describe('Bearer authentication', () => {
       const { value } = await t.createKey(user);
       const accessToken = await t.exchange(value);
       await t.get(IdentityService).removeMember(user.organizationId, user.userId);
-      expectBearerRejected(await listWith(bearer(user.token)));
-      expectBearerRejected(await listWith(bearer(accessToken)));
+      expectBearerRejected(await listWith(bearer(user.token)), 'member_removed');
+      expectBearerRejected(await listWith(bearer(accessToken)), 'member_removed');
     });
 
     it('a 403 is decided after authentication: a bad token on a forbidden route is still 401', async () => {
@@ -268,6 +280,7 @@ describe('Bearer authentication', () => {
           .post('/v1/user-api-keys')
           .set(bearer(`${user.token}x`))
           .send({}),
+        'token_invalid',
       );
     });
   });
