@@ -251,7 +251,8 @@ describe('POST /oauth/introspect', () => {
       for (const [response, reason] of [
         [missing, 'introspection_request_invalid'],
         [twice, 'form_parameter_repeated'],
-        [json, 'introspection_request_invalid'],
+        // A JSON body is not the form: refused before introspection reads it, as any malformed body is.
+        [json, 'invalid_argument'],
       ] as const) {
         expect([response.status, response.body]).toEqual([
           400,
