@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeysService, KeyCredential } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
-import { isExpired } from '../api-keys/api-key.entity';
 import { API_KEY_CHALLENGE, ErrorReason } from '../common/errors';
-import type { MembershipAccess } from '../identity/member-access';
 import { CountedRefusal } from './exchange-outcome';
 
 /** Why an exchange was refused, as the audit trail records it. */

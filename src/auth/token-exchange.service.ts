@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { AuditService } from '../audit/audit.service';
-import { allowList } from '../common/cidr';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { roleMask } from '../identity/roles';

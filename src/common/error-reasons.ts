@@ -87,7 +87,11 @@ export const ERROR_REASONS = {
     oauth: 'invalid_target',
   },
   unknown_resource: { code: IA, message: Messages.unknownResource, oauth: 'invalid_target' },
-  scope_malformed: { code: IA, message: 'scope must be distinct names separated by single spaces', oauth: 'invalid_scope' },
+  scope_malformed: {
+    code: IA,
+    message: 'scope must be distinct names separated by single spaces',
+    oauth: 'invalid_scope',
+  },
   scope_not_a_permission: { code: IA, message: Messages.invalidArgument, oauth: 'invalid_scope' },
   scope_not_declared: { code: IA, message: Messages.invalidArgument, oauth: 'invalid_scope' },
   scope_not_granted: { code: IA, message: Messages.invalidArgument, oauth: 'invalid_scope' },
