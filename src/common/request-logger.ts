@@ -4,8 +4,10 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { clientAddress } from './client-address';
 
+/** The one augmentation of Express's Request: everything else a request carries is passed, never written on it. */
 declare module 'express-serve-static-core' {
   interface Request {
+    /** The request id (X-Request-Id), set first by the access log's middleware. */
     id: string;
   }
 }
