@@ -1,0 +1,74 @@
+import type { DataSource, ObjectLiteral } from 'typeorm';
+
+/** A row as a raw statement returns it: column name -> the driver's value (Date or text, number or text, ...). */
+export type RawRow = Record<string, unknown>;
+
+type Convert = (value: unknown) => unknown;
+
+interface Field {
+  column: string;
+  property: string;
+  convert: Convert;
+}
+
+const same: Convert = (value) => value;
+/** PostgreSQL returns bigint and numeric as text, SQLite integers as numbers: both become numbers. */
+const toNumber: Convert = (value) => Number(value);
+
+/**
+ * A table as its entity describes it, the one description of the table in code (docs/adr/0048-tables-described-once.md):
+ * the column list of its statements and the mapping of a raw row to the entity, both read from the entity's TypeORM
+ * metadata. The repositories keep writing their SQL (docs/adr/0028-one-sql-style.md); a row is mapped by the columns'
+ * database names, with each column's number conversion and value transformer (timestamps, JSON lists).
+ */
+export class EntityRows<Entity extends ObjectLiteral> {
+  /** The table's name. */
+  readonly table: string;
+  /** Every column, in the entity's order, for a SELECT or an INSERT: `id, organization_id, ...`. */
+  readonly columns: string;
+  /** The database names of the columns, in the same order. */
+  readonly columnNames: readonly string[];
+  private readonly fields: readonly Field[];
+
+  /** Fails when the entity is not one of the data source's (a feature module registers its own: EntitiesModule). */
+  static of<Entity extends ObjectLiteral>(dataSource: DataSource, entity: new () => Entity): EntityRows<Entity> {
+    return new EntityRows(dataSource, entity);
+  }
+
+  private constructor(
+    dataSource: DataSource,
+    private readonly entity: new () => Entity,
+  ) {
+    const metadata = dataSource.getMetadata(entity);
+    this.table = metadata.tableName;
+    this.fields = metadata.columns.map((column) => {
+      const transformer = Array.isArray(column.transformer) ? undefined : column.transformer;
+      const numeric = column.type === 'integer' || column.type === 'int' || column.type === 'bigint';
+      const from: Convert | undefined = transformer === undefined ? undefined : (value): unknown => transformer.from(value) as unknown;
+      const convert: Convert =
+        numeric && from !== undefined
+          ? (value) => from(toNumber(value))
+          : numeric
+            ? toNumber
+            : (from ?? same);
+      return { column: column.databaseName, property: column.propertyName, convert };
+    });
+    this.columnNames = this.fields.map((field) => field.column);
+    this.columns = this.columnNames.join(', ');
+  }
+
+  /** The columns prefixed by a table alias: `k.id, k.organization_id, ...`. */
+  columnsOf(alias: string): string {
+    return this.columnNames.map((column) => `${alias}.${column}`).join(', ');
+  }
+
+  /** The entity a row of every column holds; a null stays null. */
+  toEntity(row: RawRow): Entity {
+    const entity = new this.entity() as Record<string, unknown>;
+    for (const field of this.fields) {
+      const value = row[field.column];
+      entity[field.property] = value === null || value === undefined ? null : field.convert(value);
+    }
+    return entity as Entity;
+  }
+}
