@@ -8,7 +8,10 @@ type Convert = (value: unknown) => unknown;
 interface Field {
   column: string;
   property: string;
+  /** From the row's value (never null) to the entity's. */
   convert: Convert;
+  /** From the entity's value (never null) to the one a statement binds (a timestamp's ISO text, a list's JSON). */
+  store: Convert;
 }
 
 const same: Convert = (value) => value;
@@ -69,11 +72,26 @@ export class EntityRows<Entity extends ObjectLiteral> {
         transformer === undefined ? undefined : (value): unknown => transformer.from(value) as unknown;
       const convert: Convert =
         numeric && from !== undefined ? (value) => from(toNumber(value)) : numeric ? toNumber : (from ?? same);
-      return { column: column.databaseName, property: column.propertyName, convert };
+      const store: Convert = transformer === undefined ? same : (value): unknown => transformer.to(value) as unknown;
+      return { column: column.databaseName, property: column.propertyName, convert, store };
     });
     this.columnNames = this.fields.map((field) => field.column);
     this.columns = this.columnNames.join(', ');
     this.toEntity = compileMapper(entity, this.fields);
+  }
+
+  /**
+   * The entity as a record of column names (a JSON record of a batch insert, Dialect.jsonRecords): each value as a
+   * statement binds it; an absent one is null.
+   */
+  toRecord(entity: Partial<Entity>): RawRow {
+    const record: RawRow = {};
+    const values = entity as Record<string, unknown>;
+    for (const field of this.fields) {
+      const value = values[field.property];
+      record[field.column] = value === null || value === undefined ? null : field.store(value);
+    }
+    return record;
   }
 
   /** The columns prefixed by a table alias: `k.id, k.organization_id, ...`. */
