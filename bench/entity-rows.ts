@@ -6,7 +6,7 @@ import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { EntityRows } from '../src/database/entity-rows';
 
 /**
- * Micro-benchmark of a row's mapping to its entity (docs/adr/0048-tables-described-once.md): the hand-written mapper
+ * Micro-benchmark of a row's mapping to its entity (docs/adr/0051-tables-described-once.md): the hand-written mapper
  * against EntityRows, which reads the entity's metadata, on an api_keys row as each database returns it (PostgreSQL:
  * Date objects and numbers; SQLite: ISO text). Prints nanoseconds a row; `npm run bench:rows`.
  */

@@ -21,7 +21,7 @@ const toNumber: Convert = (value) => Number(value);
 /**
  * The mapper of a row to the entity, compiled once per table from its metadata into straight-line code (one assignment
  * per column, as a hand-written mapper has): a loop over the columns took twice as long a row (bench/entity-rows.ts,
- * docs/adr/0048-tables-described-once.md). The code names only the metadata's column and property names, as JSON
+ * docs/adr/0051-tables-described-once.md). The code names only the metadata's column and property names, as JSON
  * strings; the values are read from the row, never placed in the code.
  */
 function compileMapper<Entity>(entity: new () => Entity, fields: readonly Field[]): (row: RawRow) => Entity {
@@ -43,7 +43,7 @@ function compileMapper<Entity>(entity: new () => Entity, fields: readonly Field[
 }
 
 /**
- * A table as its entity describes it, the one description of the table in code (docs/adr/0048-tables-described-once.md):
+ * A table as its entity describes it, the one description of the table in code (docs/adr/0051-tables-described-once.md):
  * the column list of its statements and the mapping of a raw row to the entity, both read from the entity's TypeORM
  * metadata. The repositories keep writing their SQL (docs/adr/0028-one-sql-style.md); a row is mapped by the columns'
  * database names, with each column's number conversion and value transformer (timestamps, JSON lists).

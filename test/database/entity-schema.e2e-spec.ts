@@ -32,7 +32,7 @@ async function migratedSchema(dataSource: DataSource): Promise<Schema> {
 }
 
 /**
- * The entities are the one description of the tables in code (docs/adr/0048-tables-described-once.md): every table
+ * The entities are the one description of the tables in code (docs/adr/0051-tables-described-once.md): every table
  * the migrations make has an entity, registered by its feature module, whose columns are exactly the table's.
  */
 describe(`entities and the migrated schema on ${DATABASE_KIND}`, () => {
