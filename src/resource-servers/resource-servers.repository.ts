@@ -55,7 +55,8 @@ export class ResourceServersRepository {
     );
     this.all = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM resource_servers ORDER BY created_at ASC, id ASC`);
     // The unique audience decides, on any instance: a taken one inserts nothing and returns no row.
-    this.insertServer = this.db.prepare(sql`INSERT INTO resource_servers (id, name, audience, secret_hash, created_at, secret_rotated_at)
+    this.insertServer = this.db
+      .prepare(sql`INSERT INTO resource_servers (id, name, audience, secret_hash, created_at, secret_rotated_at)
       VALUES (${param('id')}, ${param('name')}, ${param('audience')}, ${param('secretHash')}, ${param('createdAt')},
         ${param('secretRotatedAt')})
       ON CONFLICT DO NOTHING RETURNING id`);

@@ -7,24 +7,24 @@ type Schema = Record<string, Record<string, boolean>>;
 async function migratedSchema(dataSource: DataSource): Promise<Schema> {
   const schema: Schema = {};
   if (DATABASE_KIND === 'sqlite') {
-    const tables = (await dataSource.query(
+    const tables = await dataSource.query<Array<{ name: string }>>(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-    )) as Array<{ name: string }>;
+    );
     for (const { name } of tables) {
-      const columns = (await dataSource.query(`PRAGMA table_info("${name}")`)) as Array<{
-        name: string;
-        notnull: number;
-        pk: number;
-      }>;
-      schema[name] = Object.fromEntries(columns.map((column) => [column.name, column.notnull === 0 && column.pk === 0]));
+      const columns = await dataSource.query<Array<{ name: string; notnull: number; pk: number }>>(
+        `PRAGMA table_info("${name}")`,
+      );
+      schema[name] = Object.fromEntries(
+        columns.map((column) => [column.name, column.notnull === 0 && column.pk === 0]),
+      );
     }
     return schema;
   }
-  const columns = (await dataSource.query(
+  const columns = await dataSource.query<Array<{ table_name: string; column_name: string; is_nullable: 'YES' | 'NO' }>>(
     `SELECT c.table_name, c.column_name, c.is_nullable FROM information_schema.columns c
        JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
       WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'`,
-  )) as Array<{ table_name: string; column_name: string; is_nullable: 'YES' | 'NO' }>;
+  );
   for (const column of columns) {
     (schema[column.table_name] ??= {})[column.column_name] = column.is_nullable === 'YES';
   }
