@@ -21,9 +21,11 @@ import { ExposedReportLimitGuard } from './exposed/exposed-report-limit.guard';
 import { LastUsedRecorder } from './usage/last-used.recorder';
 import { OrganizationApiKeysController } from './organization/organization-api-keys.controller';
 import { OrganizationKeysService } from './organization/organization-keys.service';
+import { ApiKey } from './api-key.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 @Module({
-  imports: [AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
+  imports: [EntitiesModule.forFeature([ApiKey]), AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
   controllers: [ApiKeysController, OrganizationApiKeysController, ExposedKeysController],
   providers: [
     ApiKeysRepository,

@@ -12,13 +12,15 @@ import { IdentityUseRecorder } from './usage/identity-use.recorder';
 import { WorkloadIdentitiesController } from './workload-identities.controller';
 import { WorkloadIdentitiesRepository } from './workload-identities.repository';
 import { WorkloadIdentitiesService } from './workload-identities.service';
+import { WorkloadIdentity } from './workload-identity.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 /**
  * Workload identities (docs/workload-identities.md): keys without secrets, matched against the tokens of the
  * organization's trusted issuers of kind workloads (federation).
  */
 @Module({
-  imports: [IdentityModule, AuditModule, FederationModule],
+  imports: [EntitiesModule.forFeature([WorkloadIdentity]), IdentityModule, AuditModule, FederationModule],
   controllers: [WorkloadIdentitiesController, OrganizationWorkloadIdentitiesController],
   providers: [
     WorkloadIdentitiesRepository,

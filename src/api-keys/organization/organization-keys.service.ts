@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AuditEntry, AuditService } from '../../audit/audit.service';
 import type { RequestContext } from '../../audit/request-context';
 import { Messages, notFound } from '../../common/errors';
@@ -36,7 +36,7 @@ export class OrganizationKeysService {
     private readonly unitOfWork: UnitOfWork,
     private readonly identity: IdentityService,
     // The member's other credentials, revoked with the keys: a port workload-identities provides.
-    @Optional() @Inject(MEMBER_CREDENTIALS) private readonly otherCredentials?: MemberCredentials,
+    @Inject(MEMBER_CREDENTIALS) private readonly otherCredentials: MemberCredentials,
   ) {}
 
   /** The organization's keys (or one user's), newest first, within the list window, with the owners' e-mails. */
@@ -109,7 +109,7 @@ export class OrganizationKeysService {
   ): Promise<{ revokedKeys: number; entries: AuditEntry[] }> {
     await this.keys.lockOwner(owner, tx);
     const revoked = await this.organizationKeys.revokeAllOf(owner, at, tx);
-    const others = (await this.otherCredentials?.revokeAllOf(owner, at, tx)) ?? [];
+    const others = await this.otherCredentials.revokeAllOf(owner, at, tx);
     return {
       revokedKeys: revoked.length,
       entries: [
