@@ -6,6 +6,7 @@ import type { Principal } from '../identity/principal';
 import { roleMask } from '../identity/roles';
 import { TokenClaims, TokenService, VerifiedToken } from './token.service';
 import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
+import { GrantsService } from '../grants/grants.service';
 
 /** An access token's live principal and the claims it carries (introspection answers with both). */
 export interface TokenPrincipal {
@@ -24,6 +25,7 @@ export class PrincipalService {
     private readonly identity: IdentityService,
     private readonly exchange: KeyExchangeRules,
     private readonly identities: WorkloadIdentitiesService,
+    private readonly grants: GrantsService,
   ) {}
 
   async fromBearerToken(token: string): Promise<Principal> {
@@ -63,6 +65,7 @@ export class PrincipalService {
    */
   private async fromVerified(verified: VerifiedToken): Promise<Principal | null> {
     const { claims } = verified;
+    if (claims.grant_id !== undefined) return this.throughGrant(claims, claims.grant_id);
     // The key id: `client_id` (TokenService sets it from `akid` for a token minted before that claim was dropped).
     const apiKeyId = claims.client_id;
     if (apiKeyId === undefined) {
@@ -93,6 +96,21 @@ export class PrincipalService {
       apiKeyExpiresAtMs: found.key.expiresAtMs,
       apiKeyAllowedCidrs: found.key.allowedCidrs,
       apiKeyRateLimit: found.key.rateLimit,
+    };
+  }
+
+  /** A grant's access token: the grant active and its person a member, read now; no permission here. */
+  private async throughGrant(claims: TokenClaims, grantId: string): Promise<Principal | null> {
+    const access = await this.grants.liveAccess(grantId, { organizationId: claims.org, userId: claims.sub });
+    if (access === null) return null;
+    return {
+      userId: claims.sub,
+      organizationId: claims.org,
+      role: access.role,
+      permissions: 0,
+      tokenUse: claims.token_use,
+      grantId,
+      grantScope: claims.scope ?? '',
     };
   }
 

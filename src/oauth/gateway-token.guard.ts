@@ -20,7 +20,7 @@ function unauthorized(error?: string): AppError {
   });
 }
 
-function insufficientScope(required: readonly Permission[]): AppError {
+function insufficientScope(required: readonly string[]): AppError {
   return new AppError(ErrorCode.PERMISSION_DENIED, Messages.insufficientPermissions, {
     headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"` },
   });
@@ -64,12 +64,19 @@ function gatewayParameters(url: string): GatewayParameters {
   return parameters;
 }
 
-/** The required permissions: names of the catalogue separated by spaces or commas. */
-function requiredPermissions(value: string | undefined): Permission[] {
+/** The required scopes: names separated by spaces or commas. */
+function requiredScopes(value: string | undefined): string[] {
   if (value === undefined) return [];
-  const names = value.split(/[\s,]+/).filter((name) => name !== '');
-  if (!names.every(isPermission)) throw invalidArgument();
-  return names;
+  return value.split(/[\s,]+/).filter((name) => name !== '');
+}
+
+/** A key's token needs permissions of the catalogue; a grant's, scopes its resource server declared and it holds. */
+function holds(principal: Principal, required: readonly string[]): boolean {
+  if (principal.grantId !== undefined) {
+    const granted = new Set(principal.grantScope!.split(' '));
+    return required.every((name) => granted.has(name));
+  }
+  return (required as readonly Permission[]).every((permission) => maskGrants(principal.permissions, permission));
 }
 
 /**
@@ -100,7 +107,8 @@ export class GatewayTokenGuard implements CanActivate {
     const verified = this.principals.verifiedAccessToken(token);
     if (verified === null) throw unauthorized('invalid_token');
     const { audience, scope } = gatewayParameters(request.originalUrl);
-    const required = requiredPermissions(scope);
+    const required = requiredScopes(scope);
+    if (verified.claims.grant_id === undefined && !required.every(isPermission)) throw invalidArgument();
     if (audience === undefined || audience === '') throw invalidArgument();
     // A token for another audience is 401 invalid_token whatever the gateway's audience is, registered or not (nor the
     // default one): one answer, and no registry read, so that a token holder learns nothing about which audiences
@@ -123,9 +131,7 @@ export class GatewayTokenGuard implements CanActivate {
       response.setHeader('RateLimit-Policy', fields['RateLimit-Policy']);
       response.setHeader('RateLimit', fields.RateLimit);
     }
-    if (!required.every((permission) => maskGrants(principal.permissions, permission))) {
-      throw insufficientScope(required);
-    }
+    if (!holds(principal, required)) throw insufficientScope(required);
     setCaller(request, principal satisfies Principal);
     return true;
   }

@@ -97,8 +97,8 @@ export class IntrospectionController {
     if (allowed != null && clientIp !== undefined && !allowList(allowed).allows(clientIp)) return INACTIVE;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
-      scope: scopeString(principal.permissions),
-      client_id: principal.apiKeyId!,
+      scope: principal.grantScope ?? scopeString(principal.permissions),
+      client_id: claims.client_id!,
       sub: principal.userId,
       org: principal.organizationId,
       aud: claims.aud,

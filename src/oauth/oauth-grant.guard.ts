@@ -8,6 +8,7 @@ import type { FederatedMember } from '../federation/people';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { API_KEY_CLIENT_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
+import { CodeGrantType, isCodeGrant } from './code-grant.service';
 import { ClientCredentials, clientCredentials, FormParameters, formParameters } from '../common/client-credentials';
 
 const UUID_OR_HEX = /^(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
@@ -25,7 +26,9 @@ export type OAuthGrantCaller =
   /** A workload's token exchanged through a workload identity: an access token, as a key's. */
   | ({ grant: 'token_exchange'; subject: 'workload' } & ApiKeyCaller)
   /** A person's ID token: a session token for the member. */
-  | { grant: 'token_exchange'; subject: 'person'; member: FederatedMember; client: ExchangeClient };
+  | { grant: 'token_exchange'; subject: 'person'; member: FederatedMember; client: ExchangeClient }
+  /** A public client's code or refresh token: checked by the grant's own handler (CodeGrantService). */
+  | { grant: CodeGrantType; client: ExchangeClient };
 
 const invalidRequest = (message: string): AppError => new AppError(ErrorCode.INVALID_ARGUMENT, message);
 
@@ -53,8 +56,15 @@ export class OAuthGrantGuard implements CanActivate {
       setCaller(request, await this.tokenExchange(request, form));
       return true;
     }
+    if (isCodeGrant(form.grant_type)) {
+      if (request.headers.authorization !== undefined) {
+        throw invalidRequest('a public client sends no Authorization header');
+      }
+      setCaller(request, { grant: form.grant_type, client: exchangeClient(request) } satisfies OAuthGrantCaller);
+      return true;
+    }
     if (form.grant_type !== 'client_credentials') {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'grant_type must be client_credentials or token-exchange', {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'grant_type must be client_credentials, token-exchange, authorization_code or refresh_token', {
         oauth: { error: 'unsupported_grant_type' },
       });
     }

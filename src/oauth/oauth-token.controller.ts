@@ -8,6 +8,7 @@ import { AppError, ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import { Form, FormParameters } from '../common/client-credentials';
 import { OAuthGrantCaller, OAuthGrantGuard } from './oauth-grant.guard';
+import { CodeGrantService } from './code-grant.service';
 import { OAuthErrorBody, OAuthTokenResponse } from './openapi';
 
 const scopeSyntax = new ScopeConstraint();
@@ -22,6 +23,7 @@ export class OAuthTokenController {
   constructor(
     private readonly exchange: TokenExchangeService,
     private readonly subjectTokens: SubjectTokenExchangeService,
+    private readonly codeGrants: CodeGrantService,
   ) {}
 
   @Post()
@@ -32,7 +34,8 @@ export class OAuthTokenController {
   @ApiOperation({
     summary:
       'Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): ' +
-      "a workload's JWT or a person's ID token from a trusted issuer",
+      "a workload's JWT or a person's ID token from a trusted issuer; authorization code with PKCE and refresh " +
+      'token (public clients of resource servers, docs/mcp.md)',
   })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({
@@ -40,7 +43,19 @@ export class OAuthTokenController {
       type: 'object',
       required: ['grant_type'],
       properties: {
-        grant_type: { type: 'string', enum: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] },
+        grant_type: {
+          type: 'string',
+          enum: [
+            'client_credentials',
+            'urn:ietf:params:oauth:grant-type:token-exchange',
+            'authorization_code',
+            'refresh_token',
+          ],
+        },
+        code: { type: 'string', description: 'authorization_code: the code the redirect carried' },
+        redirect_uri: { type: 'string', description: 'authorization_code: the redirect URI of the request' },
+        code_verifier: { type: 'string', description: 'authorization_code: the PKCE verifier (RFC 7636)' },
+        refresh_token: { type: 'string', description: 'refresh_token: the last refresh token (each works once)' },
         subject_token: { type: 'string', description: "Token exchange: the workload's JWT or the person's ID token" },
         subject_token_type: {
           type: 'string',
@@ -62,13 +77,17 @@ export class OAuthTokenController {
   @ApiOkResponse({ type: OAuthTokenResponse })
   @ApiOAuthErrors(OAuthErrorBody, {
     [ErrorCode.INVALID_ARGUMENT]:
-      'invalid_request, unsupported_grant_type, invalid_grant (a subject token not accepted), invalid_scope, invalid_target',
+      'invalid_request, unsupported_grant_type, invalid_grant (a subject token, code or refresh token not accepted), ' +
+      'invalid_scope, invalid_target',
     [ErrorCode.UNAUTHENTICATED]: 'invalid_client',
     [ErrorCode.PERMISSION_DENIED]: "unauthorized_client (the key's allowlist does not have the client's address)",
     [ErrorCode.RESOURCE_EXHAUSTED]: 'temporarily_unavailable (failure limit)',
     [ErrorCode.UNAVAILABLE]: "temporarily_unavailable (the subject token's identity provider cannot be reached)",
   })
   async token(@Caller() caller: OAuthGrantCaller, @Form() form: FormParameters): Promise<OAuthTokenResponse> {
+    if (caller.grant !== 'client_credentials' && caller.grant !== 'token_exchange') {
+      return this.codeGrants.token(caller.grant, form, { id: caller.client.requestId, ip: caller.client.address });
+    }
     if (caller.grant === 'token_exchange' && caller.subject === 'person') {
       const session = await this.subjectTokens.session(caller.member);
       return {
