@@ -159,10 +159,14 @@ export class GrantsRepository {
   /** Revokes the active grants matching `where` (one grant of an owner, or all of a member's); their ids. */
   async revoke(filter: { id?: string } & Owner, at: Date, tx: Transaction): Promise<string[]> {
     const byId = filter.id === undefined ? sql`` : sql` AND id = ${param('id')}`;
-    const statement = this.db.prepare<Owner & { id?: string; at: string }>(sql`UPDATE oauth_grants
-      SET status = 'revoked', revoked_at = ${param('at')}
-      WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')} AND status = 'active'${byId}
-      RETURNING id`);
+    const statement = this.db.prepare<Owner & { id?: string; at: string }>(
+      this.db.returning(
+        sql`UPDATE oauth_grants SET status = 'revoked', revoked_at = ${param('at')}
+          WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')} AND status = 'active'${byId}
+          RETURNING id`,
+        'id',
+      ),
+    );
     const rows = await this.db.run<{ id: string }, Owner & { id?: string; at: string }>(tx, statement, {
       ...filter,
       at: at.toISOString(),
@@ -197,9 +201,15 @@ export class GrantsRepository {
    */
   async consumeCode(codeHash: string, now: Date, tx: Transaction): Promise<CodeBinding | SpentReason> {
     const at = now.toISOString();
-    const consume = this.db.prepare<{ codeHash: string; at: string }>(sql`UPDATE oauth_codes SET used_at = ${param('at')}
-      WHERE code_hash = ${param('codeHash')} AND used_at IS NULL AND expires_at > ${param('at')}
-      RETURNING grant_id, client_id, redirect_uri, code_challenge, resource, scope`);
+    const columns = 'grant_id, client_id, redirect_uri, code_challenge, resource, scope';
+    const consume = this.db.prepare<{ codeHash: string; at: string }>(
+      this.db.returning(
+        sql`UPDATE oauth_codes SET used_at = ${param('at')}
+          WHERE code_hash = ${param('codeHash')} AND used_at IS NULL AND expires_at > ${param('at')}
+          RETURNING ${raw(columns)}`,
+        columns,
+      ),
+    );
     const rows = await this.db.run<
       {
         grant_id: string;
@@ -261,9 +271,13 @@ export class GrantsRepository {
     at: Date,
     tx: Transaction,
   ): Promise<{ grantId: string; scope: string } | { reused: string } | null> {
-    const use = this.db.prepare<{ tokenHash: string; at: string }>(sql`UPDATE oauth_refresh_tokens
-      SET used_at = ${param('at')} WHERE token_hash = ${param('tokenHash')} AND used_at IS NULL
-      RETURNING grant_id, scope`);
+    const use = this.db.prepare<{ tokenHash: string; at: string }>(
+      this.db.returning(
+        sql`UPDATE oauth_refresh_tokens SET used_at = ${param('at')}
+          WHERE token_hash = ${param('tokenHash')} AND used_at IS NULL RETURNING grant_id, scope`,
+        'grant_id, scope',
+      ),
+    );
     const rows = await this.db.run<{ grant_id: string; scope: string }, { tokenHash: string; at: string }>(tx, use, {
       tokenHash,
       at: at.toISOString(),
