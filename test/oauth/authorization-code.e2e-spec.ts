@@ -47,7 +47,9 @@ describe('authorization code grant', () => {
       resource: AUDIENCE,
       ...overrides,
     };
-    return Object.fromEntries(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    return Object.fromEntries(
+      Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    );
   }
 
   /** GET /oauth/authorize, then Allow as `who`: the redirect's parameters. */
@@ -213,7 +215,11 @@ describe('authorization code grant', () => {
     });
     await t.http().delete(`/v1/grants/${grantId}`).set(bearer(person.token)).expect(200);
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
-    const refused = await token({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId });
+    const refused = await token({
+      grant_type: 'refresh_token',
+      refresh_token: issued.refresh_token,
+      client_id: clientId,
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('invalid_grant');
     const events = await t
@@ -231,8 +237,7 @@ describe('authorization code grant', () => {
   it('refuses a grant token at forward auth once revoked', async () => {
     const issued = await codeTokens();
     const grantId = decodeJwt(issued.access_token).payload.grant_id as string;
-    const check = () =>
-      t.http().get('/v1/forward-auth').query({ audience: AUDIENCE }).set(bearer(issued.access_token));
+    const check = () => t.http().get('/v1/forward-auth').query({ audience: AUDIENCE }).set(bearer(issued.access_token));
     const allowed = await check().expect(200);
     expect(allowed.headers['x-gatehouse-grant-id']).toBe(grantId);
     await t.http().delete(`/v1/grants/${grantId}`).set(bearer(person.token)).expect(200);
@@ -260,7 +265,7 @@ describe('authorization code grant', () => {
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
   });
 
-  it("removing a member revokes their grants", async () => {
+  it('removing a member revokes their grants', async () => {
     const leaving = await t.user({ org: 'mcp-people', role: 'member' });
     const issued = await codeTokens(leaving);
     await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
