@@ -102,10 +102,13 @@ export class TokenExchangeService {
     narrowing: TokenNarrowing,
     client: ExchangeClient,
   ): Promise<AccessTokenResponse> {
-    const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing);
-    if (narrowing.resource !== undefined && !(await this.resourceServers.isRegistered(narrowing.resource))) {
-      throw new UnknownResource();
+    let declared: readonly string[] = [];
+    if (narrowing.resource !== undefined) {
+      const scopes = await this.resourceServers.declaredScopes(narrowing.resource);
+      if (scopes === null) throw new UnknownResource();
+      declared = scopes.map((scope) => scope.name);
     }
+    const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing, declared);
     let accessToken: string;
     try {
       accessToken = await this.tokens.mint({

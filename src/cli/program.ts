@@ -12,6 +12,7 @@ import {
 import { isRole, Role } from '../identity/roles';
 import { consoleLinkCommand } from '../console-sign-in/console-link.command';
 import { audienceProblem } from '../resource-servers/audience';
+import { DeclaredScope, parseScope } from '../resource-servers/scopes';
 import * as resourceServerCommands from '../resource-servers/resource-server.command';
 import * as commands from './commands';
 import type { CliServices } from './commands';
@@ -60,6 +61,12 @@ function serverName(value: string): string {
   const name = value.trim();
   if (name === '' || [...name].length > 255) throw new InvalidArgumentError('--name must be 1 to 255 characters');
   return name;
+}
+
+function declaredScope(value: string, previous: DeclaredScope[]): DeclaredScope[] {
+  const scope = parseScope(value);
+  if (typeof scope === 'string') throw new InvalidArgumentError(scope);
+  return [...previous, scope];
 }
 
 function issuer(value: string): string {
@@ -260,6 +267,12 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     "the https:// URI the resource server is known by (the tokens' aud)",
     audience,
   ] as const;
+  const SCOPE = [
+    '--scope <name=description>',
+    "a scope it declares, with what the consent page says of it (repeatable; e.g. 'tools:read=List and call tools')",
+    declaredScope,
+    [] as DeclaredScope[],
+  ] as const;
   const resourceServer = program
     .command('resource-server')
     .description('register the services that accept Gatehouse tokens (introspection, resource, forward auth)');
@@ -268,8 +281,17 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
     .description('register a resource server; prints its client_id and client_secret (shown only this once)')
     .requiredOption('--name <name>', 'a name for people (1-255 characters)', serverName)
     .requiredOption(...AUDIENCE)
-    .action((options: { name: string; audience: string }) =>
+    .option(...SCOPE)
+    .action((options: { name: string; audience: string; scope: DeclaredScope[] }) =>
       run((services) => resourceServerCommands.addResourceServer(services.resourceServers, options)),
+    );
+  resourceServer
+    .command('set-scopes')
+    .description('replace the scopes a resource server declares (none given: it declares none)')
+    .requiredOption(...AUDIENCE)
+    .option(...SCOPE)
+    .action((options: { audience: string; scope: DeclaredScope[] }) =>
+      run((services) => resourceServerCommands.setResourceServerScopes(services.resourceServers, options)),
     );
   resourceServer
     .command('list')

@@ -48,6 +48,7 @@ import { IdTokenUses1765810000000 } from './migrations/1765810000000-id-token-us
 import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-removals';
 import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-in-link-binding';
 import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
+import { ResourceServerScopes1765852000000 } from './migrations/1765852000000-resource-server-scopes';
 import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grants';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
@@ -103,6 +104,7 @@ export const MIGRATIONS = [
   WebhookEndpointHealth1765830000000,
   SignInLinkBinding1765850000000,
   TrustedIssuerAllowedOrigins1765851000000,
+  ResourceServerScopes1765852000000,
   OAuthGrants1765860000000,
 ];
 

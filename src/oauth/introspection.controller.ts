@@ -7,7 +7,7 @@ import { allowList } from '../common/cidr';
 import { isClientAddress } from '../common/client-address';
 import { AppError, ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
-import { scopeString } from '../identity/roles';
+import { isPermission, PermissionMask, scopeString } from '../identity/roles';
 import { ResourceServerGuard } from '../resource-servers/resource-server.guard';
 import type { AuthenticatedResourceServer } from '../resource-servers/resource-servers.service';
 import { OAuthErrorBody } from './openapi';
@@ -33,6 +33,16 @@ export type IntrospectionResponse =
     };
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
+
+/**
+ * The token's scope now: Gatehouse's permissions as the key and the role allow them now, and the resource server's own
+ * scopes as minted (a role does not bound them: docs/adr/0048-resource-server-scopes.md).
+ */
+function liveScope(permissions: PermissionMask, minted: string | undefined): string {
+  const own = minted === undefined ? [] : minted.split(' ').filter((name) => name !== '' && !isPermission(name));
+  const live = scopeString(permissions);
+  return own.length === 0 ? live : [live, ...own].filter((part) => part !== '').join(' ');
+}
 
 /**
  * RFC 7662 introspection for registered resource servers: the token's live state, read as for any Bearer request (the
@@ -97,7 +107,7 @@ export class IntrospectionController {
     if (allowed != null && clientIp !== undefined && !allowList(allowed).allows(clientIp)) return INACTIVE;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
-      scope: principal.grantScope ?? scopeString(principal.permissions),
+      scope: principal.grantScope ?? liveScope(principal.permissions, claims.scope),
       client_id: claims.client_id!,
       sub: principal.userId,
       org: principal.organizationId,

@@ -69,7 +69,12 @@ export class OAuthTokenController {
             "identity's id, the only identity then considered",
         },
         client_secret: { type: 'string', description: 'The whole API key (client_secret_post; or HTTP Basic)' },
-        scope: { type: 'string', description: "Permission names separated by spaces, among the key's scopes" },
+        scope: {
+          type: 'string',
+          description:
+            "Permission names separated by spaces, among the key's scopes; with a resource that declares scopes, " +
+            'names among those',
+        },
         resource: { type: 'string', description: "A registered resource server's audience (RFC 8707)" },
       },
     },
@@ -98,7 +103,7 @@ export class OAuthTokenController {
       };
     }
     if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct permission names separated by spaces', {
+      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct names separated by single spaces', {
         oauth: { error: 'invalid_scope' },
       });
     }

@@ -33,7 +33,9 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       override: (builder) => builder.overrideProvider(CLIENT_DOCUMENT_CA).useValue(documents.caPem),
     });
     person = await t.user({ org: 'mcp-refusals', role: 'member' });
-    await t.get(ResourceServersService).register('Refusals MCP', AUDIENCE);
+    await t
+      .get(ResourceServersService)
+      .register('Refusals MCP', AUDIENCE, [{ name: 'tools:read', description: 'Read-only tools' }]);
     clientId = documents.client('/clients/refusals.json');
   });
 
@@ -267,7 +269,13 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
         'invalid_target',
         /no registered resource server/,
       );
-      await expectRedirect(query({ scope: 'tools:delete' }), 'invalid_scope', /does not declare tools:delete/);
+      await expectRedirect(
+        query({ scope: 'tools:read tools:delete' }),
+        'invalid_scope',
+        /does not declare tools:delete/,
+      );
+      // Gatehouse's own permissions are no resource server's scopes.
+      await expectRedirect(query({ scope: 'api_keys:read' }), 'invalid_scope', /does not declare api_keys:read/);
       expect(await grantCount()).toBe(before);
     });
 

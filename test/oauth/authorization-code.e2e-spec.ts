@@ -26,7 +26,10 @@ describe('authorization code grant', () => {
       override: (builder) => builder.overrideProvider(CLIENT_DOCUMENT_CA).useValue(documents.caPem),
     });
     person = await t.user({ org: 'mcp-people', role: 'member' });
-    const registered = await t.get(ResourceServersService).register('Docs MCP', AUDIENCE);
+    const registered = await t.get(ResourceServersService).register('Docs MCP', AUDIENCE, [
+      { name: 'tools:read', description: 'List and call read-only tools' },
+      { name: 'tools:write', description: 'Call tools that change documents' },
+    ]);
     server = { clientId: registered.clientId, clientSecret: registered.clientSecret };
     clientId = documents.client('/clients/main.json', { client_name: 'Main client' });
   });
@@ -45,6 +48,7 @@ describe('authorization code grant', () => {
       code_challenge_method: 'S256',
       state: 'st-1',
       resource: AUDIENCE,
+      scope: 'tools:read',
       ...overrides,
     };
     return Object.fromEntries(
@@ -119,7 +123,7 @@ describe('authorization code grant', () => {
     expect(body).toEqual({
       client: { client_id: clientId, client_name: 'Main client', host: new URL(clientId).host, logo_uri: null },
       resource: { audience: AUDIENCE, name: 'Docs MCP' },
-      scopes: [],
+      scopes: [{ name: 'tools:read', description: 'List and call read-only tools' }],
       organization: { id: person.organizationId, name: 'mcp-people' },
       remembered: false,
     });
@@ -142,7 +146,7 @@ describe('authorization code grant', () => {
       access_token: expect.any(String),
       token_type: 'Bearer',
       expires_in: 1800,
-      scope: '',
+      scope: 'tools:read',
       refresh_token: expect.stringMatching(/^gh_rt_[A-Za-z0-9_-]{43}$/),
     });
     const { header, payload } = decodeJwt(response.body.access_token);
@@ -154,10 +158,17 @@ describe('authorization code grant', () => {
       org: person.organizationId,
       client_id: clientId,
       grant_id: expect.stringMatching(UUID),
+      scope: 'tools:read',
       token_use: 'access',
     });
     const active = await introspect(response.body.access_token);
-    expect(active.body).toMatchObject({ active: true, client_id: clientId, sub: person.userId, aud: AUDIENCE });
+    expect(active.body).toMatchObject({
+      active: true,
+      client_id: clientId,
+      sub: person.userId,
+      aud: AUDIENCE,
+      scope: 'tools:read',
+    });
     // The token is for the resource server, never for Gatehouse's own API.
     await t.http().get('/v1/grants').set(bearer(response.body.access_token)).expect(401);
   });
@@ -168,6 +179,15 @@ describe('authorization code grant', () => {
     const request = new URL(started.headers.location).searchParams.get('request')!;
     const { body } = await t.http().get('/v1/oauth/consent').query({ request }).set(bearer(person.token)).expect(200);
     expect(body.remembered).toBe(true);
+    // Asking for more is asked again; Allow widens the one grant.
+    const wider = await t
+      .http()
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ scope: 'tools:read tools:write' }))
+      .expect(302);
+    const widerRequest = new URL(wider.headers.location).searchParams.get('request')!;
+    const asked = await t.http().get('/v1/oauth/consent').query({ request: widerRequest }).set(bearer(person.token));
+    expect(asked.body.remembered).toBe(false);
     // One grant per person, client and resource.
     const grants = (await t.http().get('/v1/grants').set(bearer(person.token)).expect(200)).body.grants;
     expect(grants.filter((g: { client_id: string }) => g.client_id === clientId)).toHaveLength(1);
@@ -207,7 +227,7 @@ describe('authorization code grant', () => {
       client_id: clientId,
       client_name: 'Main client',
       resource: AUDIENCE,
-      scopes: [],
+      scopes: ['tools:read'],
       status: 'active',
       user_id: person.userId,
       created_at: expect.any(String),

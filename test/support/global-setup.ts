@@ -53,5 +53,20 @@ export default async function globalSetup(): Promise<void> {
     writeFileSync(target, code);
   }
 
+  // The example MCP server (test/support/mcp-server-process.ts runs it): examples/mcp-server/src/ into
+  // examples/mcp-server/src/, so that its import of ../../../verifier/src finds the one compiled above.
+  await compileFolder(join(ROOT, 'examples', 'mcp-server', 'src'), join(buildDir, 'examples', 'mcp-server', 'src'));
+
   process.env[TEST_BUILD_DIR_VARIABLE] = buildDir;
+}
+
+async function compileFolder(from: string, to: string): Promise<void> {
+  mkdirSync(to, { recursive: true });
+  for (const file of readdirSync(from).filter((name) => name.endsWith('.ts'))) {
+    const { code } = await transformFile(join(from, file), {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'commonjs' },
+    });
+    writeFileSync(join(to, file.replace(/\.ts$/, '.js')), code);
+  }
 }
