@@ -155,7 +155,7 @@ export class AuthorizationService {
   }
 
   private request(encoded: string): AuthorizationRequest {
-    let request: AuthorizationRequest | null = null;
+    let request: AuthorizationRequest | null;
     try {
       request = this.codec.decode(encoded);
     } catch {
