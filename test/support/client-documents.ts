@@ -51,6 +51,11 @@ export class ClientDocumentServer {
     return new ClientDocumentServer(ca, server, `https://localhost:${port}`, answers, hits);
   }
 
+  /** The CA certificate's file, for NODE_EXTRA_CA_CERTS of a server in a process of its own. */
+  get caFile(): string {
+    return this.ca.caFile;
+  }
+
   get caPem(): string {
     return readFileSync(this.ca.caFile, 'utf8');
   }
