@@ -26,7 +26,7 @@ export class GrantsController {
   @Delete('grants/:id')
   @Authenticated({ permissions: ['api_keys:revoke'] })
   @ApiOperation({
-    summary: 'Revoke one of the caller\'s grants (idempotent)',
+    summary: "Revoke one of the caller's grants (idempotent)",
     description:
       'Its access tokens are refused at once here and by verifiers within a second (a credential-change event on ' +
       "the revocation feed), its refresh tokens deleted. Recorded as grant.revoked. Anyone else's grant is 404.",

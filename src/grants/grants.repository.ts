@@ -4,7 +4,12 @@ import { DataSource } from 'typeorm';
 import { toDate } from '../database/columns';
 import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
-import { MEMBER_ACCESS_VIEW, MemberAccessColumns, MembershipAccess, toMembershipAccess } from '../identity/member-access';
+import {
+  MEMBER_ACCESS_VIEW,
+  MemberAccessColumns,
+  MembershipAccess,
+  toMembershipAccess,
+} from '../identity/member-access';
 
 export type GrantStatus = 'active' | 'revoked';
 

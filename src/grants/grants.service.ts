@@ -5,15 +5,7 @@ import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode } from '../common/errors';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import type { MembershipAccess } from '../identity/member-access';
-import {
-  CODE_PREFIX,
-  covers,
-  newSecret,
-  pkceMatches,
-  REFRESH_PREFIX,
-  scopeSet,
-  secretHash,
-} from './grant-secrets';
+import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
 import { CodeBinding, Grant, GrantsRepository } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
@@ -112,7 +104,10 @@ export class GrantsService {
         id = existing.id;
         await this.grants.updateScope(id, scope, consent.clientName, tx);
       }
-      await this.audit.record(this.entry('grant.granted', owner, id, owner.userId, consent.clientId.slice(0, 1024), request), tx);
+      await this.audit.record(
+        this.entry('grant.granted', owner, id, owner.userId, consent.clientId.slice(0, 1024), request),
+        tx,
+      );
       return id;
     });
     const code = newSecret(CODE_PREFIX);
@@ -207,9 +202,7 @@ export class GrantsService {
   ): Promise<Grant> {
     const grant = await this.grants.findById(id);
     const visible =
-      grant !== null &&
-      grant.organizationId === by.organizationId &&
-      (options.asAdmin || grant.userId === by.userId);
+      grant !== null && grant.organizationId === by.organizationId && (options.asAdmin || grant.userId === by.userId);
     if (!visible) throw grantNotFound();
     if (grant.status === 'revoked') return grant;
     await this.unitOfWork.run(async (tx) => {

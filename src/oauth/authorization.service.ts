@@ -34,9 +34,13 @@ const MAX_STATE = 1024;
 
 /** The request of the consent page is no longer valid (expired, or not one of ours). */
 function requestRefused(): AppError {
-  return new AppError(ErrorCode.INVALID_ARGUMENT, 'the authorization request has expired or is not valid: start again', {
-    reason: 'authorization_request_invalid',
-  });
+  return new AppError(
+    ErrorCode.INVALID_ARGUMENT,
+    'the authorization request has expired or is not valid: start again',
+    {
+      reason: 'authorization_request_invalid',
+    },
+  );
 }
 
 /**

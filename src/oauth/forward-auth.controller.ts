@@ -75,7 +75,9 @@ export class ForwardAuthController {
       .setHeader('X-Gatehouse-Organization-Id', principal.organizationId);
     // A person's grant (docs/mcp.md#grants): its id and its resource server's scopes.
     if (principal.grantId !== undefined) {
-      response.setHeader('X-Gatehouse-Grant-Id', principal.grantId).setHeader('X-Gatehouse-Scope', principal.grantScope!);
+      response
+        .setHeader('X-Gatehouse-Grant-Id', principal.grantId)
+        .setHeader('X-Gatehouse-Scope', principal.grantScope!);
     } else {
       response
         .setHeader('X-Gatehouse-Api-Key-Id', principal.apiKeyId!)

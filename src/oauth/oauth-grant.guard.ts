@@ -64,9 +64,13 @@ export class OAuthGrantGuard implements CanActivate {
       return true;
     }
     if (form.grant_type !== 'client_credentials') {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'grant_type must be client_credentials, token-exchange, authorization_code or refresh_token', {
-        oauth: { error: 'unsupported_grant_type' },
-      });
+      throw new AppError(
+        ErrorCode.INVALID_ARGUMENT,
+        'grant_type must be client_credentials, token-exchange, authorization_code or refresh_token',
+        {
+          oauth: { error: 'unsupported_grant_type' },
+        },
+      );
     }
     const client = exchangeClient(request);
     const exchange = await this.exchange.authenticateKey(this.presentedKey(clientCredentials(request, form)), client);

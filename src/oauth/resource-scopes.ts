@@ -17,5 +17,9 @@ export async function describeResource(
 ): Promise<ResourceDescription | null> {
   const server = (await servers.list()).find((candidate) => candidate.audience === audience);
   if (server === undefined) return null;
-  return { audience, name: server.name, scopes: new Map(server.scopes.map((scope) => [scope.name, scope.description])) };
+  return {
+    audience,
+    name: server.name,
+    scopes: new Map(server.scopes.map((scope) => [scope.name, scope.description])),
+  };
 }

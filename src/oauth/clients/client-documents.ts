@@ -18,7 +18,10 @@ export const CLIENT_DOCUMENT_CA = Symbol('CLIENT_DOCUMENT_CA');
 /** How long an answer may be kept, from its Cache-Control (RFC 9111): no-store and no-cache keep nothing. */
 export function cacheSeconds(cacheControl: string | null): number {
   if (cacheControl === null) return DEFAULT_CACHE_SECONDS;
-  const directives = cacheControl.toLowerCase().split(',').map((part) => part.trim());
+  const directives = cacheControl
+    .toLowerCase()
+    .split(',')
+    .map((part) => part.trim());
   if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return 0;
   const maxAge = directives.find((d) => d.startsWith('max-age='));
   if (maxAge === undefined) return DEFAULT_CACHE_SECONDS;
