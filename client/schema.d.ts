@@ -28,7 +28,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: the database answers within 1 s and the instance is not draining */
+    /** Readiness: not draining, the database answers within 1 s, every migration applied, the signing keys loaded */
     get: operations['HealthController_readiness'];
     put?: never;
     post?: never;
@@ -1997,7 +1997,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description terminus' result: { status: 'ok', info, error, details } */
+      /** @description { status: 'ok', info, error, details } with database, migrations, signing_keys */
       200: {
         headers: {
           [name: string]: unknown;

@@ -9,7 +9,8 @@ import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { JwksController } from './jwks.controller';
 import { JwtSigner } from './jwt-signer';
-import { PrincipalService } from './principal.service';
+import { CredentialKinds } from './credential-liveness';
+import { TokenAuthenticator } from './token-authenticator';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
 import { KeyExchangeRules } from './key-exchange';
@@ -40,7 +41,8 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
   providers: [
     TokenService,
     JwtSigner,
-    PrincipalService,
+    TokenAuthenticator,
+    CredentialKinds,
     KeyExchangeRules,
     ApiKeyGuard,
     TokenAttemptLimiter,
@@ -49,6 +51,6 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
     SubjectTokenExchangeService,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],
-  exports: [TokenService, TokenExchangeService, SubjectTokenExchangeService, PrincipalService, KeyRequestLimiter],
+  exports: [TokenService, TokenExchangeService, SubjectTokenExchangeService, TokenAuthenticator, KeyRequestLimiter],
 })
 export class AuthModule {}

@@ -108,6 +108,9 @@ export interface AccessGrant {
   lifetimeSeconds: number;
 }
 
+/** Why a token did not verify: one of ours past its `exp`, or not one of ours (signature, key id, issuer, claims). */
+export type TokenVerificationFailure = 'expired' | 'invalid';
+
 /** Verified tokens kept in memory (about 1 KB each). */
 const VERIFIED_CACHE_SIZE = 10_000;
 
@@ -208,7 +211,7 @@ export class TokenService {
   /**
    * An exchange's scope and lifetime (docs/api.md#post-v1token): `exp` never passes the key's expires_at. For a resource
    * server that declares scopes (`declared`, non-empty), the scope is among them and the key's permissions do not
-   * enter (docs/adr/0048-resource-server-scopes.md).
+   * enter (docs/adr/0049-resource-server-scopes.md).
    */
   accessGrant(exchange: ApiKeyExchange, narrowing: TokenNarrowing, declared: readonly string[] = []): AccessGrant {
     const lifetimeSeconds = this.lifetime(exchange, narrowing);
@@ -279,14 +282,20 @@ export class TokenService {
 
   /** A valid token of ours whatever its audience (introspection and forward auth check the audience themselves). */
   verifiedToken(token: string): VerifiedToken | null {
+    const verified = this.verification(token);
+    return typeof verified === 'string' ? null : verified;
+  }
+
+  /** A valid token of ours whatever its audience; else whether it is one of ours past its `exp`, or no token of ours. */
+  verification(token: string): VerifiedToken | TokenVerificationFailure {
     const known = this.verified.get(token);
     if (known !== undefined) {
       if (Math.floor(Date.now() / 1000) < known.claims.exp) return known;
       this.verified.delete(token);
-      return null;
+      return 'expired';
     }
     const claims = this.verifySignatureAndClaims(token);
-    if (claims === null) return null;
+    if (typeof claims === 'string') return claims;
     const verified: VerifiedToken = {
       claims,
       // A grant's scopes are its resource server's, never Gatehouse's permissions.
@@ -303,22 +312,23 @@ export class TokenService {
     return this.forOwnApi(token)?.claims ?? null;
   }
 
-  private verifySignatureAndClaims(token: string): TokenClaims | null {
+  private verifySignatureAndClaims(token: string): TokenClaims | TokenVerificationFailure {
     try {
       const decoded = this.jwt.decode<{ header?: { kid?: unknown; alg?: unknown } } | null>(token, { complete: true });
       const kid = decoded?.header?.kid;
-      if (typeof kid !== 'string' || decoded?.header?.alg !== JWT_ALGORITHM) return null;
+      if (typeof kid !== 'string' || decoded?.header?.alg !== JWT_ALGORITHM) return 'invalid';
       const key = this.keys.verificationKey(kid);
-      if (key === undefined) return null;
+      if (key === undefined) return 'invalid';
       const payload: unknown = this.jwt.verify(token, {
         // jsonwebtoken takes a KeyObject; @nestjs/jwt's option type predates that.
         publicKey: key as unknown as Buffer,
         algorithms: [JWT_ALGORITHM],
         issuer: this.issuer,
       });
-      return tokenClaims(payload);
-    } catch {
-      return null;
+      return tokenClaims(payload) ?? 'invalid';
+    } catch (error) {
+      // jsonwebtoken checks `exp` after the signature: an expired token is one of ours.
+      return error instanceof Error && error.name === 'TokenExpiredError' ? 'expired' : 'invalid';
     }
   }
 }

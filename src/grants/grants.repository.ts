@@ -77,12 +77,21 @@ function toGrant(row: GrantRow): Grant {
 
 type Owner = { organizationId: string; userId: string };
 
+/** A grant as the token authenticator reads it: whose, its status, and its person's membership read with it. */
+export interface GrantCredential extends Owner {
+  status: GrantStatus;
+  ownerAccess: MembershipAccess | null;
+}
+
+type GrantCredentialRow = MemberAccessColumns & { organization_id: string; user_id: string; status: GrantStatus };
+
 /** Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. */
 @Injectable()
 export class GrantsRepository {
   private readonly db: Dialect;
   private readonly live: Statement<{ id: string; organizationId: string; userId: string }>;
   private readonly byId: Statement<{ id: string }>;
+  private readonly credentialById: Statement<{ id: string }>;
   private readonly ownerGrants: Statement<Owner>;
   private readonly organizationGrants: Statement<{ organizationId: string }>;
   private readonly activeFor: Statement<Owner & { clientId: string; resource: string }>;
@@ -95,6 +104,11 @@ export class GrantsRepository {
       WHERE g.id = ${param('id')} AND g.organization_id = ${param('organizationId')} AND g.user_id = ${param('userId')}
         AND g.status = 'active'`);
     this.byId = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants WHERE id = ${param('id')}`);
+    // Every request with a grant's access token: the grant and its person's membership, one query (CredentialKinds).
+    this.credentialById = this.db.prepare(sql`SELECT g.organization_id, g.user_id, g.status, a.role,
+        a.access_token_lifetime FROM oauth_grants g
+      LEFT JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = g.organization_id AND a.user_id = g.user_id
+      WHERE g.id = ${param('id')}`);
     this.ownerGrants = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants
       WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')}
       ORDER BY created_at DESC, id DESC`);
@@ -110,6 +124,19 @@ export class GrantsRepository {
   async liveAccess(id: string, owner: Owner): Promise<MembershipAccess | null> {
     const rows = await this.db.rows<MemberAccessColumns, Owner & { id: string }>(this.live, { id, ...owner });
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
+  }
+
+  /** The grant's owner and status with its person's membership (null: no longer a member); undefined: no such grant. */
+  async findCredential(id: string): Promise<GrantCredential | undefined> {
+    const rows = await this.db.rows<GrantCredentialRow, { id: string }>(this.credentialById, { id });
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return {
+      organizationId: row.organization_id,
+      userId: row.user_id,
+      status: row.status,
+      ownerAccess: toMembershipAccess(row),
+    };
   }
 
   async findById(id: string): Promise<Grant | null> {

@@ -6,7 +6,7 @@ import { AppError, ErrorCode } from '../common/errors';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import type { MembershipAccess } from '../identity/member-access';
 import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
-import { CodeBinding, Grant, GrantsRepository } from './grants.repository';
+import { CodeBinding, Grant, GrantCredential, GrantsRepository } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
 export const CODE_SECONDS = 60;
@@ -178,6 +178,11 @@ export class GrantsService {
   }
 
   /** The live membership behind a grant's access token: the grant active and its person a member; else null. */
+  /** The grant's owner, status and person's membership, for the token authenticator (CredentialKinds). */
+  credential(grantId: string): Promise<GrantCredential | undefined> {
+    return this.grants.findCredential(grantId);
+  }
+
   liveAccess(grantId: string, owner: Owner): Promise<MembershipAccess | null> {
     return this.grants.liveAccess(grantId, owner);
   }

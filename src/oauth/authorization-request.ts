@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * An authorization request checked by GET /oauth/authorize and carried to the consent page and back, signed, so that
- * nothing is stored before the person decides (docs/adr/0050-mcp-authorization-server.md). It holds no secret: the
+ * nothing is stored before the person decides (docs/adr/0053-mcp-authorization-server.md). It holds no secret: the
  * code goes only to the redirect URI, and only the PKCE verifier's holder can redeem it.
  */
 export interface AuthorizationRequest {

@@ -1,9 +1,8 @@
 import { Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiOAuthErrors } from '../common/openapi';
-import { PrincipalService } from '../auth/principal.service';
+import { TokenAuthenticator, TokenRefusal } from '../auth/token-authenticator';
 import { Form, FormParameters } from '../common/client-credentials';
-import { allowList } from '../common/cidr';
 import { isClientAddress } from '../common/client-address';
 import { AppError, ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
@@ -36,7 +35,7 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
 /**
  * The token's scope now: Gatehouse's permissions as the key and the role allow them now, and the resource server's own
- * scopes as minted (a role does not bound them: docs/adr/0048-resource-server-scopes.md).
+ * scopes as minted (a role does not bound them: docs/adr/0049-resource-server-scopes.md).
  */
 function liveScope(permissions: PermissionMask, minted: string | undefined): string {
   const own = minted === undefined ? [] : minted.split(' ').filter((name) => name !== '' && !isPermission(name));
@@ -45,15 +44,15 @@ function liveScope(permissions: PermissionMask, minted: string | undefined): str
 }
 
 /**
- * RFC 7662 introspection for registered resource servers: the token's live state, read as for any Bearer request (the
- * key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance. Active
+ * RFC 7662 introspection for registered resource servers: the token's live state, as the TokenAuthenticator decides it
+ * for every Bearer request (the key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance. Active
  * only for a token minted for the caller's own audience (docs/adr/0033-one-audience-one-place.md). `exp` is when the
  * token stops working, its key's expiry included, so a verifier may keep the answer until then.
  */
 @ApiTags('OAuth')
 @Controller('oauth/introspect')
 export class IntrospectionController {
-  constructor(private readonly principals: PrincipalService) {}
+  constructor(private readonly authenticator: TokenAuthenticator) {}
 
   @Post()
   @Authenticated(ResourceServerGuard)
@@ -99,12 +98,15 @@ export class IntrospectionController {
     if (clientIp !== undefined && !isClientAddress(clientIp)) {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_ip is not an IP address');
     }
-    const found = await this.principals.forResourceServer(form.token, server.audience);
-    if (found === null) return INACTIVE;
+    // The key's allowlist, read with the key, against client_ip when given (docs/resource-servers.md#allowlists-and-rate-limits).
+    const found = await this.authenticator.authenticate(form.token, {
+      audience: server.audience,
+      address: clientIp === undefined ? undefined : () => clientIp,
+    });
+    // RFC 7662 section 2.2: every refusal, whatever its reason, is the same `{ active: false }`.
+    if (found instanceof TokenRefusal) return INACTIVE;
     const { principal, claims } = found;
-    // The key's allowlist, read with the key (docs/resource-servers.md#allowlists-and-rate-limits).
     const allowed = principal.apiKeyAllowedCidrs;
-    if (allowed != null && clientIp !== undefined && !allowList(allowed).allows(clientIp)) return INACTIVE;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
       scope: principal.grantScope ?? liveScope(principal.permissions, claims.scope),

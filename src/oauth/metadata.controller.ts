@@ -1,4 +1,3 @@
-import { TOKEN_EXCHANGE_GRANT } from './oauth-grant.guard';
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InjectConfig } from '../config/config.module';
@@ -6,6 +5,7 @@ import type { AppConfiguration } from '../config/configuration';
 import { Public } from '../identity/access.decorators';
 import { PERMISSIONS } from '../identity/roles';
 import { JWKS_PATH } from '../auth/jwks.controller';
+import { OAuthGrants } from './grants/oauth-grants';
 
 /** RFC 8414 authorization-server metadata (docs/resource-servers.md#discovery). */
 export interface AuthorizationServerMetadata {
@@ -32,7 +32,7 @@ const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 export class MetadataController {
   private readonly metadata: AuthorizationServerMetadata;
 
-  constructor(@InjectConfig() config: AppConfiguration) {
+  constructor(@InjectConfig() config: AppConfiguration, grants: OAuthGrants) {
     const base = config.console.publicBaseUrl;
     this.metadata = {
       issuer: config.jwt.issuer,
@@ -40,7 +40,7 @@ export class MetadataController {
       token_endpoint: `${base}/oauth/token`,
       // `none`: the public clients of the authorization code grant (docs/mcp.md#clients).
       token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
-      grant_types_supported: ['client_credentials', TOKEN_EXCHANGE_GRANT, 'authorization_code', 'refresh_token'],
+      grant_types_supported: grants.types,
       introspection_endpoint: `${base}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: [...PERMISSIONS],

@@ -13,6 +13,7 @@ import { ForwardAuthController } from './forward-auth.controller';
 import { IntrospectionController } from './introspection.controller';
 import { MetadataController } from './metadata.controller';
 import { OAuthTokenController } from './oauth-token.controller';
+import { OAUTH_GRANTS, oauthGrantsProvider } from './grants/oauth-grants';
 
 /**
  * What resource servers, gateways and their clients speak (docs/resource-servers.md, docs/mcp.md): RFC 8414 metadata,
@@ -30,6 +31,8 @@ import { OAuthTokenController } from './oauth-token.controller';
     ConsentController,
   ],
   providers: [
+    ...OAUTH_GRANTS,
+    oauthGrantsProvider,
     AuthorizationService,
     ClientDocuments,
     OAuthClients,

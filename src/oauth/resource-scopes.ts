@@ -8,8 +8,8 @@ export interface ResourceDescription {
 }
 
 /**
- * The one place the authorization endpoint reads a resource server and its declared scopes (docs/mcp.md#scopes); null
- * when no resource server has this audience.
+ * The one place the authorization endpoint reads a resource server and its declared scopes
+ * (docs/mcp.md#register-the-mcp-server-with-its-scopes); null when no resource server has this audience.
  */
 export async function describeResource(
   servers: ResourceServersService,

@@ -108,7 +108,7 @@ export class ResourceServersService {
 
   /**
    * Replaces the declared scopes. Tokens already minted keep theirs until they expire; a scope removed here is refused
-   * to new requests at once (docs/adr/0048-resource-server-scopes.md).
+   * to new requests at once (docs/adr/0049-resource-server-scopes.md).
    */
   async setScopes(audience: string, scopes: readonly DeclaredScope[]): Promise<ResourceServer> {
     checkScopes(scopes);

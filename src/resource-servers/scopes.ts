@@ -1,6 +1,9 @@
 import { isPermission } from '../identity/roles';
 
-/** A scope a resource server declares (docs/mcp.md#scopes): its name in tokens, and what the consent page says. */
+/**
+ * A scope a resource server declares (docs/mcp.md#register-the-mcp-server-with-its-scopes): its name in tokens, and
+ * what the consent page says.
+ */
 export interface DeclaredScope {
   name: string;
   description: string;
@@ -38,7 +41,7 @@ export function scopeProblem({ name, description }: DeclaredScope): string | nul
   if (name.length === 0 || name.length > MAX_SCOPE_NAME_LENGTH || !SCOPE_TOKEN.test(name)) {
     return `--scope name must be 1 to ${MAX_SCOPE_NAME_LENGTH} printable ASCII characters without spaces, " or \\`;
   }
-  // Gatehouse's own permissions are bounded by the role; a resource server's scopes are not (docs/adr/0048).
+  // Gatehouse's own permissions are bounded by the role; a resource server's scopes are not (docs/adr/0049).
   if (isPermission(name)) return `--scope ${name} is one of Gatehouse's own permissions: choose a name of your own`;
   if (description.length === 0 || [...description].length > MAX_SCOPE_DESCRIPTION_LENGTH || CONTROL.test(description)) {
     return `--scope ${name}: the description must be 1 to ${MAX_SCOPE_DESCRIPTION_LENGTH} characters on one line`;

@@ -23,7 +23,7 @@ import {
   SubjectTokenClaims,
   WorkloadIdentityMessages,
 } from './workload-identity-matching';
-import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
+import { IdentityCandidate, IdentityCredential, WorkloadIdentitiesRepository } from './workload-identities.repository';
 import { pageOf, windowOf } from './workload-identity-rows';
 import { IdentityUseRecorder } from './usage/identity-use.recorder';
 
@@ -273,6 +273,14 @@ export class WorkloadIdentitiesService {
     const identity = toMatched({ ...found, ownerAccess });
     if (!conditionsMet(identity.conditions, claims)) return refusal('workload_identity_conditions_not_met');
     return { outcome: 'matched', identity };
+  }
+
+  /**
+   * The identity with this id and its owner's membership, one query batched with the others of the event-loop turn:
+   * every request with a token minted through it (auth/credential-liveness.ts decides whether it is live).
+   */
+  credential(id: string): Promise<IdentityCredential | undefined> {
+    return this.identities.findCredential(id);
   }
 
   /**

@@ -195,7 +195,7 @@ class FeedVerifier implements Verifier {
     // Issued before this stream began: what happened to it before then is only known to introspection.
     let scopes = claims.iat <= feed.startTime ? await this.confirmed(token, known) : known.scopes;
     const allowed = feed.allowed.get(`${claims.org} ${claims.sub}`);
-    // A role bounds Gatehouse's permissions only: a resource server's own scopes are not the role's (ADR 0048).
+    // A role bounds Gatehouse's permissions only: a resource server's own scopes are not the role's (ADR 0049).
     const { permissions } = this;
     if (allowed !== undefined) {
       scopes = scopes.filter((scope) => allowed.has(scope) || (permissions !== undefined && !permissions.has(scope)));

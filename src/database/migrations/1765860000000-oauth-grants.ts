@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { sqlTypes } from './sql-types';
 
 /**
- * The authorization code grant (docs/mcp.md, docs/adr/0050-mcp-authorization-server.md): `oauth_grants`, one row per
+ * The authorization code grant (docs/mcp.md, docs/adr/0053-mcp-authorization-server.md): `oauth_grants`, one row per
  * person's consent to a client for a resource server (its scopes, status, last use); `oauth_codes`, the one-use codes
  * (their SHA-256 only, bound to client, redirect URI, PKCE challenge and resource); `oauth_refresh_tokens`, the
  * refresh tokens (their SHA-256 only), a used one kept until the grant ends so that its reuse is recognised.

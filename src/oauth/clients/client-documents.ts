@@ -32,7 +32,7 @@ export function cacheSeconds(cacheControl: string | null): number {
 /**
  * Fetches Client ID Metadata Documents with a deadline and a size bound, from public addresses only in production
  * (loopback too outside it; private never), redirects not followed, and keeps each as its Cache-Control says
- * (docs/adr/0050-mcp-authorization-server.md).
+ * (docs/adr/0053-mcp-authorization-server.md).
  */
 @Injectable()
 export class ClientDocuments {
