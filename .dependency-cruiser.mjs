@@ -17,9 +17,9 @@ export const MAY_USE = {
   // resource server's client credentials and hands it over with identity's access vocabulary.
   'resource-servers': ['identity'],
   // Federation's verified subject tokens and workload identities become tokens here (the RFC 8693 exchange).
-  auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers', 'federation', 'workload-identities'],
+  auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers', 'federation', 'workload-identities', 'grants'],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
-  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation'],
+  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation', 'grants', 'audit'],
   // The revocation feed: audit entries become CAEP events (audit's observer), delivered to resource servers, signed
   // with auth's key.
   ssf: ['audit', 'auth', 'identity', 'resource-servers'],
@@ -42,7 +42,10 @@ export const MAY_USE = {
   'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
   // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
   // removal revokes the member's credentials through api-keys (docs/adr/0044-one-member-lifecycle.md).
-  members: ['identity', 'audit', 'api-keys'],
+  members: ['identity', 'audit', 'api-keys', 'grants'],
+  // Grants of the authorization code flow (docs/mcp.md#grants): a person's consents (identity's memberships, audited),
+  // their codes and refresh tokens; auth reads whether a grant is live, oauth issues its codes and tokens.
+  grants: ['identity', 'audit'],
   // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
   // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
   // members' lifecycle (just in time, never someone removed).

@@ -28,7 +28,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: the database answers within 1 s and the instance is not draining */
+    /** Readiness: not draining, the database answers within 1 s, every migration applied, the signing keys loaded */
     get: operations['HealthController_readiness'];
     put?: never;
     post?: never;
@@ -156,6 +156,80 @@ export interface paths {
      */
     post: operations['ExposedKeysController_report'];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's grants (connected apps) in this organization, newest first */
+    get: operations['GrantsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/grants/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke one of the caller's grants (idempotent)
+     * @description Its access tokens are refused at once here and by verifiers within a second (a credential-change event on the revocation feed), its refresh tokens deleted. Recorded as grant.revoked. Anyone else's grant is 404.
+     */
+    delete: operations['GrantsController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every member's grants in the caller's organization, newest first */
+    get: operations['GrantsController_listOrganization'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/grants/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke any grant of the caller's organization (idempotent)
+     * @description As DELETE /v1/grants/{id}, recorded with reason admin. Another organization's grant is 404.
+     */
+    delete: operations['GrantsController_revokeAny'];
     options?: never;
     head?: never;
     patch?: never;
@@ -416,7 +490,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer */
+    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer; authorization code with PKCE and refresh token (public clients of resource servers, docs/mcp.md) */
     post: operations['OAuthTokenController_token'];
     delete?: never;
     options?: never;
@@ -462,6 +536,44 @@ export interface paths {
     head: operations['ForwardAuthController_check_head'];
     /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
     patch: operations['ForwardAuthController_check_patch'];
+    trace?: never;
+  };
+  '/oauth/authorize': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Authorization endpoint (OAuth 2.1 authorization code with PKCE S256, RFC 8707 resource, RFC 9207 iss) */
+    get: operations['AuthorizeController_authorize'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/oauth/consent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What an authorization request asks the signed-in person (the consent page) */
+    get: operations['ConsentController_describe'];
+    put?: never;
+    /**
+     * The person's decision: Allow (a grant and a one-use code) or Deny
+     * @description Recorded as grant.granted when it grants something new. The answer names where the browser goes.
+     */
+    post: operations['ConsentController_decide'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/.well-known/ssf-configuration': {
@@ -1092,6 +1204,42 @@ export interface components {
        */
       keys: string[];
     };
+    GrantView: {
+      /** Format: uuid */
+      id: string;
+      /** @description The OAuth client: its metadata document URL, or its registered id */
+      client_id: string;
+      /** @description The name the client gave itself (untrusted text: show client_id beside it) */
+      client_name: string;
+      /** @description The resource server's audience */
+      resource: string;
+      /**
+       * @example [
+       *       "tools:read"
+       *     ]
+       */
+      scopes: string[];
+      /** @enum {string} */
+      status: 'active' | 'revoked';
+      /**
+       * Format: uuid
+       * @description The person who consented
+       */
+      user_id: string;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Its last code or refresh
+       */
+      last_used_at: string | null;
+    };
+    GrantListResponse: {
+      grants: components['schemas']['GrantView'][];
+    };
+    GrantResponse: {
+      grant: components['schemas']['GrantView'];
+    };
     TokenRequestDto: {
       /**
        * @description Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. Absent: all the key's scopes. With a `resource` that declares scopes: names among those (docs/mcp.md).
@@ -1283,7 +1431,10 @@ export interface components {
         | 'webhook.enabled'
         | 'workload_identity.created'
         | 'workload_identity.revoked'
-        | 'workload_identity.exchanged';
+        | 'workload_identity.exchanged'
+        | 'grant.granted'
+        | 'grant.refreshed'
+        | 'grant.revoked';
       /** @description api_key.revoked: user, admin, member_removed, exposed or rotated; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
@@ -1312,6 +1463,7 @@ export interface components {
         | 'trusted_issuer'
         | 'webhook'
         | 'workload_identity'
+        | 'grant'
         | null;
       /** Format: uuid */
       target_id: string | null;
@@ -1398,6 +1550,8 @@ export interface components {
        * @example api_keys:read integrations:read
        */
       scope?: string;
+      /** @description authorization_code and refresh_token grants: the next refresh token (each works once) */
+      refresh_token?: string;
     };
     OAuthErrorBody: {
       /**
@@ -1407,6 +1561,7 @@ export interface components {
       error:
         | 'invalid_request'
         | 'invalid_client'
+        | 'invalid_grant'
         | 'invalid_scope'
         | 'invalid_target'
         | 'unsupported_grant_type'
@@ -1414,6 +1569,45 @@ export interface components {
         | 'server_error';
       /** @example invalid api key credentials */
       error_description?: string;
+    };
+    ConsentClientView: {
+      client_id: string;
+      /** @description The name the client gives itself: untrusted, shown beside host */
+      client_name: string;
+      /** @description The client_id URL's host */
+      host: string | null;
+      logo_uri?: string | null;
+    };
+    ConsentResourceView: {
+      audience: string;
+      name: string;
+    };
+    ConsentScopeView: {
+      name: string;
+      description: string;
+    };
+    ConsentOrganizationView: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+    };
+    ConsentView: {
+      client: components['schemas']['ConsentClientView'];
+      resource: components['schemas']['ConsentResourceView'];
+      scopes: components['schemas']['ConsentScopeView'][];
+      organization: components['schemas']['ConsentOrganizationView'];
+      /** @description An earlier consent of this person covers it */
+      remembered: boolean;
+    };
+    ConsentDecisionDto: {
+      /** @description The `request` of the consent page's address */
+      request: string;
+      /** @enum {string} */
+      decision: 'allow' | 'deny';
+    };
+    ConsentDecisionResponse: {
+      /** @description Where the browser goes next: the client's redirect URI with code or error, state, iss */
+      redirect_to: string;
     };
     CreateWebhookDto: {
       /**
@@ -1803,7 +1997,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description terminus' result: { status: 'ok', info, error, details } */
+      /** @description { status: 'ok', info, error, details } with database, migrations, signing_keys */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2422,6 +2616,230 @@ export interface operations {
       };
       /** @description INTERNAL */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_listOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_revokeAny: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -3118,7 +3536,10 @@ export interface operations {
           | 'webhook.enabled'
           | 'workload_identity.created'
           | 'workload_identity.revoked'
-          | 'workload_identity.exchanged';
+          | 'workload_identity.exchanged'
+          | 'grant.granted'
+          | 'grant.refreshed'
+          | 'grant.revoked';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
@@ -3451,7 +3872,19 @@ export interface operations {
       content: {
         'application/x-www-form-urlencoded': {
           /** @enum {string} */
-          grant_type: 'client_credentials' | 'urn:ietf:params:oauth:grant-type:token-exchange';
+          grant_type:
+            | 'client_credentials'
+            | 'urn:ietf:params:oauth:grant-type:token-exchange'
+            | 'authorization_code'
+            | 'refresh_token';
+          /** @description authorization_code: the code the redirect carried */
+          code?: string;
+          /** @description authorization_code: the redirect URI of the request */
+          redirect_uri?: string;
+          /** @description authorization_code: the PKCE verifier (RFC 7636) */
+          code_verifier?: string;
+          /** @description refresh_token: the last refresh token (each works once) */
+          refresh_token?: string;
           /** @description Token exchange: the workload's JWT or the person's ID token */
           subject_token?: string;
           /** @enum {string} */
@@ -3478,7 +3911,7 @@ export interface operations {
           'application/json': components['schemas']['OAuthTokenResponse'];
         };
       };
-      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token not accepted), invalid_scope, invalid_target */
+      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token, code or refresh token not accepted), invalid_scope, invalid_target */
       400: {
         headers: {
           [name: string]: unknown;
@@ -4034,6 +4467,148 @@ export interface operations {
       };
       /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  AuthorizeController_authorize: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description To the consent page; or to the client's redirect URI with an error */
+      302: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An HTML page: the client or its redirect URI was refused */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ConsentController_describe: {
+    parameters: {
+      query: {
+        /** @description The `request` of the consent page's address */
+        request: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsentView'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ConsentController_decide: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ConsentDecisionDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsentDecisionResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
         headers: {
           [name: string]: unknown;
         };

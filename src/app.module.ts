@@ -14,6 +14,7 @@ import { AppConfigModule } from './config/config.module';
 import type { Environment } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { FederationModule } from './federation/federation.module';
+import { GrantsModule } from './grants/grants.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
@@ -53,6 +54,7 @@ export class AppModule {
         HealthModule,
         IdentityModule,
         ApiKeysModule,
+        GrantsModule,
         MembersModule,
         AuthModule,
         IntegrationsModule,

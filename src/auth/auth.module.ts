@@ -21,6 +21,7 @@ import { ResourceServersModule } from '../resource-servers/resource-servers.modu
 import { TokenExchangeService } from './token-exchange.service';
 import { SubjectTokenExchangeService } from './subject-token-exchange.service';
 import { FederationModule } from '../federation/federation.module';
+import { GrantsModule } from '../grants/grants.module';
 import { WorkloadIdentitiesModule } from '../workload-identities/workload-identities.module';
 
 @Module({
@@ -34,6 +35,7 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
     ResourceServersModule,
     FederationModule,
     WorkloadIdentitiesModule,
+    GrantsModule,
   ],
   controllers: [TokenController, JwksController],
   providers: [

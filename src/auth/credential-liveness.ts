@@ -5,12 +5,14 @@ import type { KeyRateLimit } from '../api-keys/key-policies';
 import type { MembershipAccess } from '../identity/member-access';
 import type { PermissionMask } from '../identity/roles';
 import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
+import { GrantsService } from '../grants/grants.service';
 
 /**
- * The kinds of credential an access token is minted from, named by the token's `client_type` claim (none: an API key).
- * A new kind (an MCP grant) is a name here and one CredentialLiveness in CredentialKinds.
+ * The kinds of credential an access token is minted from, named by the token's `client_type` claim (none: an API key),
+ * or a person's grant to an OAuth client when it carries `grant_id` (docs/mcp.md). A new kind is a name here and one
+ * CredentialLiveness in CredentialKinds.
  */
-export type CredentialKind = 'api_key' | 'workload_identity';
+export type CredentialKind = 'api_key' | 'workload_identity' | 'grant';
 
 /** Why a token's credential is not live: the same reasons whatever its kind. */
 export type CredentialRefusalReason =
@@ -67,7 +69,7 @@ export function credentialRefusal(
 export class CredentialKinds {
   private readonly kinds: Record<CredentialKind, CredentialLiveness>;
 
-  constructor(apiKeys: ApiKeysService, identities: WorkloadIdentitiesService) {
+  constructor(apiKeys: ApiKeysService, identities: WorkloadIdentitiesService, grants: GrantsService) {
     this.kinds = {
       api_key: {
         read: async (id) => {
@@ -97,6 +99,24 @@ export class CredentialKinds {
             status: identity.status,
             scopes: identity.scopes,
             expiresAtMs: identity.expiresAtMs,
+            allowedCidrs: null,
+            rateLimit: null,
+            ownerAccess: found.ownerAccess,
+          };
+        },
+      },
+      // A grant has no permissions of its own (its token carries resource-server scopes), no expiry (its refresh
+      // tokens do), no allowlist and no rate limit: live while active and its person a member.
+      grant: {
+        read: async (id) => {
+          const found = await grants.credential(id);
+          if (found === undefined) return undefined;
+          return {
+            userId: found.userId,
+            organizationId: found.organizationId,
+            status: found.status === 'active' ? 'ACTIVE' : 'REVOKED',
+            scopes: 0,
+            expiresAtMs: null,
             allowedCidrs: null,
             rateLimit: null,
             ownerAccess: found.ownerAccess,

@@ -172,8 +172,9 @@ export class TokenAuthenticator {
    */
   private async live(verified: VerifiedToken): Promise<{ principal: Principal } | TokenRefusal> {
     const { claims } = verified;
-    // The credential id: `client_id` (TokenService sets it from `akid` for a token minted before that claim was dropped).
-    const credentialId = claims.client_id;
+    // The credential id: a grant's `grant_id` (its `client_id` is then the OAuth client's), else `client_id` (TokenService
+    // sets it from `akid` for a token minted before that claim was dropped).
+    const credentialId = claims.grant_id ?? claims.client_id;
     if (credentialId === undefined) {
       const access = await this.identity.sessionAccess(claims.org, claims.sub);
       if (access === null) return new TokenRefusal('member_removed');
@@ -199,6 +200,20 @@ export class TokenAuthenticator {
     if (refusal !== null) return new TokenRefusal(refusal);
     const credential = found as LiveCredential;
     const { role } = credential.ownerAccess;
+    if (claims.grant_id !== undefined) {
+      // A grant's token: resource-server scopes, never Gatehouse permissions.
+      return {
+        principal: {
+          userId: claims.sub,
+          organizationId: claims.org,
+          role,
+          permissions: 0,
+          tokenUse: claims.token_use,
+          grantId: claims.grant_id,
+          grantScope: claims.scope ?? '',
+        },
+      };
+    }
     return {
       principal: {
         userId: claims.sub,
@@ -216,5 +231,6 @@ export class TokenAuthenticator {
 }
 
 function kindOf(claims: TokenClaims): CredentialKind {
+  if (claims.grant_id !== undefined) return 'grant';
   return claims.client_type ?? 'api_key';
 }

@@ -37,6 +37,7 @@ import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-r
 import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-in-link-binding';
 import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
 import { ResourceServerScopes1765852000000 } from './migrations/1765852000000-resource-server-scopes';
+import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grants';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -75,6 +76,7 @@ export const MIGRATIONS = [
   SignInLinkBinding1765850000000,
   TrustedIssuerAllowedOrigins1765851000000,
   ResourceServerScopes1765852000000,
+  OAuthGrants1765860000000,
 ];
 
 /**

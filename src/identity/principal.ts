@@ -25,4 +25,8 @@ export interface Principal {
   apiKeyAllowedCidrs?: string | null;
   /** That key's rate limit, read with the key; null: none. Counted where Gatehouse sees each request (forward auth). */
   apiKeyRateLimit?: { requests: number; windowSeconds: number } | null;
+  /** An access token of a person's grant (docs/mcp.md#grants): the grant's id; `permissions` are then none. */
+  grantId?: string;
+  /** That token's `scope`: its resource server's scopes, space-separated. */
+  grantScope?: string;
 }

@@ -72,9 +72,17 @@ export class ForwardAuthController {
       .setHeader('X-Accel-Expires', String(seconds))
       .setHeader('Cache-Control', seconds === 0 ? 'no-store' : `private, max-age=${seconds}`)
       .setHeader('X-Gatehouse-User-Id', principal.userId)
-      .setHeader('X-Gatehouse-Organization-Id', principal.organizationId)
-      .setHeader('X-Gatehouse-Api-Key-Id', principal.apiKeyId!)
-      .setHeader('X-Gatehouse-Scope', scopeString(principal.permissions))
-      .end();
+      .setHeader('X-Gatehouse-Organization-Id', principal.organizationId);
+    // A person's grant (docs/mcp.md#grants): its id and its resource server's scopes.
+    if (principal.grantId !== undefined) {
+      response
+        .setHeader('X-Gatehouse-Grant-Id', principal.grantId)
+        .setHeader('X-Gatehouse-Scope', principal.grantScope!);
+    } else {
+      response
+        .setHeader('X-Gatehouse-Api-Key-Id', principal.apiKeyId!)
+        .setHeader('X-Gatehouse-Scope', scopeString(principal.permissions));
+    }
+    response.end();
   }
 }

@@ -109,8 +109,8 @@ export class IntrospectionController {
     const allowed = principal.apiKeyAllowedCidrs;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
-      scope: liveScope(principal.permissions, claims.scope),
-      client_id: principal.apiKeyId!,
+      scope: principal.grantScope ?? liveScope(principal.permissions, claims.scope),
+      client_id: claims.client_id!,
       sub: principal.userId,
       org: principal.organizationId,
       aud: claims.aud,

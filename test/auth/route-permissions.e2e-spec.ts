@@ -30,6 +30,16 @@ const DECLARED: Record<string, string> = {
   'POST /oauth/token': 'OAuthGrantGuard',
   'POST /oauth/introspect': 'ResourceServerGuard',
   'ALL /v1/forward-auth': 'GatewayTokenGuard',
+  // The authorization code grant (docs/mcp.md): the authorization endpoint takes no credential (its refusals are a
+  // page or a redirect to the client); the consent page decides with the person's session token, never an API key's
+  // access token; grants are the person's credentials (their keys' permissions), an organization's for its admins
+  'GET /oauth/authorize': 'public',
+  'GET /v1/oauth/consent': 'bearer, any member, session token only',
+  'POST /v1/oauth/consent': 'bearer, any member, session token only',
+  'GET /v1/grants': 'bearer + api_keys:read',
+  'DELETE /v1/grants/{id}': 'bearer + api_keys:revoke',
+  'GET /v1/organization/grants': 'bearer + api_keys:manage',
+  'DELETE /v1/organization/grants/{id}': 'bearer + api_keys:manage',
   // The revocation feed (docs/revocation-feed.md): its configuration is public; the streams and their polls
   // authenticate the resource server by its client credentials
   'GET /.well-known/ssf-configuration': 'public',
@@ -184,7 +194,7 @@ describe('route permission declarations', () => {
         expect({ route, challenge: answer.headers['www-authenticate'] ?? null }).toEqual({
           route,
           // RFC 6749 section 5.2: the OAuth endpoints challenge only a client that tried the Authorization header.
-          challenge: route.includes('/oauth/')
+          challenge: route.split(' ')[1].startsWith('/oauth/')
             ? null
             : expect.stringMatching(/^(Bearer|Basic|ApiKey|SignInLink) realm="gatehouse"/),
         });
@@ -245,9 +255,10 @@ describe('route permission declarations', () => {
         // No access token passes, whatever its scopes: even one with every permission gets 403.
         const every = await t.exchange((await t.createKey(admin, `every scope for ${route}`)).value);
         expectError(await call(route, every), 403, 'PERMISSION_DENIED', 'insufficient permissions');
-        // A session token passes (its own member's, signed out by the call: not the suite's admin).
+        // A session token passes (its own member's, signed out by the call: not the suite's admin); the consent page's
+        // routes then refuse the empty request (400), past the guard.
         const member = await t.user({ org: 'route-scopes', role: 'member' });
-        expect((await call(route, member.token)).status).toBe(204);
+        expect((await call(route, member.token)).status).toBe(route.includes('/v1/oauth/consent') ? 400 : 204);
         return;
       }
       const required = access.startsWith('bearer + ') ? access.slice('bearer + '.length).split(' + ') : [];

@@ -570,6 +570,9 @@ describe('web console in Chromium', () => {
       'workload_identity.created',
       'workload_identity.revoked',
       'workload_identity.exchanged',
+      'grant.granted',
+      'grant.refreshed',
+      'grant.revoked',
     ]);
     await page.getByLabel('Action').selectOption('console.sign_in_refused');
     await page.getByRole('button', { name: 'Apply filters' }).click();

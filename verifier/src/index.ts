@@ -90,6 +90,8 @@ interface AccessClaims extends JWTPayload {
   exp: number;
   iat: number;
   allowed_cidrs?: string[];
+  /** A person's grant (an MCP client's token): revoked by its own credential-change event. */
+  grant_id?: string;
 }
 
 /** Introspection's answer for a token issued before the stream's start, kept until `untilMs`. */
@@ -180,7 +182,11 @@ class FeedVerifier implements Verifier {
       throw new VerifyError('invalid_token', 'the token has expired');
     }
     const { claims } = known;
-    if (feed.revoked.has(claims.client_id)) throw new VerifyError('revoked', 'the API key of this token was revoked');
+    if (claims.grant_id !== undefined) {
+      if (feed.revoked.has(claims.grant_id)) throw new VerifyError('revoked', 'the grant of this token was revoked');
+    } else if (feed.revoked.has(claims.client_id)) {
+      throw new VerifyError('revoked', 'the API key of this token was revoked');
+    }
     const keyExpires = feed.expiring.get(claims.client_id);
     if (keyExpires !== undefined && now >= keyExpires) {
       throw new VerifyError('revoked', 'the API key of this token expired after its rotation');
@@ -230,6 +236,9 @@ class FeedVerifier implements Verifier {
     const claims = payload as AccessClaims;
     if (typeof claims.org !== 'string' || typeof claims.client_id !== 'string' || payload.token_use !== 'access') {
       throw new VerifyError('invalid_token', 'the token is not a Gatehouse access token');
+    }
+    if (claims.grant_id !== undefined && typeof claims.grant_id !== 'string') {
+      throw new VerifyError('invalid_token', 'the token is not a Gatehouse access token (grant_id)');
     }
     const cidrs: unknown = claims.allowed_cidrs;
     if (cidrs !== undefined && !(Array.isArray(cidrs) && cidrs.every((cidr) => typeof cidr === 'string'))) {
