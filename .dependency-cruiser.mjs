@@ -9,7 +9,9 @@ export const MAY_USE = {
   audit: ['identity'],
   // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
   metrics: [],
-  'api-keys': ['identity', 'audit', 'metrics'],
+  // The credential core: what every kind of credential shares (docs/adr/0048-one-credential-core.md).
+  credentials: ['identity', 'audit'],
+  'api-keys': ['identity', 'audit', 'metrics', 'credentials'],
   integrations: ['identity', 'audit', 'metrics'],
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
@@ -41,8 +43,9 @@ export const MAY_USE = {
   // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md).
   'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
   // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
-  // removal revokes the member's credentials through api-keys (docs/adr/0044-one-member-lifecycle.md).
-  members: ['identity', 'audit', 'api-keys'],
+  // removal revokes the member's credentials of every kind through the credential core
+  // (docs/adr/0044-one-member-lifecycle.md).
+  members: ['identity', 'audit', 'credentials'],
   // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
   // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
   // members' lifecycle (just in time, never someone removed).
@@ -54,9 +57,8 @@ export const MAY_USE = {
   // test deliveries' 429s are counted (metrics).
   webhooks: ['audit', 'api-keys', 'identity', 'integrations', 'metrics'],
   // Workload identities (keys without secrets): members' credentials (identity, audited) naming an organization's
-  // trusted issuer (federation); api-keys for its DTO rules and the port through which a member's removal revokes them
-  // (docs/adr/0038-workload-identities.md).
-  'workload-identities': ['identity', 'audit', 'federation', 'api-keys'],
+  // trusted issuer (federation); a kind of credential (the credential core: docs/adr/0048-one-credential-core.md).
+  'workload-identities': ['identity', 'audit', 'federation', 'credentials'],
 };
 const FEATURES = Object.keys(MAY_USE);
 

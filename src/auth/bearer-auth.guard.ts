@@ -57,8 +57,8 @@ export class BearerAuthGuard implements CanActivate {
     const principal = await this.principals.fromBearerToken(token);
     // The key's allowlist holds for its tokens here too (docs/api.md#allowlists-and-rate-limits).
     if (
-      principal.apiKeyAllowedCidrs != null &&
-      !allowList(principal.apiKeyAllowedCidrs).allows(clientAddress(request))
+      principal.credentialAllowedCidrs != null &&
+      !allowList(principal.credentialAllowedCidrs).allows(clientAddress(request))
     ) {
       throw addressNotAllowed();
     }

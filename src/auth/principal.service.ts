@@ -64,8 +64,8 @@ export class PrincipalService {
   private async fromVerified(verified: VerifiedToken): Promise<Principal | null> {
     const { claims } = verified;
     // The key id: `client_id` (TokenService sets it from `akid` for a token minted before that claim was dropped).
-    const apiKeyId = claims.client_id;
-    if (apiKeyId === undefined) {
+    const credentialId = claims.client_id;
+    if (credentialId === undefined) {
       const access = await this.identity.sessionAccess(claims.org, claims.sub);
       // Signed out, or removed and added back, since the token was issued.
       if (access === null || !(claims.iat >= access.minIssuedAt)) return null;
@@ -78,9 +78,9 @@ export class PrincipalService {
         tokenUse: claims.token_use,
       };
     }
-    if (claims.client_type === 'workload_identity') return this.throughIdentity(verified, apiKeyId);
+    if (claims.client_type === 'workload_identity') return this.throughIdentity(verified, credentialId);
     // One query: the key's status, expiry and scopes come with the owner's membership.
-    const found = await this.exchange.usableKey(apiKeyId, { userId: claims.sub, organizationId: claims.org });
+    const found = await this.exchange.usableKey(credentialId, { userId: claims.sub, organizationId: claims.org });
     if (found === null) return null;
     const { role } = found.ownerAccess;
     return {
@@ -89,10 +89,10 @@ export class PrincipalService {
       role,
       permissions: roleMask(role) & found.key.scopes & verified.permissions,
       tokenUse: claims.token_use,
-      apiKeyId,
-      apiKeyExpiresAtMs: found.key.expiresAtMs,
-      apiKeyAllowedCidrs: found.key.allowedCidrs,
-      apiKeyRateLimit: found.key.rateLimit,
+      credentialId,
+      credentialExpiresAtMs: found.key.expiresAtMs,
+      credentialAllowedCidrs: found.key.allowedCidrs,
+      credentialRateLimit: found.key.rateLimit,
     };
   }
 
@@ -107,10 +107,10 @@ export class PrincipalService {
       role: identity.role,
       permissions: roleMask(identity.role) & identity.scopes & verified.permissions,
       tokenUse: claims.token_use,
-      apiKeyId: identityId,
-      apiKeyExpiresAtMs: identity.expiresAtMs,
-      apiKeyAllowedCidrs: null,
-      apiKeyRateLimit: null,
+      credentialId: identityId,
+      credentialExpiresAtMs: identity.expiresAtMs,
+      credentialAllowedCidrs: null,
+      credentialRateLimit: null,
     };
   }
 }

@@ -90,10 +90,10 @@ export class TokenExchangeService {
   private async admit(exchange: ApiKeyExchange, client: ExchangeClient): Promise<void> {
     if (exchange.allowedCidrs != null && !allowList(exchange.allowedCidrs).allows(client.address)) {
       await this.limiter.countFailure(client.address);
-      const { apiKeyId: id, organizationId, userId } = exchange;
+      const { credentialId: id, organizationId, userId } = exchange;
       throw new AddressNotAllowed({ id, organizationId, userId });
     }
-    if (exchange.rateLimit != null) await this.keyRequests.take(exchange.apiKeyId, exchange.rateLimit);
+    if (exchange.rateLimit != null) await this.keyRequests.take(exchange.credentialId, exchange.rateLimit);
   }
 
   /** Steps 7-8: the token, narrowed by scope, lifetime and resource; the key's use recorded. */
@@ -111,7 +111,7 @@ export class TokenExchangeService {
       accessToken = await this.tokens.mint({
         userId: exchange.userId,
         organizationId: exchange.organizationId,
-        apiKeyId: exchange.apiKeyId,
+        credentialId: exchange.credentialId,
         lifetimeSeconds,
         scope,
         issuedAtMs: exchange.checkedAtMs,
@@ -126,19 +126,19 @@ export class TokenExchangeService {
       throw new AppError(ErrorCode.INTERNAL, Messages.mintFailed);
     }
     if (exchange.workloadIdentity === true) {
-      this.identities.recordUse(exchange.apiKeyId, exchange.clientAddress);
+      this.identities.recordUse(exchange.credentialId, exchange.clientAddress);
       // Once the token exists: an exchange that `scope` or `resource` refused above exchanged nothing.
       this.audit.recordSoon({
         action: 'workload_identity.exchanged',
         organizationId: exchange.organizationId,
         actorUserId: exchange.userId,
         targetType: 'workload_identity',
-        targetId: exchange.apiKeyId,
+        targetId: exchange.credentialId,
         reason: exchange.subject,
         request: { id: client.requestId, ip: client.address },
       });
     } else {
-      this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
+      this.apiKeys.recordUse(exchange.credentialId, exchange.clientAddress, client.userAgent);
     }
     this.metrics.tokenExchange('success');
     return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds, scope };
@@ -156,7 +156,7 @@ export class TokenExchangeService {
       return {
         userId: key.userId,
         organizationId: key.organizationId,
-        apiKeyId: key.id,
+        credentialId: key.id,
         lifetimeSeconds: ownerAccess.accessTokenLifetime,
         scopes: key.scopes,
         rolePermissions: roleMask(ownerAccess.role),

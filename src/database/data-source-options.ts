@@ -48,6 +48,7 @@ import { IdTokenUses1765810000000 } from './migrations/1765810000000-id-token-us
 import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-removals';
 import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-in-link-binding';
 import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
+import { CredentialPermissions1765870000000 } from './migrations/1765870000000-credential-permissions';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -102,6 +103,7 @@ export const MIGRATIONS = [
   WebhookEndpointHealth1765830000000,
   SignInLinkBinding1765850000000,
   TrustedIssuerAllowedOrigins1765851000000,
+  CredentialPermissions1765870000000,
 ];
 
 /** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { MembersService } from './members.service';
@@ -9,7 +9,7 @@ import { MembersService } from './members.service';
  * admin CLI, single sign-on's just-in-time membership and the API alike.
  */
 @Module({
-  imports: [IdentityModule, AuditModule, ApiKeysModule],
+  imports: [IdentityModule, AuditModule, CredentialsModule],
   providers: [MembersService],
   exports: [MembersService],
 })

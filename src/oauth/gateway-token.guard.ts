@@ -112,13 +112,13 @@ export class GatewayTokenGuard implements CanActivate {
     // The key's own policies (docs/resource-servers.md#allowlists-and-rate-limits): the address the gateway forwards
     // (TRUST_PROXY), then one request of the key counted, its RateLimit fields on every answer that follows.
     if (
-      principal.apiKeyAllowedCidrs != null &&
-      !allowList(principal.apiKeyAllowedCidrs).allows(clientAddress(request))
+      principal.credentialAllowedCidrs != null &&
+      !allowList(principal.credentialAllowedCidrs).allows(clientAddress(request))
     ) {
       throw addressNotAllowed();
     }
-    if (principal.apiKeyRateLimit != null) {
-      const fields = await this.keyRequests.take(principal.apiKeyId!, principal.apiKeyRateLimit);
+    if (principal.credentialRateLimit != null) {
+      const fields = await this.keyRequests.take(principal.credentialId!, principal.credentialRateLimit);
       const response = context.switchToHttp().getResponse<Response>();
       response.setHeader('RateLimit-Policy', fields['RateLimit-Policy']);
       response.setHeader('RateLimit', fields.RateLimit);

@@ -93,17 +93,17 @@ export class IntrospectionController {
     if (found === null) return INACTIVE;
     const { principal, claims } = found;
     // The key's allowlist, read with the key (docs/resource-servers.md#allowlists-and-rate-limits).
-    const allowed = principal.apiKeyAllowedCidrs;
+    const allowed = principal.credentialAllowedCidrs;
     if (allowed != null && clientIp !== undefined && !allowList(allowed).allows(clientIp)) return INACTIVE;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
       scope: scopeString(principal.permissions),
-      client_id: principal.apiKeyId!,
+      client_id: principal.credentialId!,
       sub: principal.userId,
       org: principal.organizationId,
       aud: claims.aud,
       iss: claims.iss,
-      exp: tokenExpiry(claims.exp, principal.apiKeyExpiresAtMs),
+      exp: tokenExpiry(claims.exp, principal.credentialExpiresAtMs),
       iat: claims.iat,
       jti: claims.jti,
       token_type: 'Bearer',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorCode, notFound, permissionDenied, unauthenticatedBearer } from '../common/errors';
+import { AppError, ErrorCode, permissionDenied, unauthenticatedBearer } from '../common/errors';
 import type { Page } from '../common/pagination';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
@@ -24,22 +24,17 @@ import {
   WorkloadIdentityMessages,
 } from './workload-identity-matching';
 import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
-import { pageOf, windowOf } from './workload-identity-rows';
-import { IdentityUseRecorder } from './usage/identity-use.recorder';
+import { actor, CredentialOwner, ownedBy, ownerQueue } from '../credentials/credential-owner';
+import { CredentialsService, ListCredentialsQuery } from '../credentials/credentials.service';
 
 /** Whose identities: every query on a user's identities is scoped by both. */
-export interface IdentityOwner {
-  userId: string;
-  organizationId: string;
-  /** The key behind the caller's access token, if any (for the audit trail). */
-  apiKeyId?: string;
-}
+export type IdentityOwner = CredentialOwner;
 
 /** The caller of a creation: whose identities, and what the request may do (a Principal fits). */
 export interface IdentityCreator extends IdentityOwner {
   permissions: PermissionMask;
   /** With an access token, its credential's expiry (null: none): the identities it makes expire no later. */
-  apiKeyExpiresAtMs?: number | null;
+  credentialExpiresAtMs?: number | null;
 }
 
 /** A creation's fields, as the body gave them (the DTO checked their types). */
@@ -54,11 +49,7 @@ export interface NewWorkloadIdentity {
   expiresAt?: string | null;
 }
 
-export interface ListIdentitiesQuery {
-  page: number;
-  limit: number;
-  includeRevoked: boolean;
-}
+export type ListIdentitiesQuery = ListCredentialsQuery;
 
 /**
  * An identity whose tokens may be used now: ACTIVE, not expired, its owner a member; with what a token minted through
@@ -119,7 +110,7 @@ export class WorkloadIdentitiesService {
 
   constructor(
     private readonly identities: WorkloadIdentitiesRepository,
-    private readonly uses: IdentityUseRecorder,
+    private readonly credentials: CredentialsService,
     private readonly trustedIssuers: TrustedIssuersService,
     private readonly identity: IdentityService,
     private readonly audit: AuditService,
@@ -148,7 +139,7 @@ export class WorkloadIdentitiesService {
     // The same rules as a key's (docs/api.md#scopes): within the request's own permissions, no default.
     const scopes = permissionMask(input.scopes);
     if ((scopes & ~creator.permissions) !== 0) throw permissionDenied();
-    const latest = latestExpiry(now, organization.maxKeyLifetimeDays, creator.apiKeyExpiresAtMs);
+    const latest = latestExpiry(now, organization.maxKeyLifetimeDays, creator.credentialExpiresAtMs);
     const identity = Object.assign(new WorkloadIdentity(), {
       id: randomUUID(),
       organizationId: creator.organizationId,
@@ -176,7 +167,13 @@ export class WorkloadIdentitiesService {
         if (!(await this.trustedIssuers.holdEntry(issuer.organizationId, issuer.id, tx))) return 'issuer_removed';
         if (!(await this.identities.insertWithinActiveCap(identity, this.maxActivePerUser, tx))) return 'refused';
         await this.audit.record(
-          { action: 'workload_identity.created', ...actor(creator), ...target(identity.id), request },
+          {
+            action: 'workload_identity.created',
+            ...actor(creator),
+            targetType: 'workload_identity',
+            targetId: identity.id,
+            request,
+          },
           tx,
         );
         return 'created';
@@ -189,33 +186,18 @@ export class WorkloadIdentitiesService {
   }
 
   /** The caller's identities, newest first, within the list window. */
-  async list(owner: IdentityOwner, query: ListIdentitiesQuery): Promise<Page<WorkloadIdentity>> {
-    const { identities, totalCount } = await this.identities.findPageByOwner(owner, windowOf(query));
-    return pageOf(
-      identities.map((identity) => this.uses.withPendingUse(identity)),
-      query,
-      totalCount,
-    );
+  list(owner: IdentityOwner, query: ListIdentitiesQuery): Promise<Page<WorkloadIdentity>> {
+    return this.credentials.list(this.identities, owner, query);
   }
 
   /** The caller's own identity; someone else's is "not found", never "forbidden". */
-  async get(owner: IdentityOwner, id: string): Promise<WorkloadIdentity> {
-    const identity = await this.identities.findById(id);
-    if (identity === undefined || !ownedBy(identity, owner)) throw notFound(WorkloadIdentityMessages.notFound);
-    return this.uses.withPendingUse(identity);
+  get(owner: IdentityOwner, id: string): Promise<WorkloadIdentity> {
+    return this.credentials.get(this.identities, owner, id);
   }
 
   /** Revokes at once and for good (idempotent); the revocation, its audit entry and its feed event commit together. */
-  async revoke(owner: IdentityOwner, id: string, request?: RequestContext): Promise<WorkloadIdentity> {
-    const at = new Date();
-    await this.unitOfWork.run(async (tx) => {
-      if (!(await this.identities.revoke(owner, id, at, tx))) return;
-      await this.audit.record(
-        { action: 'workload_identity.revoked', reason: 'user', ...actor(owner), ...target(id), request },
-        tx,
-      );
-    });
-    return this.get(owner, id);
+  revoke(owner: IdentityOwner, id: string, request?: RequestContext): Promise<WorkloadIdentity> {
+    return this.credentials.revoke(this.identities, owner, id, request);
   }
 
   /** The trusted issuers of kind `workloads` of the caller's organization: what an identity may name. */
@@ -297,7 +279,7 @@ export class WorkloadIdentitiesService {
 
   /** A successful exchange through the identity: kept in memory, written in the recorder's next batch. */
   recordUse(id: string, clientAddress: string | null | undefined, at = new Date()): void {
-    this.uses.record(id, { at, ip: clientAddress ?? null });
+    this.credentials.recordUse(this.identities, id, clientAddress ?? null, null, at);
   }
 
   /** Why the insert said no: the creator is no longer a member (401), or is at the cap (400). */
@@ -321,27 +303,4 @@ function toMatched(candidate: IdentityCandidate): MatchedWorkloadIdentity {
     role: candidate.ownerAccess.role,
     accessTokenLifetime: candidate.ownerAccess.accessTokenLifetime,
   };
-}
-
-/** The audit entry's actor: the caller, and the key behind its access token. */
-export function actor(owner: IdentityOwner): {
-  organizationId: string;
-  actorUserId: string;
-  actorApiKeyId: string | null;
-} {
-  return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
-}
-
-export function target(id: string): { targetType: 'workload_identity'; targetId: string } {
-  return { targetType: 'workload_identity', targetId: id };
-}
-
-/** The UnitOfWork queue of the owner's writes that take the owner's lock (WorkloadIdentitiesRepository.lockOwner). */
-export function ownerQueue(owner: IdentityOwner): string {
-  return `workload-identity-owner:${owner.organizationId}:${owner.userId}`;
-}
-
-/** Whether the identity is this owner's (user and organization). */
-export function ownedBy(identity: Pick<WorkloadIdentity, 'userId' | 'organizationId'>, owner: IdentityOwner): boolean {
-  return identity.userId === owner.userId && identity.organizationId === owner.organizationId;
 }

@@ -1,0 +1,42 @@
+import type { AuditAction, AuditEvent } from '../audit/audit-event.entity';
+import type { AppError } from '../common/errors';
+import type { Credential } from './credential.entity';
+
+/** The columns every kind's table has, as its statements return them (Credential's fields). */
+export interface CredentialRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  label: string;
+  status: Credential['status'];
+  scopes: number | string;
+  expires_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  last_used_at: Date | string | null;
+  last_used_ip: string | null;
+  revoked_at: Date | string | null;
+}
+
+/**
+ * What a kind of credential tells the core (docs/adr/0048-one-credential-core.md#a-new-kind): its table and how to
+ * read a row of it, how it is named in the audit trail, and its owner lock. The core does the rest: lists, revocation
+ * (by the owner, an admin, a member's removal), usage fields.
+ */
+export interface CredentialKind<T extends Credential, R extends CredentialRow = CredentialRow> {
+  /** The audit trail's target type; `<name>.revoked` is the action a revocation records (a SET on the feed). */
+  name: NonNullable<AuditEvent['targetType']>;
+  revokedAction: AuditAction;
+  table: string;
+  /** Every column `toEntity` reads, comma-separated. */
+  columns: string;
+  toEntity(row: R): T;
+  /** The indexes the organization's list reads: its ACTIVE credentials, and all of them. */
+  organizationIndexes: { active: string; all: string };
+  /** First half of the owner's PostgreSQL advisory-lock key (the second: the owner's ids, hashed). */
+  ownerLockClass: number;
+  /** Whether its usage fields keep the User-Agent too (`last_used_user_agent`). */
+  keepsUserAgent: boolean;
+  /** The error of an id that is not the caller's (or not the caller's organization's). */
+  notFound(): AppError;
+}
