@@ -113,7 +113,6 @@ export class ApiKeysController extends API_KEY_ROUTES.OwnerRoutes {
     );
     return { api_key: ApiKeyView.from(key) };
   }
-
 }
 
 /** The body's `rate_limit`: absent stays absent, null stays null. */

@@ -18,7 +18,6 @@ import { ExposedKeysService } from './exposed/exposed-keys.service';
 import { ExposedReportLimitGuard } from './exposed/exposed-report-limit.guard';
 import { API_KEY_ROUTES } from './api-key-routes';
 import { CredentialsModule } from '../credentials/credentials.module';
-import { CredentialsService } from '../credentials/credentials.service';
 
 @Module({
   imports: [AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule, CredentialsModule],
@@ -39,12 +38,7 @@ import { CredentialsService } from '../credentials/credentials.service';
   // ApiKeyLabels: for ApiKeysPortsModule only. ExpiringKeysService: webhooks' expiry notices.
   exports: [ApiKeysService, ApiKeyLabels, ExpiringKeysService],
 })
-export class ApiKeysModule {
-  /** Keys are a kind of credential: a member's removal revokes them (CredentialsService). */
-  constructor(credentials: CredentialsService, keys: ApiKeysRepository) {
-    credentials.register(keys);
-  }
-}
+export class ApiKeysModule {}
 
 /**
  * The port api-keys provides to audit: the audit log shows key labels beside key ids. Global, with that one token

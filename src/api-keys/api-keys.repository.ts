@@ -14,7 +14,8 @@ import {
 import { ApiKey } from './api-key.entity';
 import type { KeyRateLimit } from './key-policies';
 import type { OwnerIds } from '../credentials/credential-owner';
-import { CredentialsRepository } from '../credentials/credentials.repository';
+import { CredentialKinds } from '../credentials/credential-kinds';
+import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
 import { API_KEY_KIND, ApiKeyRow, COLUMNS, toApiKey } from './key-rows';
 
 /** What the hot paths read of a key and its owner's membership: no label, no Date (docs/adr/0027-the-house.md). */
@@ -63,17 +64,9 @@ function toCredential(row: CredentialRow): KeyCredential {
   };
 }
 
-/** Arguments of the insert within the cap (docs/adr/0027-the-house.md#creation-within-the-cap). */
-interface InsertArgs {
-  id: string;
-  organizationId: string;
-  userId: string;
-  label: string;
+/** The insert's arguments besides the shared columns (docs/adr/0027-the-house.md#creation-within-the-cap). */
+interface OwnInsertArgs {
   secretHash: string;
-  scopes: number;
-  expiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
   allowedCidrs: string | null;
   rateLimitRequests: number | null;
   rateLimitWindowSeconds: number | null;
@@ -103,13 +96,13 @@ interface RetireArgs extends OwnerIds {
 @Injectable()
 export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
-  private readonly insertWithinCap: Statement<InsertArgs>;
+  private readonly insertWithinCap: Statement<SharedInsertArgs & OwnInsertArgs>;
   private readonly retireNow: Statement<RetireArgs>;
   private readonly retireAtGraceEnd: Statement<RetireArgs>;
   private readonly labels: Statement<{ organizationId: string; ids: readonly string[] }>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    super(dataSource, API_KEY_KIND);
+  constructor(@InjectDataSource() dataSource: DataSource, kinds: CredentialKinds) {
+    super(dataSource, API_KEY_KIND, kinds);
     const db = this.db;
 
     // One query (a round trip on PostgreSQL); the expiry in ms, so no Date is made per lookup.
@@ -163,25 +156,16 @@ export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> 
 
   /** Stores the key unless its owner has `cap` usable keys besides `replacing`, or is no longer a member. */
   async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction, replacing?: string): Promise<boolean> {
-    await this.lockOwner(key, tx);
-    const rows = await this.db.run(tx, this.insertWithinCap, {
-      id: key.id,
-      organizationId: key.organizationId,
-      userId: key.userId,
-      label: key.label,
+    const own = {
       secretHash: key.secretHash,
-      scopes: key.scopes,
-      expiresAt: key.expiresAt === null ? null : key.expiresAt.toISOString(),
-      createdAt: key.createdAt.toISOString(),
-      updatedAt: key.updatedAt.toISOString(),
       allowedCidrs: key.allowedCidrs,
       rateLimitRequests: key.rateLimitRequests,
       rateLimitWindowSeconds: key.rateLimitWindowSeconds,
       // The new key's own id stands for "no key replaced": it is not stored yet, so it excludes nothing.
       excluded: replacing ?? key.id,
       cap,
-    });
-    return rows.length === 1;
+    };
+    return this.insertUnderLock(this.insertWithinCap, key, own, tx);
   }
 
   /**

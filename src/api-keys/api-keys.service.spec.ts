@@ -75,7 +75,10 @@ function service(keys: InMemoryKeys, policyDays: number | null = null, audited: 
   };
   return new ApiKeysService(
     keys as never,
-    { withPendingUse: (key: ApiKey) => key } as never,
+    {
+      withPendingUse: (key: ApiKey) => key,
+      get: (store: InMemoryKeys, _owner: unknown, id: string) => store.findById(id),
+    } as never,
     audit as never,
     { run: async (work: (tx: unknown) => Promise<unknown>) => work({}) } as never,
     { organizationById: () => Promise.resolve({ maxKeyLifetimeDays: policyDays }) } as never,
@@ -145,7 +148,11 @@ describe('ApiKeysService.rotate: the new key’s expiry', () => {
     ['past the policy', { expiresAt: iso(NOW + 5 * DAY + 1) }, { policyDays: 5 }],
     ['under 60 s ahead', { expiresAt: iso(NOW + MIN_KEY_LIFETIME_MS - 1) }, {}],
     ['in the past', { expiresAt: iso(NOW - 1) }, {}],
-    ['after the calling key expires', { expiresAt: iso(NOW + DAY + 1) }, { caller: { credentialExpiresAtMs: NOW + DAY } }],
+    [
+      'after the calling key expires',
+      { expiresAt: iso(NOW + DAY + 1) },
+      { caller: { credentialExpiresAtMs: NOW + DAY } },
+    ],
   ] as const)('refuses an expires_at %s with 400, changing nothing', async (_name, input, options) => {
     const keys = new InMemoryKeys();
     const key = keys.add({});

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode, Messages, notFound, permissionDenied, unauthenticatedBearer } from '../common/errors';
-import type { Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
@@ -15,7 +14,7 @@ import { DEFAULT_KEY_SCOPES, Permission, PermissionMask, permissionMask } from '
 import { ApiKeyCodec } from './api-key-codec';
 import { SecretHasher } from '../common/secret-hasher';
 import { actor, CredentialOwner, ownedBy, ownerQueue } from '../credentials/credential-owner';
-import { CredentialsService, ListCredentialsQuery } from '../credentials/credentials.service';
+import { CredentialsService } from '../credentials/credentials.service';
 import { ApiKey, displayStatus } from './api-key.entity';
 import { ApiKeysRepository, KeyCredential } from './api-keys.repository';
 import { allowedCidrsOf, allowedCidrsToStore, KeyRateLimit, rateLimitOf } from './key-policies';
@@ -54,8 +53,6 @@ export interface RotationInput {
 export type { KeyCredential };
 // The lifetime rules are identity's, shared with workload identities (identity/credential-lifetime.ts).
 export { MIN_KEY_LIFETIME_MS };
-
-export type ListKeysQuery = ListCredentialsQuery;
 
 @Injectable()
 export class ApiKeysService {
@@ -173,22 +170,11 @@ export class ApiKeysService {
       },
       { queueKey: ownerQueue(creator) },
     );
-    return { key, value: this.codec.format(key.id, secret), previous: await this.get(creator, id) };
-  }
-
-  /** The caller's keys, newest first, within the list window (docs/api.md#conventions). */
-  list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
-    return this.credentials.list(this.keys, owner, query);
-  }
-
-  /** The caller's own key; someone else's is "not found", never "forbidden". */
-  get(owner: KeyOwner, id: string): Promise<ApiKey> {
-    return this.credentials.get(this.keys, owner, id);
-  }
-
-  /** Revokes at once and for good (idempotent); the revocation and its audit entry commit together. */
-  revoke(owner: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
-    return this.credentials.revoke(this.keys, owner, id, request);
+    return {
+      key,
+      value: this.codec.format(key.id, secret),
+      previous: await this.credentials.get(this.keys, creator, id),
+    };
   }
 
   /** The key with this id and its owner's membership, for the token path's rules (auth/key-exchange.ts). */

@@ -1,3 +1,4 @@
+import { ALL_PERMISSIONS } from '../identity/roles';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
 import { JwtService } from '@nestjs/jwt';
 import jwt from 'jsonwebtoken';
@@ -93,12 +94,12 @@ describe('TokenService', () => {
     it('types session tokens JWT, and remembers every permission for them (their role decides)', async () => {
       const token = await tokens.mint(session);
       expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: tokens.keys.signingKid });
-      expect(tokens.forOwnApi(token)?.permissions).toBe(255);
+      expect(tokens.forOwnApi(token)?.permissions).toBe(ALL_PERMISSIONS);
     });
 
     it('gives an access token without a scope claim (minted before scopes) every permission: its key decides', async () => {
       const { scope: _none, ...unscoped } = access;
-      expect(tokens.forOwnApi(await tokens.mint(unscoped))?.permissions).toBe(255);
+      expect(tokens.forOwnApi(await tokens.mint(unscoped))?.permissions).toBe(ALL_PERMISSIONS);
       // Names this version does not know grant nothing; an empty scope grants nothing.
       expect(
         tokens.forOwnApi(await tokens.mint({ ...access, scope: 'integrations:read future:perm' }))?.permissions,

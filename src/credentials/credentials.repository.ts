@@ -6,6 +6,7 @@ import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import type { Credential } from './credential.entity';
 import type { CredentialKind, CredentialRow } from './credential-kind';
+import type { CredentialKinds } from './credential-kinds';
 import type { OwnerIds } from './credential-owner';
 import type { CredentialUse } from './credential-use.recorder';
 
@@ -33,6 +34,31 @@ const LAST_USED_CHUNK = 500;
 
 /** A row of a list page: a credential and the count, or only the count when the page is empty. */
 type ListRow<R> = (R | { [column in keyof R]: null }) & { total_count: number | string };
+
+/** The columns every kind's insert binds, as its statement names them. */
+export interface SharedInsertArgs {
+  id: string;
+  organizationId: string;
+  userId: string;
+  label: string;
+  scopes: number;
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function sharedInsertArgs(credential: Credential): SharedInsertArgs {
+  return {
+    id: credential.id,
+    organizationId: credential.organizationId,
+    userId: credential.userId,
+    label: credential.label,
+    scopes: credential.scopes,
+    expiresAt: credential.expiresAt === null ? null : credential.expiresAt.toISOString(),
+    createdAt: credential.createdAt.toISOString(),
+    updatedAt: credential.updatedAt.toISOString(),
+  };
+}
 
 /** The fields of Credential from a row of any kind. */
 export function credentialFields(row: CredentialRow): Credential {
@@ -74,7 +100,9 @@ export abstract class CredentialsRepository<T extends Credential, R extends Cred
   protected constructor(
     protected readonly dataSource: DataSource,
     readonly kind: CredentialKind<T, R>,
+    kinds: CredentialKinds,
   ) {
+    kinds.add(this);
     const db = Dialect.of(dataSource);
     this.db = db;
     const { table } = kind;
@@ -154,7 +182,12 @@ export abstract class CredentialsRepository<T extends Credential, R extends Cred
   /** A page of the owner's credentials, newest first (created_at, then id, descending), and their count. */
   async findPageByOwner(owner: OwnerIds, window: PageWindow): Promise<CredentialPage<T>> {
     const statement = window.includeRevoked ? this.ownerList.all : this.ownerList.active;
-    const args = { userId: owner.userId, organizationId: owner.organizationId, limit: window.limit, offset: window.offset };
+    const args = {
+      userId: owner.userId,
+      organizationId: owner.organizationId,
+      limit: window.limit,
+      offset: window.offset,
+    };
     return this.toPage(await this.db.rows<ListRow<R>, OwnerListArgs>(statement, args));
   }
 
@@ -207,6 +240,21 @@ export abstract class CredentialsRepository<T extends Credential, R extends Cred
       });
       await this.db.run(this.dataSource.manager, this.lastUsed, { uses: records });
     }
+  }
+
+  /**
+   * Runs a kind's insert (one that returns a row only when the owner may have one more: its cap and membership checked
+   * in the statement) under the owner's lock, binding the credential's shared columns and `args`; whether it stored it.
+   */
+  protected async insertUnderLock<A>(
+    statement: Statement<SharedInsertArgs & A>,
+    credential: T,
+    args: A,
+    tx: Transaction,
+  ): Promise<boolean> {
+    await this.lockOwner(credential, tx);
+    const rows = await this.db.run(tx, statement, { ...sharedInsertArgs(credential), ...args });
+    return rows.length === 1;
   }
 
   /** A list page's rows as credentials and their count: a page past the end is the count's row alone. */

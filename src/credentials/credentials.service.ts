@@ -7,6 +7,7 @@ import { IdentityService } from '../identity/identity.service';
 import type { Credential } from './credential.entity';
 import { actor, CredentialOwner, OwnerIds, ownedBy, ownerQueue } from './credential-owner';
 import type { CredentialsRepository, PageWindow } from './credentials.repository';
+import { CredentialKinds } from './credential-kinds';
 import { CredentialUseRecorder } from './credential-use.recorder';
 
 export interface ListCredentialsQuery {
@@ -36,26 +37,17 @@ export interface MemberRevocation {
 /**
  * The life of every kind of credential (docs/adr/0048-one-credential-core.md): the owner's list, read and revocation,
  * the organization's (admins), a member's removal across every kind, the usage fields. Each change and its audit entry
- * (a revocation becomes a SET on the revocation feed) commit together. The kinds register their store here.
+ * (a revocation becomes a SET on the revocation feed) commit together.
  */
 @Injectable()
 export class CredentialsService {
-  private readonly stores: Array<CredentialsRepository<Credential>> = [];
-
   constructor(
+    private readonly kinds: CredentialKinds,
     private readonly uses: CredentialUseRecorder,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly identity: IdentityService,
   ) {}
-
-  /** A kind's store, called once by its module: a member's removal then revokes that kind too. */
-  register(store: CredentialsRepository<Credential>): void {
-    if (this.stores.includes(store)) return;
-    this.stores.push(store);
-    // In one order whatever the modules' order: the locks of a removal are always taken alike.
-    this.stores.sort((a, b) => a.kind.name.localeCompare(b.kind.name));
-  }
 
   /** The caller's credentials of one kind, newest first, within the list window (docs/api.md#conventions). */
   async list<T extends Credential>(
@@ -144,7 +136,7 @@ export class CredentialsService {
   async revokeMemberCredentials(owner: OwnerIds, at: Date, tx: Transaction): Promise<MemberRevocation> {
     const revoked: Record<string, number> = {};
     const entries: AuditEntry[] = [];
-    for (const store of this.stores) {
+    for (const store of this.kinds.all()) {
       await store.lockOwner(owner, tx);
       const ids = await store.revokeAllOf(owner, at, tx);
       revoked[store.kind.name] = ids.length;

@@ -8,11 +8,7 @@ import type { Principal } from '../identity/principal';
 import { ConditionNamesInterceptor } from './condition-names.interceptor';
 import { CreateWorkloadIdentityDto } from './dto/create-workload-identity.dto';
 import { WORKLOAD_IDENTITY_ROUTES } from './workload-identity-routes';
-import {
-  WorkloadIdentityView,
-  WorkloadIssuerListResponse,
-  WorkloadIssuerView,
-} from './dto/workload-identity.view';
+import { WorkloadIdentityView, WorkloadIssuerListResponse, WorkloadIssuerView } from './dto/workload-identity.view';
 import { WorkloadIdentitiesService } from './workload-identities.service';
 
 /** The caller's workload identities (docs/workload-identities.md): keys without secrets, managed as keys are. */
@@ -71,5 +67,4 @@ export class WorkloadIdentitiesController extends WORKLOAD_IDENTITY_ROUTES.Owner
       ),
     };
   }
-
 }

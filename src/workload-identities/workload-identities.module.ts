@@ -1,7 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { CredentialsModule } from '../credentials/credentials.module';
-import { CredentialsService } from '../credentials/credentials.service';
 import { FederationModule } from '../federation/federation.module';
 import { ISSUER_CREDENTIALS } from '../federation/issuer-credentials';
 import { IdentityModule } from '../identity/identity.module';
@@ -23,12 +22,7 @@ import { WORKLOAD_IDENTITY_ROUTES } from './workload-identity-routes';
   // WorkloadIdentitiesPortsModule only.
   exports: [WorkloadIdentitiesService, TrustedIssuerRevocations],
 })
-export class WorkloadIdentitiesModule {
-  /** Identities are a kind of credential: a member's removal revokes them (CredentialsService). */
-  constructor(credentials: CredentialsService, identities: WorkloadIdentitiesRepository) {
-    credentials.register(identities);
-  }
-}
+export class WorkloadIdentitiesModule {}
 
 /**
  * The port workload-identities provides to federation: a trusted issuer's removal revokes the identities naming it in

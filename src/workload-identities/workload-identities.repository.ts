@@ -12,7 +12,8 @@ import {
 } from '../identity/member-access';
 import type { PermissionMask } from '../identity/roles';
 import type { WorkloadIdentity } from './workload-identity.entity';
-import { CredentialsRepository } from '../credentials/credentials.repository';
+import { CredentialKinds } from '../credentials/credential-kinds';
+import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
 import { WORKLOAD_IDENTITY_KIND, WorkloadIdentityRow } from './workload-identity-rows';
 
 /** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
@@ -53,19 +54,13 @@ type CredentialRow = Pick<WorkloadIdentityRow, 'id' | 'organization_id' | 'user_
 type CandidateRow = CredentialRow &
   Pick<WorkloadIdentityRow, 'trusted_issuer_id' | 'issuer' | 'subject' | 'conditions'>;
 
-interface InsertArgs {
-  id: string;
-  organizationId: string;
-  userId: string;
+/** The insert's arguments besides the shared columns (CredentialsRepository.insertUnderLock). */
+interface OwnInsertArgs {
   trustedIssuerId: string;
   issuer: string;
-  label: string;
   subject: string;
   conditions: string;
   reachableBy: string;
-  scopes: number;
-  expiresAt: string | null;
-  createdAt: string;
   cap: number;
 }
 
@@ -81,11 +76,11 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
   private readonly candidates: (key: string) => Promise<CandidateRow[]>;
   /** An exchange that names its identity (`client_id`) reads it by id, batched per turn as the credentials are. */
   private readonly candidateById: (id: string) => Promise<CandidateRow | undefined>;
-  private readonly insertWithinCap: Statement<InsertArgs>;
+  private readonly insertWithinCap: Statement<SharedInsertArgs & OwnInsertArgs>;
   private readonly revokeTrusting: Statement<RevokeTrustingArgs>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    super(dataSource, WORKLOAD_IDENTITY_KIND);
+  constructor(@InjectDataSource() dataSource: DataSource, kinds: CredentialKinds) {
+    super(dataSource, WORKLOAD_IDENTITY_KIND, kinds);
     const db = this.db;
 
     // One query for every token minted through an identity (as a key's: docs/architecture.md#hot-path-a-bearer-request).
@@ -164,23 +159,9 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
 
   /** Stores the identity unless its owner has `cap` usable ones, or is no longer a member; under the owner's lock. */
   async insertWithinActiveCap(identity: WorkloadIdentity, cap: number, tx: Transaction): Promise<boolean> {
-    await this.lockOwner(identity, tx);
-    const rows = await this.db.run(tx, this.insertWithinCap, {
-      id: identity.id,
-      organizationId: identity.organizationId,
-      userId: identity.userId,
-      trustedIssuerId: identity.trustedIssuerId,
-      issuer: identity.issuer,
-      label: identity.label,
-      subject: identity.subject,
-      conditions: identity.conditions,
-      reachableBy: identity.reachableBy,
-      scopes: identity.scopes,
-      expiresAt: identity.expiresAt === null ? null : identity.expiresAt.toISOString(),
-      createdAt: identity.createdAt.toISOString(),
-      cap,
-    });
-    return rows.length === 1;
+    const { trustedIssuerId, issuer, subject, conditions, reachableBy } = identity;
+    const own = { trustedIssuerId, issuer, subject, conditions, reachableBy, cap };
+    return this.insertUnderLock(this.insertWithinCap, identity, own, tx);
   }
 
   /** The identity with this id and its owner's membership (batched; undefined for an unknown id). */

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode, permissionDenied, unauthenticatedBearer } from '../common/errors';
-import type { Page } from '../common/pagination';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -11,6 +10,7 @@ import type { TrustedIssuer } from '../federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../federation/trusted-issuers.service';
 import { latestExpiry, requestedExpiry } from '../identity/credential-lifetime';
 import { IdentityService } from '../identity/identity.service';
+import type { MembershipAccess } from '../identity/member-access';
 import { Permission, PermissionMask, permissionMask, Role } from '../identity/roles';
 import { isExpired, WorkloadIdentity } from './workload-identity.entity';
 import {
@@ -25,7 +25,7 @@ import {
 } from './workload-identity-matching';
 import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
 import { actor, CredentialOwner, ownedBy, ownerQueue } from '../credentials/credential-owner';
-import { CredentialsService, ListCredentialsQuery } from '../credentials/credentials.service';
+import { CredentialsService } from '../credentials/credentials.service';
 
 /** Whose identities: every query on a user's identities is scoped by both. */
 export type IdentityOwner = CredentialOwner;
@@ -48,8 +48,6 @@ export interface NewWorkloadIdentity {
   /** Absent or null: none, or the organization's maximum under a key policy. */
   expiresAt?: string | null;
 }
-
-export type ListIdentitiesQuery = ListCredentialsQuery;
 
 /**
  * An identity whose tokens may be used now: ACTIVE, not expired, its owner a member; with what a token minted through
@@ -185,21 +183,6 @@ export class WorkloadIdentitiesService {
     return identity;
   }
 
-  /** The caller's identities, newest first, within the list window. */
-  list(owner: IdentityOwner, query: ListIdentitiesQuery): Promise<Page<WorkloadIdentity>> {
-    return this.credentials.list(this.identities, owner, query);
-  }
-
-  /** The caller's own identity; someone else's is "not found", never "forbidden". */
-  get(owner: IdentityOwner, id: string): Promise<WorkloadIdentity> {
-    return this.credentials.get(this.identities, owner, id);
-  }
-
-  /** Revokes at once and for good (idempotent); the revocation, its audit entry and its feed event commit together. */
-  revoke(owner: IdentityOwner, id: string, request?: RequestContext): Promise<WorkloadIdentity> {
-    return this.credentials.revoke(this.identities, owner, id, request);
-  }
-
   /** The trusted issuers of kind `workloads` of the caller's organization: what an identity may name. */
   async workloadIssuers(owner: IdentityOwner): Promise<TrustedIssuer[]> {
     const organization = await this.identity.organizationById(owner.organizationId);
@@ -266,15 +249,7 @@ export class WorkloadIdentitiesService {
     if (found === undefined || found.ownerAccess === null || !ownedBy(found.identity, owner)) return null;
     const { identity, ownerAccess } = found;
     if (identity.status !== 'ACTIVE' || isExpired(identity.expiresAtMs, nowMs)) return null;
-    return {
-      id: identity.id,
-      organizationId: identity.organizationId,
-      userId: identity.userId,
-      scopes: identity.scopes,
-      expiresAtMs: identity.expiresAtMs,
-      role: ownerAccess.role,
-      accessTokenLifetime: ownerAccess.accessTokenLifetime,
-    };
+    return usableOf(identity, ownerAccess);
   }
 
   /** A successful exchange through the identity: kept in memory, written in the recorder's next batch. */
@@ -289,18 +264,18 @@ export class WorkloadIdentitiesService {
   }
 }
 
+/** What a token minted through the identity may do and how long it may live, read with its owner's membership. */
+function usableOf(
+  identity: Pick<UsableWorkloadIdentity, 'id' | 'organizationId' | 'userId' | 'scopes' | 'expiresAtMs'>,
+  ownerAccess: MembershipAccess,
+): UsableWorkloadIdentity {
+  const { id, organizationId, userId, scopes, expiresAtMs } = identity;
+  const { role, accessTokenLifetime } = ownerAccess;
+  return { id, organizationId, userId, scopes, expiresAtMs, role, accessTokenLifetime };
+}
+
 function toMatched(candidate: IdentityCandidate): MatchedWorkloadIdentity {
-  return {
-    id: candidate.id,
-    organizationId: candidate.organizationId,
-    userId: candidate.userId,
-    trustedIssuerId: candidate.trustedIssuerId,
-    issuer: candidate.issuer,
-    subject: candidate.subject,
-    conditions: JSON.parse(candidate.conditions) as MatchCandidate['conditions'],
-    scopes: candidate.scopes,
-    expiresAtMs: candidate.expiresAtMs,
-    role: candidate.ownerAccess.role,
-    accessTokenLifetime: candidate.ownerAccess.accessTokenLifetime,
-  };
+  const { trustedIssuerId, issuer, subject } = candidate;
+  const conditions = JSON.parse(candidate.conditions) as MatchCandidate['conditions'];
+  return Object.assign(usableOf(candidate, candidate.ownerAccess), { trustedIssuerId, issuer, subject, conditions });
 }

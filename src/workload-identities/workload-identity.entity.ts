@@ -23,7 +23,6 @@ export type WorkloadConditions = Readonly<Record<string, string>>;
  */
 @Entity({ name: 'workload_identities' })
 export class WorkloadIdentity extends Credential {
-
   /** The organization's trusted issuer (kind `workloads`) whose tokens it accepts. */
   @Column({ name: 'trusted_issuer_id', type: 'varchar', length: 36 })
   trustedIssuerId: string;

@@ -10,7 +10,6 @@ const EXPIRES_AT_DESCRIPTION =
   'When the key stops working: an ISO 8601 timestamp with a zone designator, at least 60 s ahead, or null ' +
   "for none. Absent or null under an organization key policy: creation + the policy's maximum; a later one is refused.";
 
-
 export class CreateApiKeyDto {
   @ApiPropertyOptional({
     maxLength: 255,

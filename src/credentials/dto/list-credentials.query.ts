@@ -24,7 +24,8 @@ export class ListOrganizationCredentialsQuery extends ListCredentialsQuery {
 
   @ApiPropertyOptional({
     maxLength: 320,
-    description: 'Only those of the user with this e-mail address (any case); with user_id, both must name the same user',
+    description:
+      'Only those of the user with this e-mail address (any case); with user_id, both must name the same user',
     example: 'dev@acme.test',
   })
   @IsOptional()
