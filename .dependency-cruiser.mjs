@@ -9,7 +9,7 @@ export const MAY_USE = {
   audit: ['identity'],
   // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
   metrics: [],
-  // The credential core: what every kind of credential shares (docs/adr/0048-one-credential-core.md).
+  // The credential core: what every kind of credential shares (docs/adr/0052-one-credential-core.md).
   credentials: ['identity', 'audit'],
   'api-keys': ['identity', 'audit', 'metrics', 'credentials'],
   integrations: ['identity', 'audit', 'metrics'],
@@ -57,7 +57,7 @@ export const MAY_USE = {
   // test deliveries' 429s are counted (metrics).
   webhooks: ['audit', 'api-keys', 'identity', 'integrations', 'metrics'],
   // Workload identities (keys without secrets): members' credentials (identity, audited) naming an organization's
-  // trusted issuer (federation); a kind of credential (the credential core: docs/adr/0048-one-credential-core.md).
+  // trusted issuer (federation); a kind of credential (the credential core: docs/adr/0052-one-credential-core.md).
   'workload-identities': ['identity', 'audit', 'federation', 'credentials'],
 };
 const FEATURES = Object.keys(MAY_USE);

@@ -21,7 +21,12 @@ export const PERMISSIONS: ReadonlyArray<{ name: Permission; description: string;
     description: 'create its owner’s workload identities',
     management: true,
   },
-  { name: 'workload_identities:read', description: 'list and read its owner’s workload identities', management: false },
+  // Not among a new key's defaults either: a key reads its owner's identities only when asked to (docs/api.md#scopes).
+  {
+    name: 'workload_identities:read',
+    description: 'list and read its owner’s workload identities',
+    management: true,
+  },
   { name: 'workload_identities:revoke', description: 'revoke its owner’s workload identities', management: true },
   {
     name: 'workload_identities:manage',

@@ -3,7 +3,7 @@ import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeyView } from './dto/api-key.view';
 
 /**
- * The routes keys share with every credential (docs/adr/0048-one-credential-core.md): /v1/user-api-keys' list, read
+ * The routes keys share with every credential (docs/adr/0052-one-credential-core.md): /v1/user-api-keys' list, read
  * and revocation, and organization key management (docs/api.md#organization-key-management), for admins.
  */
 export const API_KEY_ROUTES = credentialRoutes({

@@ -30,7 +30,7 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
   });
 }
 
-/** The API key as a kind of credential (docs/adr/0048-one-credential-core.md). */
+/** The API key as a kind of credential (docs/adr/0052-one-credential-core.md). */
 export const API_KEY_KIND: CredentialKind<ApiKey, ApiKeyRow> = {
   name: 'api_key',
   revokedAction: 'api_key.revoked',

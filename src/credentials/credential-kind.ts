@@ -19,7 +19,7 @@ export interface CredentialRow {
 }
 
 /**
- * What a kind of credential tells the core (docs/adr/0048-one-credential-core.md#a-new-kind): its table and how to
+ * What a kind of credential tells the core (docs/adr/0052-one-credential-core.md#a-new-kind): its table and how to
  * read a row of it, how it is named in the audit trail, and its owner lock. The core does the rest: lists, revocation
  * (by the owner, an admin, a member's removal), usage fields.
  */

@@ -16,7 +16,7 @@ import { ListCredentialsQuery, ListOrganizationCredentialsQuery } from './dto/li
 
 type Summary = { summary: string; description?: string };
 
-/** How one kind's routes are named and shown (docs/adr/0048-one-credential-core.md#a-new-kind). */
+/** How one kind's routes are named and shown (docs/adr/0052-one-credential-core.md#a-new-kind). */
 export interface CredentialRoutesOf<T extends Credential, V extends CredentialView> {
   /** The stem of its OpenAPI schemas' names: `ApiKey` gives ApiKeyResponse, OrganizationApiKeyView... */
   schema: string;

@@ -8,7 +8,7 @@ export type CredentialStatus = 'ACTIVE' | 'REVOKED';
 export type CredentialDisplayStatus = CredentialStatus | 'EXPIRED';
 
 /**
- * What every kind of credential has (docs/adr/0048-one-credential-core.md): an owner in an organization, a status,
+ * What every kind of credential has (docs/adr/0052-one-credential-core.md): an owner in an organization, a status,
  * scopes, an expiry and the usage fields. Each kind's table holds these columns and its own; its entity extends this.
  */
 export abstract class Credential {

@@ -6,7 +6,7 @@ import { CredentialUseRecorder } from './credential-use.recorder';
 import { CredentialsService } from './credentials.service';
 
 /**
- * The credential core (docs/adr/0048-one-credential-core.md): what every kind of credential shares. The kinds'
+ * The credential core (docs/adr/0052-one-credential-core.md): what every kind of credential shares. The kinds'
  * modules (api-keys, workload-identities) import it; each kind's repository extends CredentialsRepository, which adds
  * it to CredentialKinds.
  */

@@ -79,7 +79,7 @@ export function credentialFields(row: CredentialRow): Credential {
 }
 
 /**
- * The queries every kind of credential shares, on its own table (docs/adr/0048-one-credential-core.md): read by id
+ * The queries every kind of credential shares, on its own table (docs/adr/0052-one-credential-core.md): read by id
  * (batched per event-loop turn), the owner's and the organization's lists, the revocations, the owner's lock, the
  * usage fields. A kind's repository extends it with its own (creation, the token paths' reads).
  */

@@ -35,7 +35,7 @@ export interface MemberRevocation {
 }
 
 /**
- * The life of every kind of credential (docs/adr/0048-one-credential-core.md): the owner's list, read and revocation,
+ * The life of every kind of credential (docs/adr/0052-one-credential-core.md): the owner's list, read and revocation,
  * the organization's (admins), a member's removal across every kind, the usage fields. Each change and its audit entry
  * (a revocation becomes a SET on the revocation feed) commit together.
  */

@@ -2,7 +2,7 @@ import { Permission, PERMISSION_BITS, PERMISSIONS, roleGrants, ROLES, scopeClaim
 
 /**
  * The permissions of webhooks and workload identities took over routes that api_keys:* gated
- * (docs/adr/0048-one-credential-core.md#permissions): each role holds a successor exactly when it holds the older one.
+ * (docs/adr/0052-one-credential-core.md#permissions): each role holds a successor exactly when it holds the older one.
  */
 const SUCCEEDED: ReadonlyArray<[older: Permission, newer: Permission]> = [
   ['api_keys:create', 'workload_identities:create'],

@@ -88,7 +88,6 @@ export const DEFAULT_KEY_SCOPES: PermissionMask = permissionMask([
   'audit:read',
   'integrations:read',
   'integrations:write',
-  'workload_identities:read',
 ]);
 
 const ROLE_MASKS: Readonly<Record<Role, PermissionMask>> = {

@@ -12,7 +12,7 @@ import { WORKLOAD_IDENTITY_ROUTES } from './workload-identity-routes';
 
 /**
  * Workload identities (docs/workload-identities.md): keys without secrets, matched against the tokens of the
- * organization's trusted issuers of kind workloads (federation); a kind of credential (docs/adr/0048).
+ * organization's trusted issuers of kind workloads (federation); a kind of credential (docs/adr/0052-one-credential-core.md).
  */
 @Module({
   imports: [IdentityModule, AuditModule, FederationModule, CredentialsModule],

@@ -3,7 +3,7 @@ import { WorkloadIdentityView } from './dto/workload-identity.view';
 import { WorkloadIdentitiesRepository } from './workload-identities.repository';
 
 /**
- * The routes identities share with every credential (docs/adr/0048-one-credential-core.md): /v1/workload-identities'
+ * The routes identities share with every credential (docs/adr/0052-one-credential-core.md): /v1/workload-identities'
  * list, read and revocation, and every member's identities for admins (docs/workload-identities.md).
  */
 export const WORKLOAD_IDENTITY_ROUTES = credentialRoutes({

@@ -33,7 +33,7 @@ export function conditionsOf(identity: Pick<WorkloadIdentity, 'conditions'>): Wo
   return JSON.parse(identity.conditions) as WorkloadConditions;
 }
 
-/** The workload identity as a kind of credential (docs/adr/0048-one-credential-core.md). */
+/** The workload identity as a kind of credential (docs/adr/0052-one-credential-core.md). */
 export const WORKLOAD_IDENTITY_KIND: CredentialKind<WorkloadIdentity, WorkloadIdentityRow> = {
   name: 'workload_identity',
   revokedAction: 'workload_identity.revoked',

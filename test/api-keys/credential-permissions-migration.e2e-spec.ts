@@ -8,7 +8,7 @@ import { migratedApp } from '../support/migrations';
 import { createTestDatabase, DATABASE_KIND, testSecrets, TestApp } from '../support/test-app';
 
 /**
- * Migration 1765870000000 (docs/adr/0048-one-credential-core.md#permissions): webhooks and workload identities were
+ * Migration 1765870000000 (docs/adr/0052-one-credential-core.md#permissions): webhooks and workload identities were
  * gated by api_keys:*; a key made before keeps reaching them through the permissions that took over, and a key that
  * could not reach them still cannot.
  */

@@ -18,8 +18,8 @@ import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test
 
 const DAY = 86_400_000;
 /** The defaults of docs/api.md#scopes, as each role has them. */
-const ADMIN_DEFAULT = ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write', 'workload_identities:read'];
-const MEMBER_DEFAULT = ['api_keys:read', 'integrations:read', 'workload_identities:read'];
+const ADMIN_DEFAULT = ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write'];
+const MEMBER_DEFAULT = ['api_keys:read', 'integrations:read'];
 
 /**
  * The key lifecycle (docs/api.md#scopes, #post-v1token, #expiry-and-key-policy, #rotation): scopes
@@ -68,7 +68,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
   const iso = (ms: number): string => new Date(ms).toISOString();
 
   describe('scopes on keys', () => {
-    it('gives a new key the defaults its creator has: an admin five, a member three; shown on every record', async () => {
+    it('gives a new key the defaults its creator has: an admin four, a member two; shown on every record', async () => {
       const admin = await user('admin');
       const member = await user('member');
       const a = await t.createKey(admin);

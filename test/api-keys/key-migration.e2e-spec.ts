@@ -56,7 +56,7 @@ describe(`keys made before scopes and expiry, migrated on ${DATABASE_KIND}`, () 
     t.user({ org: 'migrated', email: owners[owner].email, role: owner === 'removed' ? 'admin' : owner });
 
   it.each([
-    // workload_identities:read: api_keys:read's successor since 1765870000000 (docs/adr/0048-one-credential-core.md)
+    // workload_identities:read: api_keys:read's successor since 1765870000000 (docs/adr/0052-one-credential-core.md)
     ['admin', ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write', 'workload_identities:read']],
     ['member', ['api_keys:read', 'integrations:read', 'workload_identities:read']],
     ['viewer', ['api_keys:read', 'integrations:read', 'workload_identities:read']],

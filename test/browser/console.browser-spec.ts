@@ -405,7 +405,7 @@ describe('web console in Chromium', () => {
         'workload_identities:revoke',
       ]),
     );
-    expect(await values(true)).toEqual(['api_keys:read', 'integrations:read', 'workload_identities:read']);
+    expect(await values(true)).toEqual(['api_keys:read', 'integrations:read']);
     await member.page.getByRole('button', { name: 'Cancel' }).click();
     for (const path of [
       '/console/settings',

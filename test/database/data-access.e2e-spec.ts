@@ -183,9 +183,7 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     async (_name, includeRevoked, index) => {
       const { organizationId } = await organizationInUse();
       const text = await planOf(() =>
-        t
-          .get(ApiKeysRepository)
-          .findPageByOrganization(organizationId, { limit: 20, offset: 40, includeRevoked }),
+        t.get(ApiKeysRepository).findPageByOrganization(organizationId, { limit: 20, offset: 40, includeRevoked }),
       );
       expect(text).not.toMatch(/SCAN api_keys\b|Seq Scan|Bitmap/);
       // The count and the page both read the organization's index (PostgreSQL may read the count

@@ -158,6 +158,8 @@ describe(`resource servers in processes of their own: restarts and replicas on $
         userId: valid.holder.userId,
         organizationId: valid.holder.organizationId,
         credentialId: valid.key.id,
+        // Deprecated, the same value (docs/revocation-feed.md).
+        apiKeyId: valid.key.id,
         scopes: KEY_SCOPES,
       },
     });

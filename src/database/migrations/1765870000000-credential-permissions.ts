@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Webhooks and workload identities get permissions of their own (docs/adr/0048-one-credential-core.md#permissions):
+ * Webhooks and workload identities get permissions of their own (docs/adr/0052-one-credential-core.md#permissions):
  * webhooks:read 256, webhooks:write 512, workload_identities:create 1024, :read 2048, :revoke 4096, :manage 8192. Their
  * routes were gated by api_keys:create 1, :read 2, :revoke 4 and :manage 8, so every stored scope mask (keys and
  * workload identities) holding one of those gets the permissions that took over its routes: what a credential could
