@@ -50,8 +50,8 @@ export const MAY_USE = {
   // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
   // members' lifecycle (just in time, never someone removed).
   federation: ['identity', 'audit', 'integrations', 'members'],
-  // Health only needs @Public() from identity's access vocabulary.
-  health: ['identity'],
+  // Health needs @Public() from identity's access vocabulary, and auth's signing keys for readiness.
+  health: ['identity', 'auth'],
   // Signed webhooks: audit entries become deliveries (audit's observer); api-keys publishes the keys near expiry;
   // endpoint secrets are sealed with integrations' credential cipher; dropped deliveries, disabled endpoints and the
   // test deliveries' 429s are counted (metrics).

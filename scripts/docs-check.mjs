@@ -4,7 +4,9 @@
 //   - docs/api.md's route table lists exactly the routes of client/openapi.json, and its links reach a heading;
 //   - the folder maps of README.md and docs/architecture.md name every folder under src/ and every top-level folder of
 //     the repository, and nothing that does not exist;
-//   - docs/adr/README.md links every docs/adr/NNNN-*.md exactly once, in order.
+//   - docs/adr/README.md links every docs/adr/NNNN-*.md exactly once, in order;
+//   - README.md and docs/**/*.md stay under WORD_LIMIT words together (wc -w's count), so that they stay read;
+//   - every relative link of README.md and docs/**/*.md leads to a file, and its #anchor to a heading there.
 //   node scripts/docs-check.mjs  fails (exit 1) with one line per difference
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -129,6 +131,45 @@ for (const [, number, target] of read('docs/adr/README.md').matchAll(/^\| \[(\d{
 }
 compare('docs/adr/README.md', 'record', indexed, records);
 if (indexed.join() !== [...indexed].sort().join()) problems.push('docs/adr/README.md: records out of order');
+
+// 4. The length of the docs: each thing said once, and linked.
+const WORD_LIMIT = 60000;
+const markdown = (folder) =>
+  readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? markdown(join(folder, entry.name))
+      : entry.name.endsWith('.md')
+        ? [join(folder, entry.name)]
+        : [],
+  );
+const words = ['README.md', ...markdown('docs')].reduce(
+  (sum, file) =>
+    sum +
+    read(file)
+      .split(/\s+/)
+      .filter((word) => word !== '').length,
+  0,
+);
+if (words > WORD_LIMIT) problems.push(`README.md and docs/: ${words} words, more than ${WORD_LIMIT}`);
+
+// 5. Every relative link of the docs leads somewhere (code blocks aside; a link with a scheme is not checked).
+const withoutCode = (text) => text.replace(/^```[\s\S]*?^```/gm, '');
+for (const file of ['README.md', ...markdown('docs')]) {
+  const text = withoutCode(read(file));
+  const targets = [
+    ...[...text.matchAll(/\]\(([^)\s]+)\)/g)].map(([, target]) => target),
+    ...[...text.matchAll(/^\[[^\]]+\]: (\S+)$/gm)].map(([, target]) => target),
+  ];
+  for (const target of new Set(targets)) {
+    if (/^[a-z][a-z+.-]*:/.test(target)) continue;
+    const [path, anchor] = target.split('#');
+    const linked = path === '' ? file : join(dirname(file), path);
+    if (!existsSync(join(ROOT, linked))) problems.push(`${file}: link ${target} leads to no file`);
+    else if (anchor !== undefined && linked.endsWith('.md') && !anchors(read(linked)).has(anchor)) {
+      problems.push(`${file}: link ${target} leads to no heading`);
+    }
+  }
+}
 
 for (const problem of new Set(problems)) console.error(problem);
 if (problems.length > 0) process.exitCode = 1;

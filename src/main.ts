@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+// First: with OTEL_* set, the instrumentations must see http, pg, ioredis and undici load (docs/deployment.md#traces).
+import './common/tracing-start';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';

@@ -84,6 +84,11 @@ export class AuditService implements OnApplicationShutdown {
     await this.writePending();
   }
 
+  /** Writes what recordSoon holds now, and waits for every write under way (tests read the trail after it). */
+  flush(): Promise<void> {
+    return this.writePending();
+  }
+
   private writePending(): Promise<void> {
     clearTimeout(this.soon);
     const events = this.pending;

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { clientAddress } from './client-address';
+import { activeTracing } from './tracing';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -15,6 +16,8 @@ export type RequestObserver = (req: Request, res: Response, elapsedMs: number) =
 export const REQUEST_OBSERVER = Symbol('REQUEST_OBSERVER');
 
 export const REQUEST_ID_KEY = 'requestId';
+/** With tracing on, every line logged while serving a request names its trace (docs/deployment.md#traces). */
+export const TRACE_ID_KEY = 'traceId';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -42,10 +45,14 @@ function isQuietAnswer(req: Request, res: Response, path: string): boolean {
 
 /** The access log, and `req.log`, which nestjs-pino hands to Nest `Logger` calls (docs/adr/0006-own-access-log-and-log-redaction.md). */
 export function requestLogger(logger: Logger, observe: RequestObserver | null = null): RequestHandler {
+  const tracing = activeTracing();
   return (req: Request, res: Response, next: NextFunction): void => {
     const id = requestIdFor(req, res);
     req.id = id;
-    const log = logger.child({ [REQUEST_ID_KEY]: id });
+    const traceId = tracing?.traceId();
+    const log = logger.child(
+      traceId === undefined ? { [REQUEST_ID_KEY]: id } : { [REQUEST_ID_KEY]: id, [TRACE_ID_KEY]: traceId },
+    );
     req.log = log;
     const startedAt = performance.now();
     res.once('close', () => {

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, ErrorCode, Messages } from './errors';
 import { sendError } from './exception.filter';
+import { activeTracing } from './tracing';
 
 /** Liveness stays 200 while the process drains (it is alive); everything else is new work. */
 const ALWAYS_ANSWERED = new Set(['/healthz']);
@@ -167,6 +168,8 @@ export function exitGracefullyOnSignals(
         return connections.close(state);
       })
       .then(() => app.close())
+      // The last spans (the requests of the drain) are exported before the exit.
+      .then(() => activeTracing()?.shutdown())
       .then(
         () => {
           logger.log({ elapsedMs: elapsedMs() }, 'shut down');

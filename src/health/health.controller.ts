@@ -1,44 +1,38 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../identity/access.decorators';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
-import { ShutdownState } from '../common/shutdown.state';
-
-/** A readiness probe never hangs: a database that does not answer within this is "not ready". */
-export const READINESS_TIMEOUT_MS = 1000;
+import { LIVE_BODY, PROBES, Probes, ReadyBody } from '../common/probes';
 
 const NO_CACHE = 'no-cache, no-store, must-revalidate';
 
-/** Probes (docs/operations.md). */
+/** Probes (docs/deployment.md#probes); the metrics listener answers the same two paths. */
 @Public()
 @ApiTags('Operations')
 @Controller()
 export class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
-    private readonly shutdown: ShutdownState,
-  ) {}
+  constructor(@Inject(PROBES) private readonly probes: Probes) {}
 
-  // Terminus' @HealthCheck() would document its own 503 body; ours is the `{code, message}` of every error.
   @Get('healthz')
   @Header('Cache-Control', NO_CACHE)
   @ApiOperation({ summary: 'Liveness: the process is alive and serving (no database)' })
   @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', example: 'ok' } } } })
-  liveness(): { status: 'ok' } {
-    return { status: 'ok' };
+  liveness(): typeof LIVE_BODY {
+    return LIVE_BODY;
   }
 
-  /** Success body is terminus' own result: `{ status: "ok", info, error, details }`. */
   @Get('readyz')
   @Header('Cache-Control', NO_CACHE)
-  @ApiOperation({ summary: 'Readiness: the database answers within 1 s and the instance is not draining' })
-  @ApiOkResponse({ description: "terminus' result: { status: 'ok', info, error, details }" })
+  @ApiOperation({
+    summary:
+      'Readiness: not draining, the database answers within 1 s, every migration applied, the signing keys loaded',
+  })
+  @ApiOkResponse({ description: "{ status: 'ok', info, error, details } with database, migrations, signing_keys" })
   @ApiErrors(ErrorCode.UNAVAILABLE)
-  readiness(): Promise<HealthCheckResult> {
-    if (this.shutdown.isDraining) throw new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable);
-    return this.health.check([() => this.database.pingCheck('database', { timeout: READINESS_TIMEOUT_MS })]);
+  async readiness(): Promise<ReadyBody> {
+    const ready = await this.probes.readiness();
+    if (ready === undefined) throw new AppError(ErrorCode.UNAVAILABLE, Messages.unavailable, { reason: 'not_ready' });
+    return ready;
   }
 }

@@ -1,14 +1,16 @@
 import { Global, Module } from '@nestjs/common';
-import { TerminusModule } from '@nestjs/terminus';
+import { AuthModule } from '../auth/auth.module';
+import { PROBES } from '../common/probes';
 import { ShutdownState } from '../common/shutdown.state';
 import { HealthController } from './health.controller';
+import { Readiness } from './readiness';
 
-/** Global: the HTTP gate and anything that stops work at shutdown read the draining state. */
+/** Global: the HTTP gate and anything that stops work at shutdown read the draining state; the metrics listener asks PROBES. */
 @Global()
 @Module({
-  imports: [TerminusModule.forRoot({ logger: false })],
+  imports: [AuthModule],
   controllers: [HealthController],
-  providers: [ShutdownState],
-  exports: [ShutdownState],
+  providers: [ShutdownState, Readiness, { provide: PROBES, useExisting: Readiness }],
+  exports: [ShutdownState, PROBES],
 })
 export class HealthModule {}

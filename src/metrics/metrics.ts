@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { routeTemplate } from '../common/request-route';
 
 /** Every place the service answers 429 (docs/operations.md#metrics). */
 export type RateLimiter =
@@ -30,9 +31,6 @@ const RATE_LIMITERS: readonly RateLimiter[] = [
   'key_requests',
   'webhook_tests',
 ];
-
-/** The route label of a request no route answered: 404s, and requests refused before routing (bad body, draining). */
-export const UNMATCHED_ROUTE = 'unmatched';
 
 /** Seconds: most answers take ms; a DB outage 503s in 1-2 s; a credentials validation may take up to 15 s. */
 const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
@@ -98,12 +96,10 @@ export class Metrics {
 
   /** The access log's request observer (common/request-logger.ts), once per finished response. */
   readonly observeRequest = (req: Request, res: Response, elapsedMs: number): void => {
-    const route = req.route as { path?: unknown } | undefined;
-    const endpoint = typeof route?.path === 'string' && !route.path.includes('*');
     this.requestDuration.observe(
       {
         method: req.method,
-        route: endpoint ? req.baseUrl + (route.path as string) : UNMATCHED_ROUTE,
+        route: routeTemplate(req),
         status_code: res.writableFinished ? res.statusCode : 'aborted',
       },
       elapsedMs / 1000,

@@ -1,11 +1,12 @@
 import { sign } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import { AuditService } from '../../src/audit/audit.service';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { auditPage } from '../support/audit-events';
 import { b64, bearer } from '../support/http-assertions';
-import { pause, waitFor } from '../support/wait';
+import { waitFor } from '../support/wait';
 import { IdentityProvider } from '../support/identity-provider';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 import {
@@ -107,7 +108,7 @@ describe('token exchange: edge cases', () => {
     expect([badSyntax.status, badSyntax.body.error]).toEqual([400, 'invalid_scope']);
     const unknown = await exchange(named(signed(), { resource: 'https://nowhere.example' }));
     expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_target']);
-    await pause(300);
+    await t.get(AuditService).flush();
     const requests = new Set([wider, badSyntax, unknown].map((answer) => answer.headers['x-request-id']));
     const events = (
       await auditPage(t, admin, { action: 'workload_identity.exchanged', target_id: identityId, limit: 200 })

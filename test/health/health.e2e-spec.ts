@@ -1,4 +1,7 @@
+import { DataSource } from 'typeorm';
 import { ShutdownState } from '../../src/common/shutdown.state';
+import { MIGRATIONS } from '../../src/database/data-source-options';
+import { MetricsServer } from '../../src/metrics/metrics.server';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /** GET /healthz and GET /readyz (docs/operations.md), and how they behave while draining. */
@@ -17,13 +20,36 @@ describe('health probes', () => {
     expect(response.body).toEqual({ status: 'ok' });
   });
 
-  it("GET /readyz: 200 with terminus' result when the database answers, without authentication", async () => {
+  it('GET /readyz: 200 when the database answers, every migration is applied and the keys are loaded', async () => {
     const response = await t.http().get('/readyz');
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.headers['cache-control']).toBe('no-cache, no-store, must-revalidate');
-    const database = { status: 'up', responseTime: expect.any(Number) };
-    expect(response.body).toEqual({ status: 'ok', info: { database }, error: {}, details: { database } });
+    const checks = {
+      database: { status: 'up', responseTime: expect.any(Number) },
+      migrations: { status: 'up', applied: MIGRATIONS.length },
+      signing_keys: { status: 'up', keys: 1 },
+    };
+    expect(response.body).toEqual({ status: 'ok', info: checks, error: {}, details: checks });
+  });
+
+  it('GET /readyz: 503 while a migration this build knows is not applied (an older schema), ready again once it is', async () => {
+    const [latest] = MIGRATIONS.slice(-1).map((migration) => migration.name);
+    const dataSource = t.get(DataSource);
+    const [row] = await dataSource.query<Array<{ id: number; timestamp: number }>>(
+      `SELECT id, timestamp FROM migrations WHERE name = '${latest}'`,
+    );
+    await dataSource.query(`DELETE FROM migrations WHERE name = '${latest}'`);
+    try {
+      const response = await t.http().get('/readyz');
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable' });
+    } finally {
+      await dataSource.query(
+        `INSERT INTO migrations (id, timestamp, name) VALUES (${row.id}, ${row.timestamp}, '${latest}')`,
+      );
+    }
+    await t.http().get('/readyz').expect(200);
   });
 
   it('ignores a Bearer header, even an invalid one (the probes are public)', async () => {
@@ -54,5 +80,30 @@ describe('health probes', () => {
     const alive = await t.http().get('/healthz');
     expect(alive.status).toBe(200);
     expect(alive.body).toEqual({ status: 'ok' });
+  });
+
+  it('the metrics listener answers the same probes (for a kubelet that probes the management port), not ready while draining', async () => {
+    const { port } = t.get(MetricsServer).address()!;
+    const probe = (path: string): Promise<globalThis.Response> => fetch(`http://127.0.0.1:${port}${path}`);
+    const live = await probe('/healthz');
+    expect(live.status).toBe(200);
+    expect(live.headers.get('cache-control')).toBe('no-cache, no-store, must-revalidate');
+    expect(await live.json()).toEqual({ status: 'ok' });
+    const ready = await probe('/readyz');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      status: 'ok',
+      info: { database: { status: 'up' }, migrations: { status: 'up' }, signing_keys: { status: 'up' } },
+    });
+    expect((await probe('/readyz?x=1')).status).toBe(200);
+    expect((await probe('/livez')).status).toBe(404);
+
+    t.get(ShutdownState).begin();
+
+    const draining = await probe('/readyz');
+    expect(draining.status).toBe(503);
+    expect(await draining.json()).toEqual({ code: 'UNAVAILABLE', message: 'service unavailable' });
+    expect((await probe('/healthz')).status).toBe(200);
+    expect((await probe('/metrics')).status).toBe(200);
   });
 });
