@@ -1,6 +1,8 @@
 import type { AuditAction, AuditEvent } from '../audit/audit-event.entity';
 import type { AppError } from '../common/errors';
+import type { Transaction } from '../database/unit-of-work';
 import type { Credential } from './credential.entity';
+import type { OwnerIds } from './credential-owner';
 
 /** The columns every kind's table has, as its statements return them (Credential's fields). */
 export interface CredentialRow {
@@ -39,4 +41,26 @@ export interface CredentialKind<T extends Credential, R extends CredentialRow = 
   keepsUserAgent: boolean;
   /** The error of an id that is not the caller's (or not the caller's organization's). */
   notFound(): AppError;
+}
+
+/** What the core asks of a kind's repository beyond its kind (CredentialsRepository implements it). */
+export interface KindStore {
+  readonly kind: CredentialKind<Credential, never>;
+  lockOwner(owner: OwnerIds, tx: Transaction): Promise<void>;
+  revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]>;
+  recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: CredentialUse]>): Promise<void>;
+}
+
+/**
+ * One successful use of a credential, as its usage fields keep it (docs/api.md#usage-fields): `last_used_at`,
+ * `last_used_ip` and, for a kind that keeps it, `last_used_user_agent` always come from the same use.
+ */
+export interface CredentialUse {
+  at: Date;
+  /** The client address as the failure limiter sees it (common/client-address.ts); null when unknown. */
+  ip: string | null;
+  /** The request's User-Agent as usageUserAgent cleans it; null when it had none or the kind keeps none. */
+  userAgent: string | null;
+  /** The kind's repository it is written through. */
+  store: KindStore;
 }

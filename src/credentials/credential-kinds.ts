@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Credential } from './credential.entity';
-import type { CredentialsRepository } from './credentials.repository';
+import type { KindStore } from './credential-kind';
 
 /**
  * Every kind of credential the application has: each kind's repository adds itself when it is made, so that a member's
@@ -8,15 +7,15 @@ import type { CredentialsRepository } from './credentials.repository';
  */
 @Injectable()
 export class CredentialKinds {
-  private readonly stores: Array<CredentialsRepository<Credential>> = [];
+  private readonly stores: KindStore[] = [];
 
-  add(store: CredentialsRepository<Credential>): void {
+  add(store: KindStore): void {
     this.stores.push(store);
     // In one order whatever the modules' order: the owner locks of a removal are always taken alike.
     this.stores.sort((a, b) => a.kind.name.localeCompare(b.kind.name));
   }
 
-  all(): ReadonlyArray<CredentialsRepository<Credential>> {
+  all(): readonly KindStore[] {
     return this.stores;
   }
 }

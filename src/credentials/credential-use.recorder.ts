@@ -3,21 +3,7 @@ import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { UsageRecorder } from '../database/usage-recorder';
 import type { Credential } from './credential.entity';
-import type { CredentialsRepository } from './credentials.repository';
-
-/**
- * One successful use of a credential, as its usage fields keep it (docs/api.md#usage-fields): `last_used_at`,
- * `last_used_ip` and, for a kind that keeps it, `last_used_user_agent` always come from the same use.
- */
-export interface CredentialUse {
-  at: Date;
-  /** The client address as the failure limiter sees it (common/client-address.ts); null when unknown. */
-  ip: string | null;
-  /** The request's User-Agent as usageUserAgent cleans it; null when it had none or the kind keeps none. */
-  userAgent: string | null;
-  /** The kind's table it is written to. */
-  store: CredentialsRepository<Credential>;
-}
+import type { CredentialUse } from './credential-kind';
 
 /**
  * The usage fields of every kind without a write per use: written every API_KEY_LAST_USED_FLUSH_MS and at shutdown,

@@ -5,10 +5,9 @@ import { toDate } from '../database/columns';
 import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import type { Credential } from './credential.entity';
-import type { CredentialKind, CredentialRow } from './credential-kind';
+import type { CredentialKind, CredentialRow, CredentialUse } from './credential-kind';
 import type { CredentialKinds } from './credential-kinds';
 import type { OwnerIds } from './credential-owner';
-import type { CredentialUse } from './credential-use.recorder';
 
 /** A page's window: `limit` rows from `offset`, ACTIVE ones only unless `includeRevoked`. */
 export interface PageWindow {

@@ -7,6 +7,7 @@ import { IdentityService } from '../identity/identity.service';
 import type { Credential } from './credential.entity';
 import { actor, CredentialOwner, OwnerIds, ownedBy, ownerQueue } from './credential-owner';
 import type { CredentialsRepository, PageWindow } from './credentials.repository';
+import type { KindStore } from './credential-kind';
 import { CredentialKinds } from './credential-kinds';
 import { CredentialUseRecorder } from './credential-use.recorder';
 
@@ -183,7 +184,7 @@ function windowOf(query: ListCredentialsQuery): PageWindow {
 }
 
 function revocation(
-  store: CredentialsRepository<Credential>,
+  store: Pick<KindStore, 'kind'>,
   id: string,
   reason: string,
 ): Pick<AuditEntry, 'action' | 'reason' | 'targetType' | 'targetId'> {
@@ -192,7 +193,7 @@ function revocation(
 
 /** The audit entries of revocations without an actor (each becomes a credential-change on the revocation feed). */
 export function revocations(
-  store: CredentialsRepository<Credential>,
+  store: Pick<KindStore, 'kind'>,
   ids: readonly string[],
   organizationId: string,
   reason: string,
