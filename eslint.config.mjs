@@ -108,6 +108,7 @@ export default tseslint.config(
       'coverage/**',
       'node_modules/**',
       'verifier/dist/**',
+      'examples/*/dist/**',
       'verifier/node_modules/**',
       'data/**',
       'test-artifacts/**',

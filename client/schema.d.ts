@@ -1127,7 +1127,7 @@ export interface components {
     };
     TokenRequestDto: {
       /**
-       * @description Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. Absent: all the key's scopes.
+       * @description Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. Absent: all the key's scopes. With a `resource` that declares scopes: names among those (docs/mcp.md).
        * @example api_keys:read integrations:read
        */
       scope?: string;
@@ -3517,7 +3517,7 @@ export interface operations {
           client_id?: string;
           /** @description The whole API key (client_secret_post; or HTTP Basic) */
           client_secret?: string;
-          /** @description Permission names separated by spaces, among the key's scopes */
+          /** @description Permission names separated by spaces, among the key's scopes; with a resource that declares scopes, names among those */
           scope?: string;
           /** @description A registered resource server's audience (RFC 8707) */
           resource?: string;

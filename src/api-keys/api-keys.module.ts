@@ -18,9 +18,18 @@ import { ExposedKeysService } from './exposed/exposed-keys.service';
 import { ExposedReportLimitGuard } from './exposed/exposed-report-limit.guard';
 import { API_KEY_ROUTES } from './api-key-routes';
 import { CredentialsModule } from '../credentials/credentials.module';
+import { ApiKey } from './api-key.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 @Module({
-  imports: [AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule, CredentialsModule],
+  imports: [
+    EntitiesModule.forFeature([ApiKey]),
+    AuditModule,
+    IdentityModule,
+    RateLimitStorageModule,
+    MetricsModule,
+    CredentialsModule,
+  ],
   controllers: [ApiKeysController, API_KEY_ROUTES.OrganizationController, ExposedKeysController],
   providers: [
     ApiKeysRepository,

@@ -15,6 +15,7 @@ import { ApiKey } from './api-key.entity';
 import type { KeyRateLimit } from './key-policies';
 import type { OwnerIds } from '../credentials/credential-owner';
 import { CredentialKinds } from '../credentials/credential-kinds';
+import type { CredentialState } from '../credentials/credential-kind';
 import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
 import { API_KEY_KIND, ApiKeyRow, COLUMNS, toApiKey } from './key-rows';
 
@@ -195,6 +196,22 @@ export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> 
   async findCredential(id: string): Promise<KeyCredential | undefined> {
     const row = await this.credentialById(id);
     return row === undefined ? undefined : toCredential(row);
+  }
+
+  async read(id: string): Promise<CredentialState | undefined> {
+    const found = await this.findCredential(id);
+    if (found === undefined) return undefined;
+    const { key } = found;
+    return {
+      userId: key.userId,
+      organizationId: key.organizationId,
+      status: key.status,
+      scopes: key.scopes,
+      expiresAtMs: key.expiresAtMs,
+      allowedCidrs: key.allowedCidrs,
+      rateLimit: key.rateLimit,
+      ownerAccess: found.ownerAccess,
+    };
   }
 
   /**

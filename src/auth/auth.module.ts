@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { MetricsModule } from '../metrics/metrics.module';
@@ -9,7 +10,8 @@ import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { JwksController } from './jwks.controller';
 import { JwtSigner } from './jwt-signer';
-import { PrincipalService } from './principal.service';
+import { CredentialLivenessKinds } from './credential-liveness';
+import { TokenAuthenticator } from './token-authenticator';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
 import { KeyExchangeRules } from './key-exchange';
@@ -26,6 +28,7 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
   imports: [
     JwtModule.register({}),
     ApiKeysModule,
+    CredentialsModule,
     IdentityModule,
     AuditModule,
     RateLimitStorageModule,
@@ -38,7 +41,8 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
   providers: [
     TokenService,
     JwtSigner,
-    PrincipalService,
+    TokenAuthenticator,
+    CredentialLivenessKinds,
     KeyExchangeRules,
     ApiKeyGuard,
     TokenAttemptLimiter,
@@ -47,6 +51,6 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
     SubjectTokenExchangeService,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],
-  exports: [TokenService, TokenExchangeService, SubjectTokenExchangeService, PrincipalService, KeyRequestLimiter],
+  exports: [TokenService, TokenExchangeService, SubjectTokenExchangeService, TokenAuthenticator, KeyRequestLimiter],
 })
 export class AuthModule {}

@@ -7,7 +7,8 @@ import { ApiKeyGuard } from './api-key.guard';
 import type { Principal } from '../identity/principal';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { roleMask } from '../identity/roles';
-import type { PrincipalService } from './principal.service';
+import { TokenAuthentication, TokenAuthenticator, TokenRefusal } from './token-authenticator';
+import type { TokenClaims } from './token.service';
 
 class Routes {
   @Public()
@@ -47,11 +48,16 @@ function context(handler: keyof Routes, request: Partial<Request>, type = 'http'
 }
 
 describe('BearerAuthGuard', () => {
-  const fromBearerToken = jest.fn<Promise<Principal>, [string]>();
-  const guard = new BearerAuthGuard(new Reflector(), { fromBearerToken } as unknown as PrincipalService);
+  const authenticate = jest.fn<Promise<TokenAuthentication | TokenRefusal>, [string, unknown]>();
+  const accepted = (principal: Principal): TokenAuthentication => ({
+    principal,
+    claims: {} as TokenClaims,
+    rateLimit: null,
+  });
+  const guard = new BearerAuthGuard(new Reflector(), { authenticate } as unknown as TokenAuthenticator);
   beforeEach(() => {
-    fromBearerToken.mockReset();
-    fromBearerToken.mockResolvedValue(viewer);
+    authenticate.mockReset();
+    authenticate.mockResolvedValue(accepted(viewer));
   });
 
   const expectUnauthenticated = async (request: Partial<Request>) => {
@@ -62,13 +68,13 @@ describe('BearerAuthGuard', () => {
       message: 'user not authenticated',
       headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse"' },
     });
-    expect(fromBearerToken).not.toHaveBeenCalled();
+    expect(authenticate).not.toHaveBeenCalled();
   };
 
-  it('hands the header token to PrincipalService and the principal to the handler as its caller', async () => {
+  it('hands the header token to the TokenAuthenticator and the principal to the handler as its caller', async () => {
     const request: Partial<Request> = { headers: { authorization: `bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('read', request))).resolves.toBe(true);
-    expect(fromBearerToken).toHaveBeenCalledWith(TOKEN);
+    expect(authenticate).toHaveBeenCalledWith(TOKEN, expect.anything());
     expect(callerOf(request)).toBe(viewer);
   });
 
@@ -85,6 +91,20 @@ describe('BearerAuthGuard', () => {
     await expectUnauthenticated(request as Partial<Request>);
   });
 
+  it.each([
+    ['credential_revoked', 401],
+    ['member_removed', 401],
+    ['access_token_expired', 401],
+    ['address_not_allowed', 403],
+  ] as const)("answers the authenticator's refusal %s with its error and reason (%i)", async (reason, status) => {
+    authenticate.mockResolvedValue(new TokenRefusal(reason));
+    const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
+    const refusal = await guard.canActivate(context('read', request)).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(AppError);
+    expect({ status: (refusal as AppError).status, reason: (refusal as AppError).reason }).toEqual({ status, reason });
+    expect(() => callerOf(request)).toThrow();
+  });
+
   it("refuses a caller whose role lacks the route's permission with 403", async () => {
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('write', request))).rejects.toMatchObject({
@@ -94,13 +114,15 @@ describe('BearerAuthGuard', () => {
   });
 
   it("refuses an admin's access token whose permissions (role AND scopes) lack the route's with 403", async () => {
-    fromBearerToken.mockResolvedValue({
-      ...viewer,
-      role: 'admin',
-      tokenUse: 'access',
-      credentialId: 'k',
-      permissions: roleMask('admin') & roleMask('viewer'),
-    });
+    authenticate.mockResolvedValue(
+      accepted({
+        ...viewer,
+        role: 'admin',
+        tokenUse: 'access',
+        credentialId: 'k',
+        permissions: roleMask('admin') & roleMask('viewer'),
+      }),
+    );
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('read', request))).resolves.toBe(true);
     await expect(guard.canActivate(context('write', request))).rejects.toMatchObject({
@@ -111,7 +133,7 @@ describe('BearerAuthGuard', () => {
 
   it('passes on an error that is not a refusal (the database), for the exception filter to classify', async () => {
     const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    fromBearerToken.mockRejectedValue(outage);
+    authenticate.mockRejectedValue(outage);
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('read', request))).rejects.toBe(outage);
   });
@@ -119,7 +141,7 @@ describe('BearerAuthGuard', () => {
   it('refuses an access token on a session-only route with 403, and lets a session token through', async () => {
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('signOut', request))).resolves.toBe(true);
-    fromBearerToken.mockResolvedValue({ ...viewer, tokenUse: 'access', credentialId: 'k' });
+    authenticate.mockResolvedValue(accepted({ ...viewer, tokenUse: 'access', credentialId: 'k' }));
     await expect(guard.canActivate(context('signOut', request))).rejects.toMatchObject({
       code: ErrorCode.PERMISSION_DENIED,
     });
@@ -130,19 +152,19 @@ describe('BearerAuthGuard', () => {
     await expect(guard.canActivate(context('undeclared', request))).rejects.toThrow(
       'Routes.undeclared declares no access',
     );
-    expect(fromBearerToken).not.toHaveBeenCalled();
+    expect(authenticate).not.toHaveBeenCalled();
   });
 
   it("leaves another scheme's route to its own guard, without reading a Bearer token or setting a caller", async () => {
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('exchange', request))).resolves.toBe(true);
-    expect(fromBearerToken).not.toHaveBeenCalled();
+    expect(authenticate).not.toHaveBeenCalled();
     expect(() => callerOf(request)).toThrow('@Caller() on a route whose guard authenticated nobody');
   });
 
   it('lets @Public() routes and non-HTTP contexts through without a token', async () => {
     await expect(guard.canActivate(context('open', { headers: {}, query: {} }))).resolves.toBe(true);
     await expect(guard.canActivate(context('read', { headers: {} }, 'rpc'))).resolves.toBe(true);
-    expect(fromBearerToken).not.toHaveBeenCalled();
+    expect(authenticate).not.toHaveBeenCalled();
   });
 });

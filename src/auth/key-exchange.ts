@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeysService, KeyCredential, KeyOwner, ownedBy } from '../api-keys/api-keys.service';
+import { ApiKeysService, KeyCredential } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
-import { isExpired } from '../api-keys/api-key.entity';
 import { API_KEY_CHALLENGE, ErrorCode, Messages } from '../common/errors';
-import type { MembershipAccess } from '../identity/member-access';
 import { CountedRefusal } from './exchange-outcome';
 
 /** Why an exchange was refused, as the audit trail records it. */
@@ -47,9 +45,6 @@ export class AddressNotAllowed extends CountedRefusal {
   }
 }
 
-/** A credential whose key is usable and whose owner is a member: what an access-token request runs with. */
-export type UsableKey = KeyCredential & { ownerAccess: MembershipAccess };
-
 /**
  * The rules of the token path (docs/api.md#post-v1token): which key may be exchanged, and which key's access tokens
  * still work. The key and its owner's membership come from api-keys in one query (ApiKeysService.credential).
@@ -76,14 +71,5 @@ export class KeyExchangeRules {
       throw new ExchangeRefused('expired', Messages.apiKeyExpired, ids);
     }
     return found;
-  }
-
-  /** Every access-token request: the key while ACTIVE, unexpired and its owner a member, else null (one query). */
-  async usableKey(id: string, owner: KeyOwner): Promise<UsableKey | null> {
-    const found = await this.apiKeys.credential(id);
-    if (found === undefined || found.ownerAccess === null || !ownedBy(found.key, owner)) return null;
-    const { key } = found;
-    if (key.status !== 'ACTIVE' || isExpired(key.expiresAtMs, Date.now())) return null;
-    return found as UsableKey;
   }
 }

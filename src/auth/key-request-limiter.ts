@@ -45,6 +45,7 @@ export class KeyRequestLimiter {
     this.metrics.rateLimited('key_requests');
     throw new AppError(ErrorCode.RESOURCE_EXHAUSTED, Messages.tooManyRequests, {
       headers: { 'Retry-After': String(seconds), ...fields },
+      reason: 'credential_rate_limited',
     });
   }
 }

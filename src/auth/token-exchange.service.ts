@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { AuditService } from '../audit/audit.service';
-import { allowList } from '../common/cidr';
 import { AppError, ErrorCode, Messages } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { roleMask } from '../identity/roles';
@@ -11,7 +10,7 @@ import { WorkloadIdentitiesService } from '../workload-identities/workload-ident
 import { AccessTokenResponse } from './dto/access-token.response';
 import { refusalOutcome } from './exchange-outcome';
 import { AddressNotAllowed, ExchangeRefused, KeyExchangeRules } from './key-exchange';
-import { KeyRequestLimiter } from './key-request-limiter';
+import { TokenAuthenticator, TokenRefusal } from './token-authenticator';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import { ApiKeyExchange, TokenNarrowing, TokenService } from './token.service';
 
@@ -50,7 +49,7 @@ export class TokenExchangeService {
     private readonly tokens: TokenService,
     private readonly resourceServers: ResourceServersService,
     private readonly identities: WorkloadIdentitiesService,
-    private readonly keyRequests: KeyRequestLimiter,
+    private readonly authenticator: TokenAuthenticator,
   ) {}
 
   /** The key value as presented (its protocol's own checks passed), parsed; or the refusal to count. */
@@ -84,16 +83,17 @@ export class TokenExchangeService {
   }
 
   /**
-   * The key's own policies, per request (not in the check an identical attempt shares): its allowlist (403, counted as
-   * a failure of the address) and its rate limit (429).
+   * The key's own policies, per request (not in the check an identical attempt shares), decided as for its tokens
+   * (TokenAuthenticator.admit): its allowlist (403, counted as a failure of the address) and its rate limit (429).
    */
   private async admit(exchange: ApiKeyExchange, client: ExchangeClient): Promise<void> {
-    if (exchange.allowedCidrs != null && !allowList(exchange.allowedCidrs).allows(client.address)) {
+    const policies = { id: exchange.credentialId, allowedCidrs: exchange.allowedCidrs, rateLimit: exchange.rateLimit };
+    const admitted = await this.authenticator.admit(policies, () => client.address, true);
+    if (admitted instanceof TokenRefusal) {
       await this.limiter.countFailure(client.address);
       const { credentialId: id, organizationId, userId } = exchange;
       throw new AddressNotAllowed({ id, organizationId, userId });
     }
-    if (exchange.rateLimit != null) await this.keyRequests.take(exchange.credentialId, exchange.rateLimit);
   }
 
   /** Steps 7-8: the token, narrowed by scope, lifetime and resource; the key's use recorded. */
@@ -102,10 +102,13 @@ export class TokenExchangeService {
     narrowing: TokenNarrowing,
     client: ExchangeClient,
   ): Promise<AccessTokenResponse> {
-    const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing);
-    if (narrowing.resource !== undefined && !(await this.resourceServers.isRegistered(narrowing.resource))) {
-      throw new UnknownResource();
+    let declared: readonly string[] = [];
+    if (narrowing.resource !== undefined) {
+      const scopes = await this.resourceServers.declaredScopes(narrowing.resource);
+      if (scopes === null) throw new UnknownResource();
+      declared = scopes.map((scope) => scope.name);
     }
+    const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing, declared);
     let accessToken: string;
     try {
       accessToken = await this.tokens.mint({

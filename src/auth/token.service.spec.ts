@@ -1,5 +1,6 @@
 import { ALL_PERMISSIONS } from '../identity/roles';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
+import { testBuildDirectory } from '../../test/support/build-directory';
 import { JwtService } from '@nestjs/jwt';
 import jwt from 'jsonwebtoken';
 import { loadConfiguration } from '../config/configuration';
@@ -23,7 +24,7 @@ function service(
     JWT_PREVIOUS_PUBLIC_KEYS: JSON.stringify((options.previous ?? []).map(publicPem)),
     ...options.env,
   });
-  return new TokenService(new JwtService({}), new JwtSigner(), config, {
+  return new TokenService(new JwtService({}), new JwtSigner(testBuildDirectory()), config, {
     apiKeyPepper: 'p'.repeat(32),
     jwtPrivateKeyPem: pem(key),
     integrationsEncryptionKey: 'k'.repeat(44),

@@ -5,7 +5,7 @@ import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
 import { AppError, ErrorCode, Messages } from '../common/errors';
-import { ALL_PERMISSIONS, PermissionMask, scopeClaimMask, scopeString } from '../identity/roles';
+import { ALL_PERMISSIONS, isPermission, PermissionMask, scopeClaimMask, scopeString } from '../identity/roles';
 import { JwtSigner } from './jwt-signer';
 import { JWT_ALGORITHM, SigningKeys } from './signing-keys';
 import { UUID } from '../common/uuid';
@@ -104,6 +104,9 @@ export interface AccessGrant {
   lifetimeSeconds: number;
 }
 
+/** Why a token did not verify: one of ours past its `exp`, or not one of ours (signature, key id, issuer, claims). */
+export type TokenVerificationFailure = 'expired' | 'invalid';
+
 /** Verified tokens kept in memory (about 1 KB each). */
 const VERIFIED_CACHE_SIZE = 10_000;
 
@@ -145,6 +148,23 @@ function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
+/**
+ * A token's scope at a resource server that declares scopes: those asked for, each declared (else 400 invalid_scope),
+ * or all of them when none is asked for; in the declared order.
+ */
+function declaredScope(asked: string | undefined, declared: readonly string[]): string {
+  if (asked === undefined) return declared.join(' ');
+  const names = new Set(asked.split(' '));
+  const undeclared = [...names].filter((name) => !declared.includes(name));
+  if (undeclared.length > 0) {
+    throw new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument, {
+      oauth: { error: 'invalid_scope', description: `the resource does not declare the scope ${undeclared.join(' ')}` },
+      reason: 'scope_not_declared',
+    });
+  }
+  return declared.filter((name) => names.has(name)).join(' ');
+}
+
 /** RFC 9068 section 2.1: access tokens are typed `at+jwt`; session tokens are plain JWTs. */
 function joseType(tokenUse: TokenUse): 'at+jwt' | 'JWT' {
   return tokenUse === 'access' ? 'at+jwt' : 'JWT';
@@ -170,10 +190,21 @@ export class TokenService {
     this.audience = config.jwt.audience;
   }
 
-  /** An exchange's scope and lifetime (docs/api.md#post-v1token): `exp` never passes the key's expires_at. */
-  accessGrant(exchange: ApiKeyExchange, narrowing: TokenNarrowing): AccessGrant {
+  /**
+   * An exchange's scope and lifetime (docs/api.md#post-v1token): `exp` never passes the key's expires_at. For a resource
+   * server that declares scopes (`declared`, non-empty), the scope is among them and the key's permissions do not
+   * enter (docs/adr/0049-resource-server-scopes.md).
+   */
+  accessGrant(exchange: ApiKeyExchange, narrowing: TokenNarrowing, declared: readonly string[] = []): AccessGrant {
+    const lifetimeSeconds = this.lifetime(exchange, narrowing);
+    if (declared.length > 0) return { scope: declaredScope(narrowing.scope, declared), lifetimeSeconds };
     let scopes = exchange.scopes;
     if (narrowing.scope !== undefined) {
+      if (!narrowing.scope.split(' ').every(isPermission)) {
+        throw new AppError(ErrorCode.INVALID_ARGUMENT, Messages.invalidArgument, {
+          oauth: { error: 'invalid_scope', description: 'scope must be distinct permission names separated by spaces' },
+        });
+      }
       scopes = scopeClaimMask(narrowing.scope);
       if ((scopes & ~exchange.scopes) !== 0) {
         // POST /oauth/token names it invalid_scope (RFC 6749 section 5.2).
@@ -187,12 +218,14 @@ export class TokenService {
     }
     // A resource server cannot read the role per request as Gatehouse does: its token says what the role allows now.
     if (narrowing.resource !== undefined) scopes &= exchange.rolePermissions;
-    let lifetimeSeconds = Math.min(narrowing.expiresIn ?? exchange.lifetimeSeconds, exchange.lifetimeSeconds);
-    if (exchange.expiresAtMs !== null) {
-      const left = Math.floor(exchange.expiresAtMs / 1000) - Math.floor(exchange.checkedAtMs / 1000);
-      lifetimeSeconds = Math.min(lifetimeSeconds, left);
-    }
     return { scope: scopeString(scopes), lifetimeSeconds };
+  }
+
+  private lifetime(exchange: ApiKeyExchange, narrowing: TokenNarrowing): number {
+    const lifetimeSeconds = Math.min(narrowing.expiresIn ?? exchange.lifetimeSeconds, exchange.lifetimeSeconds);
+    if (exchange.expiresAtMs === null) return lifetimeSeconds;
+    const left = Math.floor(exchange.expiresAtMs / 1000) - Math.floor(exchange.checkedAtMs / 1000);
+    return Math.min(lifetimeSeconds, left);
   }
 
   /** A new signed token; the signature is computed off the event loop (JwtSigner). */
@@ -227,14 +260,20 @@ export class TokenService {
 
   /** A valid token of ours whatever its audience (introspection and forward auth check the audience themselves). */
   verifiedToken(token: string): VerifiedToken | null {
+    const verified = this.verification(token);
+    return typeof verified === 'string' ? null : verified;
+  }
+
+  /** A valid token of ours whatever its audience; else whether it is one of ours past its `exp`, or no token of ours. */
+  verification(token: string): VerifiedToken | TokenVerificationFailure {
     const known = this.verified.get(token);
     if (known !== undefined) {
       if (Math.floor(Date.now() / 1000) < known.claims.exp) return known;
       this.verified.delete(token);
-      return null;
+      return 'expired';
     }
     const claims = this.verifySignatureAndClaims(token);
-    if (claims === null) return null;
+    if (typeof claims === 'string') return claims;
     const verified: VerifiedToken = {
       claims,
       permissions: claims.scope === undefined ? ALL_PERMISSIONS : scopeClaimMask(claims.scope),
@@ -249,22 +288,23 @@ export class TokenService {
     return this.forOwnApi(token)?.claims ?? null;
   }
 
-  private verifySignatureAndClaims(token: string): TokenClaims | null {
+  private verifySignatureAndClaims(token: string): TokenClaims | TokenVerificationFailure {
     try {
       const decoded = this.jwt.decode<{ header?: { kid?: unknown; alg?: unknown } } | null>(token, { complete: true });
       const kid = decoded?.header?.kid;
-      if (typeof kid !== 'string' || decoded?.header?.alg !== JWT_ALGORITHM) return null;
+      if (typeof kid !== 'string' || decoded?.header?.alg !== JWT_ALGORITHM) return 'invalid';
       const key = this.keys.verificationKey(kid);
-      if (key === undefined) return null;
+      if (key === undefined) return 'invalid';
       const payload: unknown = this.jwt.verify(token, {
         // jsonwebtoken takes a KeyObject; @nestjs/jwt's option type predates that.
         publicKey: key as unknown as Buffer,
         algorithms: [JWT_ALGORITHM],
         issuer: this.issuer,
       });
-      return tokenClaims(payload);
-    } catch {
-      return null;
+      return tokenClaims(payload) ?? 'invalid';
+    } catch (error) {
+      // jsonwebtoken checks `exp` after the signature: an expired token is one of ours.
+      return error instanceof Error && error.name === 'TokenExpiredError' ? 'expired' : 'invalid';
     }
   }
 }

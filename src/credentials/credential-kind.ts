@@ -1,5 +1,7 @@
 import type { AuditAction, AuditEvent } from '../audit/audit-event.entity';
 import type { AppError } from '../common/errors';
+import type { MembershipAccess } from '../identity/member-access';
+import type { PermissionMask } from '../identity/roles';
 import type { Transaction } from '../database/unit-of-work';
 import type { Credential } from './credential.entity';
 import type { OwnerIds } from './credential-owner';
@@ -43,9 +45,29 @@ export interface CredentialKind<T extends Credential, R extends CredentialRow = 
   notFound(): AppError;
 }
 
+/**
+ * What every kind of credential has, as a token's liveness needs it (auth/credential-liveness.ts), with its owner's
+ * membership read in the same query.
+ */
+export interface CredentialState {
+  userId: string;
+  organizationId: string;
+  status: string;
+  scopes: PermissionMask;
+  /** null: never expires. */
+  expiresAtMs: number | null;
+  /** Comma-separated CIDRs as stored; null: any address (or a kind without allowlists). */
+  allowedCidrs: string | null;
+  rateLimit: { requests: number; windowSeconds: number } | null;
+  /** null: the owner is no longer a member of the credential's organization. */
+  ownerAccess: MembershipAccess | null;
+}
+
 /** What the core asks of a kind's repository beyond its kind (CredentialsRepository implements it). */
 export interface KindStore {
   readonly kind: CredentialKind<Credential, never>;
+  /** The credential with this id for a token's liveness (one query, batched per kind); undefined when there is none. */
+  read(id: string): Promise<CredentialState | undefined>;
   lockOwner(owner: OwnerIds, tx: Transaction): Promise<void>;
   revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]>;
   recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: CredentialUse]>): Promise<void>;

@@ -5,7 +5,7 @@ import { toDate } from '../database/columns';
 import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import type { Credential } from './credential.entity';
-import type { CredentialKind, CredentialRow, CredentialUse } from './credential-kind';
+import type { CredentialKind, CredentialRow, CredentialState, CredentialUse } from './credential-kind';
 import type { CredentialKinds } from './credential-kinds';
 import type { OwnerIds } from './credential-owner';
 
@@ -95,6 +95,9 @@ export abstract class CredentialsRepository<T extends Credential, R extends Cred
   private readonly revokeAll: Statement<OwnerIds & { at: string }>;
   private readonly ownerLock: Statement<OwnerIds> | null;
   private readonly lastUsed: Statement<{ uses: UseRecord[] }>;
+
+  /** The credential with this id for a token's liveness, with its owner's membership: the kind's own batched query. */
+  abstract read(id: string): Promise<CredentialState | undefined>;
 
   protected constructor(
     protected readonly dataSource: DataSource,

@@ -1,13 +1,12 @@
 import { Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiOAuthErrors } from '../common/openapi';
-import { PrincipalService } from '../auth/principal.service';
+import { TokenAuthenticator, TokenRefusal } from '../auth/token-authenticator';
 import { Form, FormParameters } from '../common/client-credentials';
-import { allowList } from '../common/cidr';
 import { isClientAddress } from '../common/client-address';
 import { AppError, ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
-import { scopeString } from '../identity/roles';
+import { isPermission, PermissionMask, scopeString } from '../identity/roles';
 import { ResourceServerGuard } from '../resource-servers/resource-server.guard';
 import type { AuthenticatedResourceServer } from '../resource-servers/resource-servers.service';
 import { OAuthErrorBody } from './openapi';
@@ -35,15 +34,25 @@ export type IntrospectionResponse =
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
 /**
- * RFC 7662 introspection for registered resource servers: the token's live state, read as for any Bearer request (the
- * key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance. Active
+ * The token's scope now: Gatehouse's permissions as the key and the role allow them now, and the resource server's own
+ * scopes as minted (a role does not bound them: docs/adr/0049-resource-server-scopes.md).
+ */
+function liveScope(permissions: PermissionMask, minted: string | undefined): string {
+  const own = minted === undefined ? [] : minted.split(' ').filter((name) => name !== '' && !isPermission(name));
+  const live = scopeString(permissions);
+  return own.length === 0 ? live : [live, ...own].filter((part) => part !== '').join(' ');
+}
+
+/**
+ * RFC 7662 introspection for registered resource servers: the token's live state, as the TokenAuthenticator decides it
+ * for every Bearer request (the key, its owner's membership and role now), so a revoked key's tokens are inactive at once on every instance. Active
  * only for a token minted for the caller's own audience (docs/adr/0033-one-audience-one-place.md). `exp` is when the
  * token stops working, its key's expiry included, so a verifier may keep the answer until then.
  */
 @ApiTags('OAuth')
 @Controller('oauth/introspect')
 export class IntrospectionController {
-  constructor(private readonly principals: PrincipalService) {}
+  constructor(private readonly authenticator: TokenAuthenticator) {}
 
   @Post()
   @Authenticated(ResourceServerGuard)
@@ -89,15 +98,18 @@ export class IntrospectionController {
     if (clientIp !== undefined && !isClientAddress(clientIp)) {
       throw new AppError(ErrorCode.INVALID_ARGUMENT, 'client_ip is not an IP address');
     }
-    const found = await this.principals.forResourceServer(form.token, server.audience);
-    if (found === null) return INACTIVE;
+    // The key's allowlist, read with the key, against client_ip when given (docs/resource-servers.md#allowlists-and-rate-limits).
+    const found = await this.authenticator.authenticate(form.token, {
+      audience: server.audience,
+      address: clientIp === undefined ? undefined : () => clientIp,
+    });
+    // RFC 7662 section 2.2: every refusal, whatever its reason, is the same `{ active: false }`.
+    if (found instanceof TokenRefusal) return INACTIVE;
     const { principal, claims } = found;
-    // The key's allowlist, read with the key (docs/resource-servers.md#allowlists-and-rate-limits).
     const allowed = principal.credentialAllowedCidrs;
-    if (allowed != null && clientIp !== undefined && !allowList(allowed).allows(clientIp)) return INACTIVE;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
-      scope: scopeString(principal.permissions),
+      scope: liveScope(principal.permissions, claims.scope),
       client_id: principal.credentialId!,
       sub: principal.userId,
       org: principal.organizationId,

@@ -1,4 +1,3 @@
-import { TOKEN_EXCHANGE_GRANT } from './oauth-grant.guard';
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InjectConfig } from '../config/config.module';
@@ -6,6 +5,7 @@ import type { AppConfiguration } from '../config/configuration';
 import { Public } from '../identity/access.decorators';
 import { PERMISSIONS } from '../identity/roles';
 import { JWKS_PATH } from '../auth/jwks.controller';
+import { OAuthGrants } from './grants/oauth-grants';
 
 /** RFC 8414 authorization-server metadata (docs/resource-servers.md#discovery). */
 export interface AuthorizationServerMetadata {
@@ -27,14 +27,14 @@ const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 export class MetadataController {
   private readonly metadata: AuthorizationServerMetadata;
 
-  constructor(@InjectConfig() config: AppConfiguration) {
+  constructor(@InjectConfig() config: AppConfiguration, grants: OAuthGrants) {
     const base = config.console.publicBaseUrl;
     this.metadata = {
       issuer: config.jwt.issuer,
       jwks_uri: `${base}${JWKS_PATH}`,
       token_endpoint: `${base}/oauth/token`,
       token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      grant_types_supported: ['client_credentials', TOKEN_EXCHANGE_GRANT],
+      grant_types_supported: grants.types,
       introspection_endpoint: `${base}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: [...PERMISSIONS],

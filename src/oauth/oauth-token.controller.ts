@@ -1,29 +1,18 @@
 import { Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiOAuthErrors } from '../common/openapi';
-import { ScopeConstraint } from '../auth/dto/token-request.dto';
-import { SubjectTokenExchangeService, TokenTypes } from '../auth/subject-token-exchange.service';
-import { TokenExchangeService } from '../auth/token-exchange.service';
-import { AppError, ErrorCode } from '../common/errors';
+import { ErrorCode } from '../common/errors';
 import { Authenticated, Caller } from '../identity/access.decorators';
-import { Form, FormParameters } from '../common/client-credentials';
 import { OAuthGrantCaller, OAuthGrantGuard } from './oauth-grant.guard';
 import { OAuthErrorBody, OAuthTokenResponse } from './openapi';
 
-const scopeSyntax = new ScopeConstraint();
-
 /**
- * RFC 6749 section 4.4, the client-credentials grant, for the OAuth clients that exist: the client is the API key
- * (client_id its id, client_secret the whole key). The same exchange as POST /v1/token (TokenExchangeService).
+ * POST /oauth/token: the grant the form names (OAuthGrants: client credentials, RFC 6749 section 4.4, the API key as
+ * the client; RFC 8693 token exchange) authenticated the caller in the guard and issues its token here.
  */
 @ApiTags('OAuth')
 @Controller('oauth/token')
 export class OAuthTokenController {
-  constructor(
-    private readonly exchange: TokenExchangeService,
-    private readonly subjectTokens: SubjectTokenExchangeService,
-  ) {}
-
   @Post()
   @Authenticated(OAuthGrantGuard)
   @HttpCode(200)
@@ -54,7 +43,12 @@ export class OAuthTokenController {
             "identity's id, the only identity then considered",
         },
         client_secret: { type: 'string', description: 'The whole API key (client_secret_post; or HTTP Basic)' },
-        scope: { type: 'string', description: "Permission names separated by spaces, among the key's scopes" },
+        scope: {
+          type: 'string',
+          description:
+            "Permission names separated by spaces, among the key's scopes; with a resource that declares scopes, " +
+            'names among those',
+        },
         resource: { type: 'string', description: "A registered resource server's audience (RFC 8707)" },
       },
     },
@@ -68,26 +62,7 @@ export class OAuthTokenController {
     [ErrorCode.RESOURCE_EXHAUSTED]: 'temporarily_unavailable (failure limit)',
     [ErrorCode.UNAVAILABLE]: "temporarily_unavailable (the subject token's identity provider cannot be reached)",
   })
-  async token(@Caller() caller: OAuthGrantCaller, @Form() form: FormParameters): Promise<OAuthTokenResponse> {
-    if (caller.grant === 'token_exchange' && caller.subject === 'person') {
-      const session = await this.subjectTokens.session(caller.member);
-      return {
-        access_token: session.token,
-        issued_token_type: TokenTypes.jwt,
-        token_type: 'Bearer',
-        expires_in: session.lifetimeSeconds,
-      };
-    }
-    if (form.scope !== undefined && !scopeSyntax.validate(form.scope)) {
-      throw new AppError(ErrorCode.INVALID_ARGUMENT, 'scope must be distinct permission names separated by spaces', {
-        oauth: { error: 'invalid_scope' },
-      });
-    }
-    const granted = await this.exchange.grant(
-      caller.exchange,
-      { scope: form.scope, resource: form.resource },
-      caller.client,
-    );
-    return caller.grant === 'token_exchange' ? { ...granted, issued_token_type: TokenTypes.accessToken } : granted;
+  token(@Caller() { grant, caller, form }: OAuthGrantCaller): Promise<OAuthTokenResponse> {
+    return grant.issue(caller, form);
   }
 }

@@ -5,6 +5,7 @@ import { ForwardAuthController } from './forward-auth.controller';
 import { IntrospectionController } from './introspection.controller';
 import { MetadataController } from './metadata.controller';
 import { OAuthTokenController } from './oauth-token.controller';
+import { OAUTH_GRANTS, oauthGrantsProvider } from './grants/oauth-grants';
 
 /**
  * What resource servers and gateways speak (docs/resource-servers.md): RFC 8414 metadata, the client-credentials
@@ -13,5 +14,6 @@ import { OAuthTokenController } from './oauth-token.controller';
 @Module({
   imports: [AuthModule, ResourceServersModule],
   controllers: [MetadataController, OAuthTokenController, IntrospectionController, ForwardAuthController],
+  providers: [...OAUTH_GRANTS, oauthGrantsProvider],
 })
 export class OAuthModule {}

@@ -1,11 +1,13 @@
 import type { ResourceServer } from './resource-server.entity';
 import type { ResourceServerCredentials, ResourceServersService } from './resource-servers.service';
+import type { DeclaredScope } from './scopes';
 
 /** The `resource-server` commands of the admin CLI (docs/resource-servers.md#the-admin-cli). */
 export interface ResourceServerView {
   id: string;
   name: string;
   audience: string;
+  scopes: DeclaredScope[];
   created_at: string;
   secret_rotated_at: string;
 }
@@ -21,6 +23,7 @@ function view(server: ResourceServer): ResourceServerView {
     id: server.id,
     name: server.name,
     audience: server.audience,
+    scopes: server.scopes.map(({ name, description }) => ({ name, description })),
     created_at: server.createdAt.toISOString(),
     secret_rotated_at: server.secretRotatedAt.toISOString(),
   };
@@ -36,9 +39,16 @@ function credentials(result: ResourceServerCredentials): ResourceServerCredentia
 
 export async function addResourceServer(
   servers: ResourceServersService,
-  options: { name: string; audience: string },
+  options: { name: string; audience: string; scope: DeclaredScope[] },
 ): Promise<ResourceServerCredentialsView> {
-  return credentials(await servers.register(options.name, options.audience));
+  return credentials(await servers.register(options.name, options.audience, options.scope));
+}
+
+export async function setResourceServerScopes(
+  servers: ResourceServersService,
+  options: { audience: string; scope: DeclaredScope[] },
+): Promise<{ resource_server: ResourceServerView }> {
+  return { resource_server: view(await servers.setScopes(options.audience, options.scope)) };
 }
 
 export async function listResourceServers(

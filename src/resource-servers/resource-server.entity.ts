@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { TimestampColumn } from '../database/columns';
+import type { DeclaredScope } from './scopes';
 
 /** A service that accepts Gatehouse's access tokens, registered by the platform operator (docs/resource-servers.md). */
 @Entity({ name: 'resource_servers' })
@@ -18,6 +19,10 @@ export class ResourceServer {
   /** HMAC-SHA256(pepper, client secret) as 64 hex digits; the secret itself is never stored. */
   @Column({ name: 'secret_hash', type: 'varchar', length: 64 })
   secretHash: string;
+
+  /** The scopes it declares (docs/mcp.md#scopes), a JSON array as text; empty: its tokens carry Gatehouse's permissions. */
+  @Column({ type: 'text', transformer: { to: JSON.stringify, from: (value: string) => JSON.parse(value) as unknown } })
+  scopes: DeclaredScope[];
 
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;

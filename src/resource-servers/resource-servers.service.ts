@@ -6,6 +6,7 @@ import { SecretHasher } from '../common/secret-hasher';
 import { ResourceServer } from './resource-server.entity';
 import { ResourceServersRepository } from './resource-servers.repository';
 import { UUID } from '../common/uuid';
+import { DeclaredScope, scopesProblem } from './scopes';
 
 /** A registration or rotation's answer: the secret, shown this once. */
 export interface ResourceServerCredentials {
@@ -22,6 +23,8 @@ export interface AuthenticatedResourceServer {
 
 /** Why a registry change was refused (the CLI's exit code 2). */
 export class ResourceServerError extends Error {}
+
+export type { DeclaredScope } from './scopes';
 
 /** Secrets of 32 random bytes, base64url (43 characters), under a prefix a secret scanner can match. */
 const SECRET_PREFIX = 'gh_rs_';
@@ -41,13 +44,20 @@ export class ResourceServersService {
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
   }
 
-  async register(name: string, audience: string, now = new Date()): Promise<ResourceServerCredentials> {
+  async register(
+    name: string,
+    audience: string,
+    scopes: readonly DeclaredScope[] = [],
+    now = new Date(),
+  ): Promise<ResourceServerCredentials> {
+    checkScopes(scopes);
     const clientSecret = newSecret();
     const server = Object.assign(new ResourceServer(), {
       id: randomUUID(),
       name,
       audience,
       secretHash: this.hasher.hash(clientSecret),
+      scopes: [...scopes],
       createdAt: now,
       secretRotatedAt: now,
     });
@@ -88,11 +98,37 @@ export class ResourceServersService {
     return this.repository.audienceExists(audience);
   }
 
+  /**
+   * The scopes the resource server of `audience` declares, in their order (the consent page shows them, a token's
+   * `scope` is among them); an empty list when it declares none, null when no server has that audience.
+   */
+  declaredScopes(audience: string): Promise<DeclaredScope[] | null> {
+    return this.repository.declaredScopes(audience);
+  }
+
+  /**
+   * Replaces the declared scopes. Tokens already minted keep theirs until they expire; a scope removed here is refused
+   * to new requests at once (docs/adr/0049-resource-server-scopes.md).
+   */
+  async setScopes(audience: string, scopes: readonly DeclaredScope[]): Promise<ResourceServer> {
+    checkScopes(scopes);
+    const server = await this.existing(audience);
+    if (!(await this.repository.setScopes(audience, scopes))) {
+      throw new ResourceServerError(`no resource server has the audience ${audience}`);
+    }
+    return { ...server, scopes: [...scopes] };
+  }
+
   private async existing(audience: string): Promise<ResourceServer> {
     const server = await this.repository.findByAudience(audience);
     if (server === null) throw new ResourceServerError(`no resource server has the audience ${audience}`);
     return server;
   }
+}
+
+function checkScopes(scopes: readonly DeclaredScope[]): void {
+  const problem = scopesProblem(scopes);
+  if (problem !== null) throw new ResourceServerError(problem);
 }
 
 function newSecret(): string {

@@ -9,13 +9,21 @@ import { WorkloadIdentitiesController } from './workload-identities.controller';
 import { WorkloadIdentitiesRepository } from './workload-identities.repository';
 import { WorkloadIdentitiesService } from './workload-identities.service';
 import { WORKLOAD_IDENTITY_ROUTES } from './workload-identity-routes';
+import { WorkloadIdentity } from './workload-identity.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 /**
  * Workload identities (docs/workload-identities.md): keys without secrets, matched against the tokens of the
  * organization's trusted issuers of kind workloads (federation); a kind of credential (docs/adr/0052-one-credential-core.md).
  */
 @Module({
-  imports: [IdentityModule, AuditModule, FederationModule, CredentialsModule],
+  imports: [
+    EntitiesModule.forFeature([WorkloadIdentity]),
+    IdentityModule,
+    AuditModule,
+    FederationModule,
+    CredentialsModule,
+  ],
   controllers: [WorkloadIdentitiesController, WORKLOAD_IDENTITY_ROUTES.OrganizationController],
   providers: [WorkloadIdentitiesRepository, WorkloadIdentitiesService, TrustedIssuerRevocations],
   // WorkloadIdentitiesService: the token exchange (matching, usable, recordUse). TrustedIssuerRevocations: for

@@ -14,6 +14,7 @@ import type { PermissionMask } from '../identity/roles';
 import type { WorkloadIdentity } from './workload-identity.entity';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
+import type { CredentialState } from '../credentials/credential-kind';
 import { WORKLOAD_IDENTITY_KIND, WorkloadIdentityRow } from './workload-identity-rows';
 
 /** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
@@ -178,6 +179,22 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
         expiresAtMs: expiresAtMs(row.expires_at_ms),
       },
       ownerAccess: toMembershipAccess(row),
+    };
+  }
+
+  async read(id: string): Promise<CredentialState | undefined> {
+    const found = await this.findCredential(id);
+    if (found === undefined) return undefined;
+    const { identity } = found;
+    return {
+      userId: identity.userId,
+      organizationId: identity.organizationId,
+      status: identity.status,
+      scopes: identity.scopes,
+      expiresAtMs: identity.expiresAtMs,
+      allowedCidrs: null,
+      rateLimit: null,
+      ownerAccess: found.ownerAccess,
     };
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { testBuildDirectory } from '../support/build-directory';
 import jwt from 'jsonwebtoken';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { SecretHasher } from '../../src/common/secret-hasher';
@@ -351,7 +352,7 @@ describe('POST /v1/token when signing fails', () => {
 
   beforeAll(async () => {
     // A real signer whose signing can be made to fail (an unavailable signing key).
-    const signer = new JwtSigner();
+    const signer = new JwtSigner(testBuildDirectory());
     const sign = signer.sign.bind(signer);
     signer.sign = (...args: Parameters<JwtSigner['sign']>) => {
       if (failSigning) throw new Error('signing key unavailable');

@@ -1,11 +1,14 @@
 import { DataSource } from 'typeorm';
-import { CliResult, runCli } from '../../src/cli';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import type { Environment } from '../../src/config/configuration';
 import { ResourceServer } from '../../src/resource-servers/resource-server.entity';
 import type {
   ResourceServerCredentialsView,
   ResourceServerView,
 } from '../../src/resource-servers/resource-server.command';
+import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { ResourceServerScopes1765852000000 } from '../../src/database/migrations/1765852000000-resource-server-scopes';
 import { cliChecks } from '../support/cli';
 import { UUID } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TestApp, TestDatabase, testEnvironment } from '../support/test-app';
@@ -28,7 +31,7 @@ describe('admin CLI: resource-server', () => {
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(['resource-server', ...argv], env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['resource-server', ...argv], env);
   const { ok, fails } = cliChecks(cli);
   type Credentials = ResourceServerCredentialsView;
   type Listed = { resource_servers: ResourceServerView[] };
@@ -46,6 +49,7 @@ describe('admin CLI: resource-server', () => {
         id: expect.stringMatching(UUID),
         name: 'Orders API',
         audience: 'https://orders.cli.example.com',
+        scopes: [],
         created_at: expect.any(String),
         secret_rotated_at: expect.any(String),
       },
@@ -90,12 +94,106 @@ describe('admin CLI: resource-server', () => {
     await fails(['add', '--audience', 'https://noname.example.com'], /--name/);
   });
 
+  it('add --scope declares scopes (repeatable), list shows them, set-scopes replaces them; tokens follow at once', async () => {
+    const audience = 'https://notes.cli.example.com';
+    const added = await ok<Credentials>(
+      'add',
+      '--name',
+      'Notes',
+      '--audience',
+      audience,
+      '--scope',
+      'tools:read=List and call read-only tools',
+      '--scope',
+      'tools:write= Call tools that change notes ',
+    );
+    const declared = [
+      { name: 'tools:read', description: 'List and call read-only tools' },
+      { name: 'tools:write', description: 'Call tools that change notes' },
+    ];
+    expect(added.resource_server.scopes).toEqual(declared);
+    expect((await ok<Listed>('list')).resource_servers).toContainEqual(added.resource_server);
+    expect(await t.get(ResourceServersService).declaredScopes(audience)).toEqual(declared);
+    expect(await t.get(ResourceServersService).declaredScopes('https://nowhere.example.com')).toBeNull();
+
+    const member = await t.user({ org: 'cli-resource-servers' });
+    const key = await t.createKey(member, 'notes');
+    const mint = (scope?: string) =>
+      t
+        .http()
+        .post('/v1/token')
+        .set('Authorization', `ApiKey ${key.value}`)
+        .send(scope === undefined ? { resource: audience } : { resource: audience, scope });
+    expect((await mint('tools:write').expect(200)).body.scope).toBe('tools:write');
+
+    const changed = await ok<{ resource_server: ResourceServerView }>(
+      'set-scopes',
+      '--audience',
+      audience,
+      '--scope',
+      'notes:read=Read notes',
+    );
+    expect(changed.resource_server).toMatchObject({
+      id: added.client_id,
+      scopes: [{ name: 'notes:read', description: 'Read notes' }],
+    });
+    expect((await mint('tools:write')).status).toBe(400);
+    expect((await mint().expect(200)).body.scope).toBe('notes:read');
+
+    // None: the server declares nothing, and its tokens carry Gatehouse's permissions again.
+    const cleared = await ok<{ resource_server: ResourceServerView }>('set-scopes', '--audience', audience);
+    expect(cleared.resource_server.scopes).toEqual([]);
+    expect((await mint().expect(200)).body.scope).toBe('api_keys:read audit:read integrations:read integrations:write');
+    await fails(['set-scopes', '--audience', 'https://nowhere.example.com'], /no resource server has the audience/);
+  });
+
+  it('refuses a malformed scope, a Gatehouse permission, a long or multi-line description, a duplicate: exit 2, nothing written', async () => {
+    const audience = 'https://bad-scopes.cli.example.com';
+    const add = (...scopes: string[]) => [
+      'add',
+      '--name',
+      'Bad scopes',
+      '--audience',
+      audience,
+      ...scopes.flatMap((scope) => ['--scope', scope]),
+    ];
+    await fails(add('tools:read'), /--scope must be NAME=DESCRIPTION/);
+    await fails(add('=No name'), /--scope name must be 1 to 64/);
+    await fails(add('tools read=Spaces'), /--scope name must be/);
+    await fails(add('tools"read=Quote'), /--scope name must be/);
+    await fails(add(`${'a'.repeat(65)}=Long`), /--scope name must be 1 to 64/);
+    await fails(add('api_keys:read=Mine'), /one of Gatehouse's own permissions/);
+    await fails(add('tools:read='), /description must be 1 to 200 characters/);
+    await fails(add(`tools:read=${'d'.repeat(201)}`), /description must be 1 to 200 characters/);
+    await fails(add('tools:read=Two\nlines'), /description must be 1 to 200 characters on one line/);
+    await fails(add('tools:read=One', 'tools:read=Two'), /tools:read is given twice/);
+    await fails(add(...Array.from({ length: 33 }, (_, i) => `s${i}=Scope ${i}`)), /at most 32 scopes/);
+    expect((await ok<Listed>('list')).resource_servers.map((s) => s.audience)).not.toContain(audience);
+  });
+
+  it('the scopes migration goes down and up again on this database, keeping the servers (declaring none)', async () => {
+    const audience = 'https://migrated.cli.example.com';
+    const added = await ok<Credentials>('add', '--name', 'Migrated', '--audience', audience, '--scope', 'x:y=Z');
+    const runner = t.get(DataSource).createQueryRunner();
+    try {
+      const migration = new ResourceServerScopes1765852000000();
+      await migration.down(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    const listed = (await ok<Listed>('list')).resource_servers.find((server) => server.id === added.client_id);
+    expect(listed).toMatchObject({ audience, scopes: [] });
+  });
+
   it('has --help for the group and each command', async () => {
-    const group = await runCli(['resource-server', '--help'], env);
+    const group = await runTestCli(['resource-server', '--help'], env);
     expect(group.exitCode).toBe(0);
     expect(group.stdout).toMatch(/add.*\n[\s\S]*list[\s\S]*remove[\s\S]*rotate-secret/);
     const add = await cli('add', '--help');
     expect(add.exitCode).toBe(0);
     expect(add.stdout).toContain('--audience <uri>');
+    expect(add.stdout).toContain('--scope <name=description>');
+    expect((await cli('set-scopes', '--help')).stdout).toContain('--scope <name=description>');
   });
 });

@@ -48,7 +48,7 @@ echo "tarball: $TARBALL"
 # 2. What the tarball holds.
 tar -tzf "$TARBALL" | sort >"$WORK/contents"
 for entry in package.json README.md dist/src/index.js dist/src/index.d.ts dist/src/express.js \
-  dist/src/express.d.ts dist/src/nest.js dist/src/nest.d.ts; do
+  dist/src/express.d.ts dist/src/nest.js dist/src/nest.d.ts dist/src/http.js dist/src/http.d.ts; do
   grep -qx "package/$entry" "$WORK/contents" || fail "the tarball has no $entry"
 done
 if grep -vE '^package/(package\.json|README\.md|dist/src/.+\.(js|d\.ts))$' "$WORK/contents"; then

@@ -26,6 +26,8 @@ export interface Endpoints {
   jwksUri: string;
   introspectionEndpoint: string;
   configurationEndpoint: string;
+  /** The metadata's scopes_supported: Gatehouse's permissions, which a role bounds. Absent: unknown. */
+  permissions?: ReadonlySet<string>;
 }
 
 export interface InstanceStream {
@@ -96,6 +98,10 @@ export class GatehouseClient {
     if (ssf.jwks_uri !== undefined) this.pinned('jwks_uri', ssf.jwks_uri, ssfUrl);
     const configurationEndpoint = this.pinned('configuration_endpoint', ssf.configuration_endpoint, ssfUrl);
     this.endpoints = { jwksUri, introspectionEndpoint, configurationEndpoint };
+    const scopes: unknown = metadata.scopes_supported;
+    if (Array.isArray(scopes) && scopes.every((scope) => typeof scope === 'string')) {
+      this.endpoints.permissions = new Set(scopes);
+    }
     return this.endpoints;
   }
 

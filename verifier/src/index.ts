@@ -3,9 +3,12 @@ import { AddressList, requestAddress } from './address';
 import { asSetupError, VerifierSetupError, VerifyError } from './errors';
 import { Feed } from './feed';
 import { GatehouseClient } from './gatehouse';
+import { ResourceMetadata, resourceMetadata, ResourceMetadataOptions } from './resource-metadata';
 
 export { VerifierSetupError, VerifyError } from './errors';
 export type { VerifyErrorCode } from './errors';
+export { resourceMetadata } from './resource-metadata';
+export type { ProtectedResourceMetadata, ResourceMetadata, ResourceMetadataOptions } from './resource-metadata';
 
 /**
  * @gatehouse/verifier: verifies Gatehouse access tokens in a resource server (RFC 9068 checks with jose), and applies
@@ -31,6 +34,11 @@ export interface VerifierOptions {
    * none: the connection's peer is the client.
    */
   trustedProxies?: readonly string[];
+  /**
+   * Serve RFC 9728 protected resource metadata for this audience (the middleware's `protectedResource` routes), and name
+   * it in every challenge (`resource_metadata`), as MCP clients need. Default: neither.
+   */
+  resourceMetadata?: ResourceMetadataOptions;
   /** For tests: another fetch. */
   fetch?: typeof fetch;
 }
@@ -68,6 +76,8 @@ export interface Verifier {
   clientAddress(request: AddressedRequest): string | undefined;
   /** Whether the feed has caught up within maxStalenessSeconds. */
   readonly fresh: boolean;
+  /** The protected resource metadata, when VerifierOptions.resourceMetadata asked for it. */
+  readonly resourceMetadata?: ResourceMetadata;
   close(): Promise<void>;
 }
 
@@ -123,13 +133,18 @@ export async function createVerifier(options: VerifierOptions): Promise<Verifier
     maxStalenessMs: (options.maxStalenessSeconds ?? 10) * 1000,
   });
   await feed.start();
-  return new FeedVerifier(options, client, jwks, feed, trustedProxies);
+  const verifier = new FeedVerifier(options, client, jwks, feed, trustedProxies, endpoints.permissions);
+  if (options.resourceMetadata !== undefined) {
+    verifier.resourceMetadata = resourceMetadata(options.issuer, options.audience, options.resourceMetadata);
+  }
+  return verifier;
 }
 
 class FeedVerifier implements Verifier {
   private readonly verified = new Map<string, KnownToken>();
   /** Introspections under way, shared by concurrent verifies of one token. */
   private readonly confirming = new Map<string, Promise<Confirmation>>();
+  resourceMetadata?: ResourceMetadata;
 
   constructor(
     private readonly options: VerifierOptions,
@@ -137,6 +152,8 @@ class FeedVerifier implements Verifier {
     private readonly jwks: ReturnType<typeof createRemoteJWKSet>,
     private readonly feed: Feed,
     private readonly trustedProxies: AddressList | undefined,
+    /** Gatehouse's own permissions (its metadata's scopes_supported): what a role change narrows; unknown: all. */
+    private readonly permissions: ReadonlySet<string> | undefined,
   ) {}
 
   clientAddress(request: AddressedRequest): string | undefined {
@@ -175,7 +192,11 @@ class FeedVerifier implements Verifier {
     // Issued before this stream began: what happened to it before then is only known to introspection.
     let scopes = claims.iat <= feed.startTime ? await this.confirmed(token, known) : known.scopes;
     const allowed = feed.allowed.get(`${claims.org} ${claims.sub}`);
-    if (allowed !== undefined) scopes = scopes.filter((scope) => allowed.has(scope));
+    // A role bounds Gatehouse's permissions only: a resource server's own scopes are not the role's (ADR 0049).
+    const { permissions } = this;
+    if (allowed !== undefined) {
+      scopes = scopes.filter((scope) => allowed.has(scope) || (permissions !== undefined && !permissions.has(scope)));
+    }
     return this.access(claims.sub, claims.org, claims.client_id, scopes, options.scopes ?? []);
   }
 

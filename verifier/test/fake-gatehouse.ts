@@ -53,6 +53,10 @@ export class FakeGatehouse {
   tooManyPolls: string | undefined;
   /** Answers to GET/POST by path, replacing the normal ones (status, body and headers). */
   override: Record<string, { status?: number; body?: unknown; headers?: Record<string, string> }> = {};
+  /** The audience of the streams it creates (the resource server its credentials belong to). */
+  audience = AUDIENCE;
+  /** The metadata's scopes_supported (Gatehouse's permissions); absent unless set. */
+  scopesSupported: string[] | undefined;
   introspections: string[] = [];
   introspectionDelayMs = 0;
   introspection: (token: string) => { status: number; body: unknown } = () => ({
@@ -99,7 +103,7 @@ export class FakeGatehouse {
     })
       .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: options.typ ?? 'at+jwt' })
       .setIssuer(this.issuer)
-      .setAudience(options.audience ?? AUDIENCE)
+      .setAudience(options.audience ?? this.audience)
       .setSubject(typeof claims.sub === 'string' ? claims.sub : 'user-1')
       .setExpirationTime(now + 600)
       .setJti(`jti-${Math.random()}`)
@@ -116,7 +120,7 @@ export class FakeGatehouse {
     const set = await new SignJWT({ sub_id: subId, events })
       .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'secevent+jwt' })
       .setIssuer(this.issuer)
-      .setAudience(options.audience ?? AUDIENCE)
+      .setAudience(options.audience ?? this.audience)
       .setIssuedAt()
       .setJti(jti)
       .sign((options.key ?? this.key).privateKey);
@@ -157,6 +161,7 @@ export class FakeGatehouse {
         issuer: this.issuer,
         jwks_uri: `${this.issuer}/jwks`,
         introspection_endpoint: `${this.issuer}/introspect`,
+        ...(this.scopesSupported === undefined ? {} : { scopes_supported: this.scopesSupported }),
       });
     }
     if (url.pathname === '/.well-known/ssf-configuration') {
@@ -180,7 +185,12 @@ export class FakeGatehouse {
       const date = new Date(Date.now() + this.dateOffsetMs).toUTCString();
       return send(
         201,
-        { stream_id: id, iss: this.issuer, aud: AUDIENCE, delivery: { endpoint_url: `${this.issuer}/ssf/poll/${id}` } },
+        {
+          stream_id: id,
+          iss: this.issuer,
+          aud: this.audience,
+          delivery: { endpoint_url: `${this.issuer}/ssf/poll/${id}` },
+        },
         { date },
       );
     }

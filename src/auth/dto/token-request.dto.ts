@@ -16,21 +16,19 @@ import {
 } from 'class-validator';
 import { isUnreadable } from '../../common/body-reader';
 import { invalidArgument } from '../../common/errors';
-import { isPermission } from '../../identity/roles';
+import { isScopeString } from '../../resource-servers/scopes';
 import { MAX_ACCESS_TOKEN_LIFETIME, MIN_ACCESS_TOKEN_LIFETIME } from '../../identity/organization.entity';
 import type { TokenNarrowing } from '../token.service';
 import { MAX_AUDIENCE_LENGTH } from '../../resource-servers/audience';
 
 /**
- * An OAuth `scope` (RFC 6749 section 3.3) of permission names: one or more distinct names of the
- * catalogue, separated by single spaces. Whether the key has them is the exchange's rule.
+ * An OAuth `scope` (RFC 6749 section 3.3): distinct scope-tokens separated by single spaces. Which names a token may
+ * get (the key's permissions, or the resource server's declared scopes) is the exchange's rule.
  */
 @ValidatorConstraint({ name: 'scope' })
 export class ScopeConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
-    if (typeof value !== 'string') return false;
-    const names = value.split(' ');
-    return names.every(isPermission) && new Set(names).size === names.length;
+    return typeof value === 'string' && isScopeString(value);
   }
 }
 
@@ -39,7 +37,7 @@ export class TokenRequestDto {
   @ApiPropertyOptional({
     description:
       "Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. " +
-      "Absent: all the key's scopes.",
+      "Absent: all the key's scopes. With a `resource` that declares scopes: names among those (docs/mcp.md).",
     example: 'api_keys:read integrations:read',
   })
   @ValidateIf((_dto: TokenRequestDto, value: unknown) => value !== undefined)
