@@ -48,13 +48,7 @@ describe('/v1/user-api-keys', () => {
           label: 'ci deploy',
           status: 'ACTIVE',
           // An admin's defaults (docs/api.md#scopes), in catalogue order; no expiry unless asked for.
-          scopes: [
-            'api_keys:read',
-            'audit:read',
-            'integrations:read',
-            'integrations:write',
-            'workload_identities:read',
-          ],
+          scopes: ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write'],
           expires_at: null,
           created_at: expect.stringMatching(ISO_MS),
           updated_at: key.created_at,
