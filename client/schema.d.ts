@@ -894,6 +894,12 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
@@ -923,7 +929,10 @@ export interface components {
       id: string;
       /** Format: uuid */
       organization_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through it act as this user
+       */
       user_id: string;
       /** @description "" when none was given */
       label: string;
@@ -933,7 +942,7 @@ export interface components {
        */
       status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
       /**
-       * @description The permissions the key may use, in catalogue order
+       * @description The permissions its tokens may use, in catalogue order
        * @example [
        *       "api_keys:read",
        *       "integrations:read"
@@ -948,10 +957,16 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
-       * @description null: the key does not expire
+       * @description null: it does not expire
        */
       expires_at: string | null;
       /** Format: date-time */
@@ -960,7 +975,7 @@ export interface components {
       updated_at: string;
       /**
        * Format: date-time
-       * @description The last successful exchange (POST /v1/token); null until the first
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
        */
       last_used_at: string | null;
       /**
@@ -1013,7 +1028,10 @@ export interface components {
       id: string;
       /** Format: uuid */
       organization_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through it act as this user
+       */
       user_id: string;
       /** @description "" when none was given */
       label: string;
@@ -1023,7 +1041,7 @@ export interface components {
        */
       status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
       /**
-       * @description The permissions the key may use, in catalogue order
+       * @description The permissions its tokens may use, in catalogue order
        * @example [
        *       "api_keys:read",
        *       "integrations:read"
@@ -1038,10 +1056,16 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
-       * @description null: the key does not expire
+       * @description null: it does not expire
        */
       expires_at: string | null;
       /** Format: date-time */
@@ -1050,7 +1074,7 @@ export interface components {
       updated_at: string;
       /**
        * Format: date-time
-       * @description The last successful exchange (POST /v1/token); null until the first
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
        */
       last_used_at: string | null;
       /**
@@ -1085,15 +1109,6 @@ export interface components {
       /** @description The key replaced, as the rotation left it */
       previous_api_key: components['schemas']['ApiKeyView'];
     };
-    ApiKeyListResponse: {
-      page: number;
-      limit: number;
-      total_count: number;
-      api_keys: components['schemas']['ApiKeyView'][];
-    };
-    ApiKeyResponse: {
-      api_key: components['schemas']['ApiKeyView'];
-    };
     UpdateApiKeyDto: {
       /**
        * @description A new label (not null)
@@ -1111,12 +1126,24 @@ export interface components {
       /** @description The new rate limit; null removes it */
       rate_limit?: components['schemas']['KeyRateLimitDto'] | null;
     };
+    ApiKeyResponse: {
+      api_key: components['schemas']['ApiKeyView'];
+    };
+    ApiKeyListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      api_keys: components['schemas']['ApiKeyView'][];
+    };
     OrganizationApiKeyView: {
       /** Format: uuid */
       id: string;
       /** Format: uuid */
       organization_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through it act as this user
+       */
       user_id: string;
       /** @description "" when none was given */
       label: string;
@@ -1126,7 +1153,7 @@ export interface components {
        */
       status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
       /**
-       * @description The permissions the key may use, in catalogue order
+       * @description The permissions its tokens may use, in catalogue order
        * @example [
        *       "api_keys:read",
        *       "integrations:read"
@@ -1141,10 +1168,16 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
-       * @description null: the key does not expire
+       * @description null: it does not expire
        */
       expires_at: string | null;
       /** Format: date-time */
@@ -1153,7 +1186,7 @@ export interface components {
       updated_at: string;
       /**
        * Format: date-time
-       * @description The last successful exchange (POST /v1/token); null until the first
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
        */
       last_used_at: string | null;
       /**
@@ -1531,6 +1564,12 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
     };
     OAuthTokenResponse: {
@@ -1761,6 +1800,12 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
@@ -1770,19 +1815,64 @@ export interface components {
       expires_at?: string | null;
     };
     WorkloadIdentityView: {
-      /**
-       * Format: uuid
-       * @description The tokens minted through it carry it as their client_id
-       */
+      /** Format: uuid */
       id: string;
       /** Format: uuid */
       organization_id: string;
       /**
        * Format: uuid
-       * @description The owner: tokens minted through the identity act as this user
+       * @description The owner: tokens minted through it act as this user
        */
       user_id: string;
+      /** @description "" when none was given */
       label: string;
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions its tokens may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: it does not expire
+       */
+      expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
@@ -1802,55 +1892,9 @@ export interface components {
       conditions: {
         [key: string]: string;
       };
-      /**
-       * @description The permissions its tokens may use, in catalogue order
-       * @example [
-       *       "integrations:read"
-       *     ]
-       */
-      scopes: (
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:revoke'
-        | 'api_keys:manage'
-        | 'audit:read'
-        | 'integrations:read'
-        | 'integrations:write'
-        | 'organization:write'
-      )[];
-      /**
-       * @description EXPIRED once expires_at has passed (REVOKED wins)
-       * @enum {string}
-       */
-      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-      /**
-       * Format: date-time
-       * @description null: it does not expire
-       */
-      expires_at: string | null;
-      /**
-       * Format: date-time
-       * @description The last token exchange through it; null until the first
-       */
-      last_used_at: string | null;
-      /**
-       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
-       * @example 203.0.113.7
-       */
-      last_used_ip: string | null;
     };
     WorkloadIdentityResponse: {
       workload_identity: components['schemas']['WorkloadIdentityView'];
-    };
-    WorkloadIdentityListResponse: {
-      page: number;
-      limit: number;
-      total_count: number;
-      workload_identities: components['schemas']['WorkloadIdentityView'][];
     };
     WorkloadIssuerView: {
       /**
@@ -1869,20 +1913,71 @@ export interface components {
     WorkloadIssuerListResponse: {
       trusted_issuers: components['schemas']['WorkloadIssuerView'][];
     };
+    WorkloadIdentityListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      workload_identities: components['schemas']['WorkloadIdentityView'][];
+    };
     OrganizationWorkloadIdentityView: {
-      /**
-       * Format: uuid
-       * @description The tokens minted through it carry it as their client_id
-       */
+      /** Format: uuid */
       id: string;
       /** Format: uuid */
       organization_id: string;
       /**
        * Format: uuid
-       * @description The owner: tokens minted through the identity act as this user
+       * @description The owner: tokens minted through it act as this user
        */
       user_id: string;
+      /** @description "" when none was given */
       label: string;
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions its tokens may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: it does not expire
+       */
+      expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
@@ -1902,46 +1997,6 @@ export interface components {
       conditions: {
         [key: string]: string;
       };
-      /**
-       * @description The permissions its tokens may use, in catalogue order
-       * @example [
-       *       "integrations:read"
-       *     ]
-       */
-      scopes: (
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:revoke'
-        | 'api_keys:manage'
-        | 'audit:read'
-        | 'integrations:read'
-        | 'integrations:write'
-        | 'organization:write'
-      )[];
-      /**
-       * @description EXPIRED once expires_at has passed (REVOKED wins)
-       * @enum {string}
-       */
-      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-      /**
-       * Format: date-time
-       * @description null: it does not expire
-       */
-      expires_at: string | null;
-      /**
-       * Format: date-time
-       * @description The last token exchange through it; null until the first
-       */
-      last_used_at: string | null;
-      /**
-       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
-       * @example 203.0.113.7
-       */
-      last_used_ip: string | null;
       /**
        * @description The owner's e-mail address
        * @example dev@acme.test
@@ -2021,7 +2076,7 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked keys */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
       };
       header?: never;
@@ -2440,11 +2495,11 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked keys */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
-        /** @description Only this user's keys (in the caller's organization) */
+        /** @description Only this user's (in the caller's organization) */
         user_id?: string;
-        /** @description Only the keys of the user with this e-mail address (any case); with user_id, both must name the same user */
+        /** @description Only those of the user with this e-mail address (any case); with user_id, both must name the same user */
         email?: string;
       };
       header?: never;
@@ -5382,7 +5437,7 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked identities */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
       };
       header?: never;
@@ -5689,11 +5744,11 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked identities */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
-        /** @description Only this user's identities (in the caller's organization) */
+        /** @description Only this user's (in the caller's organization) */
         user_id?: string;
-        /** @description Only the identities of the user with this e-mail address (any case); with user_id, both must name the same user */
+        /** @description Only those of the user with this e-mail address (any case); with user_id, both must name the same user */
         email?: string;
       };
       header?: never;

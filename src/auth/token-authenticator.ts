@@ -7,7 +7,7 @@ import { roleMask } from '../identity/roles';
 import { IdentityService } from '../identity/identity.service';
 import {
   CredentialKind,
-  CredentialKinds,
+  CredentialLivenessKinds,
   CredentialRefusalReason,
   credentialRefusal,
   LiveCredential,
@@ -103,7 +103,7 @@ export function bearerCredential(header: string | undefined): string | TokenRefu
 
 /**
  * The one answer to "is this token good for this request", for every entry point (the Bearer guard, forward auth,
- * introspection): the signature and claims, the audience, the credential's liveness (per kind, CredentialKinds) and
+ * introspection): the signature and claims, the audience, the credential's liveness (per kind, CredentialLivenessKinds) and
  * its owner's membership read now, the allowlist and the rate limit, in this order (docs/adr/0048-one-token-authenticator.md).
  * A refusal is returned, not thrown: each entry point answers it in its own protocol.
  */
@@ -112,7 +112,7 @@ export class TokenAuthenticator {
   constructor(
     private readonly tokens: TokenService,
     private readonly identity: IdentityService,
-    private readonly kinds: CredentialKinds,
+    private readonly kinds: CredentialLivenessKinds,
     private readonly keyRequests: KeyRequestLimiter,
   ) {}
 
@@ -135,11 +135,15 @@ export class TokenAuthenticator {
     const { principal } = live;
     let rateLimit: RateLimitFields | null = null;
     if (
-      principal.apiKeyId !== undefined &&
-      (principal.apiKeyAllowedCidrs != null || principal.apiKeyRateLimit != null)
+      principal.credentialId !== undefined &&
+      (principal.credentialAllowedCidrs != null || principal.credentialRateLimit != null)
     ) {
       const admitted = await this.admit(
-        { id: principal.apiKeyId, allowedCidrs: principal.apiKeyAllowedCidrs, rateLimit: principal.apiKeyRateLimit },
+        {
+          id: principal.credentialId,
+          allowedCidrs: principal.credentialAllowedCidrs,
+          rateLimit: principal.credentialRateLimit,
+        },
         check.address,
         check.countRequest === true,
       );
@@ -221,10 +225,10 @@ export class TokenAuthenticator {
         role,
         permissions: roleMask(role) & credential.scopes & verified.permissions,
         tokenUse: claims.token_use,
-        apiKeyId: credentialId,
-        apiKeyExpiresAtMs: credential.expiresAtMs,
-        apiKeyAllowedCidrs: credential.allowedCidrs,
-        apiKeyRateLimit: credential.rateLimit,
+        credentialId,
+        credentialExpiresAtMs: credential.expiresAtMs,
+        credentialAllowedCidrs: credential.allowedCidrs,
+        credentialRateLimit: credential.rateLimit,
       },
     };
   }

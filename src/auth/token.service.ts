@@ -52,14 +52,14 @@ export interface MintRequest {
   organizationId: string;
   lifetimeSeconds: number;
   tokenUse: TokenUse;
-  apiKeyId?: string;
+  credentialId?: string;
   /** Access tokens: the `scope` claim. */
   scope?: string;
   /** The issue time in milliseconds (default: now); access tokens use the instant the key was checked at. */
   issuedAtMs?: number;
   /** `aud`: a registered resource server's audience (RFC 8707); default: JWT_AUDIENCE. */
   audience?: string;
-  /** Access tokens: minted through a workload identity (`apiKeyId` is its id). */
+  /** Access tokens: minted through a workload identity (`credentialId` is its id). */
   workloadIdentity?: boolean;
   /** Access tokens: the key's allowlist as stored (comma-separated CIDRs), carried as `allowed_cidrs`. */
   allowedCidrs?: string | null;
@@ -71,7 +71,7 @@ export interface MintRequest {
 export interface ApiKeyExchange {
   userId: string;
   organizationId: string;
-  apiKeyId: string;
+  credentialId: string;
   /** The organization's access-token lifetime, in seconds. */
   lifetimeSeconds: number;
   /** The key's scopes. */
@@ -84,7 +84,7 @@ export interface ApiKeyExchange {
   checkedAtMs: number;
   /** The client's address as the failure limit counted it (docs/api.md#usage-fields). */
   clientAddress: string | undefined;
-  /** A workload identity's exchange (`apiKeyId` is the identity's id): the token says so in `client_type`. */
+  /** A workload identity's exchange (`credentialId` is the identity's id): the token says so in `client_type`. */
   workloadIdentity?: true;
   /** A workload identity's exchange: the subject token's `sub`, for its `workload_identity.exchanged` entry. */
   subject?: string;
@@ -259,7 +259,7 @@ export class TokenService {
       exp: iat + request.lifetimeSeconds,
       token_use: request.tokenUse,
     };
-    if (request.apiKeyId !== undefined) claims.client_id = request.apiKeyId;
+    if (request.credentialId !== undefined) claims.client_id = request.credentialId;
     if (request.scope !== undefined) claims.scope = request.scope;
     if (request.workloadIdentity === true) claims.client_type = 'workload_identity';
     if (request.allowedCidrs != null) claims.allowed_cidrs = request.allowedCidrs.split(',');

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OrganizationKeysService } from '../api-keys/organization/organization-keys.service';
+import { CredentialsService } from '../credentials/credentials.service';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -37,7 +37,7 @@ export type JustInTimeOutcome = 'added' | 'member' | 'removed';
 export class MembersService {
   constructor(
     private readonly identity: IdentityService,
-    private readonly credentials: OrganizationKeysService,
+    private readonly credentials: CredentialsService,
     private readonly grants: GrantsService,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
@@ -110,7 +110,8 @@ export class MembersService {
     const removal = await this.unitOfWork.run(
       async (tx) => {
         if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
-        const { revokedKeys, entries } = await this.credentials.revokeMemberCredentials(owner, at, tx);
+        const { revoked, entries } = await this.credentials.revokeMemberCredentials(owner, at, tx);
+        const revokedKeys = revoked.api_key ?? 0;
         const grantEntries = await this.grants.revokeMemberGrants(owner, at, tx);
         await this.audit.recordAll(
           [

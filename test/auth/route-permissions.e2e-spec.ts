@@ -85,23 +85,24 @@ const DECLARED: Record<string, string> = {
   'GET /v1/notification-integrations/{id}': 'bearer + integrations:read',
   'PATCH /v1/notification-integrations/{id}': 'bearer + integrations:write',
   'DELETE /v1/notification-integrations/{id}': 'bearer + integrations:write',
-  // Signed webhooks (docs/webhooks.md#managing-endpoints): the organization's endpoints, for the admins of its keys
-  'POST /v1/organization/webhooks': 'bearer + api_keys:manage',
-  'GET /v1/organization/webhooks': 'bearer + api_keys:manage',
-  'DELETE /v1/organization/webhooks/{id}': 'bearer + api_keys:manage',
-  'GET /v1/organization/webhooks/{id}/deliveries': 'bearer + api_keys:manage',
+  // Signed webhooks (docs/webhooks.md#managing-endpoints): the organization's endpoints; reading them needs
+  // webhooks:read, every change webhooks:write (both an admin's, as api_keys:manage was before them)
+  'POST /v1/organization/webhooks': 'bearer + webhooks:write',
+  'GET /v1/organization/webhooks': 'bearer + webhooks:read',
+  'DELETE /v1/organization/webhooks/{id}': 'bearer + webhooks:write',
+  'GET /v1/organization/webhooks/{id}/deliveries': 'bearer + webhooks:read',
   // Enabling a disabled endpoint again is an admin's, as adding and deleting one (docs/webhooks.md#disabled-endpoints).
-  'POST /v1/organization/webhooks/{id}/enable': 'bearer + api_keys:manage',
-  'POST /v1/organization/webhooks/{id}/test': 'bearer + api_keys:manage',
-  // Workload identities (docs/workload-identities.md): keys without secrets, the same permissions as keys; the issuers
-  // an identity may name are read by whoever may create one
-  'POST /v1/workload-identities': 'bearer + api_keys:create',
-  'GET /v1/workload-identities': 'bearer + api_keys:read',
-  'GET /v1/workload-identities/trusted-issuers': 'bearer + api_keys:create',
-  'GET /v1/workload-identities/{id}': 'bearer + api_keys:read',
-  'DELETE /v1/workload-identities/{id}': 'bearer + api_keys:revoke',
-  'GET /v1/organization/workload-identities': 'bearer + api_keys:manage',
-  'DELETE /v1/organization/workload-identities/{id}': 'bearer + api_keys:manage',
+  'POST /v1/organization/webhooks/{id}/enable': 'bearer + webhooks:write',
+  'POST /v1/organization/webhooks/{id}/test': 'bearer + webhooks:write',
+  // Workload identities (docs/workload-identities.md): keys without secrets, permissions of their own that mirror the
+  // keys' (each role holds the same of both); the issuers an identity may name are read by whoever may create one
+  'POST /v1/workload-identities': 'bearer + workload_identities:create',
+  'GET /v1/workload-identities': 'bearer + workload_identities:read',
+  'GET /v1/workload-identities/trusted-issuers': 'bearer + workload_identities:create',
+  'GET /v1/workload-identities/{id}': 'bearer + workload_identities:read',
+  'DELETE /v1/workload-identities/{id}': 'bearer + workload_identities:revoke',
+  'GET /v1/organization/workload-identities': 'bearer + workload_identities:manage',
+  'DELETE /v1/organization/workload-identities/{id}': 'bearer + workload_identities:manage',
 };
 
 /**

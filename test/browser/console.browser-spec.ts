@@ -395,7 +395,15 @@ describe('web console in Chromium', () => {
         checkedOnly,
       );
     await until(async () =>
-      expect(await values(false)).toEqual(['api_keys:create', 'api_keys:read', 'api_keys:revoke', 'integrations:read']),
+      expect(await values(false)).toEqual([
+        'api_keys:create',
+        'api_keys:read',
+        'api_keys:revoke',
+        'integrations:read',
+        'workload_identities:create',
+        'workload_identities:read',
+        'workload_identities:revoke',
+      ]),
     );
     expect(await values(true)).toEqual(['api_keys:read', 'integrations:read']);
     await member.page.getByRole('button', { name: 'Cancel' }).click();

@@ -1,3 +1,4 @@
+import { CredentialsService } from '../../src/credentials/credentials.service';
 import { Writable } from 'node:stream';
 import type { Response, Test } from 'supertest';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
@@ -121,7 +122,7 @@ describe('structured logs', () => {
     const mintFailed = await call('post', '/v1/token', (r) => r.set('Authorization', `ApiKey ${value}`));
     expect(mintFailed.status).toBe(500);
     expect(mintFailed.body).toEqual({ code: 'INTERNAL', message: 'failed to mint access token' });
-    jest.spyOn(t.get(ApiKeysService), 'list').mockImplementationOnce(() => {
+    jest.spyOn(t.get(CredentialsService), 'list').mockImplementationOnce(() => {
       throw Object.assign(new Error('statement failed'), { parameters: [value, secrets.accessToken] });
     });
     const crashed = await call('get', '/v1/user-api-keys', (r) => r.set('Authorization', `Bearer ${user.token}`));

@@ -17,7 +17,7 @@ describe('ports', () => {
     ['ApiKeysPortsModule', ApiKeysPortsModule, /AUDIT_TARGET_LABELS/],
     ['SsfPortsModule', SsfPortsModule, /AUDIT_OBSERVER/],
     ['WebhooksPortsModule', WebhooksPortsModule, /AUDIT_WEBHOOK_OBSERVER/],
-    ['WorkloadIdentitiesPortsModule', WorkloadIdentitiesPortsModule, /MEMBER_CREDENTIALS|ISSUER_CREDENTIALS/],
+    ['WorkloadIdentitiesPortsModule', WorkloadIdentitiesPortsModule, /ISSUER_CREDENTIALS/],
   ];
 
   it.each(cases)('an application without %s fails at boot naming its port', async (_name, left, message) => {

@@ -47,6 +47,9 @@ export interface VerifierOptions {
 export interface VerifiedAccess {
   userId: string;
   organizationId: string;
+  /** The credential (API key or workload identity) the token was minted through: its `client_id`. */
+  credentialId: string;
+  /** @deprecated The same value as credentialId, which names what it holds: any kind of credential. */
   apiKeyId: string;
   scopes: string[];
 }
@@ -206,13 +209,13 @@ class FeedVerifier implements Verifier {
   private access(
     userId: string,
     organizationId: string,
-    apiKeyId: string,
+    credentialId: string,
     scopes: string[],
     required: readonly string[],
   ): VerifiedAccess {
     const missing = required.filter((scope) => !scopes.includes(scope));
     if (missing.length > 0) throw new VerifyError('insufficient_scope', `missing ${missing.join(' ')}`);
-    return { userId, organizationId, apiKeyId, scopes };
+    return { userId, organizationId, credentialId, apiKeyId: credentialId, scopes };
   }
 
   /** The token's claims, verified once and remembered until it expires. */
