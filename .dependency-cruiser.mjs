@@ -9,7 +9,9 @@ export const MAY_USE = {
   audit: ['identity'],
   // Counters the other modules call into (docs/adr/0023-prometheus-metrics.md); it reads no feature module.
   metrics: [],
-  'api-keys': ['identity', 'audit', 'metrics'],
+  // The credential core: what every kind of credential shares (docs/adr/0052-one-credential-core.md).
+  credentials: ['identity', 'audit'],
+  'api-keys': ['identity', 'audit', 'metrics', 'credentials'],
   integrations: ['identity', 'audit', 'metrics'],
   // The settings API and CLI change identity's organizations row and record it in the audit trail.
   'organization-settings': ['identity', 'audit'],
@@ -17,9 +19,19 @@ export const MAY_USE = {
   // resource server's client credentials and hands it over with identity's access vocabulary.
   'resource-servers': ['identity'],
   // Federation's verified subject tokens and workload identities become tokens here (the RFC 8693 exchange).
-  auth: ['api-keys', 'identity', 'audit', 'metrics', 'resource-servers', 'federation', 'workload-identities'],
+  auth: [
+    'api-keys',
+    'credentials',
+    'identity',
+    'audit',
+    'metrics',
+    'resource-servers',
+    'federation',
+    'workload-identities',
+    'grants',
+  ],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
-  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation'],
+  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation', 'grants', 'audit'],
   // The revocation feed: audit entries become CAEP events (audit's observer), delivered to resource servers, signed
   // with auth's key.
   ssf: ['audit', 'auth', 'identity', 'resource-servers'],
@@ -41,8 +53,12 @@ export const MAY_USE = {
   // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md).
   'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
   // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
-  // removal revokes the member's credentials through api-keys (docs/adr/0044-one-member-lifecycle.md).
-  members: ['identity', 'audit', 'api-keys'],
+  // removal revokes the member's credentials of every kind through the credential core
+  // (docs/adr/0044-one-member-lifecycle.md).
+  members: ['identity', 'audit', 'credentials', 'grants'],
+  // Grants of the authorization code flow (docs/mcp.md#grants): a person's consents (identity's memberships, audited),
+  // their codes and refresh tokens; auth reads whether a grant is live, oauth issues its codes and tokens.
+  grants: ['identity', 'audit'],
   // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
   // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
   // members' lifecycle (just in time, never someone removed).
@@ -54,9 +70,8 @@ export const MAY_USE = {
   // test deliveries' 429s are counted (metrics).
   webhooks: ['audit', 'api-keys', 'identity', 'integrations', 'metrics'],
   // Workload identities (keys without secrets): members' credentials (identity, audited) naming an organization's
-  // trusted issuer (federation); api-keys for its DTO rules and the port through which a member's removal revokes them
-  // (docs/adr/0038-workload-identities.md).
-  'workload-identities': ['identity', 'audit', 'federation', 'api-keys'],
+  // trusted issuer (federation); a kind of credential (the credential core: docs/adr/0052-one-credential-core.md).
+  'workload-identities': ['identity', 'audit', 'federation', 'credentials'],
 };
 const FEATURES = Object.keys(MAY_USE);
 
@@ -98,12 +113,12 @@ export default {
       to: { path: [anyOf([...FEATURES, 'database']), '^src/[^/]+\\.ts$'] },
     },
     {
-      name: 'database-imports-only-entities',
+      name: 'database-imports-no-feature',
       severity: 'error',
       comment:
-        "database/ is used by every module; of the feature modules it may import only their entities, for the data source's entity list.",
+        'database/ is used by every module, so it imports none: each feature module registers its own entities (EntitiesModule).',
       from: { path: '^src/database/' },
-      to: { path: anyOf(FEATURES), pathNot: '\\.entity\\.ts$' },
+      to: { path: anyOf(FEATURES) },
     },
     {
       name: 'unlisted-module',

@@ -10,6 +10,8 @@ module.exports = {
   testRegex: 'test/browser/.*\\.browser-spec\\.ts$',
   transform: base.transform,
   transformIgnorePatterns: base.transformIgnorePatterns,
+  // The compiled example MCP server and verifier (mcp-consent.browser-spec.ts runs them, as the e2e suites do).
+  globalSetup: base.globalSetup,
   testTimeout: 60_000,
   maxWorkers: 1,
 };

@@ -28,7 +28,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: the database answers within 1 s and the instance is not draining */
+    /** Readiness: not draining, the database answers within 1 s, every migration applied, the signing keys loaded */
     get: operations['HealthController_readiness'];
     put?: never;
     post?: never;
@@ -156,6 +156,80 @@ export interface paths {
      */
     post: operations['ExposedKeysController_report'];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's grants (connected apps) in this organization, newest first */
+    get: operations['GrantsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/grants/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke one of the caller's grants (idempotent)
+     * @description Its access tokens are refused at once here and by verifiers within a second (a credential-change event on the revocation feed), its refresh tokens deleted. Recorded as grant.revoked. Anyone else's grant is 404.
+     */
+    delete: operations['GrantsController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every member's grants in the caller's organization, newest first */
+    get: operations['GrantsController_listOrganization'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/grants/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke any grant of the caller's organization (idempotent)
+     * @description As DELETE /v1/grants/{id}, recorded with reason admin. Another organization's grant is 404.
+     */
+    delete: operations['GrantsController_revokeAny'];
     options?: never;
     head?: never;
     patch?: never;
@@ -416,7 +490,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer */
+    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer; authorization code with PKCE and refresh token (public clients of resource servers, docs/mcp.md) */
     post: operations['OAuthTokenController_token'];
     delete?: never;
     options?: never;
@@ -462,6 +536,44 @@ export interface paths {
     head: operations['ForwardAuthController_check_head'];
     /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
     patch: operations['ForwardAuthController_check_patch'];
+    trace?: never;
+  };
+  '/oauth/authorize': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Authorization endpoint (OAuth 2.1 authorization code with PKCE S256, RFC 8707 resource, RFC 9207 iss) */
+    get: operations['AuthorizeController_authorize'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/oauth/consent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What an authorization request asks the signed-in person (the consent page) */
+    get: operations['ConsentController_describe'];
+    put?: never;
+    /**
+     * The person's decision: Allow (a grant and a one-use code) or Deny
+     * @description Recorded as grant.granted when it grants something new. The answer names where the browser goes.
+     */
+    post: operations['ConsentController_decide'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/.well-known/ssf-configuration': {
@@ -782,6 +894,12 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
@@ -811,7 +929,10 @@ export interface components {
       id: string;
       /** Format: uuid */
       organization_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through it act as this user
+       */
       user_id: string;
       /** @description "" when none was given */
       label: string;
@@ -821,7 +942,7 @@ export interface components {
        */
       status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
       /**
-       * @description The permissions the key may use, in catalogue order
+       * @description The permissions its tokens may use, in catalogue order
        * @example [
        *       "api_keys:read",
        *       "integrations:read"
@@ -836,10 +957,16 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
-       * @description null: the key does not expire
+       * @description null: it does not expire
        */
       expires_at: string | null;
       /** Format: date-time */
@@ -848,7 +975,7 @@ export interface components {
       updated_at: string;
       /**
        * Format: date-time
-       * @description The last successful exchange (POST /v1/token); null until the first
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
        */
       last_used_at: string | null;
       /**
@@ -901,7 +1028,10 @@ export interface components {
       id: string;
       /** Format: uuid */
       organization_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through it act as this user
+       */
       user_id: string;
       /** @description "" when none was given */
       label: string;
@@ -911,7 +1041,7 @@ export interface components {
        */
       status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
       /**
-       * @description The permissions the key may use, in catalogue order
+       * @description The permissions its tokens may use, in catalogue order
        * @example [
        *       "api_keys:read",
        *       "integrations:read"
@@ -926,10 +1056,16 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
-       * @description null: the key does not expire
+       * @description null: it does not expire
        */
       expires_at: string | null;
       /** Format: date-time */
@@ -938,7 +1074,7 @@ export interface components {
       updated_at: string;
       /**
        * Format: date-time
-       * @description The last successful exchange (POST /v1/token); null until the first
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
        */
       last_used_at: string | null;
       /**
@@ -973,15 +1109,6 @@ export interface components {
       /** @description The key replaced, as the rotation left it */
       previous_api_key: components['schemas']['ApiKeyView'];
     };
-    ApiKeyListResponse: {
-      page: number;
-      limit: number;
-      total_count: number;
-      api_keys: components['schemas']['ApiKeyView'][];
-    };
-    ApiKeyResponse: {
-      api_key: components['schemas']['ApiKeyView'];
-    };
     UpdateApiKeyDto: {
       /**
        * @description A new label (not null)
@@ -999,12 +1126,24 @@ export interface components {
       /** @description The new rate limit; null removes it */
       rate_limit?: components['schemas']['KeyRateLimitDto'] | null;
     };
+    ApiKeyResponse: {
+      api_key: components['schemas']['ApiKeyView'];
+    };
+    ApiKeyListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      api_keys: components['schemas']['ApiKeyView'][];
+    };
     OrganizationApiKeyView: {
       /** Format: uuid */
       id: string;
       /** Format: uuid */
       organization_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The owner: tokens minted through it act as this user
+       */
       user_id: string;
       /** @description "" when none was given */
       label: string;
@@ -1014,7 +1153,7 @@ export interface components {
        */
       status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
       /**
-       * @description The permissions the key may use, in catalogue order
+       * @description The permissions its tokens may use, in catalogue order
        * @example [
        *       "api_keys:read",
        *       "integrations:read"
@@ -1029,10 +1168,16 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
-       * @description null: the key does not expire
+       * @description null: it does not expire
        */
       expires_at: string | null;
       /** Format: date-time */
@@ -1041,7 +1186,7 @@ export interface components {
       updated_at: string;
       /**
        * Format: date-time
-       * @description The last successful exchange (POST /v1/token); null until the first
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
        */
       last_used_at: string | null;
       /**
@@ -1091,6 +1236,42 @@ export interface components {
        *     ]
        */
       keys: string[];
+    };
+    GrantView: {
+      /** Format: uuid */
+      id: string;
+      /** @description The OAuth client: its metadata document URL, or its registered id */
+      client_id: string;
+      /** @description The name the client gave itself (untrusted text: show client_id beside it) */
+      client_name: string;
+      /** @description The resource server's audience */
+      resource: string;
+      /**
+       * @example [
+       *       "tools:read"
+       *     ]
+       */
+      scopes: string[];
+      /** @enum {string} */
+      status: 'active' | 'revoked';
+      /**
+       * Format: uuid
+       * @description The person who consented
+       */
+      user_id: string;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Its last code or refresh
+       */
+      last_used_at: string | null;
+    };
+    GrantListResponse: {
+      grants: components['schemas']['GrantView'][];
+    };
+    GrantResponse: {
+      grant: components['schemas']['GrantView'];
     };
     TokenRequestDto: {
       /**
@@ -1283,7 +1464,10 @@ export interface components {
         | 'webhook.enabled'
         | 'workload_identity.created'
         | 'workload_identity.revoked'
-        | 'workload_identity.exchanged';
+        | 'workload_identity.exchanged'
+        | 'grant.granted'
+        | 'grant.refreshed'
+        | 'grant.revoked';
       /** @description api_key.revoked: user, admin, member_removed, exposed or rotated; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
@@ -1312,6 +1496,7 @@ export interface components {
         | 'trusted_issuer'
         | 'webhook'
         | 'workload_identity'
+        | 'grant'
         | null;
       /** Format: uuid */
       target_id: string | null;
@@ -1379,6 +1564,12 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
     };
     OAuthTokenResponse: {
@@ -1398,6 +1589,8 @@ export interface components {
        * @example api_keys:read integrations:read
        */
       scope?: string;
+      /** @description authorization_code and refresh_token grants: the next refresh token (each works once) */
+      refresh_token?: string;
     };
     OAuthErrorBody: {
       /**
@@ -1407,6 +1600,7 @@ export interface components {
       error:
         | 'invalid_request'
         | 'invalid_client'
+        | 'invalid_grant'
         | 'invalid_scope'
         | 'invalid_target'
         | 'unsupported_grant_type'
@@ -1414,6 +1608,45 @@ export interface components {
         | 'server_error';
       /** @example invalid api key credentials */
       error_description?: string;
+    };
+    ConsentClientView: {
+      client_id: string;
+      /** @description The name the client gives itself: untrusted, shown beside host */
+      client_name: string;
+      /** @description The client_id URL's host */
+      host: string | null;
+      logo_uri?: string | null;
+    };
+    ConsentResourceView: {
+      audience: string;
+      name: string;
+    };
+    ConsentScopeView: {
+      name: string;
+      description: string;
+    };
+    ConsentOrganizationView: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+    };
+    ConsentView: {
+      client: components['schemas']['ConsentClientView'];
+      resource: components['schemas']['ConsentResourceView'];
+      scopes: components['schemas']['ConsentScopeView'][];
+      organization: components['schemas']['ConsentOrganizationView'];
+      /** @description An earlier consent of this person covers it */
+      remembered: boolean;
+    };
+    ConsentDecisionDto: {
+      /** @description The `request` of the consent page's address */
+      request: string;
+      /** @enum {string} */
+      decision: 'allow' | 'deny';
+    };
+    ConsentDecisionResponse: {
+      /** @description Where the browser goes next: the client's redirect URI with code or error, state, iss */
+      redirect_to: string;
     };
     CreateWebhookDto: {
       /**
@@ -1567,6 +1800,12 @@ export interface components {
         | 'integrations:read'
         | 'integrations:write'
         | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
       )[];
       /**
        * Format: date-time
@@ -1576,19 +1815,64 @@ export interface components {
       expires_at?: string | null;
     };
     WorkloadIdentityView: {
-      /**
-       * Format: uuid
-       * @description The tokens minted through it carry it as their client_id
-       */
+      /** Format: uuid */
       id: string;
       /** Format: uuid */
       organization_id: string;
       /**
        * Format: uuid
-       * @description The owner: tokens minted through the identity act as this user
+       * @description The owner: tokens minted through it act as this user
        */
       user_id: string;
+      /** @description "" when none was given */
       label: string;
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions its tokens may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: it does not expire
+       */
+      expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
@@ -1608,55 +1892,9 @@ export interface components {
       conditions: {
         [key: string]: string;
       };
-      /**
-       * @description The permissions its tokens may use, in catalogue order
-       * @example [
-       *       "integrations:read"
-       *     ]
-       */
-      scopes: (
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:revoke'
-        | 'api_keys:manage'
-        | 'audit:read'
-        | 'integrations:read'
-        | 'integrations:write'
-        | 'organization:write'
-      )[];
-      /**
-       * @description EXPIRED once expires_at has passed (REVOKED wins)
-       * @enum {string}
-       */
-      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-      /**
-       * Format: date-time
-       * @description null: it does not expire
-       */
-      expires_at: string | null;
-      /**
-       * Format: date-time
-       * @description The last token exchange through it; null until the first
-       */
-      last_used_at: string | null;
-      /**
-       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
-       * @example 203.0.113.7
-       */
-      last_used_ip: string | null;
     };
     WorkloadIdentityResponse: {
       workload_identity: components['schemas']['WorkloadIdentityView'];
-    };
-    WorkloadIdentityListResponse: {
-      page: number;
-      limit: number;
-      total_count: number;
-      workload_identities: components['schemas']['WorkloadIdentityView'][];
     };
     WorkloadIssuerView: {
       /**
@@ -1675,20 +1913,71 @@ export interface components {
     WorkloadIssuerListResponse: {
       trusted_issuers: components['schemas']['WorkloadIssuerView'][];
     };
+    WorkloadIdentityListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      workload_identities: components['schemas']['WorkloadIdentityView'][];
+    };
     OrganizationWorkloadIdentityView: {
-      /**
-       * Format: uuid
-       * @description The tokens minted through it carry it as their client_id
-       */
+      /** Format: uuid */
       id: string;
       /** Format: uuid */
       organization_id: string;
       /**
        * Format: uuid
-       * @description The owner: tokens minted through the identity act as this user
+       * @description The owner: tokens minted through it act as this user
        */
       user_id: string;
+      /** @description "" when none was given */
       label: string;
+      /**
+       * @description EXPIRED once expires_at has passed (REVOKED wins)
+       * @enum {string}
+       */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /**
+       * @description The permissions its tokens may use, in catalogue order
+       * @example [
+       *       "api_keys:read",
+       *       "integrations:read"
+       *     ]
+       */
+      scopes: (
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:revoke'
+        | 'api_keys:manage'
+        | 'audit:read'
+        | 'integrations:read'
+        | 'integrations:write'
+        | 'organization:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'workload_identities:create'
+        | 'workload_identities:read'
+        | 'workload_identities:revoke'
+        | 'workload_identities:manage'
+      )[];
+      /**
+       * Format: date-time
+       * @description null: it does not expire
+       */
+      expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description The last successful exchange through it (POST /v1/token or the token exchange); null until the first
+       */
+      last_used_at: string | null;
+      /**
+       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
+       * @example 203.0.113.7
+       */
+      last_used_ip: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
@@ -1708,46 +1997,6 @@ export interface components {
       conditions: {
         [key: string]: string;
       };
-      /**
-       * @description The permissions its tokens may use, in catalogue order
-       * @example [
-       *       "integrations:read"
-       *     ]
-       */
-      scopes: (
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:revoke'
-        | 'api_keys:manage'
-        | 'audit:read'
-        | 'integrations:read'
-        | 'integrations:write'
-        | 'organization:write'
-      )[];
-      /**
-       * @description EXPIRED once expires_at has passed (REVOKED wins)
-       * @enum {string}
-       */
-      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-      /**
-       * Format: date-time
-       * @description null: it does not expire
-       */
-      expires_at: string | null;
-      /**
-       * Format: date-time
-       * @description The last token exchange through it; null until the first
-       */
-      last_used_at: string | null;
-      /**
-       * @description The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)
-       * @example 203.0.113.7
-       */
-      last_used_ip: string | null;
       /**
        * @description The owner's e-mail address
        * @example dev@acme.test
@@ -1803,7 +2052,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description terminus' result: { status: 'ok', info, error, details } */
+      /** @description { status: 'ok', info, error, details } with database, migrations, signing_keys */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1827,7 +2076,7 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked keys */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
       };
       header?: never;
@@ -2246,11 +2495,11 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked keys */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
-        /** @description Only this user's keys (in the caller's organization) */
+        /** @description Only this user's (in the caller's organization) */
         user_id?: string;
-        /** @description Only the keys of the user with this e-mail address (any case); with user_id, both must name the same user */
+        /** @description Only those of the user with this e-mail address (any case); with user_id, both must name the same user */
         email?: string;
       };
       header?: never;
@@ -2422,6 +2671,230 @@ export interface operations {
       };
       /** @description INTERNAL */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_listOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  GrantsController_revokeAny: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -3118,7 +3591,10 @@ export interface operations {
           | 'webhook.enabled'
           | 'workload_identity.created'
           | 'workload_identity.revoked'
-          | 'workload_identity.exchanged';
+          | 'workload_identity.exchanged'
+          | 'grant.granted'
+          | 'grant.refreshed'
+          | 'grant.revoked';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
@@ -3451,7 +3927,19 @@ export interface operations {
       content: {
         'application/x-www-form-urlencoded': {
           /** @enum {string} */
-          grant_type: 'client_credentials' | 'urn:ietf:params:oauth:grant-type:token-exchange';
+          grant_type:
+            | 'client_credentials'
+            | 'urn:ietf:params:oauth:grant-type:token-exchange'
+            | 'authorization_code'
+            | 'refresh_token';
+          /** @description authorization_code: the code the redirect carried */
+          code?: string;
+          /** @description authorization_code: the redirect URI of the request */
+          redirect_uri?: string;
+          /** @description authorization_code: the PKCE verifier (RFC 7636) */
+          code_verifier?: string;
+          /** @description refresh_token: the last refresh token (each works once) */
+          refresh_token?: string;
           /** @description Token exchange: the workload's JWT or the person's ID token */
           subject_token?: string;
           /** @enum {string} */
@@ -3478,7 +3966,7 @@ export interface operations {
           'application/json': components['schemas']['OAuthTokenResponse'];
         };
       };
-      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token not accepted), invalid_scope, invalid_target */
+      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token, code or refresh token not accepted), invalid_scope, invalid_target */
       400: {
         headers: {
           [name: string]: unknown;
@@ -4034,6 +4522,148 @@ export interface operations {
       };
       /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  AuthorizeController_authorize: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description To the consent page; or to the client's redirect URI with an error */
+      302: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An HTML page: the client or its redirect URI was refused */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ConsentController_describe: {
+    parameters: {
+      query: {
+        /** @description The `request` of the consent page's address */
+        request: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsentView'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ConsentController_decide: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ConsentDecisionDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsentDecisionResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4807,7 +5437,7 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked identities */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
       };
       header?: never;
@@ -5114,11 +5744,11 @@ export interface operations {
         /** @description (page - 1) * limit must be less than 10000 */
         page?: number;
         limit?: number;
-        /** @description Include revoked identities */
+        /** @description Include revoked ones */
         include_revoked?: boolean;
-        /** @description Only this user's identities (in the caller's organization) */
+        /** @description Only this user's (in the caller's organization) */
         user_id?: string;
-        /** @description Only the identities of the user with this e-mail address (any case); with user_id, both must name the same user */
+        /** @description Only those of the user with this e-mail address (any case); with user_id, both must name the same user */
         email?: string;
       };
       header?: never;

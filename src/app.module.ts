@@ -9,10 +9,12 @@ import { ConsoleSignInModule } from './console-sign-in/console-sign-in.module';
 import { ConsoleSsoModule } from './console-sign-in/sso/console-sso.module';
 import { LoggingModule, LogLevel } from './common/logging.module';
 import { StrictValidationPipe } from './common/validation.pipe';
+import { WorkersModule } from './common/workers.module';
 import { AppConfigModule } from './config/config.module';
 import type { Environment } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { FederationModule } from './federation/federation.module';
+import { GrantsModule } from './grants/grants.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { IntegrationsModule } from './integrations/integrations.module';
@@ -32,8 +34,10 @@ export interface AppModuleOptions {
   env?: Environment;
   /** Where the JSON log lines go instead of stdout (the CLI: stderr; tests: a buffer). */
   logDestination?: DestinationStream;
-  /** Overrides LOG_LEVEL. */
-  logLevel?: LogLevel;
+  /** The compiled worker files' folder, when not beside this code's (tests: a compiled copy of src/). */
+  workerDirectory?: string;
+  /** The log level when LOG_LEVEL is unset (the admin CLI: warn). */
+  defaultLogLevel?: LogLevel;
 }
 
 @Module({})
@@ -42,13 +46,15 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(options.env),
-        LoggingModule.forRoot({ destination: options.logDestination, level: options.logLevel }),
+        AppConfigModule.forRoot(options.env, { logLevel: options.defaultLogLevel }),
+        LoggingModule.forRoot({ destination: options.logDestination }),
+        WorkersModule.forRoot(options.workerDirectory),
         DatabaseModule.forRoot(),
         MetricsModule,
         HealthModule,
         IdentityModule,
         ApiKeysModule,
+        GrantsModule,
         MembersModule,
         AuthModule,
         IntegrationsModule,

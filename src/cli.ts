@@ -8,7 +8,7 @@ import { CommanderError } from 'commander';
 import { Logger } from 'nestjs-pino';
 import { pino } from 'pino';
 import { MembersService } from './members/members.service';
-import { AppModule } from './app.module';
+import { AppModule, AppModuleOptions } from './app.module';
 import { TokenService } from './auth/token.service';
 import { CliServices } from './cli/commands';
 import { cliMessage } from './cli/error-wording';
@@ -33,20 +33,26 @@ export interface CliResult {
 /** Exit code of every error: a refused argument, an unknown command, a failed command. */
 const ERROR_EXIT_CODE = 2;
 
-async function createContext(env: Environment | undefined): Promise<INestApplicationContext> {
+async function createContext(env: Environment | undefined, options: CliOptions): Promise<INestApplicationContext> {
   // Logs are JSON lines on stderr (stdout carries the one result); warnings and errors only,
   // unless LOG_LEVEL asks for more.
-  const logLevel = (env ?? process.env).LOG_LEVEL === undefined ? 'warn' : undefined;
   const app = await NestFactory.createApplicationContext(
-    AppModule.forRoot({ env, logDestination: pino.destination({ fd: 2, sync: true }), logLevel }),
+    AppModule.forRoot({
+      env,
+      logDestination: pino.destination({ fd: 2, sync: true }),
+      defaultLogLevel: 'warn',
+      workerDirectory: options.workerDirectory,
+    }),
     { bufferLogs: true, abortOnError: false },
   );
   app.useLogger(app.get(Logger));
   return app;
 }
 
+export type CliOptions = Pick<AppModuleOptions, 'workerDirectory'>;
+
 /** Runs one command; `env` given -> exactly that environment (tests), else process.env and .env. */
-export async function runCli(argv: string[], env?: Environment): Promise<CliResult> {
+export async function runCli(argv: string[], env?: Environment, options: CliOptions = {}): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   let app: INestApplicationContext | undefined;
@@ -54,7 +60,7 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
   const program = buildProgram(
     async (command) => {
       // Booted only once the arguments are good: --help and a typo never touch the database.
-      app = await createContext(env);
+      app = await createContext(env, options);
       const services: CliServices = {
         identity: app.get(IdentityService),
         tokens: app.get(TokenService),
@@ -72,7 +78,6 @@ export async function runCli(argv: string[], env?: Environment): Promise<CliResu
       const warnings = environmentWarnings({
         command: commandName,
         config,
-        portSet: ((env ?? process.env).PORT ?? '').trim() !== '',
         hadOrganizations,
         generatedSecretsFile: app.get<Secrets>(SECRETS).generatedFile,
         check: server === undefined ? undefined : await checkServer(server),

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from '../../test/support/build-directory';
 import type { Environment } from '../../src/config/configuration';
 import { openConnection, send, ServerProcess, sigtermUnderLoad } from '../../test/support/server-process';
 import { createTestApp, createTestDatabase, TestDatabase, testSecrets, TestUser } from '../../test/support/test-app';

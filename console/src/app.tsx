@@ -2,6 +2,8 @@ import { type ReactNode, useEffect, useRef } from 'react';
 import { api } from './api/client';
 import type { Permission } from './api/contract';
 import { AuditLogPage } from './pages/audit-log';
+import { ConnectedAppsPage } from './pages/connected-apps';
+import { afterSignIn, ConsentPage, rememberConsentRequest } from './pages/consent';
 import { IntegrationFormPage } from './pages/integration-form';
 import { IntegrationsPage } from './pages/integrations';
 import { MyKeysPage } from './pages/my-keys';
@@ -23,9 +25,10 @@ interface Section {
 
 const SECTIONS: Section[] = [
   { path: '/keys', label: 'My keys', permission: 'api_keys:read' },
-  { path: '/workload-identities', label: 'Workload identities', permission: 'api_keys:read' },
+  { path: '/workload-identities', label: 'Workload identities', permission: 'workload_identities:read' },
+  { path: '/apps', label: 'Connected apps', permission: 'api_keys:read' },
   { path: '/organization/keys', label: 'Organization keys', permission: 'api_keys:manage' },
-  { path: '/organization/webhooks', label: 'Webhooks', permission: 'api_keys:manage' },
+  { path: '/organization/webhooks', label: 'Webhooks', permission: 'webhooks:read' },
   { path: '/audit', label: 'Audit log', permission: 'audit:read' },
   { path: '/integrations', label: 'Integrations', permission: 'integrations:read' },
   { path: '/settings', label: 'Settings', permission: 'organization:write' },
@@ -36,9 +39,12 @@ const UUID = '[0-9a-fA-F-]{36}';
 function page(path: string, session: Session): ReactNode {
   const allowed = (permission: Permission) => can(session, permission);
   if (path === '/keys' && allowed('api_keys:read')) return <MyKeysPage session={session} />;
-  if (path === '/workload-identities' && allowed('api_keys:read')) return <WorkloadIdentitiesPage session={session} />;
+  if (path === '/workload-identities' && allowed('workload_identities:read'))
+    return <WorkloadIdentitiesPage session={session} />;
+  if (path === '/apps' && allowed('api_keys:read')) return <ConnectedAppsPage />;
+  if (path === '/consent') return <ConsentPage />;
   if (path === '/organization/keys' && allowed('api_keys:manage')) return <OrganizationKeysPage session={session} />;
-  if (path === '/organization/webhooks' && allowed('api_keys:manage')) return <WebhooksPage session={session} />;
+  if (path === '/organization/webhooks' && allowed('webhooks:read')) return <WebhooksPage session={session} />;
   if (path === '/audit' && allowed('audit:read')) return <AuditLogPage />;
   if (path === '/settings' && allowed('organization:write')) return <SettingsPage />;
   if (path === '/integrations' && allowed('integrations:read')) return <IntegrationsPage session={session} />;
@@ -127,9 +133,11 @@ export function App() {
   const session = useSession();
 
   useEffect(() => {
+    // An app's consent page met before signing in: the sign-in comes back to it.
+    if (path === '/consent') rememberConsentRequest();
     if (session === undefined && path !== '/sign-in') navigate('/sign-in', { replace: true });
     else if (session !== undefined && (path === '/' || path === '/sign-in') && window.location.hash === '') {
-      navigate('/keys', { replace: true });
+      navigate(afterSignIn(), { replace: true });
     }
   }, [session, path]);
 

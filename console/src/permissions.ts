@@ -14,6 +14,25 @@ export const PERMISSIONS: ReadonlyArray<{ name: Permission; description: string;
   { name: 'integrations:read', description: 'read integrations', management: false },
   { name: 'integrations:write', description: 'create, change and delete integrations', management: false },
   { name: 'organization:write', description: 'change the organization’s settings', management: true },
+  { name: 'webhooks:read', description: 'list the organization’s webhooks and their deliveries', management: true },
+  { name: 'webhooks:write', description: 'add, test, enable and delete the organization’s webhooks', management: true },
+  {
+    name: 'workload_identities:create',
+    description: 'create its owner’s workload identities',
+    management: true,
+  },
+  // Not among a new key's defaults either: a key reads its owner's identities only when asked to (docs/api.md#scopes).
+  {
+    name: 'workload_identities:read',
+    description: 'list and read its owner’s workload identities',
+    management: true,
+  },
+  { name: 'workload_identities:revoke', description: 'revoke its owner’s workload identities', management: true },
+  {
+    name: 'workload_identities:manage',
+    description: 'list and revoke every workload identity of the organization',
+    management: true,
+  },
 ];
 
 /**

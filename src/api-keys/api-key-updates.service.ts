@@ -6,9 +6,10 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { IdentityService } from '../identity/identity.service';
 import { ApiKey, displayStatus } from './api-key.entity';
 import { ApiKeysRepository, KeyChanges } from './api-keys.repository';
-import { KeyOwner, ownedBy } from './api-keys.service';
+import { actor, ownedBy } from '../credentials/credential-owner';
+import { CredentialsService } from '../credentials/credentials.service';
+import type { KeyOwner } from './api-keys.service';
 import { allowedCidrsToStore, KeyRateLimit } from './key-policies';
-import { LastUsedRecorder } from './usage/last-used.recorder';
 
 /** A PATCH's fields as the body gave them (syntax validated): absent stays as it is, null removes. */
 export interface KeyUpdateInput {
@@ -26,7 +27,7 @@ export interface KeyUpdateInput {
 export class ApiKeyUpdatesService {
   constructor(
     private readonly keys: ApiKeysRepository,
-    private readonly lastUsed: LastUsedRecorder,
+    private readonly credentials: CredentialsService,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly identity: IdentityService,
@@ -46,7 +47,7 @@ export class ApiKeyUpdatesService {
     }
     if (input.rateLimit !== undefined) changes.rateLimit = input.rateLimit;
     // An empty body changes nothing and records nothing (as PATCH /v1/organization).
-    if (Object.keys(changes).length === 0) return this.lastUsed.withPendingUse(key);
+    if (Object.keys(changes).length === 0) return this.credentials.withPendingUse(key);
     const updated = await this.unitOfWork.run(async (tx) => {
       const changed = await this.keys.update(owner, id, changes, now, tx);
       // Revoked, rotated without a grace or expired since it was read.
@@ -54,9 +55,7 @@ export class ApiKeyUpdatesService {
       await this.audit.record(
         {
           action: 'api_key.updated',
-          organizationId: owner.organizationId,
-          actorUserId: owner.userId,
-          actorApiKeyId: owner.apiKeyId ?? null,
+          ...actor(owner),
           targetType: 'api_key',
           targetId: id,
           request,
@@ -65,7 +64,7 @@ export class ApiKeyUpdatesService {
       );
       return changed;
     });
-    return this.lastUsed.withPendingUse(updated);
+    return this.credentials.withPendingUse(updated);
   }
 }
 

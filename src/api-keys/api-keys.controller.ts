@@ -1,11 +1,10 @@
-import { Body, Controller, Delete, Get, Header, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Header, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { ApiErrors } from '../common/openapi';
 import { ErrorCode } from '../common/errors';
-import { PageMetaView } from '../common/pagination';
 import { UuidPipe } from '../common/validation.pipe';
 import { ApiKeyUpdatesService } from './api-key-updates.service';
 import { ApiKeysService } from './api-keys.service';
@@ -14,22 +13,19 @@ import { KeyRateLimitDto } from './dto/key-policies.dto';
 import { RotateApiKeyDto } from './dto/rotate-api-key.dto';
 import { UpdateApiKeyDto } from './dto/update-api-key.dto';
 import type { KeyRateLimit } from './key-policies';
-import { ListApiKeysQuery } from './dto/list-api-keys.query';
-import {
-  ApiKeyListResponse,
-  ApiKeyResponse,
-  ApiKeyView,
-  CreateApiKeyResponse,
-  RotateApiKeyResponse,
-} from './dto/api-key.view';
+import { API_KEY_ROUTES } from './api-key-routes';
+import { ApiKeyView, CreateApiKeyResponse, RotateApiKeyResponse } from './dto/api-key.view';
 
+/** /v1/user-api-keys: creation, rotation and changes here; the list, read and revocation of every credential kind. */
 @ApiTags('API keys')
 @Controller('v1/user-api-keys')
-export class ApiKeysController {
+export class ApiKeysController extends API_KEY_ROUTES.OwnerRoutes {
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly updates: ApiKeyUpdatesService,
-  ) {}
+  ) {
+    super();
+  }
 
   @Post()
   @Authenticated({ permissions: ['api_keys:create'] })
@@ -93,29 +89,6 @@ export class ApiKeysController {
     };
   }
 
-  @Get()
-  @Authenticated({ permissions: ['api_keys:read'] })
-  @ApiOperation({ summary: "List the caller's keys, newest first" })
-  @ApiOkResponse({ type: ApiKeyListResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  async list(@Caller() principal: Principal, @Query() query: ListApiKeysQuery): Promise<ApiKeyListResponse> {
-    const page = await this.apiKeys.list(principal, {
-      page: query.page,
-      limit: query.limit,
-      includeRevoked: query.include_revoked,
-    });
-    return { api_keys: page.items.map(ApiKeyView.from), ...PageMetaView.of(page) };
-  }
-
-  @Get(':id')
-  @Authenticated({ permissions: ['api_keys:read'] })
-  @ApiOperation({ summary: "Read one of the caller's keys (without its secret)" })
-  @ApiOkResponse({ type: ApiKeyResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
-  async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<ApiKeyResponse> {
-    return { api_key: ApiKeyView.from(await this.apiKeys.get(principal, id)) };
-  }
-
   @Patch(':id')
   @Authenticated({ permissions: ['api_keys:create'] })
   @ApiOperation({
@@ -124,14 +97,14 @@ export class ApiKeysController {
       'Audited as api_key.updated. 400 FAILED_PRECONDITION "api key is not active" for a revoked or expired key; an ' +
       'empty body changes and records nothing.',
   })
-  @ApiOkResponse({ type: ApiKeyResponse })
+  @ApiOkResponse({ type: API_KEY_ROUTES.Response })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE)
   async update(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
     @Body() body: UpdateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
-  ): Promise<ApiKeyResponse> {
+  ): Promise<{ api_key: ApiKeyView }> {
     const key = await this.updates.update(
       principal,
       id,
@@ -139,19 +112,6 @@ export class ApiKeysController {
       request,
     );
     return { api_key: ApiKeyView.from(key) };
-  }
-
-  @Delete(':id')
-  @Authenticated({ permissions: ['api_keys:revoke'] })
-  @ApiOperation({ summary: 'Revoke a key at once and for good (idempotent)' })
-  @ApiOkResponse({ type: ApiKeyResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
-  async revoke(
-    @Caller() principal: Principal,
-    @Param('id', UuidPipe) id: string,
-    @CurrentRequestContext() request: RequestContext,
-  ): Promise<ApiKeyResponse> {
-    return { api_key: ApiKeyView.from(await this.apiKeys.revoke(principal, id, request)) };
   }
 }
 

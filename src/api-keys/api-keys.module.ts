@@ -12,28 +12,30 @@ import { ApiKeysRepository } from './api-keys.repository';
 import { ExpiringKeysRepository } from './expiring/expiring-keys.repository';
 import { ExpiringKeysService } from './expiring/expiring-keys.service';
 import { ExposedKeysRepository } from './exposed/exposed-keys.repository';
-import { OrganizationKeysRepository } from './organization/organization-keys.repository';
-import { KeyUsageRepository } from './usage/key-usage.repository';
 import { ApiKeysService } from './api-keys.service';
 import { ExposedKeysController } from './exposed/exposed-keys.controller';
 import { ExposedKeysService } from './exposed/exposed-keys.service';
 import { ExposedReportLimitGuard } from './exposed/exposed-report-limit.guard';
-import { LastUsedRecorder } from './usage/last-used.recorder';
-import { OrganizationApiKeysController } from './organization/organization-api-keys.controller';
-import { OrganizationKeysService } from './organization/organization-keys.service';
+import { API_KEY_ROUTES } from './api-key-routes';
+import { CredentialsModule } from '../credentials/credentials.module';
+import { ApiKey } from './api-key.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 @Module({
-  imports: [AuditModule, IdentityModule, RateLimitStorageModule, MetricsModule],
-  controllers: [ApiKeysController, OrganizationApiKeysController, ExposedKeysController],
+  imports: [
+    EntitiesModule.forFeature([ApiKey]),
+    AuditModule,
+    IdentityModule,
+    RateLimitStorageModule,
+    MetricsModule,
+    CredentialsModule,
+  ],
+  controllers: [ApiKeysController, API_KEY_ROUTES.OrganizationController, ExposedKeysController],
   providers: [
     ApiKeysRepository,
-    OrganizationKeysRepository,
-    KeyUsageRepository,
     ExposedKeysRepository,
     ApiKeysService,
     ApiKeyUpdatesService,
-    OrganizationKeysService,
-    LastUsedRecorder,
     ExposedKeysService,
     ExposedReportLimitGuard,
     // Its larger body, read only once the report limit's slot is taken (common/http-setup.ts).
@@ -42,9 +44,8 @@ import { OrganizationKeysService } from './organization/organization-keys.servic
     ExpiringKeysRepository,
     ExpiringKeysService,
   ],
-  // OrganizationKeysService: members' removals (revokeMemberCredentials). ApiKeyLabels: for ApiKeysPortsModule only.
-  // ExpiringKeysService: webhooks' expiry notices.
-  exports: [ApiKeysService, OrganizationKeysService, ApiKeyLabels, ExpiringKeysService],
+  // ApiKeyLabels: for ApiKeysPortsModule only. ExpiringKeysService: webhooks' expiry notices.
+  exports: [ApiKeysService, ApiKeyLabels, ExpiringKeysService],
 })
 export class ApiKeysModule {}
 

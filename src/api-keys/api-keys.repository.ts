@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { LIST_WINDOW } from '../common/pagination';
 import { toDate } from '../database/columns';
 import { batchedById } from '../database/batch-loader';
-import { Dialect, join, param, raw, sql, Sql, Statement } from '../database/sql';
+import { join, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
@@ -14,11 +13,11 @@ import {
 } from '../identity/member-access';
 import { ApiKey } from './api-key.entity';
 import type { KeyRateLimit } from './key-policies';
-import { ApiKeyRow, KeyPage, KeyPageQuery, ListRow, OwnerIds, page, PageArgs, toApiKey, toPage } from './key-rows';
-
-type OwnerListArgs = OwnerIds & PageArgs;
-
-export type { KeyPage, KeyPageQuery, OwnerIds };
+import type { OwnerIds } from '../credentials/credential-owner';
+import { CredentialKinds } from '../credentials/credential-kinds';
+import type { CredentialState } from '../credentials/credential-kind';
+import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
+import { API_KEY_KIND, ApiKeyRow, COLUMNS, toApiKey } from './key-rows';
 
 /** What the hot paths read of a key and its owner's membership: no label, no Date (docs/adr/0027-the-house.md). */
 export interface KeyCredential {
@@ -46,28 +45,6 @@ type CredentialRow = Pick<
   expires_at_ms: number | null;
 } & MemberAccessColumns;
 
-/** The columns of ApiKeyRow, which toApiKey maps. */
-const COLUMNS = `id, organization_id, user_id, label, secret_hash, status, scopes, expires_at, created_at, updated_at,
-  last_used_at, last_used_ip, last_used_user_agent, revoked_at, replaced_by, allowed_cidrs, rate_limit_requests,
-  rate_limit_window_seconds`;
-
-/**
- * One page of the keys `scope` selects and their count in the list window, in one statement
- * (docs/adr/0010-data-access-repositories.md); `from` may name an index, `windowOrder` orders the window as the page.
- * The owner's list here and the organization's (organization/organization-keys.repository.ts).
- */
-export function keyListSql(scope: Sql, from: Sql = raw('api_keys'), windowOrder = ''): Sql {
-  const window = sql`SELECT 1 FROM ${from} WHERE ${scope} ${raw(windowOrder)} LIMIT ${raw(String(LIST_WINDOW))}`;
-  const rows = sql`SELECT ${raw(COLUMNS)} FROM ${from} WHERE ${scope}
-    ORDER BY created_at DESC, id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`;
-  return sql`SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
-    LEFT JOIN (${rows}) p ON 1 = 1
-    ORDER BY p.created_at DESC, p.id DESC`;
-}
-
-/** First half of the owner's PostgreSQL advisory-lock key (the second: the owner's ids, hashed). */
-const OWNER_LOCK_CLASS = 0x61706b79;
-
 function toCredential(row: CredentialRow): KeyCredential {
   return {
     key: {
@@ -88,17 +65,9 @@ function toCredential(row: CredentialRow): KeyCredential {
   };
 }
 
-/** Arguments of the insert within the cap (docs/adr/0027-the-house.md#creation-within-the-cap). */
-interface InsertArgs {
-  id: string;
-  organizationId: string;
-  userId: string;
-  label: string;
+/** The insert's arguments besides the shared columns (docs/adr/0027-the-house.md#creation-within-the-cap). */
+interface OwnInsertArgs {
   secretHash: string;
-  scopes: number;
-  expiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
   allowedCidrs: string | null;
   rateLimitRequests: number | null;
   rateLimitWindowSeconds: number | null;
@@ -121,25 +90,21 @@ interface RetireArgs extends OwnerIds {
   graceEndsAt?: string;
 }
 
-type RevokeArgs = OwnerIds & { id: string; at: string };
-
-/** The key core's queries; hot-path reads batched per event-loop turn (docs/adr/0010-data-access-repositories.md). */
+/**
+ * The key's own queries beside the credential core's (CredentialsRepository): creation within the cap, rotation, changes, the
+ * hot path's read; hot-path reads batched per event-loop turn (docs/adr/0010-data-access-repositories.md).
+ */
 @Injectable()
-export class ApiKeysRepository {
-  private readonly db: Dialect;
+export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
-  private readonly rowById: (id: string) => Promise<ApiKeyRow | undefined>;
-  private readonly list: { active: Statement<OwnerListArgs>; all: Statement<OwnerListArgs> };
-  private readonly insertWithinCap: Statement<InsertArgs>;
-  private readonly ownerLock: Statement<OwnerIds> | null;
+  private readonly insertWithinCap: Statement<SharedInsertArgs & OwnInsertArgs>;
   private readonly retireNow: Statement<RetireArgs>;
   private readonly retireAtGraceEnd: Statement<RetireArgs>;
-  private readonly revokeOwned: Statement<RevokeArgs>;
   private readonly labels: Statement<{ organizationId: string; ids: readonly string[] }>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    const db = Dialect.of(dataSource);
-    this.db = db;
+  constructor(@InjectDataSource() dataSource: DataSource, kinds: CredentialKinds) {
+    super(dataSource, API_KEY_KIND, kinds);
+    const db = this.db;
 
     // One query (a round trip on PostgreSQL); the expiry in ms, so no Date is made per lookup.
     const credential = db.prepare<{ ids: readonly string[] }>(sql`
@@ -150,18 +115,6 @@ export class ApiKeysRepository {
       WHERE ${db.idIn('k.id', 'ids')}`);
     this.credentialById = batchedById((ids) => db.rows<CredentialRow, { ids: readonly string[] }>(credential, { ids }));
 
-    const keys = db.prepare<{ ids: readonly string[] }>(
-      sql`SELECT ${raw(COLUMNS)} FROM api_keys WHERE ${db.idIn('id', 'ids')}`,
-    );
-    this.rowById = batchedById((ids) => db.rows<ApiKeyRow, { ids: readonly string[] }>(keys, { ids }));
-
-    // One owner's keys, one page and their count in one statement, each reading at most the list window
-    // (api_keys_owner_active, api_keys_owner_newest; docs/adr/0010-data-access-repositories.md).
-    const owner = sql`user_id = ${param('userId')} AND organization_id = ${param('organizationId')}`;
-    this.list = {
-      active: db.prepare(keyListSql(sql`${owner} AND status = 'ACTIVE'`)),
-      all: db.prepare(keyListSql(owner)),
-    };
     // The cap and the membership checked in the insert itself, under the owner's lock: why, in
     // docs/adr/0027-the-house.md#creation-within-the-cap.
     const usable = (expiry: Sql): Sql =>
@@ -181,11 +134,6 @@ export class ApiKeysRepository {
         AND EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
           WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')})
       RETURNING id`);
-    const lock = db.transactionLock(
-      OWNER_LOCK_CLASS,
-      sql`${db.cast(param('userId'), 'text')} || '/' || ${db.cast(param('organizationId'), 'text')}`,
-    );
-    this.ownerLock = lock === null ? null : db.prepare(lock);
 
     // A rotation's old key while still usable: revoked now, or expiring at the earlier of its expiry and the grace's end.
     const owned = sql`id = ${param('id')} AND user_id = ${param('userId')} AND organization_id = ${param('organizationId')}
@@ -203,40 +151,22 @@ export class ApiKeysRepository {
       sql`expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ${param('graceEndsAt')} THEN expires_at
         ELSE ${param('graceEndsAt')} END`,
     );
-    this.revokeOwned = db.prepare(sql`UPDATE api_keys
-      SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')} WHERE ${owned}`);
     this.labels = db.prepare(sql`SELECT id, label FROM api_keys
       WHERE organization_id = ${param('organizationId')} AND ${db.idIn('id', 'ids')}`);
   }
 
   /** Stores the key unless its owner has `cap` usable keys besides `replacing`, or is no longer a member. */
   async insertWithinActiveCap(key: ApiKey, cap: number, tx: Transaction, replacing?: string): Promise<boolean> {
-    await this.lockOwner(key, tx);
-    const rows = await this.db.run(tx, this.insertWithinCap, {
-      id: key.id,
-      organizationId: key.organizationId,
-      userId: key.userId,
-      label: key.label,
+    const own = {
       secretHash: key.secretHash,
-      scopes: key.scopes,
-      expiresAt: key.expiresAt === null ? null : key.expiresAt.toISOString(),
-      createdAt: key.createdAt.toISOString(),
-      updatedAt: key.updatedAt.toISOString(),
       allowedCidrs: key.allowedCidrs,
       rateLimitRequests: key.rateLimitRequests,
       rateLimitWindowSeconds: key.rateLimitWindowSeconds,
       // The new key's own id stands for "no key replaced": it is not stored yet, so it excludes nothing.
       excluded: replacing ?? key.id,
       cap,
-    });
-    return rows.length === 1;
-  }
-
-  /** The owner's creations, rotations and removal run one after another (re-entrant within `tx`). */
-  async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
-    if (this.ownerLock !== null) {
-      await this.db.run(tx, this.ownerLock, { userId: owner.userId, organizationId: owner.organizationId });
-    }
+    };
+    return this.insertUnderLock(this.insertWithinCap, key, own, tx);
   }
 
   /**
@@ -268,17 +198,20 @@ export class ApiKeysRepository {
     return row === undefined ? undefined : toCredential(row);
   }
 
-  /** The key with this id, whoever owns it (batched; the caller checks the owner). */
-  async findById(id: string): Promise<ApiKey | undefined> {
-    const row = await this.rowById(id);
-    return row === undefined ? undefined : toApiKey(row);
-  }
-
-  /** A page of the owner's keys, newest first (created_at, then id, descending), and their count in the list window. */
-  async findPageByOwner(owner: OwnerIds, query: KeyPageQuery): Promise<KeyPage> {
-    const { userId, organizationId } = owner;
-    const statement = query.includeRevoked ? this.list.all : this.list.active;
-    return toPage(await this.db.rows<ListRow, OwnerListArgs>(statement, { userId, organizationId, ...page(query) }));
+  async read(id: string): Promise<CredentialState | undefined> {
+    const found = await this.findCredential(id);
+    if (found === undefined) return undefined;
+    const { key } = found;
+    return {
+      userId: key.userId,
+      organizationId: key.organizationId,
+      status: key.status,
+      scopes: key.scopes,
+      expiresAtMs: key.expiresAtMs,
+      allowedCidrs: key.allowedCidrs,
+      rateLimit: key.rateLimit,
+      ownerAccess: found.ownerAccess,
+    };
   }
 
   /**
@@ -324,12 +257,6 @@ export class ApiKeysRepository {
     );
     const rows = await this.db.run<ApiKeyRow, Record<string, unknown>>(tx, statement, args);
     return rows[0] === undefined ? undefined : toApiKey(rows[0]);
-  }
-
-  /** Marks the owner's ACTIVE key REVOKED; false when there was no such key (or it was revoked). */
-  async revoke(owner: OwnerIds, id: string, at: Date, tx?: Transaction): Promise<boolean> {
-    const args = { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() };
-    return (await this.db.affected(tx ?? this.dataSource.manager, this.revokeOwned, args)) > 0;
   }
 
   /** The labels of these keys of the organization (the audit log shows them beside the key ids). */

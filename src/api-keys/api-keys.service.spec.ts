@@ -75,7 +75,10 @@ function service(keys: InMemoryKeys, policyDays: number | null = null, audited: 
   };
   return new ApiKeysService(
     keys as never,
-    { withPendingUse: (key: ApiKey) => key } as never,
+    {
+      withPendingUse: (key: ApiKey) => key,
+      get: (store: InMemoryKeys, _owner: unknown, id: string) => store.findById(id),
+    } as never,
     audit as never,
     { run: async (work: (tx: unknown) => Promise<unknown>) => work({}) } as never,
     { organizationById: () => Promise.resolve({ maxKeyLifetimeDays: policyDays }) } as never,
@@ -145,7 +148,11 @@ describe('ApiKeysService.rotate: the new key’s expiry', () => {
     ['past the policy', { expiresAt: iso(NOW + 5 * DAY + 1) }, { policyDays: 5 }],
     ['under 60 s ahead', { expiresAt: iso(NOW + MIN_KEY_LIFETIME_MS - 1) }, {}],
     ['in the past', { expiresAt: iso(NOW - 1) }, {}],
-    ['after the calling key expires', { expiresAt: iso(NOW + DAY + 1) }, { caller: { apiKeyExpiresAtMs: NOW + DAY } }],
+    [
+      'after the calling key expires',
+      { expiresAt: iso(NOW + DAY + 1) },
+      { caller: { credentialExpiresAtMs: NOW + DAY } },
+    ],
   ] as const)('refuses an expires_at %s with 400, changing nothing', async (_name, input, options) => {
     const keys = new InMemoryKeys();
     const key = keys.add({});
@@ -172,12 +179,12 @@ describe('ApiKeysService.rotate: the new key’s expiry', () => {
       NOW + 3_600_000,
     ],
   ] as const)('with an access token whose key expires in a day, %s', async (_name, old, policyDays, expected) => {
-    const rotated = await rotate(old, {}, { policyDays, caller: { apiKeyExpiresAtMs: NOW + DAY } });
+    const rotated = await rotate(old, {}, { policyDays, caller: { credentialExpiresAtMs: NOW + DAY } });
     expect(rotated.expiresAt).toBe(expected);
   });
 
   it('with an access token whose key expires in 3 days under a 1-day policy: the policy’s', async () => {
-    const rotated = await rotate({}, {}, { policyDays: 1, caller: { apiKeyExpiresAtMs: NOW + 3 * DAY } });
+    const rotated = await rotate({}, {}, { policyDays: 1, caller: { credentialExpiresAtMs: NOW + 3 * DAY } });
     expect(rotated.expiresAt).toBe(NOW + DAY);
   });
 

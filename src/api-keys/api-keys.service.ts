@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, permissionDenied, unauthenticatedBearer } from '../common/errors';
-import { LIST_WINDOW, Page } from '../common/pagination';
 import { InjectConfig, InjectSecrets } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import type { Secrets } from '../config/local-secrets';
@@ -14,25 +13,21 @@ import type { Organization } from '../identity/organization.entity';
 import { DEFAULT_KEY_SCOPES, Permission, PermissionMask, permissionMask } from '../identity/roles';
 import { ApiKeyCodec } from './api-key-codec';
 import { SecretHasher } from '../common/secret-hasher';
+import { actor, CredentialOwner, ownedBy, ownerQueue } from '../credentials/credential-owner';
+import { CredentialsService } from '../credentials/credentials.service';
 import { ApiKey, displayStatus } from './api-key.entity';
 import { ApiKeysRepository, KeyCredential } from './api-keys.repository';
 import { allowedCidrsOf, allowedCidrsToStore, KeyRateLimit, rateLimitOf } from './key-policies';
 import { usageUserAgent } from './usage/key-use';
-import { LastUsedRecorder } from './usage/last-used.recorder';
 
 /** Whose keys: every query on a user's keys is scoped by both. */
-export interface KeyOwner {
-  userId: string;
-  organizationId: string;
-  /** The key behind the caller's access token, if any (for the audit trail). */
-  apiKeyId?: string;
-}
+export type KeyOwner = CredentialOwner;
 
 /** The caller of a creation or rotation: whose keys, and what the request may do (Principal.permissions). */
 export interface KeyCreator extends KeyOwner {
   permissions: PermissionMask;
-  /** With an access token, its key's expiry (null: none): the keys it makes expire no later. */
-  apiKeyExpiresAtMs?: number | null;
+  /** With an access token, its credential's expiry (null: none): the keys it makes expire no later. */
+  credentialExpiresAtMs?: number | null;
 }
 
 /** A creation's optional fields, as the body gave them (validated syntax). */
@@ -59,12 +54,6 @@ export type { KeyCredential };
 // The lifetime rules are identity's, shared with workload identities (identity/credential-lifetime.ts).
 export { MIN_KEY_LIFETIME_MS };
 
-export interface ListKeysQuery {
-  page: number;
-  limit: number;
-  includeRevoked: boolean;
-}
-
 @Injectable()
 export class ApiKeysService {
   readonly codec: ApiKeyCodec;
@@ -75,7 +64,7 @@ export class ApiKeysService {
 
   constructor(
     private readonly keys: ApiKeysRepository,
-    private readonly lastUsed: LastUsedRecorder,
+    private readonly credentials: CredentialsService,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly identity: IdentityService,
@@ -108,7 +97,7 @@ export class ApiKeysService {
       async (tx) => {
         if (!(await this.keys.insertWithinActiveCap(key, this.maxActivePerUser, tx))) return false;
         await this.audit.record(
-          { action: 'api_key.created', ...this.actor(creator), targetType: 'api_key', targetId: key.id, request },
+          { action: 'api_key.created', ...actor(creator), targetType: 'api_key', targetId: key.id, request },
           tx,
         );
         return true;
@@ -163,7 +152,7 @@ export class ApiKeysService {
         }
         const rotated = {
           action: 'api_key.rotated' as const,
-          ...this.actor(creator),
+          ...actor(creator),
           targetType: 'api_key' as const,
           targetId: key.id,
           previousApiKeyId: id,
@@ -181,50 +170,11 @@ export class ApiKeysService {
       },
       { queueKey: ownerQueue(creator) },
     );
-    return { key, value: this.codec.format(key.id, secret), previous: await this.get(creator, id) };
-  }
-
-  /** The caller's keys, newest first, within the list window (docs/api.md#conventions). */
-  async list(owner: KeyOwner, query: ListKeysQuery): Promise<Page<ApiKey>> {
-    const offset = (query.page - 1) * query.limit;
-    const { keys, totalCount } = await this.keys.findPageByOwner(owner, {
-      limit: Math.max(0, Math.min(query.limit, LIST_WINDOW - offset)),
-      offset,
-      includeRevoked: query.includeRevoked,
-    });
     return {
-      items: keys.map((key) => this.lastUsed.withPendingUse(key)),
-      page: query.page,
-      limit: query.limit,
-      totalCount,
+      key,
+      value: this.codec.format(key.id, secret),
+      previous: await this.credentials.get(this.keys, creator, id),
     };
-  }
-
-  /** The caller's own key; someone else's is "not found", never "forbidden". */
-  async get(owner: KeyOwner, id: string): Promise<ApiKey> {
-    const key = await this.keys.findById(id);
-    if (key === undefined || !ownedBy(key, owner)) throw new AppError('api_key_not_found');
-    return this.lastUsed.withPendingUse(key);
-  }
-
-  /** Revokes at once and for good (idempotent); the revocation and its audit entry commit together. */
-  async revoke(owner: KeyOwner, id: string, request?: RequestContext): Promise<ApiKey> {
-    const at = new Date();
-    await this.unitOfWork.run(async (tx) => {
-      if (!(await this.keys.revoke(owner, id, at, tx))) return;
-      await this.audit.record(
-        {
-          action: 'api_key.revoked',
-          reason: 'user',
-          ...this.actor(owner),
-          targetType: 'api_key',
-          targetId: id,
-          request,
-        },
-        tx,
-      );
-    });
-    return this.get(owner, id);
   }
 
   /** The key with this id and its owner's membership, for the token path's rules (auth/key-exchange.ts). */
@@ -240,9 +190,9 @@ export class ApiKeysService {
     return this.hasher.matches(secret, hash ?? this.unknownKeyHash);
   }
 
-  /** A successful exchange (docs/api.md#usage-fields): kept in memory, written in LastUsedRecorder's next batch. */
+  /** A successful exchange (docs/api.md#usage-fields): kept in memory, written in CredentialUseRecorder's next batch. */
   recordUse(id: string, clientAddress: string | undefined, userAgent: string | undefined): void {
-    this.lastUsed.record(id, { at: new Date(), ip: clientAddress ?? null, userAgent: usageUserAgent(userAgent) });
+    this.credentials.recordUse(this.keys, id, clientAddress ?? null, usageUserAgent(userAgent));
   }
 
   /** Why insertWithinActiveCap said no: the owner is no longer a member (401), or is at the cap (400). */
@@ -252,13 +202,9 @@ export class ApiKeysService {
     return new AppError('api_key_limit_reached');
   }
 
-  private actor(owner: KeyOwner): { organizationId: string; actorUserId: string; actorApiKeyId: string | null } {
-    return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
-  }
-
   /** The latest expiry allowed: the organization's key policy's, and an access token's key's own (null: none). */
   private latestExpiry(creator: KeyCreator, organization: Organization, now: Date): Date | null {
-    return latestExpiry(now, organization.maxKeyLifetimeDays, creator.apiKeyExpiresAtMs);
+    return latestExpiry(now, organization.maxKeyLifetimeDays, creator.credentialExpiresAtMs);
   }
 
   private newKey(
@@ -294,14 +240,6 @@ export class ApiKeysService {
   }
 }
 
-/** The UnitOfWork queue of the owner's writes that take the owner's lock (ApiKeysRepository.lockOwner). */
-export function ownerQueue(owner: KeyOwner): string {
-  return `api-key-owner:${owner.organizationId}:${owner.userId}`;
-}
-
 const keyNotActive = (): AppError => new AppError('api_key_not_active');
 
-/** Whether the key is this owner's (user and organization). */
-export function ownedBy(key: Pick<ApiKey, 'userId' | 'organizationId'>, owner: KeyOwner): boolean {
-  return key.userId === owner.userId && key.organizationId === owner.organizationId;
-}
+export { ownedBy };

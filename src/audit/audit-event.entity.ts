@@ -27,6 +27,9 @@ export const AUDIT_ACTIONS = [
   'workload_identity.created',
   'workload_identity.revoked',
   'workload_identity.exchanged',
+  'grant.granted',
+  'grant.refreshed',
+  'grant.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -61,6 +64,7 @@ export class AuditEvent {
     | 'trusted_issuer'
     | 'webhook'
     | 'workload_identity'
+    | 'grant'
     | null;
 
   @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })

@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Optional, Query } from '@nestjs/common';
+import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/openapi';
 import { ErrorCode } from '../common/errors';
@@ -21,7 +21,7 @@ export class AuditEventsController {
     private readonly audit: AuditService,
     private readonly identity: IdentityService,
     // A port that api-keys provides (key labels; docs/architecture.md#ports).
-    @Optional() @Inject(AUDIT_TARGET_LABELS) private readonly targetLabels?: AuditTargetLabels,
+    @Inject(AUDIT_TARGET_LABELS) private readonly targetLabels: AuditTargetLabels,
   ) {}
 
   /**
@@ -68,7 +68,7 @@ export class AuditEventsController {
         ),
       ),
     ];
-    const labels = (await this.targetLabels?.labels(principal.organizationId, keyIds)) ?? new Map<string, string>();
+    const labels = await this.targetLabels.labels(principal.organizationId, keyIds);
     return {
       audit_events: page.events.map((event) => AuditEventView.from(event, emails, labels)),
       next_cursor: page.nextCursor,

@@ -7,10 +7,12 @@ import { AuditEventsController } from './audit-events.controller';
 import { AuditRetention } from './audit-retention';
 import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
+import { AuditEvent } from './audit-event.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 @Module({
   // identity: the e-mail addresses shown beside user ids in the audit log.
-  imports: [IdentityModule],
+  imports: [EntitiesModule.forFeature([AuditEvent]), IdentityModule],
   controllers: [AuditEventsController],
   providers: [
     AuditRepository,

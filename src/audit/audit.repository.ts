@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { toDate } from '../database/columns';
+import { EntityRows, RawRow } from '../database/entity-rows';
 import { Dialect, join, Param, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import { AuditAction, AuditEvent } from './audit-event.entity';
@@ -23,26 +23,6 @@ export interface PositionedAuditEvent {
   position: AuditPosition;
 }
 
-/** A row of audit_events as a raw query returns it. */
-interface AuditEventRow {
-  id: string;
-  occurred_at: Date | string;
-  action: AuditAction;
-  organization_id: string | null;
-  actor_user_id: string | null;
-  actor_api_key_id: string | null;
-  target_type: AuditEvent['targetType'];
-  target_id: string | null;
-  previous_api_key_id: string | null;
-  previous_api_key_expires_at: Date | string | null;
-  reason: string | null;
-  client_ip: string | null;
-  request_id: string | null;
-}
-
-const COLUMNS = `id, occurred_at, action, organization_id, actor_user_id, actor_api_key_id, target_type, target_id,
-  previous_api_key_id, previous_api_key_expires_at, reason, client_ip, request_id`;
-
 /** The indexes a page reads (docs/adr/0018-audit-event-pages.md). */
 const INDEX = {
   newest: 'audit_events_org_newest',
@@ -51,50 +31,11 @@ const INDEX = {
   target: 'audit_events_org_target',
 } as const;
 
-function toAuditEvent(row: AuditEventRow): AuditEvent {
-  return Object.assign(new AuditEvent(), {
-    id: row.id,
-    occurredAt: toDate(row.occurred_at),
-    action: row.action,
-    organizationId: row.organization_id,
-    actorUserId: row.actor_user_id,
-    actorApiKeyId: row.actor_api_key_id,
-    targetType: row.target_type,
-    targetId: row.target_id,
-    previousApiKeyId: row.previous_api_key_id,
-    previousApiKeyExpiresAt: row.previous_api_key_expires_at === null ? null : toDate(row.previous_api_key_expires_at),
-    reason: row.reason,
-    clientIp: row.client_ip,
-    requestId: row.request_id,
-  });
-}
-
 /** Events one INSERT stores at most (one JSON argument, about 400 bytes an event). */
 const INSERT_CHUNK = 500;
 
 /** An event as a record of the insert's JSON argument: column names, timestamps as ISO 8601 text. */
-type EventRecord = Omit<AuditEventRow, 'occurred_at' | 'previous_api_key_expires_at'> & {
-  occurred_at: string;
-  previous_api_key_expires_at: string | null;
-};
-
-function toRecord(event: AuditEvent): EventRecord {
-  return {
-    id: event.id,
-    occurred_at: event.occurredAt.toISOString(),
-    action: event.action,
-    organization_id: event.organizationId ?? null,
-    actor_user_id: event.actorUserId ?? null,
-    actor_api_key_id: event.actorApiKeyId ?? null,
-    target_type: event.targetType ?? null,
-    target_id: event.targetId ?? null,
-    previous_api_key_id: event.previousApiKeyId ?? null,
-    previous_api_key_expires_at: event.previousApiKeyExpiresAt?.toISOString() ?? null,
-    reason: event.reason ?? null,
-    client_ip: event.clientIp ?? null,
-    request_id: event.requestId ?? null,
-  };
-}
+type EventRecord = RawRow;
 
 type NewestArgs = { organizationId?: string; limit: number };
 
@@ -105,8 +46,13 @@ export class AuditRepository {
   private readonly insertEvents: Statement<{ events: EventRecord[] }>;
   private readonly newest: { all: Statement<NewestArgs>; organization: Statement<NewestArgs> };
 
+  /** audit_events as AuditEvent describes it: the column list and the row mapping. */
+  private readonly rows: EntityRows<AuditEvent>;
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.db = Dialect.of(dataSource);
+    this.rows = EntityRows.of(dataSource, AuditEvent);
+    const COLUMNS = this.rows.columns;
     // SKIP LOCKED: concurrent pruners delete different rows instead of waiting (docs/operations.md#retention).
     this.prune = this.db.prepare(sql`DELETE FROM audit_events WHERE id IN (
       SELECT id FROM audit_events WHERE occurred_at < ${param('cutoff')} ORDER BY occurred_at LIMIT ${param('limit')}
@@ -145,7 +91,7 @@ export class AuditRepository {
 
   async insertAll(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
     for (let start = 0; start < events.length; start += INSERT_CHUNK) {
-      const records = events.slice(start, start + INSERT_CHUNK).map(toRecord);
+      const records = events.slice(start, start + INSERT_CHUNK).map((event) => this.rows.toRecord(event));
       await this.db.run(tx ?? this.dataSource.manager, this.insertEvents, { events: records });
     }
   }
@@ -154,9 +100,9 @@ export class AuditRepository {
   async findNewest(organizationId: string | null, limit: number): Promise<AuditEvent[]> {
     const rows =
       organizationId === null
-        ? await this.db.rows<AuditEventRow, NewestArgs>(this.newest.all, { limit })
-        : await this.db.rows<AuditEventRow, NewestArgs>(this.newest.organization, { organizationId, limit });
-    return rows.map(toAuditEvent);
+        ? await this.db.rows<RawRow, NewestArgs>(this.newest.all, { limit })
+        : await this.db.rows<RawRow, NewestArgs>(this.newest.organization, { organizationId, limit });
+    return rows.map(this.rows.toEntity);
   }
 
   /** A keyset page: never skips or repeats events as others are written or deleted (docs/api.md#audit-events). */
@@ -198,16 +144,13 @@ export class AuditRepository {
             ? INDEX.action
             : INDEX.newest;
     // occurred_us: PostgreSQL keeps microseconds, which the driver's Date drops.
-    const statement = db.prepare(sql`SELECT ${raw(COLUMNS)}, ${db.epochMicros('occurred_at')} AS occurred_us
+    const statement = db.prepare(sql`SELECT ${raw(this.rows.columns)}, ${db.epochMicros('occurred_at')} AS occurred_us
       FROM ${db.table('audit_events', index)} WHERE ${join(conditions, ' AND ')}
       ORDER BY occurred_at DESC, id DESC LIMIT ${param('limit')}`);
-    const rows = await db.rows<AuditEventRow & { occurred_us: string | number }, Record<string, unknown>>(
-      statement,
-      args,
-    );
+    const rows = await db.rows<RawRow & { occurred_us: string | number }, Record<string, unknown>>(statement, args);
     return rows.map((row) => {
-      const event = toAuditEvent(row);
-      return { event, position: { occurredAt: Number(row.occurred_us), id: row.id } };
+      const event = this.rows.toEntity(row);
+      return { event, position: { occurredAt: Number(row.occurred_us), id: event.id } };
     });
   }
 

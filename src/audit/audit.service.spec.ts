@@ -28,7 +28,9 @@ describe('AuditService.recordSoon', () => {
           : Promise.resolve(void statements.push([event])),
     } as unknown as AuditRepository;
     const observer: AuditObserver = { recorded: (events) => Promise.resolve(void told.push([...events])) };
-    audit = new AuditService(repository, new AuditCursorCodec('a-secret-of-the-test'), observer);
+    audit = new AuditService(repository, new AuditCursorCodec('a-secret-of-the-test'), observer, {
+      recorded: () => Promise.resolve(),
+    });
   });
 
   afterEach(() => jest.useRealTimers());

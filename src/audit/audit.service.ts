@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { Request } from 'express';
 import { isClientAddress } from '../common/client-address';
 import { invalidArgument } from '../common/errors';
@@ -49,10 +49,10 @@ export class AuditService implements OnApplicationShutdown {
     private readonly events: AuditRepository,
     private readonly cursors: AuditCursorCodec,
     // Ports that ssf and webhooks provide (their outboxes; docs/architecture.md#ports).
-    @Optional() @Inject(AUDIT_OBSERVER) feed?: AuditObserver,
-    @Optional() @Inject(AUDIT_WEBHOOK_OBSERVER) webhooks?: AuditObserver,
+    @Inject(AUDIT_OBSERVER) feed: AuditObserver,
+    @Inject(AUDIT_WEBHOOK_OBSERVER) webhooks: AuditObserver,
   ) {
-    this.observers = [feed, webhooks].filter((observer) => observer !== undefined);
+    this.observers = [feed, webhooks];
   }
 
   /** Inside `tx` so the entry and its change are stored together or not at all (docs/operations.md#audit-trail). */

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { MetricsModule } from '../metrics/metrics.module';
@@ -9,7 +10,7 @@ import { ApiKeyGuard } from './api-key.guard';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { JwksController } from './jwks.controller';
 import { JwtSigner } from './jwt-signer';
-import { CredentialKinds } from './credential-liveness';
+import { CredentialLivenessKinds } from './credential-liveness';
 import { TokenAuthenticator } from './token-authenticator';
 import { TokenController } from './token.controller';
 import { TokenService } from './token.service';
@@ -21,12 +22,14 @@ import { ResourceServersModule } from '../resource-servers/resource-servers.modu
 import { TokenExchangeService } from './token-exchange.service';
 import { SubjectTokenExchangeService } from './subject-token-exchange.service';
 import { FederationModule } from '../federation/federation.module';
+import { GrantsModule } from '../grants/grants.module';
 import { WorkloadIdentitiesModule } from '../workload-identities/workload-identities.module';
 
 @Module({
   imports: [
     JwtModule.register({}),
     ApiKeysModule,
+    CredentialsModule,
     IdentityModule,
     AuditModule,
     RateLimitStorageModule,
@@ -34,13 +37,14 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
     ResourceServersModule,
     FederationModule,
     WorkloadIdentitiesModule,
+    GrantsModule,
   ],
   controllers: [TokenController, JwksController],
   providers: [
     TokenService,
     JwtSigner,
     TokenAuthenticator,
-    CredentialKinds,
+    CredentialLivenessKinds,
     KeyExchangeRules,
     ApiKeyGuard,
     TokenAttemptLimiter,

@@ -119,7 +119,7 @@ describe('BearerAuthGuard', () => {
         ...viewer,
         role: 'admin',
         tokenUse: 'access',
-        apiKeyId: 'k',
+        credentialId: 'k',
         permissions: roleMask('admin') & roleMask('viewer'),
       }),
     );
@@ -141,7 +141,7 @@ describe('BearerAuthGuard', () => {
   it('refuses an access token on a session-only route with 403, and lets a session token through', async () => {
     const request: Partial<Request> = { headers: { authorization: `Bearer ${TOKEN}` }, query: {} };
     await expect(guard.canActivate(context('signOut', request))).resolves.toBe(true);
-    authenticate.mockResolvedValue(accepted({ ...viewer, tokenUse: 'access', apiKeyId: 'k' }));
+    authenticate.mockResolvedValue(accepted({ ...viewer, tokenUse: 'access', credentialId: 'k' }));
     await expect(guard.canActivate(context('signOut', request))).rejects.toMatchObject({
       code: ErrorCode.PERMISSION_DENIED,
     });

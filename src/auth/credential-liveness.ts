@@ -1,35 +1,22 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeysService } from '../api-keys/api-keys.service';
-import { isExpired } from '../api-keys/api-key.entity';
-import type { KeyRateLimit } from '../api-keys/key-policies';
+import { isExpired } from '../credentials/credential.entity';
+import type { CredentialState } from '../credentials/credential-kind';
+import { CredentialKinds } from '../credentials/credential-kinds';
 import type { MembershipAccess } from '../identity/member-access';
-import type { PermissionMask } from '../identity/roles';
-import { WorkloadIdentitiesService } from '../workload-identities/workload-identities.service';
+import { GrantsService } from '../grants/grants.service';
+
+export type { CredentialState } from '../credentials/credential-kind';
 
 /**
- * The kinds of credential an access token is minted from, named by the token's `client_type` claim (none: an API key).
- * A new kind (an MCP grant) is a name here and one CredentialLiveness in CredentialKinds.
+ * The kinds of credential an access token is minted from, named by the token's `client_type` claim (none: an API key),
+ * or a person's grant to an OAuth client when it carries `grant_id` (docs/mcp.md). API keys and workload identities
+ * are kinds of the credential core (docs/adr/0052-one-credential-core.md#a-new-kind); a grant lives in grants/.
  */
-export type CredentialKind = 'api_key' | 'workload_identity';
+export type CredentialKind = 'api_key' | 'workload_identity' | 'grant';
 
 /** Why a token's credential is not live: the same reasons whatever its kind. */
 export type CredentialRefusalReason =
   'credential_not_found' | 'credential_revoked' | 'credential_expired' | 'member_removed';
-
-/** What every kind of credential has, as its liveness needs it, with its owner's membership read in the same query. */
-export interface CredentialState {
-  userId: string;
-  organizationId: string;
-  status: string;
-  scopes: PermissionMask;
-  /** null: never expires. */
-  expiresAtMs: number | null;
-  /** Comma-separated CIDRs as stored; null: any address. */
-  allowedCidrs: string | null;
-  rateLimit: KeyRateLimit | null;
-  /** null: the owner is no longer a member of the credential's organization. */
-  ownerAccess: MembershipAccess | null;
-}
 
 /** A credential that is live now, for the token's owner. */
 export type LiveCredential = CredentialState & { ownerAccess: MembershipAccess };
@@ -62,51 +49,42 @@ export function credentialRefusal(
   return null;
 }
 
-/** Each kind's liveness, by the name a token carries: the one registry the authenticator reads. */
-@Injectable()
-export class CredentialKinds {
-  private readonly kinds: Record<CredentialKind, CredentialLiveness>;
+const NONE: CredentialLiveness = { read: () => Promise.resolve(undefined) };
 
-  constructor(apiKeys: ApiKeysService, identities: WorkloadIdentitiesService) {
-    this.kinds = {
-      api_key: {
-        read: async (id) => {
-          const found = await apiKeys.credential(id);
-          if (found === undefined) return undefined;
-          const { key } = found;
-          return {
-            userId: key.userId,
-            organizationId: key.organizationId,
-            status: key.status,
-            scopes: key.scopes,
-            expiresAtMs: key.expiresAtMs,
-            allowedCidrs: key.allowedCidrs,
-            rateLimit: key.rateLimit,
-            ownerAccess: found.ownerAccess,
-          };
-        },
-      },
-      workload_identity: {
-        read: async (id) => {
-          const found = await identities.credential(id);
-          if (found === undefined) return undefined;
-          const { identity } = found;
-          return {
-            userId: identity.userId,
-            organizationId: identity.organizationId,
-            status: identity.status,
-            scopes: identity.scopes,
-            expiresAtMs: identity.expiresAtMs,
-            allowedCidrs: null,
-            rateLimit: null,
-            ownerAccess: found.ownerAccess,
-          };
-        },
+/**
+ * Each kind's liveness, by the name a token carries: the credential core's kinds (credentials/credential-kinds.ts),
+ * each read through its own repository, and the grants. A kind the application lacks has no credential.
+ */
+@Injectable()
+export class CredentialLivenessKinds {
+  private readonly grant: CredentialLiveness;
+
+  constructor(
+    private readonly kinds: CredentialKinds,
+    grants: GrantsService,
+  ) {
+    // A grant has no permissions of its own (its token carries resource-server scopes), no expiry (its refresh
+    // tokens do), no allowlist and no rate limit: live while active and its person a member.
+    this.grant = {
+      read: async (id) => {
+        const found = await grants.credential(id);
+        if (found === undefined) return undefined;
+        return {
+          userId: found.userId,
+          organizationId: found.organizationId,
+          status: found.status === 'active' ? 'ACTIVE' : 'REVOKED',
+          scopes: 0,
+          expiresAtMs: null,
+          allowedCidrs: null,
+          rateLimit: null,
+          ownerAccess: found.ownerAccess,
+        };
       },
     };
   }
 
   of(kind: CredentialKind): CredentialLiveness {
-    return this.kinds[kind];
+    if (kind === 'grant') return this.grant;
+    return this.kinds.of(kind) ?? NONE;
   }
 }

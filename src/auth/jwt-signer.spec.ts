@@ -1,11 +1,12 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { testBuildDirectory } from '../../test/support/build-directory';
 import jwt from 'jsonwebtoken';
 import { JwtSigner } from './jwt-signer';
 
 describe('JwtSigner', () => {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const publicKey = createPublicKey(privateKey);
-  const signer = new JwtSigner();
+  const signer = new JwtSigner(testBuildDirectory());
   afterAll(() => signer.onApplicationShutdown());
   const payload = { sub: 'u', iat: 1_800_000_000, exp: 4_000_000_000, iss: 'i', aud: 'a' };
 
@@ -67,7 +68,7 @@ describe('JwtSigner', () => {
   });
 
   it('refuses what a stopped thread had, and the next signature starts a new thread', async () => {
-    const own = new JwtSigner();
+    const own = new JwtSigner(testBuildDirectory());
     await own.sign(payload, privateKey, 'k');
     const pending = Array.from({ length: 1000 }, () => own.sign(payload, privateKey, 'k'));
     await new Promise((resolve) => setImmediate(resolve)); // the batch has gone to the thread

@@ -1,6 +1,6 @@
 import { KeyObject } from 'node:crypto';
-import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { BatchingThread, workerFile } from '../common/batching-thread';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { BatchingThread, WORKER_DIRECTORY, workerFile } from '../common/batching-thread';
 import type { SigningItem, SigningKey } from './signing.worker';
 import { JWT_ALGORITHM } from './signing-keys';
 
@@ -17,15 +17,15 @@ export class JwtSigner implements OnApplicationShutdown {
   /** The encoded protected header, per `typ` and kid: the same for every token of one kind signed with one key. */
   private readonly headers = { JWT: new Map<string, string>(), 'at+jwt': new Map<string, string>() };
   private readonly keyIds = new Map<KeyObject, number>();
-  private readonly thread = new BatchingThread<SigningItem, string, SigningKey>(
-    'signing',
-    workerFile('auth/signing.worker.js'),
-    {
+  private readonly thread: BatchingThread<SigningItem, string, SigningKey>;
+
+  constructor(@Inject(WORKER_DIRECTORY) workerDirectory: string) {
+    this.thread = new BatchingThread('signing', workerFile('auth/signing.worker.js', workerDirectory), {
       onStart: (post) => {
         for (const [key, keyId] of this.keyIds) post({ keyId, key });
       },
-    },
-  );
+    });
+  }
 
   /** `typ`: the JOSE header's media type, `at+jwt` for access tokens (RFC 9068), `JWT` otherwise. */
   async sign(payload: object, key: KeyObject, kid: string, typ: JoseType = 'JWT'): Promise<string> {

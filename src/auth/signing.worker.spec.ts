@@ -1,7 +1,7 @@
 import { createPublicKey, generateKeyPairSync, KeyObject, verify } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import jwt from 'jsonwebtoken';
-import { workerFile } from '../common/batching-thread';
+import { testWorkerFile } from '../../test/support/build-directory';
 import type { BatchAnswer, ThreadResult } from '../common/thread-protocol';
 import type { SigningItem, SigningMessage } from './signing.worker';
 
@@ -36,7 +36,7 @@ describe('signing.worker', () => {
   };
 
   beforeAll(() => {
-    worker = new Worker(workerFile('auth/signing.worker.js'));
+    worker = new Worker(testWorkerFile('auth/signing.worker.js'));
     worker.on('message', (answer: BatchAnswer<string>) => answers.get(answer.batch)?.(answer));
     send({ keyId: 0, key: first });
     send({ keyId: 1, key: second });

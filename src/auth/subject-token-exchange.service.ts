@@ -117,7 +117,7 @@ export class SubjectTokenExchangeService {
         return {
           userId: identity.userId,
           organizationId: identity.organizationId,
-          apiKeyId: identity.id,
+          credentialId: identity.id,
           workloadIdentity: true,
           subject: verified.claims.sub,
           lifetimeSeconds: identity.accessTokenLifetime,

@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '../common/errors';
 import type { IdentityService } from '../identity/identity.service';
 import { roleMask } from '../identity/roles';
-import type { CredentialKinds, CredentialLiveness, CredentialState } from './credential-liveness';
+import type { CredentialLivenessKinds, CredentialLiveness, CredentialState } from './credential-liveness';
 import type { KeyRequestLimiter } from './key-request-limiter';
 import { bearerCredential, TokenAuthentication, TokenAuthenticator, TokenRefusal } from './token-authenticator';
 import type { TokenClaims, TokenService, TokenVerificationFailure, VerifiedToken } from './token.service';
@@ -53,7 +53,7 @@ describe('TokenAuthenticator', () => {
   const authenticator = new TokenAuthenticator(
     { audience: OWN, verification: () => verification } as unknown as TokenService,
     { sessionAccess: () => Promise.resolve(session) } as unknown as IdentityService,
-    { of: (kind: string): CredentialLiveness => ({ read: reads[kind] }) } as unknown as CredentialKinds,
+    { of: (kind: string): CredentialLiveness => ({ read: reads[kind] }) } as unknown as CredentialLivenessKinds,
     { take } as unknown as KeyRequestLimiter,
   );
 
@@ -79,10 +79,10 @@ describe('TokenAuthenticator', () => {
       role: 'admin',
       permissions: roleMask('viewer'),
       tokenUse: 'access',
-      apiKeyId: KEY,
-      apiKeyExpiresAtMs: null,
-      apiKeyAllowedCidrs: null,
-      apiKeyRateLimit: null,
+      credentialId: KEY,
+      credentialExpiresAtMs: null,
+      credentialAllowedCidrs: null,
+      credentialRateLimit: null,
     });
     expect(reads.api_key).toHaveBeenCalledWith(KEY);
   });

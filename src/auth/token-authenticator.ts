@@ -7,7 +7,7 @@ import { roleMask } from '../identity/roles';
 import { IdentityService } from '../identity/identity.service';
 import {
   CredentialKind,
-  CredentialKinds,
+  CredentialLivenessKinds,
   CredentialRefusalReason,
   credentialRefusal,
   LiveCredential,
@@ -100,7 +100,7 @@ export function bearerCredential(header: string | undefined): string | TokenRefu
 
 /**
  * The one answer to "is this token good for this request", for every entry point (the Bearer guard, forward auth,
- * introspection): the signature and claims, the audience, the credential's liveness (per kind, CredentialKinds) and
+ * introspection): the signature and claims, the audience, the credential's liveness (per kind, CredentialLivenessKinds) and
  * its owner's membership read now, the allowlist and the rate limit, in this order (docs/adr/0048-one-token-authenticator.md).
  * A refusal is returned, not thrown: each entry point answers it in its own protocol.
  */
@@ -109,7 +109,7 @@ export class TokenAuthenticator {
   constructor(
     private readonly tokens: TokenService,
     private readonly identity: IdentityService,
-    private readonly kinds: CredentialKinds,
+    private readonly kinds: CredentialLivenessKinds,
     private readonly keyRequests: KeyRequestLimiter,
   ) {}
 
@@ -132,11 +132,15 @@ export class TokenAuthenticator {
     const { principal } = live;
     let rateLimit: RateLimitFields | null = null;
     if (
-      principal.apiKeyId !== undefined &&
-      (principal.apiKeyAllowedCidrs != null || principal.apiKeyRateLimit != null)
+      principal.credentialId !== undefined &&
+      (principal.credentialAllowedCidrs != null || principal.credentialRateLimit != null)
     ) {
       const admitted = await this.admit(
-        { id: principal.apiKeyId, allowedCidrs: principal.apiKeyAllowedCidrs, rateLimit: principal.apiKeyRateLimit },
+        {
+          id: principal.credentialId,
+          allowedCidrs: principal.credentialAllowedCidrs,
+          rateLimit: principal.credentialRateLimit,
+        },
         check.address,
         check.countRequest === true,
       );
@@ -169,8 +173,9 @@ export class TokenAuthenticator {
    */
   private async live(verified: VerifiedToken): Promise<{ principal: Principal } | TokenRefusal> {
     const { claims } = verified;
-    // The credential id: `client_id` (TokenService sets it from `akid` for a token minted before that claim was dropped).
-    const credentialId = claims.client_id;
+    // The credential id: a grant's `grant_id` (its `client_id` is then the OAuth client's), else `client_id` (TokenService
+    // sets it from `akid` for a token minted before that claim was dropped).
+    const credentialId = claims.grant_id ?? claims.client_id;
     if (credentialId === undefined) {
       const access = await this.identity.sessionAccess(claims.org, claims.sub);
       if (access === null) return new TokenRefusal('member_removed');
@@ -196,6 +201,20 @@ export class TokenAuthenticator {
     if (refusal !== null) return new TokenRefusal(refusal);
     const credential = found as LiveCredential;
     const { role } = credential.ownerAccess;
+    if (claims.grant_id !== undefined) {
+      // A grant's token: resource-server scopes, never Gatehouse permissions.
+      return {
+        principal: {
+          userId: claims.sub,
+          organizationId: claims.org,
+          role,
+          permissions: 0,
+          tokenUse: claims.token_use,
+          grantId: claims.grant_id,
+          grantScope: claims.scope ?? '',
+        },
+      };
+    }
     return {
       principal: {
         userId: claims.sub,
@@ -203,15 +222,16 @@ export class TokenAuthenticator {
         role,
         permissions: roleMask(role) & credential.scopes & verified.permissions,
         tokenUse: claims.token_use,
-        apiKeyId: credentialId,
-        apiKeyExpiresAtMs: credential.expiresAtMs,
-        apiKeyAllowedCidrs: credential.allowedCidrs,
-        apiKeyRateLimit: credential.rateLimit,
+        credentialId,
+        credentialExpiresAtMs: credential.expiresAtMs,
+        credentialAllowedCidrs: credential.allowedCidrs,
+        credentialRateLimit: credential.rateLimit,
       },
     };
   }
 }
 
 function kindOf(claims: TokenClaims): CredentialKind {
+  if (claims.grant_id !== undefined) return 'grant';
   return claims.client_type ?? 'api_key';
 }

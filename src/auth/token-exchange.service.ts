@@ -87,11 +87,11 @@ export class TokenExchangeService {
    * (TokenAuthenticator.admit): its allowlist (403, counted as a failure of the address) and its rate limit (429).
    */
   private async admit(exchange: ApiKeyExchange, client: ExchangeClient): Promise<void> {
-    const policies = { id: exchange.apiKeyId, allowedCidrs: exchange.allowedCidrs, rateLimit: exchange.rateLimit };
+    const policies = { id: exchange.credentialId, allowedCidrs: exchange.allowedCidrs, rateLimit: exchange.rateLimit };
     const admitted = await this.authenticator.admit(policies, () => client.address, true);
     if (admitted instanceof TokenRefusal) {
       await this.limiter.countFailure(client.address);
-      const { apiKeyId: id, organizationId, userId } = exchange;
+      const { credentialId: id, organizationId, userId } = exchange;
       throw new AddressNotAllowed({ id, organizationId, userId });
     }
   }
@@ -114,7 +114,7 @@ export class TokenExchangeService {
       accessToken = await this.tokens.mint({
         userId: exchange.userId,
         organizationId: exchange.organizationId,
-        apiKeyId: exchange.apiKeyId,
+        credentialId: exchange.credentialId,
         lifetimeSeconds,
         scope,
         issuedAtMs: exchange.checkedAtMs,
@@ -129,19 +129,19 @@ export class TokenExchangeService {
       throw new AppError('mint_failed');
     }
     if (exchange.workloadIdentity === true) {
-      this.identities.recordUse(exchange.apiKeyId, exchange.clientAddress);
+      this.identities.recordUse(exchange.credentialId, exchange.clientAddress);
       // Once the token exists: an exchange that `scope` or `resource` refused above exchanged nothing.
       this.audit.recordSoon({
         action: 'workload_identity.exchanged',
         organizationId: exchange.organizationId,
         actorUserId: exchange.userId,
         targetType: 'workload_identity',
-        targetId: exchange.apiKeyId,
+        targetId: exchange.credentialId,
         reason: exchange.subject,
         request: { id: client.requestId, ip: client.address },
       });
     } else {
-      this.apiKeys.recordUse(exchange.apiKeyId, exchange.clientAddress, client.userAgent);
+      this.apiKeys.recordUse(exchange.credentialId, exchange.clientAddress, client.userAgent);
     }
     this.metrics.tokenExchange('success');
     return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds, scope };
@@ -159,7 +159,7 @@ export class TokenExchangeService {
       return {
         userId: key.userId,
         organizationId: key.organizationId,
-        apiKeyId: key.id,
+        credentialId: key.id,
         lifetimeSeconds: ownerAccess.accessTokenLifetime,
         scopes: key.scopes,
         rolePermissions: roleMask(ownerAccess.role),

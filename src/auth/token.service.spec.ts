@@ -1,4 +1,6 @@
+import { ALL_PERMISSIONS } from '../identity/roles';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
+import { testBuildDirectory } from '../../test/support/build-directory';
 import { JwtService } from '@nestjs/jwt';
 import jwt from 'jsonwebtoken';
 import { loadConfiguration } from '../config/configuration';
@@ -22,7 +24,7 @@ function service(
     JWT_PREVIOUS_PUBLIC_KEYS: JSON.stringify((options.previous ?? []).map(publicPem)),
     ...options.env,
   });
-  return new TokenService(new JwtService({}), new JwtSigner(), config, {
+  return new TokenService(new JwtService({}), new JwtSigner(testBuildDirectory()), config, {
     apiKeyPepper: 'p'.repeat(32),
     jwtPrivateKeyPem: pem(key),
     integrationsEncryptionKey: 'k'.repeat(44),
@@ -60,7 +62,7 @@ describe('TokenService', () => {
   const access: MintRequest = {
     ...session,
     tokenUse: 'access',
-    apiKeyId: randomUUID(),
+    credentialId: randomUUID(),
     lifetimeSeconds: 1800,
     scope: 'api_keys:read integrations:read',
   };
@@ -80,7 +82,7 @@ describe('TokenService', () => {
         iat: expect.any(Number),
         exp: expect.any(Number),
         token_use: 'access',
-        client_id: access.apiKeyId,
+        client_id: access.credentialId,
         scope: 'api_keys:read integrations:read',
       });
       // The key id once: `akid` only repeated `client_id` (docs/api.md#access-and-session-tokens).
@@ -93,12 +95,12 @@ describe('TokenService', () => {
     it('types session tokens JWT, and remembers every permission for them (their role decides)', async () => {
       const token = await tokens.mint(session);
       expect(parts(token).header).toStrictEqual({ alg: 'ES256', typ: 'JWT', kid: tokens.keys.signingKid });
-      expect(tokens.forOwnApi(token)?.permissions).toBe(255);
+      expect(tokens.forOwnApi(token)?.permissions).toBe(ALL_PERMISSIONS);
     });
 
     it('gives an access token without a scope claim (minted before scopes) every permission: its key decides', async () => {
       const { scope: _none, ...unscoped } = access;
-      expect(tokens.forOwnApi(await tokens.mint(unscoped))?.permissions).toBe(255);
+      expect(tokens.forOwnApi(await tokens.mint(unscoped))?.permissions).toBe(ALL_PERMISSIONS);
       // Names this version does not know grant nothing; an empty scope grants nothing.
       expect(
         tokens.forOwnApi(await tokens.mint({ ...access, scope: 'integrations:read future:perm' }))?.permissions,
@@ -116,19 +118,19 @@ describe('TokenService', () => {
 
     it('still accepts an access token minted before `akid` was dropped (both claims), read as `client_id`', async () => {
       const { payload } = parts(await tokens.mint(access));
-      const legacy = jwt.sign({ ...payload, akid: access.apiKeyId }, key, {
+      const legacy = jwt.sign({ ...payload, akid: access.credentialId }, key, {
         algorithm: 'ES256',
         keyid: tokens.keys.signingKid,
         header: { alg: 'ES256', typ: 'at+jwt' },
       });
-      expect(tokens.forOwnApi(legacy)?.claims).toMatchObject({ client_id: access.apiKeyId, token_use: 'access' });
+      expect(tokens.forOwnApi(legacy)?.claims).toMatchObject({ client_id: access.credentialId, token_use: 'access' });
       // And one older still, with `akid` alone.
       const { client_id: _none, ...older } = payload;
-      const oldest = jwt.sign({ ...older, akid: access.apiKeyId }, key, {
+      const oldest = jwt.sign({ ...older, akid: access.credentialId }, key, {
         algorithm: 'ES256',
         keyid: tokens.keys.signingKid,
       });
-      expect(tokens.forOwnApi(oldest)?.claims.client_id).toBe(access.apiKeyId);
+      expect(tokens.forOwnApi(oldest)?.claims.client_id).toBe(access.credentialId);
     });
 
     it('signs ES256 with the kid in the header, and a new jti every time', async () => {
@@ -318,7 +320,7 @@ describe('SigningKeys', () => {
       userId: randomUUID(),
       organizationId: randomUUID(),
       tokenUse: 'access',
-      apiKeyId: randomUUID(),
+      credentialId: randomUUID(),
       lifetimeSeconds: 1800,
     };
     afterEach(() => jest.restoreAllMocks());

@@ -36,6 +36,8 @@ export interface TokenClaims {
   client_type?: 'workload_identity';
   /** Access tokens of a key with an allowlist: its CIDRs, for verifiers (docs/api.md#access-and-session-tokens). */
   allowed_cidrs?: string[];
+  /** Access tokens of a person's grant (docs/mcp.md): its id; `client_id` is then the OAuth client's. */
+  grant_id?: string;
 }
 
 /** A token that verified, as the Bearer guard uses it; made once per token and remembered with it. */
@@ -50,24 +52,26 @@ export interface MintRequest {
   organizationId: string;
   lifetimeSeconds: number;
   tokenUse: TokenUse;
-  apiKeyId?: string;
+  credentialId?: string;
   /** Access tokens: the `scope` claim. */
   scope?: string;
   /** The issue time in milliseconds (default: now); access tokens use the instant the key was checked at. */
   issuedAtMs?: number;
   /** `aud`: a registered resource server's audience (RFC 8707); default: JWT_AUDIENCE. */
   audience?: string;
-  /** Access tokens: minted through a workload identity (`apiKeyId` is its id). */
+  /** Access tokens: minted through a workload identity (`credentialId` is its id). */
   workloadIdentity?: boolean;
   /** Access tokens: the key's allowlist as stored (comma-separated CIDRs), carried as `allowed_cidrs`. */
   allowedCidrs?: string | null;
+  /** Access tokens of a grant: its id (`grant_id`) and its OAuth client (`client_id`, instead of `apiKeyId`). */
+  grant?: { id: string; clientId: string };
 }
 
 /** An authenticated POST /v1/token (ApiKeyGuard): the key, its owner and what a token of it may get. */
 export interface ApiKeyExchange {
   userId: string;
   organizationId: string;
-  apiKeyId: string;
+  credentialId: string;
   /** The organization's access-token lifetime, in seconds. */
   lifetimeSeconds: number;
   /** The key's scopes. */
@@ -80,7 +84,7 @@ export interface ApiKeyExchange {
   checkedAtMs: number;
   /** The client's address as the failure limit counted it (docs/api.md#usage-fields). */
   clientAddress: string | undefined;
-  /** A workload identity's exchange (`apiKeyId` is the identity's id): the token says so in `client_type`. */
+  /** A workload identity's exchange (`credentialId` is the identity's id): the token says so in `client_type`. */
   workloadIdentity?: true;
   /** A workload identity's exchange: the subject token's `sub`, for its `workload_identity.exchanged` entry. */
   subject?: string;
@@ -136,12 +140,26 @@ function tokenClaims(payload: unknown): TokenClaims | null {
       : null;
   }
   if (p.token_use !== 'access' || !(p.scope === undefined || typeof p.scope === 'string')) return null;
+  if (p.grant_id !== undefined) return grantClaims(p);
   if (!(p.client_type === undefined || p.client_type === 'workload_identity')) return null;
   if (!(p.allowed_cidrs === undefined || isStringArray(p.allowed_cidrs))) return null;
   const keyId = p.client_id ?? p.akid;
   if (typeof keyId !== 'string' || !UUID.test(keyId) || (p.akid !== undefined && p.akid !== keyId)) return null;
   p.client_id = keyId;
   return p as unknown as TokenClaims;
+}
+
+/** A grant's access token: its id a UUID, its client any non-empty id, nothing of a key's. */
+function grantClaims(p: Record<string, unknown>): TokenClaims | null {
+  const valid =
+    typeof p.grant_id === 'string' &&
+    UUID.test(p.grant_id) &&
+    typeof p.client_id === 'string' &&
+    p.client_id !== '' &&
+    p.akid === undefined &&
+    p.client_type === undefined &&
+    p.allowed_cidrs === undefined;
+  return valid ? (p as unknown as TokenClaims) : null;
 }
 
 function isStringArray(value: unknown): value is string[] {
@@ -237,10 +255,14 @@ export class TokenService {
       exp: iat + request.lifetimeSeconds,
       token_use: request.tokenUse,
     };
-    if (request.apiKeyId !== undefined) claims.client_id = request.apiKeyId;
+    if (request.credentialId !== undefined) claims.client_id = request.credentialId;
     if (request.scope !== undefined) claims.scope = request.scope;
     if (request.workloadIdentity === true) claims.client_type = 'workload_identity';
     if (request.allowedCidrs != null) claims.allowed_cidrs = request.allowedCidrs.split(',');
+    if (request.grant !== undefined) {
+      claims.client_id = request.grant.clientId;
+      claims.grant_id = request.grant.id;
+    }
     return this.signer.sign(claims, this.keys.signingKey, this.keys.signingKid, joseType(request.tokenUse));
   }
 
@@ -272,7 +294,9 @@ export class TokenService {
     if (typeof claims === 'string') return claims;
     const verified: VerifiedToken = {
       claims,
-      permissions: claims.scope === undefined ? ALL_PERMISSIONS : scopeClaimMask(claims.scope),
+      // A grant's scopes are its resource server's, never Gatehouse's permissions.
+      permissions:
+        claims.grant_id !== undefined ? 0 : claims.scope === undefined ? ALL_PERMISSIONS : scopeClaimMask(claims.scope),
     };
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, verified);

@@ -26,6 +26,9 @@ export interface CliServices {
   trustedIssuers: TrustedIssuersService;
 }
 
+/** Runs a command with the application's services, and prints what it returns (cli.ts). */
+export type CommandRunner = (command: (services: CliServices) => Promise<object>) => Promise<void>;
+
 export const DEFAULT_SESSION_TTL = 3600;
 
 export interface BootstrapOptions {

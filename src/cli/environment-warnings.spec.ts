@@ -8,7 +8,6 @@ describe('admin CLI warnings', () => {
   const facts = (overrides: Partial<CliFacts> = {}): CliFacts => ({
     command: 'bootstrap',
     config: config(),
-    portSet: false,
     hadOrganizations: false,
     generatedSecretsFile: undefined,
     check: undefined,
@@ -88,7 +87,6 @@ describe('admin CLI warnings', () => {
         facts({
           command: 'console-link',
           hadOrganizations: true,
-          portSet: true,
           config: config({ PORT: '4100' }),
           check: { outcome: 'unreachable' },
         }),

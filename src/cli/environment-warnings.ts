@@ -37,8 +37,6 @@ export function serverToCheck(
 export interface CliFacts {
   command: string;
   config: AppConfiguration;
-  /** PORT was set (else the address uses the default port). */
-  portSet: boolean;
   hadOrganizations: boolean;
   /** The local secrets file this run generated, if it did (a DATA_DIR no server has used yet). */
   generatedSecretsFile: string | undefined;
@@ -50,7 +48,7 @@ export interface CliFacts {
 function checkWarning(facts: CliFacts, check: Exclude<ServerCheck, { outcome: 'accepted' }>): string | undefined {
   const { config } = facts;
   const printed = PRINTS[facts.command];
-  const port = facts.portSet ? `PORT=${config.port}` : `PORT is not set either: the default, ${config.port}`;
+  const port = config.portSet ? `PORT=${config.port}` : `PORT is not set either: the default, ${config.port}`;
   const assumed =
     printed === 'link'
       ? `PUBLIC_BASE_URL is not set, so the link printed above assumes the server at ${config.console.publicBaseUrl} (${port})`

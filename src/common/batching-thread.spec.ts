@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Echo } from '../../test/support/echo.worker';
-import { BatchingThread, workerFile } from './batching-thread';
+import { testWorkerFile } from '../../test/support/build-directory';
+import { BatchingThread } from './batching-thread';
 
 /** test/support/echo.worker.ts, compiled by the global setup (as production runs dist/). */
-const ECHO_WORKER = workerFile('test-support/echo.worker.js');
+const ECHO_WORKER = testWorkerFile('test-support/echo.worker.js');
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -78,7 +79,7 @@ describe('BatchingThread', () => {
   });
 
   it("refuses the items with the loader's error when the worker file is missing", async () => {
-    thread = new BatchingThread('missing', workerFile('test-support/missing.worker.js'));
+    thread = new BatchingThread('missing', testWorkerFile('test-support/missing.worker.js'));
     await expect(thread.run('a')).rejects.toMatchObject({ message: expect.stringContaining('missing.worker.js') });
   });
 
@@ -86,7 +87,7 @@ describe('BatchingThread', () => {
     // A process of its own that asks for one item of a thread busy for 300 ms and never closes it:
     // it must print the answer (not exit before it arrives) and then exit by itself.
     const script = `
-      const { BatchingThread, workerFile } = require(${JSON.stringify(workerFile('common/batching-thread.js'))});
+      const { BatchingThread, workerFile } = require(${JSON.stringify(testWorkerFile('common/batching-thread.js'))});
       const thread = new BatchingThread('echo', workerFile('test-support/echo.worker.js'), { workerData: 300 });
       thread.run('x').then((echo) => console.log(JSON.stringify(echo)));
     `;

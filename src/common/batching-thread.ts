@@ -4,12 +4,18 @@ import type { BatchAnswer, BatchRequest } from './thread-protocol';
 
 const MAX_BATCH = 256;
 
-/** Names the folder of a compiled copy of src/ for code run from its TypeScript sources (Jest). */
-export const TEST_BUILD_DIR_VARIABLE = 'GATEHOUSE_TEST_BUILD_DIR';
+/** The compiled code's folder (dist/): worker files sit under it at their path under src/. */
+export const COMPILED_DIRECTORY = join(__dirname, '..');
+
+/**
+ * The folder that holds the compiled worker files: COMPILED_DIRECTORY, unless the application is given another
+ * (WorkersModule): code run from its TypeScript sources (the tests) names a compiled copy of src/.
+ */
+export const WORKER_DIRECTORY = Symbol('WORKER_DIRECTORY');
 
 /** The compiled worker file by its path under src/ (`auth/signing.worker.js`). */
-export function workerFile(path: string): string {
-  return join(process.env[TEST_BUILD_DIR_VARIABLE] ?? join(__dirname, '..'), path);
+export function workerFile(path: string, directory: string = COMPILED_DIRECTORY): string {
+  return join(directory, path);
 }
 
 interface Pending<Result> {

@@ -200,6 +200,36 @@ export const ERROR_REASONS = {
   resource_server_not_found: { code: NF, message: SAYS_WHAT },
   resource_server_scopes_invalid: { code: IA, message: SAYS_WHAT },
 
+  // The MCP authorization server (docs/mcp.md): the authorization-code and refresh-token grants, consent, grants.
+  parameter_missing: { code: IA, message: SAYS_WHAT },
+  client_secret_not_accepted: { code: IA, message: 'a public client sends no client_secret' },
+  client_authentication_not_accepted: { code: IA, message: 'a public client sends no Authorization header' },
+  code_invalid: { code: IA, message: 'the code is not valid', oauth: 'invalid_grant' },
+  code_reused: { code: IA, message: 'the code was used already: its grant is revoked', oauth: 'invalid_grant' },
+  code_expired: { code: IA, message: 'the code has expired', oauth: 'invalid_grant' },
+  refresh_token_invalid: { code: IA, message: 'the refresh token is not valid', oauth: 'invalid_grant' },
+  refresh_token_reused: {
+    code: IA,
+    message: 'the refresh token was used already: its grant is revoked',
+    oauth: 'invalid_grant',
+  },
+  client_mismatch: { code: IA, message: SAYS_WHAT, oauth: 'invalid_grant' },
+  redirect_uri_mismatch: {
+    code: IA,
+    message: 'redirect_uri differs from the authorization request',
+    oauth: 'invalid_grant',
+  },
+  pkce_mismatch: { code: IA, message: 'code_verifier does not match the code_challenge', oauth: 'invalid_grant' },
+  resource_mismatch: { code: IA, message: 'resource differs from the authorization request', oauth: 'invalid_grant' },
+  resource_not_of_grant: { code: IA, message: 'resource differs from the grant', oauth: 'invalid_target' },
+  grant_revoked: { code: IA, message: 'the grant was revoked', oauth: 'invalid_grant' },
+  grant_not_found: { code: NF, message: 'grant not found' },
+  authorization_request_invalid: {
+    code: IA,
+    message: 'the authorization request has expired or is not valid: start again',
+  },
+  client_refused: { code: FP, message: SAYS_WHAT },
+
   // The framework's own refusals, and what no site expects.
   unauthenticated: { code: UN, message: Messages.userNotAuthenticated },
   permission_denied: { code: PD, message: Messages.insufficientPermissions },

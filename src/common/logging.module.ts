@@ -14,8 +14,6 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export interface LoggingOptions {
   /** Default stdout (the server); the CLI passes stderr, tests a buffer. */
   destination?: DestinationStream;
-  /** Overrides LOG_LEVEL (the CLI stays quiet unless LOG_LEVEL is set). */
-  level?: LogLevel;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -72,7 +70,7 @@ export class LoggingModule {
       provide: ROOT_LOGGER,
       useFactory: (config: AppConfiguration) =>
         createRootLogger(
-          options.level ?? config.logLevel,
+          config.logLevel,
           options.destination,
           logFormat(config.production, process.stdout.isTTY === true),
         ),

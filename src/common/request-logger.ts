@@ -5,8 +5,10 @@ import type { Logger } from 'pino';
 import { clientAddress } from './client-address';
 import { activeTracing } from './tracing';
 
+/** The one augmentation of Express's Request: everything else a request carries is passed, never written on it. */
 declare module 'express-serve-static-core' {
   interface Request {
+    /** The request id (X-Request-Id), set first by the access log's middleware. */
     id: string;
   }
 }

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { workerFile } from '../common/batching-thread';
+import { testWorkerFile } from '../../test/support/build-directory';
 import { AppConfiguration, ConfigurationError, Environment, loadConfiguration } from './configuration';
 import { LOCAL_SECRETS_FILE, resolveSecrets, Secrets } from './local-secrets';
 
@@ -103,6 +103,17 @@ describe('loadConfiguration', () => {
   });
 
   describe('values', () => {
+    it('says whether PORT was set, for the admin CLI warnings that name the port', () => {
+      expect(loadConfiguration({}).portSet).toBe(false);
+      expect(loadConfiguration({ PORT: '3000' })).toMatchObject({ port: 3000, portSet: true });
+    });
+
+    it("LOG_LEVEL's default is the caller's (the admin CLI: warn), a set LOG_LEVEL wins", () => {
+      expect(loadConfiguration({}).logLevel).toBe('info');
+      expect(loadConfiguration({}, { logLevel: 'warn' }).logLevel).toBe('warn');
+      expect(loadConfiguration({ LOG_LEVEL: 'debug' }, { logLevel: 'warn' }).logLevel).toBe('debug');
+    });
+
     it('reads AUDIT_RETENTION_DAYS', () => {
       expect(loadConfiguration({ AUDIT_RETENTION_DAYS: '30' }).audit.retentionDays).toBe(30);
     });
@@ -785,7 +796,7 @@ describe('resolveSecrets', () => {
     const workers = Array.from({ length: THREADS }, () => {
       const worker = new Worker(code, {
         eval: true,
-        workerData: { module: workerFile('config/local-secrets.js'), gate: gate.buffer, configs },
+        workerData: { module: testWorkerFile('config/local-secrets.js'), gate: gate.buffer, configs },
       });
       worker.on('message', (answer: Answer) => {
         answers[answer.round].push(answer);

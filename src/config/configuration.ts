@@ -27,6 +27,8 @@ export interface AppConfiguration {
   environmentUnset: boolean;
   host: string;
   port: number;
+  /** PORT was set, not defaulted: the admin CLI's warnings say which (cli/environment-warnings.ts). */
+  portSet: boolean;
   dataDir: string;
   database: DatabaseConfig;
   bodyLimitBytes: number;
@@ -93,7 +95,12 @@ export interface AppConfiguration {
   shutdownDrainMs: number;
 }
 
-export function loadConfiguration(env: Environment): AppConfiguration {
+/** What a caller's context changes in the defaults: the admin CLI logs warnings and errors only unless LOG_LEVEL asks. */
+export interface ConfigurationDefaults {
+  logLevel?: AppConfiguration['logLevel'];
+}
+
+export function loadConfiguration(env: Environment, defaults: ConfigurationDefaults = {}): AppConfiguration {
   const r = new Reader(env);
   // Exactly one of three values: a typo such as `prod` must not run with development's defaults (operations.md).
   const production =
@@ -109,12 +116,17 @@ export function loadConfiguration(env: Environment): AppConfiguration {
     environmentUnset: network.environmentUnset,
     host: network.host,
     port,
+    portSet: r.string('PORT') !== undefined,
     dataDir,
     database: parseDatabase(r, dataDir),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024, 256, 10 * 1024 * 1024),
     trustProxy: network.trustProxy,
     identityProviderNetworks: parseIdentityProviderNetworks(r),
-    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logLevel: r.oneOf(
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      defaults.logLevel ?? 'info',
+    ),
     apiKeys: {
       environment: secrets.apiKeyEnvironment,
       pepper: secrets.pepper,

@@ -7,10 +7,19 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ConsoleSignInController } from './console-sign-in.controller';
 import { ConsoleSignInRepository } from './console-sign-in.repository';
 import { ConsoleSignInService } from './console-sign-in.service';
+import { ConsoleSignInLink } from './console-sign-in-link.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 /** One-time sign-in links of the web console and POST /v1/console/sessions (docs/console.md). */
 @Module({
-  imports: [AuditModule, AuthModule, IdentityModule, RateLimitStorageModule, MetricsModule],
+  imports: [
+    EntitiesModule.forFeature([ConsoleSignInLink]),
+    AuditModule,
+    AuthModule,
+    IdentityModule,
+    RateLimitStorageModule,
+    MetricsModule,
+  ],
   controllers: [ConsoleSignInController],
   providers: [ConsoleSignInRepository, ConsoleSignInService],
   exports: [ConsoleSignInService],

@@ -3,12 +3,6 @@ import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseConfig } from '../config/configuration';
-import { ApiKey } from '../api-keys/api-key.entity';
-import { AuditEvent } from '../audit/audit-event.entity';
-import { Membership } from '../identity/membership.entity';
-import { Organization } from '../identity/organization.entity';
-import { User } from '../identity/user.entity';
-import { NotificationIntegration } from '../integrations/integration.entity';
 import { CoreSchema1763700000000 } from './migrations/1763700000000-core-schema';
 import { AuditEvents1763900000000 } from './migrations/1763900000000-audit-events';
 import { NotificationIntegrations1764000000000 } from './migrations/1764000000000-notification-integrations';
@@ -30,15 +24,9 @@ import { SsfEvents1765100000000 } from './migrations/1765100000000-ssf-events';
 import { SsfStreams1765200000000 } from './migrations/1765200000000-ssf-streams';
 import { AuditPreviousKeyExpiry1765120000000 } from './migrations/1765120000000-audit-previous-key-expiry';
 import { TrustedIssuers1765310000000 } from './migrations/1765310000000-trusted-issuers';
-import { TrustedIssuer } from '../federation/trusted-issuer.entity';
-import { ResourceServer } from '../resource-servers/resource-server.entity';
-import { SsfDelivery, SsfEvent } from '../ssf/ssf-event.entity';
-import { SsfStream } from '../ssf/ssf-stream.entity';
-import { Webhook, WebhookDelivery, WebhookEvent } from '../webhooks/webhook.entity';
 import { Webhooks1765400000000 } from './migrations/1765400000000-webhooks';
 import { WebhookEndpointHealth1765830000000 } from './migrations/1765830000000-webhook-endpoint-health';
 import { ConsoleSingleSignOn1765530000000 } from './migrations/1765530000000-console-single-sign-on';
-import { WorkloadIdentity } from '../workload-identities/workload-identity.entity';
 import { WorkloadIdentities1765520000000 } from './migrations/1765520000000-workload-identities';
 import { ApiKeyPolicies1765600000000 } from './migrations/1765600000000-api-key-policies';
 import { OnePeopleIssuerPerOrganization1765710000000 } from './migrations/1765710000000-one-people-issuer-per-organization';
@@ -49,26 +37,11 @@ import { MemberRemovals1765820000000 } from './migrations/1765820000000-member-r
 import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-in-link-binding';
 import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
 import { ResourceServerScopes1765852000000 } from './migrations/1765852000000-resource-server-scopes';
+import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grants';
+import { CredentialPermissions1765870000000 } from './migrations/1765870000000-credential-permissions';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
-export const ENTITIES = [
-  Organization,
-  User,
-  Membership,
-  ApiKey,
-  AuditEvent,
-  NotificationIntegration,
-  ResourceServer,
-  SsfEvent,
-  SsfDelivery,
-  SsfStream,
-  TrustedIssuer,
-  Webhook,
-  WebhookEvent,
-  WebhookDelivery,
-  WorkloadIdentity,
-];
 export const MIGRATIONS = [
   CoreSchema1763700000000,
   AuditEvents1763900000000,
@@ -104,15 +77,20 @@ export const MIGRATIONS = [
   SignInLinkBinding1765850000000,
   TrustedIssuerAllowedOrigins1765851000000,
   ResourceServerScopes1765852000000,
+  OAuthGrants1765860000000,
+  CredentialPermissions1765870000000,
 ];
 
-/** Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. */
+/**
+ * Shared by the app, the admin CLI and ormconfig.ts. `synchronize` is never on: the schema is the migrations. The
+ * entities are the feature modules' own (EntitiesModule, loaded by the app; data-source.ts finds them by file name).
+ */
 export function dataSourceOptions(
   database: DatabaseConfig,
   extra: { entities?: DataSourceOptions['entities']; migrations?: DataSourceOptions['migrations'] } = {},
 ): DataSourceOptions {
   const common = {
-    entities: extra.entities ?? ENTITIES,
+    entities: extra.entities ?? [],
     migrations: extra.migrations ?? MIGRATIONS,
     migrationsRun: true,
     migrationsTransactionMode: 'each' as const,

@@ -68,7 +68,8 @@ export class DatabaseModule {
           inject: [APP_CONFIG],
           useFactory: async (config: AppConfiguration) => {
             await ensureSchema(config.database);
-            return { ...dataSourceOptions(config.database), migrationsRun: false };
+            // Each feature module registers its own entities (EntitiesModule).
+            return { ...dataSourceOptions(config.database), migrationsRun: false, autoLoadEntities: true };
           },
           dataSourceFactory: async (options) => {
             // SQLite (one file, possibly `:memory:`) migrates on the app's own connection.

@@ -27,6 +27,8 @@ export interface PinnedFetchOptions {
   privateNetworks?: PrivateNetworks;
   /** At most this much of the answer is read; more rejects with FetchProblem. */
   maxBytes: number;
+  /** Certificate authorities to trust instead of Node's (a test's local CA); default: Node's. */
+  ca?: string;
 }
 
 /**
@@ -65,6 +67,7 @@ export function pinnedFetch(url: string | URL, init: PinnedRequest, options: Pin
     lookup: guardedLookup(options.allowLoopback, options.privateNetworks),
     signal: init.signal ?? undefined,
   };
+  if (options.ca !== undefined) Object.assign(requestOptions, { ca: options.ca });
   return new Promise<Response>((resolve, reject) => {
     const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (answer) => {
       readAnswer(answer, options.maxBytes).then(

@@ -14,13 +14,16 @@ import { FederatedPeople } from './people';
 import { SubjectTokenVerifier } from './subject-token-verifier';
 import { TRUSTED_ISSUER_CIPHER, TrustedIssuersService } from './trusted-issuers.service';
 import { TrustedIssuersRepository } from './trusted-issuers.repository';
+import { TrustedIssuer } from './trusted-issuer.entity';
+import { IdTokenUse } from './id-token-use.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 /**
  * Federation (docs/federation.md): the identity providers organizations trust, and the verification of the tokens
  * they issue (the subject tokens of the token exchange). No route of its own yet.
  */
 @Module({
-  imports: [IdentityModule, AuditModule, MembersModule],
+  imports: [EntitiesModule.forFeature([TrustedIssuer, IdTokenUse]), IdentityModule, AuditModule, MembersModule],
   providers: [
     TrustedIssuersRepository,
     TrustedIssuersService,

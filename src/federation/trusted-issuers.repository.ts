@@ -1,38 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { toDate } from '../database/columns';
+import { EntityRows, RawRow } from '../database/entity-rows';
 import { batchedByKey } from '../database/batch-loader';
-import { Dialect, param, sql, Statement } from '../database/sql';
+import { Dialect, join, param, raw, sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
-import type { Role } from '../identity/roles';
-import { IssuerKind, TokenEndpointAuthMethod, TrustedIssuer } from './trusted-issuer.entity';
-
-interface TrustedIssuerRow {
-  id: string;
-  organization_id: string;
-  issuer: string;
-  kind: IssuerKind;
-  audience: string;
-  client_id: string | null;
-  client_secret_encrypted: string | null;
-  token_endpoint_auth: TokenEndpointAuthMethod | null;
-  email_domains: string;
-  allowed_origins: string;
-  jit_role: Role | null;
-  created_at: Date | string;
-}
-
-const COLUMNS = sql`id, organization_id, issuer, kind, audience, client_id, client_secret_encrypted,
-  token_endpoint_auth, email_domains, allowed_origins, jit_role, created_at`;
-
-type InsertArgs = Omit<TrustedIssuerRow, 'created_at'> & { created_at: string };
+import { IssuerKind, TrustedIssuer } from './trusted-issuer.entity';
 
 /** Every query on trusted_issuers (docs/federation.md#trusted-issuers). */
 @Injectable()
 export class TrustedIssuersRepository {
   private readonly db: Dialect;
-  private readonly insertIssuer: Statement<InsertArgs>;
+  private readonly insertIssuer: Statement<RawRow>;
+  /** trusted_issuers as TrustedIssuer describes it. */
+  private readonly rows: EntityRows<TrustedIssuer>;
   private readonly byOrganization: Statement<{ organizationId: string }>;
   private readonly byId: Statement<{ id: string }>;
   /** Every token exchange reads its issuer's entries: batched per event-loop turn, as the key look-ups are. */
@@ -47,10 +28,15 @@ export class TrustedIssuersRepository {
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
     this.db = db;
+    const rows = EntityRows.of(dataSource, TrustedIssuer);
+    this.rows = rows;
+    const COLUMNS = raw(rows.columns);
+    // Every column, each bound from the entity's record (EntityRows.toRecord).
     this.insertIssuer = db.prepare(sql`INSERT INTO trusted_issuers (${COLUMNS})
-      VALUES (${param('id')}, ${param('organization_id')}, ${param('issuer')}, ${param('kind')}, ${param('audience')},
-        ${param('client_id')}, ${param('client_secret_encrypted')}, ${param('token_endpoint_auth')},
-        ${param('email_domains')}, ${param('allowed_origins')}, ${param('jit_role')}, ${param('created_at')})`);
+      VALUES (${join(
+        rows.columnNames.map((column) => sql`${param(column)}`),
+        ', ',
+      )})`);
     this.byOrganization = db.prepare(sql`SELECT ${COLUMNS} FROM trusted_issuers
       WHERE organization_id = ${param('organizationId')} ORDER BY created_at, id`);
     this.byId = db.prepare(sql`SELECT ${COLUMNS} FROM trusted_issuers WHERE id = ${param('id')}`);
@@ -58,8 +44,9 @@ export class TrustedIssuersRepository {
       WHERE ${db.textIn('issuer', 'issuers')} ORDER BY created_at, id`);
     this.byIssuer = batchedByKey(async (issuers) => {
       const found = new Map<string, TrustedIssuer[]>();
-      for (const row of await db.rows<TrustedIssuerRow, { issuers: string[] }>(byIssuers, { issuers })) {
-        found.set(row.issuer, [...(found.get(row.issuer) ?? []), toEntry(row)]);
+      for (const row of await db.rows<RawRow, { issuers: string[] }>(byIssuers, { issuers })) {
+        const entry = rows.toEntity(row);
+        found.set(entry.issuer, [...(found.get(entry.issuer) ?? []), entry]);
       }
       return found;
     }, []);
@@ -79,31 +66,18 @@ export class TrustedIssuersRepository {
   }
 
   async insert(entry: TrustedIssuer, tx: Transaction): Promise<void> {
-    await this.db.run(tx, this.insertIssuer, {
-      id: entry.id,
-      organization_id: entry.organizationId,
-      issuer: entry.issuer,
-      kind: entry.kind,
-      audience: entry.audience,
-      client_id: entry.clientId,
-      client_secret_encrypted: entry.clientSecretEncrypted,
-      token_endpoint_auth: entry.tokenEndpointAuth,
-      email_domains: JSON.stringify(entry.emailDomains),
-      allowed_origins: JSON.stringify(entry.allowedOrigins),
-      jit_role: entry.jitRole,
-      created_at: entry.createdAt.toISOString(),
-    });
+    await this.db.run(tx, this.insertIssuer, this.rows.toRecord(entry));
   }
 
   async findByOrganization(organizationId: string): Promise<TrustedIssuer[]> {
-    return (
-      await this.db.rows<TrustedIssuerRow, { organizationId: string }>(this.byOrganization, { organizationId })
-    ).map(toEntry);
+    return (await this.db.rows<RawRow, { organizationId: string }>(this.byOrganization, { organizationId })).map(
+      this.rows.toEntity,
+    );
   }
 
   async findById(id: string): Promise<TrustedIssuer | null> {
-    const rows = await this.db.rows<TrustedIssuerRow, { id: string }>(this.byId, { id });
-    return rows[0] === undefined ? null : toEntry(rows[0]);
+    const rows = await this.db.rows<RawRow, { id: string }>(this.byId, { id });
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
 
   /** The entries a token's `iss` names, of one kind (one organization's for people, any number for workloads). */
@@ -122,10 +96,10 @@ export class TrustedIssuersRepository {
 
   /** The organization's people issuer (trusted_issuers_people_per_organization: one at most); null if none. */
   async peopleIssuerOf(organizationId: string): Promise<TrustedIssuer | null> {
-    const rows = await this.db.rows<TrustedIssuerRow, { organizationId: string }>(this.peopleOfOrganization, {
+    const rows = await this.db.rows<RawRow, { organizationId: string }>(this.peopleOfOrganization, {
       organizationId,
     });
-    return rows[0] === undefined ? null : toEntry(rows[0]);
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
 
   /**
@@ -154,24 +128,7 @@ export class TrustedIssuersRepository {
 
   /** Deletes the entry and returns it as it was; null when there is none. */
   async delete(id: string, tx: Transaction): Promise<TrustedIssuer | null> {
-    const rows = await this.db.run<TrustedIssuerRow, { id: string }>(tx, this.deleteById, { id });
-    return rows[0] === undefined ? null : toEntry(rows[0]);
+    const rows = await this.db.run<RawRow, { id: string }>(tx, this.deleteById, { id });
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
-}
-
-function toEntry(row: TrustedIssuerRow): TrustedIssuer {
-  return Object.assign(new TrustedIssuer(), {
-    id: row.id,
-    organizationId: row.organization_id,
-    issuer: row.issuer,
-    kind: row.kind,
-    audience: row.audience,
-    clientId: row.client_id,
-    clientSecretEncrypted: row.client_secret_encrypted,
-    tokenEndpointAuth: row.token_endpoint_auth,
-    emailDomains: JSON.parse(row.email_domains) as string[],
-    allowedOrigins: JSON.parse(row.allowed_origins) as string[],
-    jitRole: row.jit_role,
-    createdAt: toDate(row.created_at),
-  });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError, ErrorReason } from '../common/errors';
 import { AuditService } from '../audit/audit.service';
 import { InjectConfig } from '../config/config.module';
@@ -96,7 +96,7 @@ export class TrustedIssuersService {
     @InjectConfig() private readonly config: AppConfiguration,
     @Inject(FEDERATION_TIMINGS) private readonly timings: FederationTimings,
     // The credentials that name an entry, revoked with it: a port workload-identities provides.
-    @Optional() @Inject(ISSUER_CREDENTIALS) private readonly credentials?: IssuerCredentials,
+    @Inject(ISSUER_CREDENTIALS) private readonly credentials: IssuerCredentials,
   ) {}
 
   async add(input: NewTrustedIssuer, now = new Date()): Promise<TrustedIssuer> {
@@ -193,7 +193,7 @@ export class TrustedIssuersService {
     const removal = await this.unitOfWork.run(async (tx) => {
       const entry = await this.repository.delete(id, tx);
       if (entry === null) return null;
-      const revoked = (await this.credentials?.revokeAllTrusting(entry, at, tx)) ?? [];
+      const revoked = await this.credentials.revokeAllTrusting(entry, at, tx);
       await this.audit.recordAll(
         [
           ...revoked,

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { toDate } from '../database/columns';
+import { EntityRows, RawRow } from '../database/entity-rows';
 import { Dialect, join, param, raw, sql, Statement } from '../database/sql';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import {
@@ -28,70 +29,12 @@ interface MemberArgs {
   userId: string;
 }
 
-interface OrganizationRow {
-  id: string;
-  name: string;
-  access_token_lifetime: number;
-  max_key_lifetime_days: number | null;
-  require_key_allowlist: number | string | boolean;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-interface UserRow {
-  id: string;
-  email: string;
-  created_at: Date | string;
-}
-
-interface MembershipRow {
-  organization_id: string;
-  user_id: string;
-  role: Role;
-  created_at: Date | string;
-  updated_at: Date | string;
-  sessions_valid_after: Date | string | null;
-}
-
-const ORGANIZATION_COLUMNS =
-  'id, name, access_token_lifetime, max_key_lifetime_days, require_key_allowlist, created_at, updated_at';
-const USER_COLUMNS = 'id, email, created_at';
-const MEMBERSHIP_COLUMNS = 'organization_id, user_id, role, created_at, updated_at, sessions_valid_after';
-
 /** The column of each setting an update may change (docs/api.md#organization-settings). */
 const SETTING_COLUMNS: { [setting in keyof Required<OrganizationSettings>]: string } = {
   accessTokenLifetime: 'access_token_lifetime',
   maxKeyLifetimeDays: 'max_key_lifetime_days',
   requireKeyAllowlist: 'require_key_allowlist',
 };
-
-function toOrganization(row: OrganizationRow): Organization {
-  return Object.assign(new Organization(), {
-    id: row.id,
-    name: row.name,
-    accessTokenLifetime: row.access_token_lifetime,
-    maxKeyLifetimeDays: row.max_key_lifetime_days,
-    // 0 or 1 as stored (an integer on both databases, which bind no boolean alike).
-    requireKeyAllowlist: Number(row.require_key_allowlist) === 1,
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  });
-}
-
-function toUser(row: UserRow): User {
-  return Object.assign(new User(), { id: row.id, email: row.email, createdAt: toDate(row.created_at) });
-}
-
-function toMembership(row: MembershipRow): Membership {
-  return Object.assign(new Membership(), {
-    organizationId: row.organization_id,
-    userId: row.user_id,
-    role: row.role,
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    sessionsValidAfter: row.sessions_valid_after === null ? null : toDate(row.sessions_valid_after),
-  });
-}
 
 /** Every query on organizations, users and memberships; the Bearer path's reads have fixed SQL. */
 @Injectable()
@@ -121,12 +64,23 @@ export class IdentityRepository {
   private readonly recordRemoval: Statement<MemberArgs & { at: string }>;
   private readonly forgetRemoval: Statement<MemberArgs>;
 
+  /** The three tables as their entities describe them: column lists and row mappings. */
+  private readonly organizations: EntityRows<Organization>;
+  private readonly users: EntityRows<User>;
+  private readonly memberships: EntityRows<Membership>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly unitOfWork: UnitOfWork,
   ) {
     const db = Dialect.of(dataSource);
     this.db = db;
+    this.organizations = EntityRows.of(dataSource, Organization);
+    this.users = EntityRows.of(dataSource, User);
+    this.memberships = EntityRows.of(dataSource, Membership);
+    const ORGANIZATION_COLUMNS = this.organizations.columns;
+    const USER_COLUMNS = this.users.columns;
+    const MEMBERSHIP_COLUMNS = this.memberships.columns;
     const member = sql`organization_id = ${param('organizationId')} AND user_id = ${param('userId')}`;
     this.session = db.prepare(sql`SELECT role, created_at, sessions_valid_after FROM memberships WHERE ${member}`);
     this.access = db.prepare(sql`SELECT role, access_token_lifetime FROM ${raw(MEMBER_ACCESS_VIEW)} WHERE ${member}`);
@@ -195,8 +149,8 @@ export class IdentityRepository {
   }
 
   async findOrganizationById(id: string): Promise<Organization | null> {
-    const rows = await this.db.rows<OrganizationRow, { id: string }>(this.organizationById, { id });
-    return rows[0] === undefined ? null : toOrganization(rows[0]);
+    const rows = await this.db.rows<RawRow, { id: string }>(this.organizationById, { id });
+    return rows[0] === undefined ? null : this.organizations.toEntity(rows[0]);
   }
 
   async hasOrganizations(): Promise<boolean> {
@@ -204,8 +158,8 @@ export class IdentityRepository {
   }
 
   async findOrganizationByName(name: string): Promise<Organization | null> {
-    const rows = await this.db.rows<OrganizationRow, { name: string }>(this.organizationByName, { name });
-    return rows[0] === undefined ? null : toOrganization(rows[0]);
+    const rows = await this.db.rows<RawRow, { name: string }>(this.organizationByName, { name });
+    return rows[0] === undefined ? null : this.organizations.toEntity(rows[0]);
   }
 
   /** Adds the organization unless one of that name exists (a concurrent insert is not an error). */
@@ -237,27 +191,23 @@ export class IdentityRepository {
     const statement = this.db.prepare<Record<string, unknown>>(
       this.db.returning(
         sql`UPDATE organizations SET ${join(changes, ', ')} WHERE id = ${param('organizationId')}
-          RETURNING ${raw(ORGANIZATION_COLUMNS)}`,
-        ORGANIZATION_COLUMNS,
+          RETURNING ${raw(this.organizations.columns)}`,
+        this.organizations.columns,
       ),
     );
-    const rows = await this.db.run<OrganizationRow, Record<string, unknown>>(
-      tx ?? this.dataSource.manager,
-      statement,
-      args,
-    );
-    return rows[0] === undefined ? null : toOrganization(rows[0]);
+    const rows = await this.db.run<RawRow, Record<string, unknown>>(tx ?? this.dataSource.manager, statement, args);
+    return rows[0] === undefined ? null : this.organizations.toEntity(rows[0]);
   }
 
   async findUserByEmail(email: string): Promise<User | null> {
-    const rows = await this.db.rows<UserRow, { email: string }>(this.userByEmail, { email });
-    return rows[0] === undefined ? null : toUser(rows[0]);
+    const rows = await this.db.rows<RawRow, { email: string }>(this.userByEmail, { email });
+    return rows[0] === undefined ? null : this.users.toEntity(rows[0]);
   }
 
   /** The e-mail addresses of these users (one query; an unknown id is left out). */
   async findEmails(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.rows<Pick<UserRow, 'id' | 'email'>, { ids: readonly string[] }>(this.emails, { ids });
+    const rows = await this.db.rows<{ id: string; email: string }, { ids: readonly string[] }>(this.emails, { ids });
     return new Map(rows.map((row) => [row.id, row.email]));
   }
 
@@ -279,7 +229,7 @@ export class IdentityRepository {
   ): Promise<RoleChange> {
     const args = { organizationId, userId, role, now: now.toISOString() };
     const upsert = async (manager: Transaction): Promise<RoleChange> => {
-      const [existing] = await this.db.run<MembershipRow, MemberArgs>(manager, this.membership, {
+      const [existing] = await this.db.run<RawRow, MemberArgs>(manager, this.membership, {
         organizationId,
         userId,
       });
@@ -339,7 +289,7 @@ export class IdentityRepository {
 
   /** The user's memberships, oldest first. */
   async findMembershipsOf(userId: string): Promise<Membership[]> {
-    const rows = await this.db.rows<MembershipRow, { userId: string }>(this.membershipsOf, { userId });
-    return rows.map(toMembership);
+    const rows = await this.db.rows<RawRow, { userId: string }>(this.membershipsOf, { userId });
+    return rows.map(this.memberships.toEntity);
   }
 }

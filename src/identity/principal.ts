@@ -15,14 +15,18 @@ export interface Principal {
   permissions: PermissionMask;
   tokenUse: 'access' | 'session';
   /** The API key an access token was minted from. */
-  apiKeyId?: string;
+  credentialId?: string;
   /** That key's expiry (ms), null when it has none: a key it creates may not outlive it. */
-  apiKeyExpiresAtMs?: number | null;
+  credentialExpiresAtMs?: number | null;
   /**
    * That key's client-address allowlist as stored (normalized CIDRs, comma-separated), read with the key; null: any
    * address (docs/api.md#allowlists-and-rate-limits).
    */
-  apiKeyAllowedCidrs?: string | null;
+  credentialAllowedCidrs?: string | null;
   /** That key's rate limit, read with the key; null: none. Counted where Gatehouse sees each request (forward auth). */
-  apiKeyRateLimit?: { requests: number; windowSeconds: number } | null;
+  credentialRateLimit?: { requests: number; windowSeconds: number } | null;
+  /** An access token of a person's grant (docs/mcp.md#grants): the grant's id; `permissions` are then none. */
+  grantId?: string;
+  /** That token's `scope`: its resource server's scopes, space-separated. */
+  grantScope?: string;
 }

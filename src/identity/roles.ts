@@ -12,13 +12,33 @@ export const PERMISSIONS = [
   'integrations:read',
   'integrations:write',
   'organization:write',
+  'webhooks:read',
+  'webhooks:write',
+  'workload_identities:create',
+  'workload_identities:read',
+  'workload_identities:revoke',
+  'workload_identities:manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   admin: new Set(PERMISSIONS),
-  member: new Set<Permission>(['api_keys:create', 'api_keys:read', 'api_keys:revoke', 'integrations:read']),
-  viewer: new Set<Permission>(['api_keys:read', 'api_keys:revoke', 'integrations:read']),
+  member: new Set<Permission>([
+    'api_keys:create',
+    'api_keys:read',
+    'api_keys:revoke',
+    'integrations:read',
+    'workload_identities:create',
+    'workload_identities:read',
+    'workload_identities:revoke',
+  ]),
+  viewer: new Set<Permission>([
+    'api_keys:read',
+    'api_keys:revoke',
+    'integrations:read',
+    'workload_identities:read',
+    'workload_identities:revoke',
+  ]),
 };
 
 export function isRole(value: string): value is Role {
@@ -51,6 +71,12 @@ export const PERMISSION_BITS: Readonly<Record<Permission, number>> = {
   'integrations:read': 1 << 5,
   'integrations:write': 1 << 6,
   'organization:write': 1 << 7,
+  'webhooks:read': 1 << 8,
+  'webhooks:write': 1 << 9,
+  'workload_identities:create': 1 << 10,
+  'workload_identities:read': 1 << 11,
+  'workload_identities:revoke': 1 << 12,
+  'workload_identities:manage': 1 << 13,
 };
 
 /** Every permission of the catalogue. */
@@ -90,14 +116,13 @@ export function maskPermissions(mask: PermissionMask): Permission[] {
   return PERMISSIONS.filter((permission) => (mask & PERMISSION_BITS[permission]) !== 0);
 }
 
-/** Every mask's scope string, made once (2^8 short strings): the exchange builds none per token. */
-const SCOPE_STRINGS: readonly string[] = Array.from({ length: ALL_PERMISSIONS + 1 }, (_, mask) =>
-  maskPermissions(mask).join(' '),
-);
+/** Each mask's scope string, made the first time it is asked for: the exchange builds none per token after that. */
+const SCOPE_STRINGS: Array<string | undefined> = new Array<string | undefined>(ALL_PERMISSIONS + 1);
 
 /** The mask's permissions as an OAuth `scope` string: names in catalogue order, one space apart. */
 export function scopeString(mask: PermissionMask): string {
-  return SCOPE_STRINGS[mask & ALL_PERMISSIONS];
+  const known = mask & ALL_PERMISSIONS;
+  return (SCOPE_STRINGS[known] ??= maskPermissions(known).join(' '));
 }
 
 /** A token's `scope` claim as a mask; names this version does not know grant nothing. */

@@ -15,11 +15,13 @@ import { IntegrationsService } from './integrations.service';
 import { MONITORING_PROVIDER } from './monitoring-provider.port';
 import { ProviderHttpClient } from './provider-http-client';
 import { ValidationLimits } from './validation-limits';
+import { NotificationIntegration } from './integration.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 const logger = new Logger('MonitoringProvider');
 
 @Module({
-  imports: [AuditModule, RateLimitStorageModule, MetricsModule],
+  imports: [EntitiesModule.forFeature([NotificationIntegration]), AuditModule, RateLimitStorageModule, MetricsModule],
   controllers: [IntegrationsController],
   providers: [
     IntegrationsRepository,

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { toDate } from '../database/columns';
+import { EntityRows, RawRow } from '../database/entity-rows';
 import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import { IntegrationType, NotificationIntegration } from './integration.entity';
-import type { MonitoringSite } from './monitoring-sites';
-import type { ValidationOutcome } from './validation-outcome';
 
 /** The columns an update may change (the id, the organization and the creation are fixed). */
 export type IntegrationChanges = Pick<
@@ -20,44 +18,6 @@ export type IntegrationChanges = Pick<
   | 'validation'
   | 'updatedAt'
 >;
-
-interface IntegrationRow {
-  id: string;
-  organization_id: string;
-  created_by: string;
-  type: IntegrationType;
-  name: string;
-  site: MonitoringSite;
-  api_key_last4: string;
-  application_key_last4: string;
-  api_key_encrypted: string;
-  application_key_encrypted: string;
-  /** The outcome as JSON text (text on both databases, so it reads back exactly as it was returned). */
-  validation: string;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-const COLUMNS = `id, organization_id, created_by, type, name, site, api_key_last4, application_key_last4,
-  api_key_encrypted, application_key_encrypted, validation, created_at, updated_at`;
-
-function toIntegration(row: IntegrationRow): NotificationIntegration {
-  return Object.assign(new NotificationIntegration(), {
-    id: row.id,
-    organizationId: row.organization_id,
-    createdBy: row.created_by,
-    type: row.type,
-    name: row.name,
-    site: row.site,
-    apiKeyLast4: row.api_key_last4,
-    applicationKeyLast4: row.application_key_last4,
-    apiKeyEncrypted: row.api_key_encrypted,
-    applicationKeyEncrypted: row.application_key_encrypted,
-    validation: JSON.parse(row.validation) as ValidationOutcome,
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  });
-}
 
 type OwnedArgs = { organizationId: string; id: string };
 
@@ -90,11 +50,18 @@ export class IntegrationsRepository {
   private readonly change: Statement<OwnedArgs & ChangeArgs>;
   private readonly remove: Statement<OwnedArgs>;
 
+  /** notification_integrations as NotificationIntegration describes it. */
+  private readonly rows: EntityRows<NotificationIntegration>;
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const db = Dialect.of(dataSource);
     this.db = db;
+    this.rows = EntityRows.of(dataSource, NotificationIntegration);
+    const COLUMNS = this.rows.columns;
     const owned = sql`id = ${param('id')} AND organization_id = ${param('organizationId')}`;
-    this.insertIntegration = db.prepare(sql`INSERT INTO notification_integrations (${raw(COLUMNS)})
+    this.insertIntegration =
+      db.prepare(sql`INSERT INTO notification_integrations (id, organization_id, created_by, type, name, site, api_key_last4,
+      application_key_last4, api_key_encrypted, application_key_encrypted, validation, created_at, updated_at)
       VALUES (${param('id')}, ${param('organizationId')}, ${param('createdBy')}, ${param('type')}, ${param('name')},
         ${param('site')}, ${param('apiKeyLast4')}, ${param('applicationKeyLast4')}, ${param('apiKeyEncrypted')},
         ${param('applicationKeyEncrypted')}, ${param('validation')}, ${param('createdAt')}, ${param('updatedAt')})`);
@@ -126,19 +93,20 @@ export class IntegrationsRepository {
 
   /** A page of the organization's integrations, newest first, and how many it has. */
   async findPage(organizationId: string, offset: number, limit: number): Promise<[NotificationIntegration[], number]> {
-    const rows = await this.db.rows<IntegrationRow, { organizationId: string; limit: number; offset: number }>(
-      this.page,
-      { organizationId, limit, offset },
-    );
+    const rows = await this.db.rows<RawRow, { organizationId: string; limit: number; offset: number }>(this.page, {
+      organizationId,
+      limit,
+      offset,
+    });
     const [count] = await this.db.rows<{ total_count: number | string }, { organizationId: string }>(this.count, {
       organizationId,
     });
-    return [rows.map(toIntegration), Number(count.total_count)];
+    return [rows.map(this.rows.toEntity), Number(count.total_count)];
   }
 
   async findOne(organizationId: string, id: string): Promise<NotificationIntegration | null> {
-    const rows = await this.db.rows<IntegrationRow, OwnedArgs>(this.byId, { organizationId, id });
-    return rows[0] === undefined ? null : toIntegration(rows[0]);
+    const rows = await this.db.rows<RawRow, OwnedArgs>(this.byId, { organizationId, id });
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
 
   /** False when the row is gone (deleted meanwhile). */

@@ -18,7 +18,7 @@ import type { ValidationOutcome } from './validation-outcome';
 export interface IntegrationActor {
   userId: string;
   organizationId: string;
-  apiKeyId?: string;
+  credentialId?: string;
 }
 
 const API_KEY = 'api_key';
@@ -156,7 +156,7 @@ export class IntegrationsService {
         action,
         organizationId: actor.organizationId,
         actorUserId: actor.userId,
-        actorApiKeyId: actor.apiKeyId,
+        actorApiKeyId: actor.credentialId,
         targetType: 'notification_integration',
         targetId: id,
         request,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
-import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { AuditModule } from '../audit/audit.module';
+import { GrantsModule } from '../grants/grants.module';
 import { IdentityModule } from '../identity/identity.module';
 import { MembersService } from './members.service';
 
@@ -9,7 +10,7 @@ import { MembersService } from './members.service';
  * admin CLI, single sign-on's just-in-time membership and the API alike.
  */
 @Module({
-  imports: [IdentityModule, AuditModule, ApiKeysModule],
+  imports: [IdentityModule, AuditModule, CredentialsModule, GrantsModule],
   providers: [MembersService],
   exports: [MembersService],
 })

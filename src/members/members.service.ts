@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { OrganizationKeysService } from '../api-keys/organization/organization-keys.service';
+import { CredentialsService } from '../credentials/credentials.service';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { UnitOfWork } from '../database/unit-of-work';
 import type { RoleChange } from '../identity/identity.repository';
+import { GrantsService } from '../grants/grants.service';
 import { IdentityService, sleepUntil } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 
@@ -28,7 +29,7 @@ export type JustInTimeOutcome = 'added' | 'member' | 'removed';
 /**
  * The member lifecycle (docs/adr/0044-one-member-lifecycle.md): every way a person becomes a member, changes role or
  * stops being one goes through here, whoever asks (the admin CLI, single sign-on's just-in-time membership, the API),
- * each change audited in its transaction. A removal revokes the member's credentials (keys, workload identities; their
+ * each change audited in its transaction. A removal revokes the member's credentials (keys, workload identities, grants; their
  * session tokens die with the membership) and is remembered: single sign-on never adds a removed person again, only an
  * admin does.
  */
@@ -36,7 +37,8 @@ export type JustInTimeOutcome = 'added' | 'member' | 'removed';
 export class MembersService {
   constructor(
     private readonly identity: IdentityService,
-    private readonly credentials: OrganizationKeysService,
+    private readonly credentials: CredentialsService,
+    private readonly grants: GrantsService,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
   ) {}
@@ -108,10 +110,13 @@ export class MembersService {
     const removal = await this.unitOfWork.run(
       async (tx) => {
         if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
-        const { revokedKeys, entries } = await this.credentials.revokeMemberCredentials(owner, at, tx);
+        const { revoked, entries } = await this.credentials.revokeMemberCredentials(owner, at, tx);
+        const revokedKeys = revoked.api_key ?? 0;
+        const grantEntries = await this.grants.revokeMemberGrants(owner, at, tx);
         await this.audit.recordAll(
           [
             ...entries,
+            ...grantEntries,
             {
               action: 'member.removed',
               organizationId,

@@ -60,9 +60,9 @@ export class ForwardAuthController {
     // Never cached past the key's expiry (a rotation's grace end); never at all for a key with an allowlist (the answer
     // holds for one client address) or a rate limit (each request must be counted here).
     const seconds =
-      principal.apiKeyAllowedCidrs != null || principal.apiKeyRateLimit != null
+      principal.credentialAllowedCidrs != null || principal.credentialRateLimit != null
         ? 0
-        : cacheSeconds(this.maxCacheSeconds, principal.apiKeyExpiresAtMs, Date.now());
+        : cacheSeconds(this.maxCacheSeconds, principal.credentialExpiresAtMs, Date.now());
     // nginx's proxy_cache never stores a `private` answer, unless X-Accel-Expires comes before Cache-Control: nginx
     // reads the headers in order, and once it has X-Accel-Expires it skips Cache-Control (docs/resource-servers.md).
     // The refusal's Cache-Control, set before routing, is removed so that the allowed one is written after it.
@@ -72,9 +72,19 @@ export class ForwardAuthController {
       .setHeader('X-Accel-Expires', String(seconds))
       .setHeader('Cache-Control', seconds === 0 ? 'no-store' : `private, max-age=${seconds}`)
       .setHeader('X-Gatehouse-User-Id', principal.userId)
-      .setHeader('X-Gatehouse-Organization-Id', principal.organizationId)
-      .setHeader('X-Gatehouse-Api-Key-Id', principal.apiKeyId!)
-      .setHeader('X-Gatehouse-Scope', scopeString(principal.permissions))
-      .end();
+      .setHeader('X-Gatehouse-Organization-Id', principal.organizationId);
+    // A person's grant (docs/mcp.md#grants): its id and its resource server's scopes.
+    if (principal.grantId !== undefined) {
+      response
+        .setHeader('X-Gatehouse-Grant-Id', principal.grantId)
+        .setHeader('X-Gatehouse-Scope', principal.grantScope!);
+    } else {
+      response
+        .setHeader('X-Gatehouse-Credential-Id', principal.credentialId!)
+        // Deprecated, the same value: for gateways configured before any credential but a key (docs/resource-servers.md).
+        .setHeader('X-Gatehouse-Api-Key-Id', principal.credentialId!)
+        .setHeader('X-Gatehouse-Scope', scopeString(principal.permissions));
+    }
+    response.end();
   }
 }

@@ -39,10 +39,17 @@ export function gatewayParameters(url: string): GatewayParameters {
   return parameters;
 }
 
-/** The required permissions: names of the catalogue separated by spaces or commas. */
-export function requiredPermissions(value: string | undefined): Permission[] {
+/**
+ * The required scopes: names separated by spaces or commas. A key's token needs permissions of the catalogue
+ * (`requiredPermissions`); a grant's, the scopes its resource server declared.
+ */
+export function requiredScopes(value: string | undefined): string[] {
   if (value === undefined) return [];
-  const names = value.split(/[\s,]+/).filter((name) => name !== '');
+  return value.split(/[\s,]+/).filter((name) => name !== '');
+}
+
+/** The required permissions: names of the catalogue; 400 for any other. */
+export function requiredPermissions(names: readonly string[]): Permission[] {
   if (!names.every(isPermission)) throw invalidArgument('forward_auth_parameters_invalid');
-  return names;
+  return names as Permission[];
 }

@@ -6,8 +6,8 @@ import { AppError, invalidArgument } from '../common/errors';
 import { BEARER_SCHEME } from '../common/openapi';
 import { setCaller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
-import { maskGrants, Permission } from '../identity/roles';
-import { gatewayParameters, requiredPermissions } from './gateway-parameters';
+import { maskGrants } from '../identity/roles';
+import { gatewayParameters, requiredPermissions, requiredScopes } from './gateway-parameters';
 
 const REALM = 'Bearer realm="gatehouse"';
 
@@ -23,10 +23,19 @@ function unauthorized(refusal: TokenRefusal): AppError {
   });
 }
 
-function insufficientScope(required: readonly Permission[]): AppError {
+function insufficientScope(required: readonly string[]): AppError {
   return new AppError('insufficient_scope', {
     headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"` },
   });
+}
+
+/** A key's token needs permissions of the catalogue (400 for another name); a grant's, scopes it holds. */
+function holds(principal: Principal, required: readonly string[]): boolean {
+  if (principal.grantId !== undefined) {
+    const granted = new Set(principal.grantScope!.split(' '));
+    return required.every((name) => granted.has(name));
+  }
+  return requiredPermissions(required).every((permission) => maskGrants(principal.permissions, permission));
 }
 
 /**
@@ -46,14 +55,14 @@ export class GatewayTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const token = bearerCredential(request.headers.authorization);
     if (token instanceof TokenRefusal) throw unauthorized(token);
-    let required: Permission[] = [];
+    let required: string[] = [];
     // A token for another audience is 401 invalid_token whatever the gateway's audience is, registered or not (nor the
     // default one): one answer, and no registry read, so that a token holder learns nothing about which audiences
     // exist. A token names an audience that was registered when it was minted.
     const authenticated = await this.authenticator.authenticate(token, {
       audience: () => {
         const { audience, scope } = gatewayParameters(request.originalUrl);
-        required = requiredPermissions(scope);
+        required = requiredScopes(scope);
         if (audience === undefined || audience === '') throw invalidArgument('forward_auth_parameters_invalid');
         return audience;
       },
@@ -69,9 +78,7 @@ export class GatewayTokenGuard implements CanActivate {
       response.setHeader('RateLimit-Policy', rateLimit['RateLimit-Policy']);
       response.setHeader('RateLimit', rateLimit.RateLimit);
     }
-    if (!required.every((permission) => maskGrants(principal.permissions, permission))) {
-      throw insufficientScope(required);
-    }
+    if (!holds(principal, required)) throw insufficientScope(required);
     setCaller(request, principal satisfies Principal);
     return true;
   }

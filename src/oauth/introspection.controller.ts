@@ -106,16 +106,16 @@ export class IntrospectionController {
     // RFC 7662 section 2.2: every refusal, whatever its reason, is the same `{ active: false }`.
     if (found instanceof TokenRefusal) return INACTIVE;
     const { principal, claims } = found;
-    const allowed = principal.apiKeyAllowedCidrs;
+    const allowed = principal.credentialAllowedCidrs;
     const answer: Extract<IntrospectionResponse, { active: true }> = {
       active: true,
-      scope: liveScope(principal.permissions, claims.scope),
-      client_id: principal.apiKeyId!,
+      scope: principal.grantScope ?? liveScope(principal.permissions, claims.scope),
+      client_id: claims.client_id!,
       sub: principal.userId,
       org: principal.organizationId,
       aud: claims.aud,
       iss: claims.iss,
-      exp: tokenExpiry(claims.exp, principal.apiKeyExpiresAtMs),
+      exp: tokenExpiry(claims.exp, principal.credentialExpiresAtMs),
       iat: claims.iat,
       jti: claims.jti,
       token_type: 'Bearer',

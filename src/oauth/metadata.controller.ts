@@ -18,6 +18,11 @@ export interface AuthorizationServerMetadata {
   introspection_endpoint_auth_methods_supported: string[];
   scopes_supported: string[];
   response_types_supported: string[];
+  authorization_endpoint: string;
+  code_challenge_methods_supported: string[];
+  authorization_response_iss_parameter_supported: boolean;
+  client_id_metadata_document_supported: boolean;
+  registration_endpoint?: string;
 }
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
@@ -33,13 +38,17 @@ export class MetadataController {
       issuer: config.jwt.issuer,
       jwks_uri: `${base}${JWKS_PATH}`,
       token_endpoint: `${base}/oauth/token`,
-      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      // `none`: the public clients of the authorization code grant (docs/mcp.md#clients).
+      token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
       grant_types_supported: grants.types,
       introspection_endpoint: `${base}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: [...PERMISSIONS],
-      // RFC 8414 requires the member; Gatehouse has no authorization endpoint.
-      response_types_supported: [],
+      response_types_supported: ['code'],
+      authorization_endpoint: `${base}/oauth/authorize`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     };
   }
 

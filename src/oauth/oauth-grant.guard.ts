@@ -15,8 +15,8 @@ export interface OAuthGrantCaller {
 
 /**
  * POST /oauth/token's scheme: the grant type names how the caller authenticates, and its grant (OAuthGrants) does it:
- * the API key as the client for `client_credentials`, the subject token for the token exchange. The grant's other
- * parameters are its own to read when it issues the token. Refusals are AppErrors that name their OAuth error; the
+ * the API key as the client for `client_credentials`, the subject token for the token exchange, nothing for a public
+ * client's code or refresh token. The grant's other parameters are its own to read when it issues the token. Refusals are AppErrors that name their OAuth error; the
  * exception filter renders them in RFC 6749's shape.
  */
 @Injectable()

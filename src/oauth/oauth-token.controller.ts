@@ -8,7 +8,8 @@ import { OAuthErrorBody, OAuthTokenResponse } from './openapi';
 
 /**
  * POST /oauth/token: the grant the form names (OAuthGrants: client credentials, RFC 6749 section 4.4, the API key as
- * the client; RFC 8693 token exchange) authenticated the caller in the guard and issues its token here.
+ * the client; RFC 8693 token exchange; a public client's authorization code or refresh token) authenticated the caller
+ * in the guard and issues its token here.
  */
 @ApiTags('OAuth')
 @Controller('oauth/token')
@@ -21,7 +22,8 @@ export class OAuthTokenController {
   @ApiOperation({
     summary:
       'Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): ' +
-      "a workload's JWT or a person's ID token from a trusted issuer",
+      "a workload's JWT or a person's ID token from a trusted issuer; authorization code with PKCE and refresh " +
+      'token (public clients of resource servers, docs/mcp.md)',
   })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({
@@ -29,7 +31,19 @@ export class OAuthTokenController {
       type: 'object',
       required: ['grant_type'],
       properties: {
-        grant_type: { type: 'string', enum: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] },
+        grant_type: {
+          type: 'string',
+          enum: [
+            'client_credentials',
+            'urn:ietf:params:oauth:grant-type:token-exchange',
+            'authorization_code',
+            'refresh_token',
+          ],
+        },
+        code: { type: 'string', description: 'authorization_code: the code the redirect carried' },
+        redirect_uri: { type: 'string', description: 'authorization_code: the redirect URI of the request' },
+        code_verifier: { type: 'string', description: 'authorization_code: the PKCE verifier (RFC 7636)' },
+        refresh_token: { type: 'string', description: 'refresh_token: the last refresh token (each works once)' },
         subject_token: { type: 'string', description: "Token exchange: the workload's JWT or the person's ID token" },
         subject_token_type: {
           type: 'string',
@@ -56,7 +70,8 @@ export class OAuthTokenController {
   @ApiOkResponse({ type: OAuthTokenResponse })
   @ApiOAuthErrors(OAuthErrorBody, {
     [ErrorCode.INVALID_ARGUMENT]:
-      'invalid_request, unsupported_grant_type, invalid_grant (a subject token not accepted), invalid_scope, invalid_target',
+      'invalid_request, unsupported_grant_type, invalid_grant (a subject token, code or refresh token not accepted), ' +
+      'invalid_scope, invalid_target',
     [ErrorCode.UNAUTHENTICATED]: 'invalid_client',
     [ErrorCode.PERMISSION_DENIED]: "unauthorized_client (the key's allowlist does not have the client's address)",
     [ErrorCode.RESOURCE_EXHAUSTED]: 'temporarily_unavailable (failure limit)',

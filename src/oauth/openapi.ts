@@ -6,6 +6,7 @@ export class OAuthErrorBody {
     enum: [
       'invalid_request',
       'invalid_client',
+      'invalid_grant',
       'invalid_scope',
       'invalid_target',
       'unsupported_grant_type',
@@ -44,4 +45,9 @@ export class OAuthTokenResponse {
     example: 'api_keys:read integrations:read',
   })
   scope?: string;
+
+  @ApiPropertyOptional({
+    description: 'authorization_code and refresh_token grants: the next refresh token (each works once)',
+  })
+  refresh_token?: string;
 }

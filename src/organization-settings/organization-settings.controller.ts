@@ -43,7 +43,7 @@ export class OrganizationSettingsController {
         maxKeyLifetimeDays: body.max_key_lifetime_days,
         requireKeyAllowlist: body.require_key_allowlist,
       },
-      { userId: principal.userId, apiKeyId: principal.apiKeyId },
+      { userId: principal.userId, credentialId: principal.credentialId },
       request,
     );
     return { organization: OrganizationView.from(organization) };

@@ -9,7 +9,7 @@ import type { Organization, OrganizationSettings } from '../identity/organizatio
 export interface SettingsActor {
   userId: string;
   /** The key behind the caller's access token, if any. */
-  apiKeyId?: string;
+  credentialId?: string;
 }
 
 /**
@@ -49,7 +49,7 @@ export class OrganizationSettingsService {
           action: 'organization.updated',
           organizationId,
           actorUserId: actor?.userId ?? null,
-          actorApiKeyId: actor?.apiKeyId ?? null,
+          actorApiKeyId: actor?.credentialId ?? null,
           targetType: 'organization',
           targetId: organizationId,
           request,

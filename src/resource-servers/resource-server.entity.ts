@@ -20,7 +20,10 @@ export class ResourceServer {
   @Column({ name: 'secret_hash', type: 'varchar', length: 64 })
   secretHash: string;
 
-  /** The scopes it declares (docs/mcp.md#scopes), a JSON array as text; empty: its tokens carry Gatehouse's permissions. */
+  /**
+   * The scopes it declares (docs/mcp.md#register-the-mcp-server-with-its-scopes), a JSON array as text; empty: its
+   * tokens carry Gatehouse's permissions.
+   */
   @Column({ type: 'text', transformer: { to: JSON.stringify, from: (value: string) => JSON.parse(value) as unknown } })
   scopes: DeclaredScope[];
 

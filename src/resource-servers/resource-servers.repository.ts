@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { toDate } from '../database/columns';
+import { EntityRows, RawRow } from '../database/entity-rows';
 import { batchedById } from '../database/batch-loader';
 import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import { ResourceServer } from './resource-server.entity';
@@ -11,27 +11,6 @@ interface ResourceServerRow {
   id: string;
   audience: string;
   secret_hash: string;
-}
-
-type ServerRow = ResourceServerRow & {
-  name: string;
-  scopes: string;
-  created_at: Date | string;
-  secret_rotated_at: Date | string;
-};
-
-const COLUMNS = 'id, name, audience, secret_hash, scopes, created_at, secret_rotated_at';
-
-function toResourceServer(row: ServerRow): ResourceServer {
-  return Object.assign(new ResourceServer(), {
-    id: row.id,
-    name: row.name,
-    audience: row.audience,
-    secretHash: row.secret_hash,
-    scopes: JSON.parse(row.scopes) as DeclaredScope[],
-    createdAt: toDate(row.created_at),
-    secretRotatedAt: toDate(row.secret_rotated_at),
-  });
 }
 
 interface InsertArgs {
@@ -58,8 +37,13 @@ export class ResourceServersRepository {
   private readonly scopesByAudience: Statement<{ audience: string }>;
   private readonly updateScopes: Statement<{ audience: string; scopes: string }>;
 
+  /** resource_servers as ResourceServer describes it. */
+  private readonly rows: EntityRows<ResourceServer>;
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.db = Dialect.of(dataSource);
+    this.rows = EntityRows.of(dataSource, ResourceServer);
+    const COLUMNS = this.rows.columns;
     // Every introspection reads its caller: batched per event-loop turn, as the key lookups are.
     const byIds = this.db.prepare<{ ids: readonly string[] }>(
       sql`SELECT id, audience, secret_hash FROM resource_servers WHERE ${this.db.idIn('id', 'ids')}`,
@@ -75,7 +59,8 @@ export class ResourceServersRepository {
     );
     this.all = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM resource_servers ORDER BY created_at ASC, id ASC`);
     // The unique audience decides, on any instance: a taken one inserts nothing and returns no row.
-    this.insertServer = this.db.prepare(sql`INSERT INTO resource_servers (${raw(COLUMNS)})
+    this.insertServer = this.db.prepare(sql`INSERT INTO resource_servers
+        (id, name, audience, secret_hash, scopes, created_at, secret_rotated_at)
       VALUES (${param('id')}, ${param('name')}, ${param('audience')}, ${param('secretHash')}, ${param('scopes')},
         ${param('createdAt')}, ${param('secretRotatedAt')})
       ON CONFLICT DO NOTHING RETURNING id`);
@@ -116,12 +101,12 @@ export class ResourceServersRepository {
   }
 
   async findByAudience(audience: string): Promise<ResourceServer | null> {
-    const rows = await this.db.rows<ServerRow, { audience: string }>(this.serverByAudience, { audience });
-    return rows[0] === undefined ? null : toResourceServer(rows[0]);
+    const rows = await this.db.rows<RawRow, { audience: string }>(this.serverByAudience, { audience });
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
 
   async findAll(): Promise<ResourceServer[]> {
-    return (await this.db.rows<ServerRow>(this.all, {})).map(toResourceServer);
+    return (await this.db.rows<RawRow>(this.all, {})).map(this.rows.toEntity);
   }
 
   async delete(audience: string): Promise<boolean> {

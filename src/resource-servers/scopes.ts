@@ -1,6 +1,9 @@
 import { isPermission } from '../identity/roles';
 
-/** A scope a resource server declares (docs/mcp.md#scopes): its name in tokens, and what the consent page says. */
+/**
+ * A scope a resource server declares (docs/mcp.md#register-the-mcp-server-with-its-scopes): its name in tokens, and
+ * what the consent page says.
+ */
 export interface DeclaredScope {
   name: string;
   description: string;

@@ -69,6 +69,10 @@ export class SsfOutbox implements AuditObserver {
     if (entry.action === 'workload_identity.revoked' && entry.targetId !== null) {
       return [credentialChange('workload_identity', entry.targetId, revocation)];
     }
+    // A grant (docs/mcp.md#grants): verifiers refuse the tokens whose grant_id is its id.
+    if (entry.action === 'grant.revoked' && entry.targetId !== null) {
+      return [credentialChange('grant', entry.targetId, revocation)];
+    }
     // A rotation's grace: tokens minted before it carry a later `exp` than the old key's new expiry, so verifiers learn
     // that expiry here (seconds, rounded down like a token's `exp`; docs/adr/0031-revocation-feed-in-production.md).
     const graceEnd = entry.action === 'api_key.rotated' ? entry.previousApiKeyExpiresAt : null;

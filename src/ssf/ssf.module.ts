@@ -12,13 +12,17 @@ import { SsfRetention } from './ssf-retention';
 import { SsfStreamsRepository } from './ssf-streams.repository';
 import { SsfStreamsService } from './ssf-streams.service';
 import { WakeSignal } from './wake-signal';
+import { SsfEvent } from './ssf-event.entity';
+import { SsfDelivery } from './ssf-event.entity';
+import { SsfStream } from './ssf-stream.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 /**
  * The revocation feed (docs/revocation-feed.md): the outbox that audit entries feed, the streams, and their poll
  * delivery through this instance's poll hub.
  */
 @Module({
-  imports: [AuthModule, ResourceServersModule],
+  imports: [EntitiesModule.forFeature([SsfEvent, SsfDelivery, SsfStream]), AuthModule, ResourceServersModule],
   controllers: [SsfController],
   providers: [
     SsfRepository,

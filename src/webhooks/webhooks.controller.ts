@@ -26,7 +26,7 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
-  @Authenticated({ permissions: ['api_keys:manage'] })
+  @Authenticated({ permissions: ['webhooks:write'] })
   @ApiOperation({
     summary: 'Add an endpoint that receives signed events; its secret is in this answer only',
     description: 'Recorded as webhook.created. At most 10 endpoints per organization (400 FAILED_PRECONDITION).',
@@ -43,7 +43,7 @@ export class WebhooksController {
   }
 
   @Get()
-  @Authenticated({ permissions: ['api_keys:manage'] })
+  @Authenticated({ permissions: ['webhooks:read'] })
   @ApiOperation({ summary: "List the organization's endpoints, newest first (never a secret)" })
   @ApiOkResponse({ type: WebhookListResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
@@ -53,7 +53,7 @@ export class WebhooksController {
   }
 
   @Delete(':id')
-  @Authenticated({ permissions: ['api_keys:manage'] })
+  @Authenticated({ permissions: ['webhooks:write'] })
   @ApiOperation({
     summary: 'Delete an endpoint; its pending deliveries are dropped',
     description: "Recorded as webhook.deleted. Another organization's endpoint is 404.",
@@ -69,7 +69,7 @@ export class WebhooksController {
   }
 
   @Get(':id/deliveries')
-  @Authenticated({ permissions: ['api_keys:manage'] })
+  @Authenticated({ permissions: ['webhooks:read'] })
   @ApiOperation({ summary: "The endpoint's delivery log, newest first: status, attempts, last answer, next attempt" })
   @ApiOkResponse({ type: DeliveryListResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
@@ -84,7 +84,7 @@ export class WebhooksController {
 
   @Post(':id/enable')
   @HttpCode(200)
-  @Authenticated({ permissions: ['api_keys:manage'] })
+  @Authenticated({ permissions: ['webhooks:write'] })
   @ApiOperation({
     summary: 'Enable an endpoint disabled after failing: its waiting deliveries are sent, new events reach it',
     description:
@@ -103,7 +103,7 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
-  @Authenticated({ permissions: ['api_keys:manage'] })
+  @Authenticated({ permissions: ['webhooks:write'] })
   @ApiOperation({
     summary: 'Send a webhook.test event to this endpoint now (retried like any other)',
     description:

@@ -13,6 +13,10 @@ import { WebhookWakeup } from './webhook-wakeup';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
+import { Webhook } from './webhook.entity';
+import { WebhookEvent } from './webhook.entity';
+import { WebhookDelivery } from './webhook.entity';
+import { EntitiesModule } from '../database/entities.module';
 
 /**
  * Signed webhooks (docs/webhooks.md): the outbox that audit entries feed, the dispatcher that delivers it, the expiry
@@ -20,7 +24,13 @@ import { WebhooksService } from './webhooks.service';
  */
 @Module({
   // api-keys: the keys whose expiry is near (ExpiringKeysService). Rate-limit storage: the test deliveries' limit.
-  imports: [AuditModule, ApiKeysModule, RateLimitStorageModule, MetricsModule],
+  imports: [
+    EntitiesModule.forFeature([Webhook, WebhookEvent, WebhookDelivery]),
+    AuditModule,
+    ApiKeysModule,
+    RateLimitStorageModule,
+    MetricsModule,
+  ],
   controllers: [WebhooksController],
   providers: [
     WebhooksRepository,

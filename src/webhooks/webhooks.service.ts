@@ -175,7 +175,7 @@ export class WebhooksService {
     return {
       organizationId: caller.organizationId,
       actorUserId: caller.userId,
-      actorApiKeyId: caller.apiKeyId ?? null,
+      actorApiKeyId: caller.credentialId ?? null,
       targetType: 'webhook' as const,
       targetId: webhookId,
     };

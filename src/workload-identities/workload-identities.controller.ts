@@ -1,32 +1,26 @@
-import { Body, Controller, Delete, Get, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Post, UseInterceptors } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
-import { PageMetaView } from '../common/pagination';
-import { UuidPipe } from '../common/validation.pipe';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { ConditionNamesInterceptor } from './condition-names.interceptor';
 import { CreateWorkloadIdentityDto } from './dto/create-workload-identity.dto';
-import { ListWorkloadIdentitiesQuery } from './dto/list-workload-identities.query';
-import {
-  WorkloadIdentityListResponse,
-  WorkloadIdentityResponse,
-  WorkloadIdentityView,
-  WorkloadIssuerListResponse,
-  WorkloadIssuerView,
-} from './dto/workload-identity.view';
+import { WORKLOAD_IDENTITY_ROUTES } from './workload-identity-routes';
+import { WorkloadIdentityView, WorkloadIssuerListResponse, WorkloadIssuerView } from './dto/workload-identity.view';
 import { WorkloadIdentitiesService } from './workload-identities.service';
 
 /** The caller's workload identities (docs/workload-identities.md): keys without secrets, managed as keys are. */
 @ApiTags('Workload identities')
 @Controller('v1/workload-identities')
-export class WorkloadIdentitiesController {
-  constructor(private readonly identities: WorkloadIdentitiesService) {}
+export class WorkloadIdentitiesController extends WORKLOAD_IDENTITY_ROUTES.OwnerRoutes {
+  constructor(private readonly identities: WorkloadIdentitiesService) {
+    super();
+  }
 
   @Post()
-  @Authenticated({ permissions: ['api_keys:create'] })
+  @Authenticated({ permissions: ['workload_identities:create'] })
   @ApiOperation({
     summary: 'Create a workload identity: tokens of a trusted issuer with this sub (and conditions) act as you',
     description:
@@ -34,14 +28,14 @@ export class WorkloadIdentitiesController {
       'key policy. 400 with the reason for an unknown or people issuer, an empty subject, or conditions that are not ' +
       'an object of at most 16 string values on claims other than iss, sub, aud, exp, nbf, iat and jti.',
   })
-  @ApiCreatedResponse({ type: WorkloadIdentityResponse })
+  @ApiCreatedResponse({ type: WORKLOAD_IDENTITY_ROUTES.Response })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.FAILED_PRECONDITION, ErrorCode.PAYLOAD_TOO_LARGE)
   @UseInterceptors(ConditionNamesInterceptor)
   async create(
     @Caller() principal: Principal,
     @Body() body: CreateWorkloadIdentityDto,
     @CurrentRequestContext() request: RequestContext,
-  ): Promise<WorkloadIdentityResponse> {
+  ): Promise<{ workload_identity: WorkloadIdentityView }> {
     const identity = await this.identities.create(
       principal,
       {
@@ -57,29 +51,9 @@ export class WorkloadIdentitiesController {
     return { workload_identity: WorkloadIdentityView.from(identity) };
   }
 
-  @Get()
-  @Authenticated({ permissions: ['api_keys:read'] })
-  @ApiOperation({ summary: "List the caller's workload identities, newest first" })
-  @ApiOkResponse({ type: WorkloadIdentityListResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  async list(
-    @Caller() principal: Principal,
-    @Query() query: ListWorkloadIdentitiesQuery,
-  ): Promise<WorkloadIdentityListResponse> {
-    const page = await this.identities.list(principal, {
-      page: query.page,
-      limit: query.limit,
-      includeRevoked: query.include_revoked,
-    });
-    return {
-      workload_identities: page.items.map((identity) => WorkloadIdentityView.from(identity)),
-      ...PageMetaView.of(page),
-    };
-  }
-
-  // Before `:id`, which would take "trusted-issuers" for an id.
+  // Before `:id` (the inherited routes come after a controller's own), which would take "trusted-issuers" for an id.
   @Get('trusted-issuers')
-  @Authenticated({ permissions: ['api_keys:create'] })
+  @Authenticated({ permissions: ['workload_identities:create'] })
   @ApiOperation({
     summary: "The organization's trusted issuers of kind workloads: what a new identity may name",
     description:
@@ -92,31 +66,5 @@ export class WorkloadIdentitiesController {
         WorkloadIssuerView.from(entry),
       ),
     };
-  }
-
-  @Get(':id')
-  @Authenticated({ permissions: ['api_keys:read'] })
-  @ApiOperation({ summary: "Read one of the caller's workload identities" })
-  @ApiOkResponse({ type: WorkloadIdentityResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
-  async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<WorkloadIdentityResponse> {
-    return { workload_identity: WorkloadIdentityView.from(await this.identities.get(principal, id)) };
-  }
-
-  @Delete(':id')
-  @Authenticated({ permissions: ['api_keys:revoke'] })
-  @ApiOperation({
-    summary: 'Revoke a workload identity at once and for good (idempotent)',
-    description:
-      'The tokens minted through it stop working at once here, and a credential-change event tells every verifier.',
-  })
-  @ApiOkResponse({ type: WorkloadIdentityResponse })
-  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
-  async revoke(
-    @Caller() principal: Principal,
-    @Param('id', UuidPipe) id: string,
-    @CurrentRequestContext() request: RequestContext,
-  ): Promise<WorkloadIdentityResponse> {
-    return { workload_identity: WorkloadIdentityView.from(await this.identities.revoke(principal, id, request)) };
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { batchedById, batchedByKey } from '../database/batch-loader';
-import { Dialect, param, raw, sql, Sql, Statement } from '../database/sql';
+import { param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import {
   MEMBER_ACCESS_VIEW,
@@ -12,18 +12,10 @@ import {
 } from '../identity/member-access';
 import type { PermissionMask } from '../identity/roles';
 import type { WorkloadIdentity } from './workload-identity.entity';
-import { LIST_WINDOW } from '../common/pagination';
-import {
-  COLUMNS,
-  IdentityPage,
-  IdentityPageQuery,
-  ListRow,
-  OwnerIds,
-  PageArgs,
-  toPage,
-  toWorkloadIdentity,
-  WorkloadIdentityRow,
-} from './workload-identity-rows';
+import { CredentialKinds } from '../credentials/credential-kinds';
+import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
+import type { CredentialState } from '../credentials/credential-kind';
+import { WORKLOAD_IDENTITY_KIND, WorkloadIdentityRow } from './workload-identity-rows';
 
 /** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
 export interface IdentityCredential {
@@ -63,67 +55,34 @@ type CredentialRow = Pick<WorkloadIdentityRow, 'id' | 'organization_id' | 'user_
 type CandidateRow = CredentialRow &
   Pick<WorkloadIdentityRow, 'trusted_issuer_id' | 'issuer' | 'subject' | 'conditions'>;
 
-type OwnerListArgs = OwnerIds & PageArgs;
-
-interface InsertArgs {
-  id: string;
-  organizationId: string;
-  userId: string;
+/** The insert's arguments besides the shared columns (CredentialsRepository.insertUnderLock). */
+interface OwnInsertArgs {
   trustedIssuerId: string;
   issuer: string;
-  label: string;
   subject: string;
   conditions: string;
   reachableBy: string;
-  scopes: number;
-  expiresAt: string | null;
-  createdAt: string;
   cap: number;
 }
 
-type RevokeArgs = OwnerIds & { id: string; at: string };
-
-/**
- * One page of the identities `scope` selects and their count in the list window, in one statement, as the keys' lists
- * (api-keys/api-keys.repository.ts keyListSql): `from` may name an index, `windowOrder` orders the window as the page.
- */
-export function identityListSql(scope: Sql, from: Sql = raw('workload_identities'), windowOrder = ''): Sql {
-  const window = sql`SELECT 1 FROM ${from} WHERE ${scope} ${raw(windowOrder)} LIMIT ${raw(String(LIST_WINDOW))}`;
-  const rows = sql`SELECT ${raw(COLUMNS)} FROM ${from} WHERE ${scope}
-    ORDER BY created_at DESC, id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`;
-  return sql`SELECT c.total_count, p.* FROM (SELECT COUNT(*) AS total_count FROM (${window}) w) c
-    LEFT JOIN (${rows}) p ON 1 = 1
-    ORDER BY p.created_at DESC, p.id DESC`;
-}
-
-/** First half of the owner's PostgreSQL advisory-lock key for identities ("wkid"; the second: the owner's ids). */
-const OWNER_LOCK_CLASS = 0x776b6964;
+type RevokeTrustingArgs = { organizationId: string; trustedIssuerId: string; at: string };
 
 const expiresAtMs = (value: number | string | null): number | null => (value === null ? null : Number(value));
 
 /** Every query on one owner's workload identities and the token paths' reads (hot-path reads batched per turn). */
 @Injectable()
-export class WorkloadIdentitiesRepository {
-  private readonly db: Dialect;
-  private readonly rowById: (id: string) => Promise<WorkloadIdentityRow | undefined>;
+export class WorkloadIdentitiesRepository extends CredentialsRepository<WorkloadIdentity, WorkloadIdentityRow> {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   /** Every token exchange reads its candidates: batched per event-loop turn, as the key look-ups are. */
   private readonly candidates: (key: string) => Promise<CandidateRow[]>;
   /** An exchange that names its identity (`client_id`) reads it by id, batched per turn as the credentials are. */
   private readonly candidateById: (id: string) => Promise<CandidateRow | undefined>;
-  private readonly list: { active: Statement<OwnerListArgs>; all: Statement<OwnerListArgs> };
-  private readonly insertWithinCap: Statement<InsertArgs>;
-  private readonly ownerLock: Statement<OwnerIds> | null;
-  private readonly revokeOwned: Statement<RevokeArgs>;
+  private readonly insertWithinCap: Statement<SharedInsertArgs & OwnInsertArgs>;
+  private readonly revokeTrusting: Statement<RevokeTrustingArgs>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    const db = Dialect.of(dataSource);
-    this.db = db;
-
-    const byIds = db.prepare<{ ids: readonly string[] }>(
-      sql`SELECT ${raw(COLUMNS)} FROM workload_identities WHERE ${db.idIn('id', 'ids')}`,
-    );
-    this.rowById = batchedById((ids) => db.rows<WorkloadIdentityRow, { ids: readonly string[] }>(byIds, { ids }));
+  constructor(@InjectDataSource() dataSource: DataSource, kinds: CredentialKinds) {
+    super(dataSource, WORKLOAD_IDENTITY_KIND, kinds);
+    const db = this.db;
 
     // One query for every token minted through an identity (as a key's: docs/architecture.md#hot-path-a-bearer-request).
     const credential = sql`w.id, w.organization_id, w.user_id, w.status, w.scopes,
@@ -170,10 +129,6 @@ export class WorkloadIdentitiesRepository {
     }, []);
 
     const owned = sql`user_id = ${param('userId')} AND organization_id = ${param('organizationId')}`;
-    this.list = {
-      active: db.prepare(identityListSql(sql`${owned} AND status = 'ACTIVE'`)),
-      all: db.prepare(identityListSql(owned)),
-    };
     // The cap and the membership checked in the insert itself, under the owner's lock, as a key's creation
     // (docs/adr/0027-the-house.md#creation-within-the-cap).
     const value = (name: string, type: string): Sql => db.cast(param(name), type);
@@ -191,51 +146,23 @@ export class WorkloadIdentitiesRepository {
         AND EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
           WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')})
       RETURNING id`);
-    const lock = db.transactionLock(
-      OWNER_LOCK_CLASS,
-      sql`${db.cast(param('userId'), 'text')} || '/' || ${db.cast(param('organizationId'), 'text')}`,
+    // A trusted issuer's removal, through workload_identities_match (trusted_issuer_id first, ACTIVE rows only).
+    this.revokeTrusting = db.prepare(
+      db.returning(
+        sql`UPDATE workload_identities SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
+          WHERE trusted_issuer_id = ${param('trustedIssuerId')} AND organization_id = ${param('organizationId')}
+            AND status = 'ACTIVE'
+          RETURNING id`,
+        'id',
+      ),
     );
-    this.ownerLock = lock === null ? null : db.prepare(lock);
-    this.revokeOwned = db.prepare(sql`UPDATE workload_identities
-      SET status = 'REVOKED', revoked_at = ${param('at')}, updated_at = ${param('at')}
-      WHERE id = ${param('id')} AND ${owned} AND status = 'ACTIVE'`);
   }
 
   /** Stores the identity unless its owner has `cap` usable ones, or is no longer a member; under the owner's lock. */
   async insertWithinActiveCap(identity: WorkloadIdentity, cap: number, tx: Transaction): Promise<boolean> {
-    await this.lockOwner(identity, tx);
-    const rows = await this.db.run(tx, this.insertWithinCap, {
-      id: identity.id,
-      organizationId: identity.organizationId,
-      userId: identity.userId,
-      trustedIssuerId: identity.trustedIssuerId,
-      issuer: identity.issuer,
-      label: identity.label,
-      subject: identity.subject,
-      conditions: identity.conditions,
-      reachableBy: identity.reachableBy,
-      scopes: identity.scopes,
-      expiresAt: identity.expiresAt === null ? null : identity.expiresAt.toISOString(),
-      createdAt: identity.createdAt.toISOString(),
-      cap,
-    });
-    return rows.length === 1;
-  }
-
-  /**
-   * The owner's creations and a removal's revocation run one after another (PostgreSQL; SQLite has one writer): a
-   * creation that saw the membership commits before the removal revokes, or sees it gone.
-   */
-  async lockOwner(owner: OwnerIds, tx: Transaction): Promise<void> {
-    if (this.ownerLock !== null) {
-      await this.db.run(tx, this.ownerLock, { userId: owner.userId, organizationId: owner.organizationId });
-    }
-  }
-
-  /** The identity with this id, whoever owns it (batched; the caller checks the owner). */
-  async findById(id: string): Promise<WorkloadIdentity | undefined> {
-    const row = await this.rowById(id);
-    return row === undefined ? undefined : toWorkloadIdentity(row);
+    const { trustedIssuerId, issuer, subject, conditions, reachableBy } = identity;
+    const own = { trustedIssuerId, issuer, subject, conditions, reachableBy, cap };
+    return this.insertUnderLock(this.insertWithinCap, identity, own, tx);
   }
 
   /** The identity with this id and its owner's membership (batched; undefined for an unknown id). */
@@ -252,6 +179,22 @@ export class WorkloadIdentitiesRepository {
         expiresAtMs: expiresAtMs(row.expires_at_ms),
       },
       ownerAccess: toMembershipAccess(row),
+    };
+  }
+
+  async read(id: string): Promise<CredentialState | undefined> {
+    const found = await this.findCredential(id);
+    if (found === undefined) return undefined;
+    const { identity } = found;
+    return {
+      userId: identity.userId,
+      organizationId: identity.organizationId,
+      status: identity.status,
+      scopes: identity.scopes,
+      expiresAtMs: identity.expiresAtMs,
+      allowedCidrs: null,
+      rateLimit: null,
+      ownerAccess: found.ownerAccess,
     };
   }
 
@@ -277,22 +220,18 @@ export class WorkloadIdentitiesRepository {
     return row === undefined ? undefined : { ...toCandidate(row, toMembershipAccess(row)), status: row.status };
   }
 
-  /** A page of the owner's identities, newest first (created_at, then id, descending), and their count in the window. */
-  async findPageByOwner(owner: OwnerIds, query: IdentityPageQuery): Promise<IdentityPage> {
-    const statement = query.includeRevoked ? this.list.all : this.list.active;
-    const args = {
-      userId: owner.userId,
-      organizationId: owner.organizationId,
-      limit: query.limit,
-      offset: query.offset,
-    };
-    return toPage(await this.db.rows<ListRow, OwnerListArgs>(statement, args));
-  }
-
-  /** Marks the owner's ACTIVE identity REVOKED; false when there was no such identity (or it was revoked). */
-  async revoke(owner: OwnerIds, id: string, at: Date, tx: Transaction): Promise<boolean> {
-    const args = { id, userId: owner.userId, organizationId: owner.organizationId, at: at.toISOString() };
-    return (await this.db.affected(tx, this.revokeOwned, args)) > 0;
+  /** Marks every ACTIVE identity that names the trusted issuer REVOKED (expired ones too): the ids it revoked. */
+  async revokeAllTrusting(
+    issuer: { id: string; organizationId: string },
+    at: Date,
+    tx: Transaction,
+  ): Promise<string[]> {
+    const rows = await this.db.run<{ id: string }, RevokeTrustingArgs>(tx, this.revokeTrusting, {
+      at: at.toISOString(),
+      trustedIssuerId: issuer.id,
+      organizationId: issuer.organizationId,
+    });
+    return rows.map((row) => row.id);
   }
 }
 

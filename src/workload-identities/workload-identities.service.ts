@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, permissionDenied, unauthenticatedBearer } from '../common/errors';
-import type { Page } from '../common/pagination';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -11,6 +10,7 @@ import type { TrustedIssuer } from '../federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../federation/trusted-issuers.service';
 import { latestExpiry, requestedExpiry } from '../identity/credential-lifetime';
 import { IdentityService } from '../identity/identity.service';
+import type { MembershipAccess } from '../identity/member-access';
 import { Permission, PermissionMask, permissionMask, Role } from '../identity/roles';
 import { isExpired, WorkloadIdentity } from './workload-identity.entity';
 import {
@@ -22,23 +22,18 @@ import {
   selectMatch,
   SubjectTokenClaims,
 } from './workload-identity-matching';
-import { IdentityCandidate, IdentityCredential, WorkloadIdentitiesRepository } from './workload-identities.repository';
-import { pageOf, windowOf } from './workload-identity-rows';
-import { IdentityUseRecorder } from './usage/identity-use.recorder';
+import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
+import { actor, CredentialOwner, ownedBy, ownerQueue } from '../credentials/credential-owner';
+import { CredentialsService } from '../credentials/credentials.service';
 
 /** Whose identities: every query on a user's identities is scoped by both. */
-export interface IdentityOwner {
-  userId: string;
-  organizationId: string;
-  /** The key behind the caller's access token, if any (for the audit trail). */
-  apiKeyId?: string;
-}
+export type IdentityOwner = CredentialOwner;
 
 /** The caller of a creation: whose identities, and what the request may do (a Principal fits). */
 export interface IdentityCreator extends IdentityOwner {
   permissions: PermissionMask;
   /** With an access token, its credential's expiry (null: none): the identities it makes expire no later. */
-  apiKeyExpiresAtMs?: number | null;
+  credentialExpiresAtMs?: number | null;
 }
 
 /** A creation's fields, as the body gave them (the DTO checked their types). */
@@ -51,12 +46,6 @@ export interface NewWorkloadIdentity {
   scopes: Permission[];
   /** Absent or null: none, or the organization's maximum under a key policy. */
   expiresAt?: string | null;
-}
-
-export interface ListIdentitiesQuery {
-  page: number;
-  limit: number;
-  includeRevoked: boolean;
 }
 
 /**
@@ -116,7 +105,7 @@ export class WorkloadIdentitiesService {
 
   constructor(
     private readonly identities: WorkloadIdentitiesRepository,
-    private readonly uses: IdentityUseRecorder,
+    private readonly credentials: CredentialsService,
     private readonly trustedIssuers: TrustedIssuersService,
     private readonly identity: IdentityService,
     private readonly audit: AuditService,
@@ -145,7 +134,7 @@ export class WorkloadIdentitiesService {
     // The same rules as a key's (docs/api.md#scopes): within the request's own permissions, no default.
     const scopes = permissionMask(input.scopes);
     if ((scopes & ~creator.permissions) !== 0) throw permissionDenied('scopes_exceed_permissions');
-    const latest = latestExpiry(now, organization.maxKeyLifetimeDays, creator.apiKeyExpiresAtMs);
+    const latest = latestExpiry(now, organization.maxKeyLifetimeDays, creator.credentialExpiresAtMs);
     const identity = Object.assign(new WorkloadIdentity(), {
       id: randomUUID(),
       organizationId: creator.organizationId,
@@ -173,7 +162,13 @@ export class WorkloadIdentitiesService {
         if (!(await this.trustedIssuers.holdEntry(issuer.organizationId, issuer.id, tx))) return 'issuer_removed';
         if (!(await this.identities.insertWithinActiveCap(identity, this.maxActivePerUser, tx))) return 'refused';
         await this.audit.record(
-          { action: 'workload_identity.created', ...actor(creator), ...target(identity.id), request },
+          {
+            action: 'workload_identity.created',
+            ...actor(creator),
+            targetType: 'workload_identity',
+            targetId: identity.id,
+            request,
+          },
           tx,
         );
         return 'created';
@@ -183,36 +178,6 @@ export class WorkloadIdentitiesService {
     if (outcome === 'issuer_removed') throw new AppError('workload_identity_issuer_not_found');
     if (outcome === 'refused') throw await this.creationRefused(creator);
     return identity;
-  }
-
-  /** The caller's identities, newest first, within the list window. */
-  async list(owner: IdentityOwner, query: ListIdentitiesQuery): Promise<Page<WorkloadIdentity>> {
-    const { identities, totalCount } = await this.identities.findPageByOwner(owner, windowOf(query));
-    return pageOf(
-      identities.map((identity) => this.uses.withPendingUse(identity)),
-      query,
-      totalCount,
-    );
-  }
-
-  /** The caller's own identity; someone else's is "not found", never "forbidden". */
-  async get(owner: IdentityOwner, id: string): Promise<WorkloadIdentity> {
-    const identity = await this.identities.findById(id);
-    if (identity === undefined || !ownedBy(identity, owner)) throw new AppError('workload_identity_not_found');
-    return this.uses.withPendingUse(identity);
-  }
-
-  /** Revokes at once and for good (idempotent); the revocation, its audit entry and its feed event commit together. */
-  async revoke(owner: IdentityOwner, id: string, request?: RequestContext): Promise<WorkloadIdentity> {
-    const at = new Date();
-    await this.unitOfWork.run(async (tx) => {
-      if (!(await this.identities.revoke(owner, id, at, tx))) return;
-      await this.audit.record(
-        { action: 'workload_identity.revoked', reason: 'user', ...actor(owner), ...target(id), request },
-        tx,
-      );
-    });
-    return this.get(owner, id);
   }
 
   /** The trusted issuers of kind `workloads` of the caller's organization: what an identity may name. */
@@ -273,14 +238,6 @@ export class WorkloadIdentitiesService {
   }
 
   /**
-   * The identity with this id and its owner's membership, one query batched with the others of the event-loop turn:
-   * every request with a token minted through it (auth/credential-liveness.ts decides whether it is live).
-   */
-  credential(id: string): Promise<IdentityCredential | undefined> {
-    return this.identities.findCredential(id);
-  }
-
-  /**
    * Every request with a token minted through an identity (its `client_id`): the identity while ACTIVE, unexpired,
    * `owner`'s and its owner still a member, else null. One query, batched with the others of the event-loop turn.
    */
@@ -289,20 +246,12 @@ export class WorkloadIdentitiesService {
     if (found === undefined || found.ownerAccess === null || !ownedBy(found.identity, owner)) return null;
     const { identity, ownerAccess } = found;
     if (identity.status !== 'ACTIVE' || isExpired(identity.expiresAtMs, nowMs)) return null;
-    return {
-      id: identity.id,
-      organizationId: identity.organizationId,
-      userId: identity.userId,
-      scopes: identity.scopes,
-      expiresAtMs: identity.expiresAtMs,
-      role: ownerAccess.role,
-      accessTokenLifetime: ownerAccess.accessTokenLifetime,
-    };
+    return usableOf(identity, ownerAccess);
   }
 
   /** A successful exchange through the identity: kept in memory, written in the recorder's next batch. */
   recordUse(id: string, clientAddress: string | null | undefined, at = new Date()): void {
-    this.uses.record(id, { at, ip: clientAddress ?? null });
+    this.credentials.recordUse(this.identities, id, clientAddress ?? null, null, at);
   }
 
   /** Why the insert said no: the creator is no longer a member (401), or is at the cap (400). */
@@ -313,41 +262,18 @@ export class WorkloadIdentitiesService {
   }
 }
 
+/** What a token minted through the identity may do and how long it may live, read with its owner's membership. */
+function usableOf(
+  identity: Pick<UsableWorkloadIdentity, 'id' | 'organizationId' | 'userId' | 'scopes' | 'expiresAtMs'>,
+  ownerAccess: MembershipAccess,
+): UsableWorkloadIdentity {
+  const { id, organizationId, userId, scopes, expiresAtMs } = identity;
+  const { role, accessTokenLifetime } = ownerAccess;
+  return { id, organizationId, userId, scopes, expiresAtMs, role, accessTokenLifetime };
+}
+
 function toMatched(candidate: IdentityCandidate): MatchedWorkloadIdentity {
-  return {
-    id: candidate.id,
-    organizationId: candidate.organizationId,
-    userId: candidate.userId,
-    trustedIssuerId: candidate.trustedIssuerId,
-    issuer: candidate.issuer,
-    subject: candidate.subject,
-    conditions: JSON.parse(candidate.conditions) as MatchCandidate['conditions'],
-    scopes: candidate.scopes,
-    expiresAtMs: candidate.expiresAtMs,
-    role: candidate.ownerAccess.role,
-    accessTokenLifetime: candidate.ownerAccess.accessTokenLifetime,
-  };
-}
-
-/** The audit entry's actor: the caller, and the key behind its access token. */
-export function actor(owner: IdentityOwner): {
-  organizationId: string;
-  actorUserId: string;
-  actorApiKeyId: string | null;
-} {
-  return { organizationId: owner.organizationId, actorUserId: owner.userId, actorApiKeyId: owner.apiKeyId ?? null };
-}
-
-export function target(id: string): { targetType: 'workload_identity'; targetId: string } {
-  return { targetType: 'workload_identity', targetId: id };
-}
-
-/** The UnitOfWork queue of the owner's writes that take the owner's lock (WorkloadIdentitiesRepository.lockOwner). */
-export function ownerQueue(owner: IdentityOwner): string {
-  return `workload-identity-owner:${owner.organizationId}:${owner.userId}`;
-}
-
-/** Whether the identity is this owner's (user and organization). */
-export function ownedBy(identity: Pick<WorkloadIdentity, 'userId' | 'organizationId'>, owner: IdentityOwner): boolean {
-  return identity.userId === owner.userId && identity.organizationId === owner.organizationId;
+  const { trustedIssuerId, issuer, subject } = candidate;
+  const conditions = JSON.parse(candidate.conditions) as MatchCandidate['conditions'];
+  return Object.assign(usableOf(candidate, candidate.ownerAccess), { trustedIssuerId, issuer, subject, conditions });
 }

@@ -56,9 +56,10 @@ describe(`keys made before scopes and expiry, migrated on ${DATABASE_KIND}`, () 
     t.user({ org: 'migrated', email: owners[owner].email, role: owner === 'removed' ? 'admin' : owner });
 
   it.each([
-    ['admin', ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write']],
-    ['member', ['api_keys:read', 'integrations:read']],
-    ['viewer', ['api_keys:read', 'integrations:read']],
+    // workload_identities:read: api_keys:read's successor since 1765870000000 (docs/adr/0052-one-credential-core.md)
+    ['admin', ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write', 'workload_identities:read']],
+    ['member', ['api_keys:read', 'integrations:read', 'workload_identities:read']],
+    ['viewer', ['api_keys:read', 'integrations:read', 'workload_identities:read']],
   ] as const)("gives %s's key the defaults of the role, no expiry, and it keeps working", async (owner, scopes) => {
     const session = await sessionOf(owner);
     const { keyId, value } = owners[owner];
@@ -75,7 +76,7 @@ describe(`keys made before scopes and expiry, migrated on ${DATABASE_KIND}`, () 
     const read = await t.http().get(`/v1/user-api-keys/${revokedKeyId}`).set(bearer(session.token)).expect(200);
     expect(read.body.api_key).toMatchObject({
       status: 'REVOKED',
-      scopes: ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write'],
+      scopes: ['api_keys:read', 'audit:read', 'integrations:read', 'integrations:write', 'workload_identities:read'],
     });
   });
 

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { LastUsedRecorder } from '../../src/api-keys/usage/last-used.recorder';
+import { CredentialUseRecorder } from '../../src/credentials/credential-use.recorder';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { apiKeyAuth, bearer } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, TestDatabase, TestUser } from '../support/test-app';
@@ -87,7 +87,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     // Not written by the exchange itself: another instance sees nothing until the flush.
     expect(await stored(id)).toEqual(NONE);
     expect(await shown(other, owner, id)).toEqual(NONE);
-    await t.get(LastUsedRecorder).flush();
+    await t.get(CredentialUseRecorder).flush();
     expect(await stored(id)).toEqual(used);
     expect(await shown(other, owner, id)).toEqual(used);
   });
@@ -128,7 +128,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
       last_used_user_agent: null,
     });
 
-    await t.get(LastUsedRecorder).flush();
+    await t.get(CredentialUseRecorder).flush();
     expect((await stored(long.id)).last_used_user_agent).toBe(expected);
     expect((await stored(none.id)).last_used_user_agent).toBeNull();
     expect(await shown(other, owner, long.id)).toEqual(await shown(t, owner, long.id));
@@ -145,7 +145,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     expect(second.last_used_at! > first.last_used_at!).toBe(true);
     // The newer use had no User-Agent: null, not the older use's.
     expect(second).toMatchObject({ last_used_ip: '198.51.100.2', last_used_user_agent: null });
-    await t.get(LastUsedRecorder).flush();
+    await t.get(CredentialUseRecorder).flush();
     expect(await stored(id)).toEqual(second);
   });
 
@@ -160,11 +160,11 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     const newer = await shown(t, owner, id);
     expect(newer.last_used_at! > older.last_used_at!).toBe(true);
 
-    await t.get(LastUsedRecorder).flush();
+    await t.get(CredentialUseRecorder).flush();
     expect(await stored(id)).toEqual(newer);
     // The other instance's pending use is older than what is stored now: its reads show the stored one.
     expect(await shown(other, owner, id)).toEqual(newer);
-    await other.get(LastUsedRecorder).flush();
+    await other.get(CredentialUseRecorder).flush();
     expect(await stored(id)).toEqual(newer);
     expect(await shown(other, owner, id)).toEqual(newer);
   });
@@ -175,7 +175,7 @@ describe(`key usage fields on ${DATABASE_KIND}`, () => {
     const wrongSecret = new ApiKeyCodec('dev').format(id, ApiKeyCodec.newSecret());
     await exchange(t, wrongSecret, { 'X-Forwarded-For': '198.51.100.30', 'User-Agent': 'guess' }).expect(401);
     await exchange(t, 'not a key').expect(401);
-    await t.get(LastUsedRecorder).flush();
+    await t.get(CredentialUseRecorder).flush();
     expect(await shown(t, owner, id)).toEqual(NONE);
     expect(await stored(id)).toEqual(NONE);
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ApiKey } from '../../src/api-keys/api-key.entity';
-import { runCli } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import { IdentityService } from '../../src/identity/identity.service';
 import { KEY_RECORD_FIELDS } from '../support/api-key-records';
 import {
@@ -212,7 +212,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
 
     it('shows keys of users no longer members (revoked by their removal) with include_revoked', async () => {
       const org = await organization();
-      const removed = await runCli(['remove-member', '--org', org.name, '--email', org.member.email], t.env);
+      const removed = await runTestCli(['remove-member', '--org', org.name, '--email', org.member.email], t.env);
       expect(removed).toEqual({
         exitCode: 0,
         stdout: `${JSON.stringify({ removed: true, revoked_keys: 2 })}\n`,

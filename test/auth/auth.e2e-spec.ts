@@ -1,6 +1,6 @@
+import { CredentialsService } from '../../src/credentials/credentials.service';
 import { createPublicKey, JsonWebKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { IdentityService } from '../../src/identity/identity.service';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import {
@@ -372,7 +372,7 @@ describe('Bearer authentication', () => {
     it('an unexpected exception -> 500 {code: INTERNAL} without a stack or the error text', async () => {
       const user = await t.user();
       const spy = jest
-        .spyOn(t.get(ApiKeysService), 'list')
+        .spyOn(t.get(CredentialsService), 'list')
         .mockRejectedValueOnce(new TypeError('Cannot read properties of undefined (reading "secret_hash")'));
       try {
         const response = await listWith(bearer(user.token));

@@ -30,6 +30,16 @@ const DECLARED: Record<string, string> = {
   'POST /oauth/token': 'OAuthGrantGuard',
   'POST /oauth/introspect': 'ResourceServerGuard',
   'ALL /v1/forward-auth': 'GatewayTokenGuard',
+  // The authorization code grant (docs/mcp.md): the authorization endpoint takes no credential (its refusals are a
+  // page or a redirect to the client); the consent page decides with the person's session token, never an API key's
+  // access token; grants are the person's credentials (their keys' permissions), an organization's for its admins
+  'GET /oauth/authorize': 'public',
+  'GET /v1/oauth/consent': 'bearer, any member, session token only',
+  'POST /v1/oauth/consent': 'bearer, any member, session token only',
+  'GET /v1/grants': 'bearer + api_keys:read',
+  'DELETE /v1/grants/{id}': 'bearer + api_keys:revoke',
+  'GET /v1/organization/grants': 'bearer + api_keys:manage',
+  'DELETE /v1/organization/grants/{id}': 'bearer + api_keys:manage',
   // The revocation feed (docs/revocation-feed.md): its configuration is public; the streams and their polls
   // authenticate the resource server by its client credentials
   'GET /.well-known/ssf-configuration': 'public',
@@ -75,23 +85,24 @@ const DECLARED: Record<string, string> = {
   'GET /v1/notification-integrations/{id}': 'bearer + integrations:read',
   'PATCH /v1/notification-integrations/{id}': 'bearer + integrations:write',
   'DELETE /v1/notification-integrations/{id}': 'bearer + integrations:write',
-  // Signed webhooks (docs/webhooks.md#managing-endpoints): the organization's endpoints, for the admins of its keys
-  'POST /v1/organization/webhooks': 'bearer + api_keys:manage',
-  'GET /v1/organization/webhooks': 'bearer + api_keys:manage',
-  'DELETE /v1/organization/webhooks/{id}': 'bearer + api_keys:manage',
-  'GET /v1/organization/webhooks/{id}/deliveries': 'bearer + api_keys:manage',
+  // Signed webhooks (docs/webhooks.md#managing-endpoints): the organization's endpoints; reading them needs
+  // webhooks:read, every change webhooks:write (both an admin's, as api_keys:manage was before them)
+  'POST /v1/organization/webhooks': 'bearer + webhooks:write',
+  'GET /v1/organization/webhooks': 'bearer + webhooks:read',
+  'DELETE /v1/organization/webhooks/{id}': 'bearer + webhooks:write',
+  'GET /v1/organization/webhooks/{id}/deliveries': 'bearer + webhooks:read',
   // Enabling a disabled endpoint again is an admin's, as adding and deleting one (docs/webhooks.md#disabled-endpoints).
-  'POST /v1/organization/webhooks/{id}/enable': 'bearer + api_keys:manage',
-  'POST /v1/organization/webhooks/{id}/test': 'bearer + api_keys:manage',
-  // Workload identities (docs/workload-identities.md): keys without secrets, the same permissions as keys; the issuers
-  // an identity may name are read by whoever may create one
-  'POST /v1/workload-identities': 'bearer + api_keys:create',
-  'GET /v1/workload-identities': 'bearer + api_keys:read',
-  'GET /v1/workload-identities/trusted-issuers': 'bearer + api_keys:create',
-  'GET /v1/workload-identities/{id}': 'bearer + api_keys:read',
-  'DELETE /v1/workload-identities/{id}': 'bearer + api_keys:revoke',
-  'GET /v1/organization/workload-identities': 'bearer + api_keys:manage',
-  'DELETE /v1/organization/workload-identities/{id}': 'bearer + api_keys:manage',
+  'POST /v1/organization/webhooks/{id}/enable': 'bearer + webhooks:write',
+  'POST /v1/organization/webhooks/{id}/test': 'bearer + webhooks:write',
+  // Workload identities (docs/workload-identities.md): keys without secrets, permissions of their own that mirror the
+  // keys' (each role holds the same of both); the issuers an identity may name are read by whoever may create one
+  'POST /v1/workload-identities': 'bearer + workload_identities:create',
+  'GET /v1/workload-identities': 'bearer + workload_identities:read',
+  'GET /v1/workload-identities/trusted-issuers': 'bearer + workload_identities:create',
+  'GET /v1/workload-identities/{id}': 'bearer + workload_identities:read',
+  'DELETE /v1/workload-identities/{id}': 'bearer + workload_identities:revoke',
+  'GET /v1/organization/workload-identities': 'bearer + workload_identities:manage',
+  'DELETE /v1/organization/workload-identities/{id}': 'bearer + workload_identities:manage',
 };
 
 /**
@@ -184,7 +195,7 @@ describe('route permission declarations', () => {
         expect({ route, challenge: answer.headers['www-authenticate'] ?? null }).toEqual({
           route,
           // RFC 6749 section 5.2: the OAuth endpoints challenge only a client that tried the Authorization header.
-          challenge: route.includes('/oauth/')
+          challenge: route.split(' ')[1].startsWith('/oauth/')
             ? null
             : expect.stringMatching(/^(Bearer|Basic|ApiKey|SignInLink) realm="gatehouse"/),
         });
@@ -251,9 +262,10 @@ describe('route permission declarations', () => {
           'insufficient permissions',
           'session_token_required',
         );
-        // A session token passes (its own member's, signed out by the call: not the suite's admin).
+        // A session token passes (its own member's, signed out by the call: not the suite's admin); the consent page's
+        // routes then refuse the empty request (400), past the guard.
         const member = await t.user({ org: 'route-scopes', role: 'member' });
-        expect((await call(route, member.token)).status).toBe(204);
+        expect((await call(route, member.token)).status).toBe(route.includes('/v1/oauth/consent') ? 400 : 204);
         return;
       }
       const required = access.startsWith('bearer + ') ? access.slice('bearer + '.length).split(' + ') : [];

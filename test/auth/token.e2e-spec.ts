@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { testBuildDirectory } from '../support/build-directory';
 import jwt from 'jsonwebtoken';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { SecretHasher } from '../../src/common/secret-hasher';
 import { JwtSigner } from '../../src/auth/jwt-signer';
-import { LastUsedRecorder } from '../../src/api-keys/usage/last-used.recorder';
+import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
+import { CredentialUseRecorder } from '../../src/credentials/credential-use.recorder';
 import { IdentityService } from '../../src/identity/identity.service';
 import {
   apiKeyAuth,
@@ -396,7 +398,7 @@ describe('POST /v1/token when signing fails', () => {
 
   beforeAll(async () => {
     // A real signer whose signing can be made to fail (an unavailable signing key).
-    const signer = new JwtSigner();
+    const signer = new JwtSigner(testBuildDirectory());
     const sign = signer.sign.bind(signer);
     signer.sign = (...args: Parameters<JwtSigner['sign']>) => {
       if (failSigning) throw new Error('signing key unavailable');
@@ -440,7 +442,7 @@ describe('last_used_at across instances', () => {
       const lastUsed = (app: TestApp, id: string) => lastUsedAt(app, user.token, id);
 
       for (const key of used) await writer.exchange(key.value);
-      const recorder = writer.get(LastUsedRecorder);
+      const recorder = writer.get(CredentialUseRecorder);
       await recorder.flush();
       for (const key of used) {
         const stored = await lastUsed(reader, key.id);
@@ -451,8 +453,9 @@ describe('last_used_at across instances', () => {
 
       // An older use that reaches the database after a newer one (two instances) does not win.
       const newer = (await lastUsed(reader, used[0].id))!;
-      recorder.record(used[0].id, { at: new Date(Date.parse(newer) - 60_000), ip: null, userAgent: null });
-      recorder.record(used[1].id, { at: new Date(Date.parse(newer) + 60_000), ip: null, userAgent: null });
+      const store = writer.get(ApiKeysRepository);
+      recorder.record(used[0].id, { at: new Date(Date.parse(newer) - 60_000), ip: null, userAgent: null, store });
+      recorder.record(used[1].id, { at: new Date(Date.parse(newer) + 60_000), ip: null, userAgent: null, store });
       await recorder.flush();
       expect(await lastUsed(reader, used[0].id)).toBe(newer);
       expect(await lastUsed(reader, used[1].id)).toBe(new Date(Date.parse(newer) + 60_000).toISOString());
@@ -476,7 +479,7 @@ describe('last_used_at across instances', () => {
 
       await first.exchange(flushed.value);
       expect(await lastUsed(first, flushed.id)).not.toBeNull();
-      await first.get(LastUsedRecorder).flush();
+      await first.get(CredentialUseRecorder).flush();
       expect(await lastUsed(second, flushed.id)).toBe(await lastUsed(first, flushed.id));
 
       await first.exchange(atShutdown.value);

@@ -395,7 +395,15 @@ describe('web console in Chromium', () => {
         checkedOnly,
       );
     await until(async () =>
-      expect(await values(false)).toEqual(['api_keys:create', 'api_keys:read', 'api_keys:revoke', 'integrations:read']),
+      expect(await values(false)).toEqual([
+        'api_keys:create',
+        'api_keys:read',
+        'api_keys:revoke',
+        'integrations:read',
+        'workload_identities:create',
+        'workload_identities:read',
+        'workload_identities:revoke',
+      ]),
     );
     expect(await values(true)).toEqual(['api_keys:read', 'integrations:read']);
     await member.page.getByRole('button', { name: 'Cancel' }).click();
@@ -570,6 +578,9 @@ describe('web console in Chromium', () => {
       'workload_identity.created',
       'workload_identity.revoked',
       'workload_identity.exchanged',
+      'grant.granted',
+      'grant.refreshed',
+      'grant.revoked',
     ]);
     await page.getByLabel('Action').selectOption('console.sign_in_refused');
     await page.getByRole('button', { name: 'Apply filters' }).click();

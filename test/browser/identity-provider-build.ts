@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { transformFile } from '@swc/core';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from '../support/build-directory';
 
 const ROOT = resolve(__dirname, '..', '..');
 

@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { CliResult, runCli } from '../../src/cli';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
+import { TEST_BUILD_DIR_VARIABLE } from '../support/build-directory';
 import type { Environment } from '../../src/config/configuration';
 import { IdentityService } from '../../src/identity/identity.service';
 import { cliChecks } from '../support/cli';
@@ -31,7 +32,7 @@ describe('admin CLI', () => {
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, env);
   const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
   const email = () => `${unique('admin')}@example.com`;
 
@@ -667,7 +668,8 @@ describe('admin CLI: a mismatch with the server is loud', () => {
     dataDir = join(mkdtempSync(join(tmpdir(), 'gatehouse-cli-env-')), 'data');
   });
   afterEach(() => rmSync(join(dataDir, '..'), { recursive: true, force: true }));
-  const run = (env: Environment, ...argv: string[]) => runCli(argv, { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
+  const run = (env: Environment, ...argv: string[]) =>
+    runTestCli(argv, { LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
   /** Where no server is asked: the address is configured (a server elsewhere is never called). */
   const ELSEWHERE = { PUBLIC_BASE_URL: 'https://gatehouse.example.com' };
 
@@ -735,7 +737,7 @@ describe('admin CLI: the server at the address it assumed', () => {
   });
   afterEach(() => server.close());
 
-  const cli = (env: Environment, ...argv: string[]) => runCli(argv, env);
+  const cli = (env: Environment, ...argv: string[]) => runTestCli(argv, env);
   const organizationWith = (token: string) => server.http().get('/v1/organization').set(bearer(token));
 
   it("says nothing on the first run of a new installation (the server's empty database), nor after", async () => {

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { CliResult, runCli } from '../../src/cli';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import { ConsoleSignInService } from '../../src/console-sign-in/console-sign-in.service';
 import { PERMISSION_CATALOGUE } from '../support/api-key-records';
 import {
@@ -37,7 +38,7 @@ describe('console sign-in links', () => {
     await t.close();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, t.env);
   const codeOf = (url: string): string => new URL(url).hash.replace(/^#code=/, '');
 
   async function link(user: TestUser = admin): Promise<{ url: string; code: string }> {
@@ -202,7 +203,7 @@ describe('console sign-out', () => {
     await t.close();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, t.env);
   const signOut = (token: string, app: TestApp = t) =>
     app.http().delete('/v1/console/sessions/current').set(bearer(token));
   const keys = (token: string, app: TestApp = t) => app.http().get('/v1/user-api-keys').set(bearer(token));
@@ -296,7 +297,7 @@ describe('console sign-ins are audited', () => {
   });
   afterAll(() => t.close());
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(argv, t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, t.env);
   async function linkFor(user: TestUser): Promise<string> {
     const result = await cli('console-link', '--org', 'audited-org', '--email', user.email);
     return new URL(JSON.parse(result.stdout).url).hash.replace(/^#code=/, '');

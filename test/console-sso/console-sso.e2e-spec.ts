@@ -4,7 +4,7 @@ import type { CustomFetch } from 'openid-client';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
-import { runCli } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import { SSO_FETCH, ssoFetch } from '../../src/console-sign-in/sso/sso-client';
 import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from '../../src/console-sign-in/sso/sso-settings';
 import type { TokenEndpointAuthMethod, TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
@@ -492,7 +492,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
       const leaving = await t.user({ org: ORG, email: 'leo@acme.test', role: 'admin' });
       linkCode(await signInAs('leo@acme.test'));
-      const cli = (...argv: string[]) => runCli(argv, t.env);
+      const cli = (...argv: string[]) => runTestCli(argv, t.env);
       expect(await cli('remove-member', '--org', ORG, '--email', 'leo@acme.test')).toMatchObject({ exitCode: 0 });
 
       const removed =

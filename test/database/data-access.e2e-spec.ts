@@ -3,7 +3,6 @@ import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { ApiKey } from '../../src/api-keys/api-key.entity';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
-import { OrganizationKeysRepository } from '../../src/api-keys/organization/organization-keys.repository';
 import { IdentityService } from '../../src/identity/identity.service';
 import { explain } from '../support/query-plans';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
@@ -184,9 +183,7 @@ describe(`api-keys repository on ${DATABASE_KIND}`, () => {
     async (_name, includeRevoked, index) => {
       const { organizationId } = await organizationInUse();
       const text = await planOf(() =>
-        t
-          .get(OrganizationKeysRepository)
-          .findPageByOrganization(organizationId, { limit: 20, offset: 40, includeRevoked }),
+        t.get(ApiKeysRepository).findPageByOrganization(organizationId, { limit: 20, offset: 40, includeRevoked }),
       );
       expect(text).not.toMatch(/SCAN api_keys\b|Seq Scan|Bitmap/);
       // The count and the page both read the organization's index (PostgreSQL may read the count

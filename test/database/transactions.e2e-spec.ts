@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { runCli } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import { duringAuditFailure } from '../support/audit-failure';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectError } from '../support/http-assertions';
@@ -122,7 +122,7 @@ describe(`a change and its audit entry in one transaction on ${DATABASE_KIND}`, 
     it('a member removal whose audit entries fail removes nothing and revokes nothing (CLI exit 2)', async () => {
       const member = await t.user({ org: 'atomic', role: 'member' });
       const keys = [await t.createKey(member), await t.createKey(member)];
-      const removeMember = () => runCli(['remove-member', '--org', 'atomic', '--email', member.email], t.env);
+      const removeMember = () => runTestCli(['remove-member', '--org', 'atomic', '--email', member.email], t.env);
 
       const failed = await whileAuditFails('api_key.revoked', removeMember);
       expect(failed).toMatchObject({ exitCode: 2, stdout: '' });

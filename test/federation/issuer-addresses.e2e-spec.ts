@@ -3,7 +3,8 @@ import { generateKeyPairSync, KeyObject, randomBytes, randomUUID, sign } from 'n
 import { createServer, Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import { CliResult, runCli } from '../../src/cli';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from '../../src/federation/federation-timings';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -140,7 +141,7 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
     fakes.push(started);
     return started;
   };
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(['trusted-issuer', ...argv], t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['trusted-issuer', ...argv], t.env);
   const { ok, fails } = cliChecks(cli);
   const rowCount = async () =>
     Number((await t.get(DataSource).query('SELECT count(*) AS n FROM trusted_issuers'))[0].n as string);

@@ -139,7 +139,12 @@ describe('token exchange (RFC 8693)', () => {
   });
 
   it('advertises the grant in the RFC 8414 metadata', () => {
-    expect(config.serverMetadata().grant_types_supported).toEqual(['client_credentials', GRANT]);
+    expect(config.serverMetadata().grant_types_supported).toEqual([
+      'client_credentials',
+      GRANT,
+      'authorization_code',
+      'refresh_token',
+    ]);
   });
 
   describe('a workload', () => {

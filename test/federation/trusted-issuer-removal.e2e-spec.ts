@@ -1,6 +1,7 @@
 import { createLocalJWKSet, JSONWebKeySet, jwtVerify } from 'jose';
 import { DataSource } from 'typeorm';
-import { CliResult, runCli } from '../../src/cli';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import type { Environment } from '../../src/config/configuration';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuerRemoval, TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -57,7 +58,7 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(['trusted-issuer', ...argv], env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['trusted-issuer', ...argv], env);
   const { ok } = cliChecks(cli);
   type Removed = { removed: TrustedIssuerView; revoked_workload_identities: number };
   const addWorkloads = async (org: string, ...more: string[]) =>

@@ -3,7 +3,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, Socket } from 'node:net';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
-import { CliResult, runCli } from '../../src/cli';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import type { Environment } from '../../src/config/configuration';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -51,7 +52,7 @@ describe('admin CLI: trusted-issuer', () => {
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(['trusted-issuer', ...argv], env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['trusted-issuer', ...argv], env);
   const { ok, fails } = cliChecks(cli);
   type Added = { trusted_issuer: TrustedIssuerView };
   type Listed = { trusted_issuers: TrustedIssuerView[] };
@@ -485,7 +486,7 @@ describe('admin CLI: trusted-issuer', () => {
   });
 
   it('has --help for the group and each command', async () => {
-    const group = await runCli(['trusted-issuer', '--help'], env);
+    const group = await runTestCli(['trusted-issuer', '--help'], env);
     expect(group.exitCode).toBe(0);
     expect(group.stdout).toMatch(/add[\s\S]*list[\s\S]*remove/);
     const add = await cli('add', '--help');

@@ -14,6 +14,7 @@ import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectApiKeyRejected, expectError } from '../support/http-assertions';
 import { pause, waitFor } from '../support/wait';
 import { datadogKeys, resetFakeDatadog, startWithFakeDatadog } from '../support/monitoring';
+import { testBuildDirectory } from '../support/build-directory';
 import { declaredRoutes } from '../support/routes';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, testEnvironment } from '../support/test-app';
 import { findBinary, withTool } from '../support/tools';
@@ -508,9 +509,12 @@ describe('metrics (e2e)', () => {
 
     it('an application context without HTTP (the admin CLI) opens no metrics port', async () => {
       const database = createTestDatabase();
-      const app = await NestFactory.createApplicationContext(AppModule.forRoot({ env: testEnvironment(database) }), {
-        logger: false,
-      });
+      const app = await NestFactory.createApplicationContext(
+        AppModule.forRoot({ env: testEnvironment(database), workerDirectory: testBuildDirectory() }),
+        {
+          logger: false,
+        },
+      );
       try {
         expect(app.get(MetricsServer).address()).toBeUndefined();
       } finally {

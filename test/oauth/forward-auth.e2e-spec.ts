@@ -45,6 +45,8 @@ describe('/v1/forward-auth', () => {
       expect(response.headers).toMatchObject({
         'x-gatehouse-user-id': member.userId,
         'x-gatehouse-organization-id': member.organizationId,
+        'x-gatehouse-credential-id': key.id,
+        // Deprecated, the same value (docs/resource-servers.md).
         'x-gatehouse-api-key-id': key.id,
         'x-gatehouse-scope': 'api_keys:read integrations:read',
         'cache-control': 'private, max-age=1',

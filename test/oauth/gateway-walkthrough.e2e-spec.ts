@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
-import { runCli } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { ORDERS } from '../support/gateway-contract';
 import { documentedBlock, documentedBlocks } from '../support/gateways';
@@ -59,7 +59,7 @@ describe('the walk-through of docs/resource-servers.md, run as written', () => {
     expect(lines).toHaveLength(1);
     const [npx, bin, ...argv] = words(lines[0]);
     expect([npx, bin]).toEqual(['npx', 'gatehouse']);
-    const result = await runCli(argv, t.env);
+    const result = await runTestCli(argv, t.env);
     expect(result).toMatchObject({ exitCode: 0 });
     expect(JSON.parse(result.stdout)).toMatchObject({
       resource_server: { audience: ORDERS },

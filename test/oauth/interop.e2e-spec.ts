@@ -38,12 +38,21 @@ describe('OAuth interop (oauth4webapi, openid-client, jose)', () => {
       issuer,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       token_endpoint: `${issuer}/oauth/token`,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      grant_types_supported: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      grant_types_supported: [
+        'client_credentials',
+        'urn:ietf:params:oauth:grant-type:token-exchange',
+        'authorization_code',
+        'refresh_token',
+      ],
       introspection_endpoint: `${issuer}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: [...PERMISSIONS],
-      response_types_supported: [],
+      response_types_supported: ['code'],
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
   });
 

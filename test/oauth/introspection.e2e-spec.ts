@@ -141,7 +141,7 @@ describe('POST /oauth/introspect', () => {
     const expired = await tokens.mint({
       userId: admin.userId,
       organizationId: admin.organizationId,
-      apiKeyId: key.id,
+      credentialId: key.id,
       lifetimeSeconds: 60,
       scope: 'api_keys:read',
       tokenUse: 'access',

@@ -1,3 +1,4 @@
+import { CredentialsService } from '../../src/credentials/credentials.service';
 import { Writable } from 'node:stream';
 import type { Response, Test } from 'supertest';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
@@ -125,7 +126,7 @@ describe('structured logs', () => {
       message: 'failed to mint access token',
       reason: 'mint_failed',
     });
-    jest.spyOn(t.get(ApiKeysService), 'list').mockImplementationOnce(() => {
+    jest.spyOn(t.get(CredentialsService), 'list').mockImplementationOnce(() => {
       throw Object.assign(new Error('statement failed'), { parameters: [value, secrets.accessToken] });
     });
     const crashed = await call('get', '/v1/user-api-keys', (r) => r.set('Authorization', `Bearer ${user.token}`));

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from '../support/build-directory';
 import type { Environment } from '../../src/config/configuration';
 import {
   HttpResult,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from '../support/build-directory';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { datadogKeys, monitoringEnv, resetFakeDatadog } from '../support/monitoring';
 import { freePort } from '../support/ports';

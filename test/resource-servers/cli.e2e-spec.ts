@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { CliResult, runCli } from '../../src/cli';
+import type { CliResult } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import type { Environment } from '../../src/config/configuration';
 import { ResourceServer } from '../../src/resource-servers/resource-server.entity';
 import type {
@@ -30,7 +31,7 @@ describe('admin CLI: resource-server', () => {
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runCli(['resource-server', ...argv], env);
+  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['resource-server', ...argv], env);
   const { ok, fails } = cliChecks(cli);
   type Credentials = ResourceServerCredentialsView;
   type Listed = { resource_servers: ResourceServerView[] };
@@ -186,7 +187,7 @@ describe('admin CLI: resource-server', () => {
   });
 
   it('has --help for the group and each command', async () => {
-    const group = await runCli(['resource-server', '--help'], env);
+    const group = await runTestCli(['resource-server', '--help'], env);
     expect(group.exitCode).toBe(0);
     expect(group.stdout).toMatch(/add.*\n[\s\S]*list[\s\S]*remove[\s\S]*rotate-secret/);
     const add = await cli('add', '--help');

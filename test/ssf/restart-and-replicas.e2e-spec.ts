@@ -157,6 +157,8 @@ describe(`resource servers in processes of their own: restarts and replicas on $
       access: {
         userId: valid.holder.userId,
         organizationId: valid.holder.organizationId,
+        credentialId: valid.key.id,
+        // Deprecated, the same value (docs/revocation-feed.md).
         apiKeyId: valid.key.id,
         scopes: KEY_SCOPES,
       },
@@ -227,11 +229,11 @@ describe(`resource servers in processes of their own: restarts and replicas on $
       // Signed by Gatehouse as an exchange signs them, with a life short enough to watch whole (an exchange gives 60 s
       // at least).
       const lifetimeSeconds = 6;
-      const mint = (apiKeyId: string) =>
+      const mint = (credentialId: string) =>
         revoking.get(TokenService).mint({
           userId: holder.userId,
           organizationId: holder.organizationId,
-          apiKeyId,
+          credentialId,
           tokenUse: 'access',
           scope: KEY_SCOPES.join(' '),
           lifetimeSeconds,

@@ -1,4 +1,11 @@
-import type { CliResult } from '../../src/cli';
+import { CliResult, runCli } from '../../src/cli';
+import type { Environment } from '../../src/config/configuration';
+import { testBuildDirectory } from './build-directory';
+
+/** The admin CLI in this process, its worker threads loaded from the tests' compiled copy of src/. */
+export function runTestCli(argv: string[], env?: Environment): Promise<CliResult> {
+  return runCli(argv, env, { workerDirectory: testBuildDirectory() });
+}
 
 /** The admin CLI's two outcomes, asserted as docs/operations.md#admin-cli states them. */
 export function cliChecks(cli: (...argv: string[]) => Promise<CliResult>) {

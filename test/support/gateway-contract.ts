@@ -17,14 +17,21 @@ export const ORDERS = 'https://orders.example.com';
 /** Another registered service: its tokens must never pass at the orders gateway. */
 export const BILLING = 'https://billing.example.com';
 
-/** The four headers Gatehouse's 200 carries, in lower case. */
-const IDENTITY = ['x-gatehouse-user-id', 'x-gatehouse-organization-id', 'x-gatehouse-api-key-id', 'x-gatehouse-scope'];
+/** The five headers Gatehouse's 200 carries, in lower case (X-Gatehouse-Api-Key-Id: the credential's id, deprecated). */
+const IDENTITY = [
+  'x-gatehouse-user-id',
+  'x-gatehouse-organization-id',
+  'x-gatehouse-credential-id',
+  'x-gatehouse-api-key-id',
+  'x-gatehouse-scope',
+];
 
-/** A client's own identity headers: the four names in other letter cases and with `_`, and one Gatehouse never sets. */
+/** A client's own identity headers: the five names in other letter cases and with `_`, and one Gatehouse never sets. */
 export const SPOOFED: RawHeaders = [
   ['X-Gatehouse-User-Id', 'spoofed-user'],
   ['x-gatehouse-organization-id', 'spoofed-organization'],
   ['X-GATEHOUSE-API-KEY-ID', 'spoofed-key'],
+  ['x-Gatehouse-Credential-ID', 'spoofed-credential'],
   ['X-Gatehouse-Scope', 'api_keys:manage'],
   ['X_Gatehouse_User_Id', 'spoofed-user'],
   ['x_gatehouse_organization_id', 'spoofed-organization'],
@@ -52,7 +59,7 @@ export interface GatewayUnderTest {
 export interface ContractOptions {
   /**
    * Whether the gateway drops `X-Gatehouse-*` names Gatehouse never sets (nginx cannot drop headers by pattern: it
-   * replaces the four names Gatehouse sets, in any letter case, and drops names with `_`).
+   * replaces the five names Gatehouse sets, in any letter case, and drops names with `_`).
    */
   dropsInventedNames: boolean;
   /**
@@ -90,10 +97,11 @@ export function gatewayContract(gateway: () => GatewayUnderTest, options: Contra
     const token = await t().exchange(key.value, resource === undefined ? undefined : { resource });
     return { key, token };
   };
-  /** What the upstream must receive for `user`'s key: the four headers, Gatehouse's values. */
+  /** What the upstream must receive for `user`'s key: the five headers, Gatehouse's values. */
   const identityOf = (user: TestUser, keyId: string, scope: string) =>
     [
       ['x-gatehouse-api-key-id', keyId],
+      ['x-gatehouse-credential-id', keyId],
       ['x-gatehouse-organization-id', user.organizationId],
       ['x-gatehouse-scope', scope],
       ['x-gatehouse-user-id', user.userId],

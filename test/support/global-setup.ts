@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { transformFile } from '@swc/core';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from './build-directory';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -13,7 +13,8 @@ const ROOT = resolve(__dirname, '..', '..');
  * suite: src/ compiled exactly as `npm run build` does (tsc -p tsconfig.build.json), into a private
  * folder (a parallel `npm run build` may be deleting dist/) inside node_modules/ (so that the
  * compiled files resolve their dependencies from there). Its path goes to GATEHOUSE_TEST_BUILD_DIR,
- * which Jest's test processes inherit (workerFile in src/common/batching-thread.ts reads it). The
+ * which Jest's test processes inherit (build-directory.ts reads it: the apps under test get it as their worker
+ * directory). The
  * test-only workers (test/support/*.worker.ts) are compiled with SWC, as Jest compiles all test
  * code, into its test-support/ folder. The folder is removed when Jest exits.
  */

@@ -3,7 +3,7 @@ import { createHash, generateKeyPairSync, KeyObject, randomBytes } from 'node:cr
 import { join } from 'node:path';
 import { SignJWT, type JWTPayload } from 'jose';
 import type { JWK } from 'oidc-provider';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from './build-directory';
 import type { IdentityProviderConfig, IdentityProviderMessage } from './identity-provider.worker';
 
 /** A signing key of the identity provider: its private half stays here too, so tests can sign as the provider would. */

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from './build-directory';
 import { waitFor } from './wait';
 
 /** What examples/mcp-server is started with (its environment: docs/mcp.md#run-the-example). */

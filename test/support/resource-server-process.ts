@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { TEST_BUILD_DIR_VARIABLE } from '../../src/common/batching-thread';
+import { TEST_BUILD_DIR_VARIABLE } from './build-directory';
 import type { VerifiedAccess } from '../../verifier/src/index';
 import { pause, waitFor } from './wait';
 

@@ -11,6 +11,7 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import type { CreateApiKeyResponse } from '../../src/api-keys/dto/api-key.view';
 import { AppModule } from '../../src/app.module';
+import { testBuildDirectory } from './build-directory';
 import { TokenService } from '../../src/auth/token.service';
 import { configureHttp } from '../../src/common/http-setup';
 import { ExpressPlatform } from '../../src/common/http-platform';
@@ -173,7 +174,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = options.database ?? createTestDatabase();
   const env = testEnvironment(database, options.env);
   let builder = Test.createTestingModule({
-    imports: [AppModule.forRoot({ env, logDestination: options.logStream })],
+    imports: [AppModule.forRoot({ env, logDestination: options.logStream, workerDirectory: testBuildDirectory() })],
   });
   if (options.override !== undefined) builder = options.override(builder);
   const moduleRef = await builder.compile();

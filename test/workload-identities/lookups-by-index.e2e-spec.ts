@@ -2,7 +2,6 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
-import { OrganizationWorkloadIdentitiesRepository } from '../../src/workload-identities/organization/organization-workload-identities.repository';
 import { WorkloadIdentitiesRepository } from '../../src/workload-identities/workload-identities.repository';
 import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
 import { explain } from '../support/query-plans';
@@ -94,7 +93,7 @@ describe(`workload identity lookups by index on ${DATABASE_KIND}`, () => {
       "the organization's list",
       () =>
         t
-          .get(OrganizationWorkloadIdentitiesRepository)
+          .get(WorkloadIdentitiesRepository)
           .findPageByOrganization(owner.organizationId, { limit: 20, offset: 40, includeRevoked: false }),
     ],
   ])('reads %s from an index, without a scan', async (_name, run) => {

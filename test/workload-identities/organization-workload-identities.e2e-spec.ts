@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MembersService } from '../../src/members/members.service';
 import { DataSource } from 'typeorm';
-import { runCli } from '../../src/cli';
+import { runTestCli } from '../support/cli';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { IdentityService } from '../../src/identity/identity.service';
 import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
@@ -230,7 +230,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
 
     it("the admin CLI's remove-member revokes them too; its output is unchanged", async () => {
       const org = await organization();
-      const result = await runCli(['remove-member', '--org', org.name, '--email', org.member.email], t.env);
+      const result = await runTestCli(['remove-member', '--org', org.name, '--email', org.member.email], t.env);
       expect(result.exitCode).toBe(0);
       expect(JSON.parse(result.stdout)).toStrictEqual({ removed: true, revoked_keys: 0 });
       const { body } = await list(org.admin, { user_id: org.member.userId, include_revoked: true }).expect(200);

@@ -4,7 +4,7 @@ import { AcceptedSubjectToken, SubjectTokenVerifier } from '../../src/federation
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { permissionMask } from '../../src/identity/roles';
-import { IdentityUseRecorder } from '../../src/workload-identities/usage/identity-use.recorder';
+import { CredentialUseRecorder } from '../../src/credentials/credential-use.recorder';
 import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
 import { bearer } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
@@ -257,10 +257,10 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
       const at = new Date(Date.now() - 1000);
       identities.recordUse(identity.id, '203.0.113.7', at);
       expect(await read()).toMatchObject({ last_used_at: at.toISOString(), last_used_ip: '203.0.113.7' });
-      await t.get(IdentityUseRecorder).flush();
+      await t.get(CredentialUseRecorder).flush();
       // An older use, recorded after: the stored one stays.
       identities.recordUse(identity.id, '198.51.100.1', new Date(at.getTime() - 60_000));
-      await t.get(IdentityUseRecorder).flush();
+      await t.get(CredentialUseRecorder).flush();
       expect(await read()).toMatchObject({ last_used_at: at.toISOString(), last_used_ip: '203.0.113.7' });
       const listed = await t.http().get('/v1/organization/workload-identities').set(bearer(admin.token)).expect(200);
       expect(listed.body.workload_identities.find((i: IdentityBody) => i.id === identity.id)).toMatchObject({
@@ -268,7 +268,7 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
         last_used_ip: '203.0.113.7',
       });
       identities.recordUse(identity.id, undefined);
-      await t.get(IdentityUseRecorder).flush();
+      await t.get(CredentialUseRecorder).flush();
       expect((await read()).last_used_ip).toBeNull();
     });
   });

@@ -262,7 +262,9 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
       });
 
       it("an access token's scopes narrow what it may give an identity", async () => {
-        const key = await t.createKey(admin, 'automation', { scopes: ['api_keys:create', 'api_keys:read'] });
+        const key = await t.createKey(admin, 'automation', {
+          scopes: ['workload_identities:create', 'api_keys:read'],
+        });
         const token = await t.exchange(key.value);
         expectError(
           await post({ token }, { ...validBody(github), scopes: ['audit:read'] }),
@@ -308,7 +310,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         const org = await organization();
         const keyExpiry = new Date(Date.now() + DAY_MS).toISOString();
         const key = await t.createKey(org.member, 'short', {
-          scopes: ['api_keys:create', 'api_keys:read'],
+          scopes: ['workload_identities:create', 'api_keys:read'],
           expires_at: keyExpiry,
         });
         const token = await t.exchange(key.value);

@@ -47,6 +47,9 @@ export interface VerifierOptions {
 export interface VerifiedAccess {
   userId: string;
   organizationId: string;
+  /** The credential (API key or workload identity) the token was minted through: its `client_id`. */
+  credentialId: string;
+  /** @deprecated The same value as credentialId, which names what it holds: any kind of credential. */
   apiKeyId: string;
   scopes: string[];
 }
@@ -90,6 +93,8 @@ interface AccessClaims extends JWTPayload {
   exp: number;
   iat: number;
   allowed_cidrs?: string[];
+  /** A person's grant (an MCP client's token): revoked by its own credential-change event. */
+  grant_id?: string;
 }
 
 /** Introspection's answer for a token issued before the stream's start, kept until `untilMs`. */
@@ -180,7 +185,11 @@ class FeedVerifier implements Verifier {
       throw new VerifyError('invalid_token', 'the token has expired');
     }
     const { claims } = known;
-    if (feed.revoked.has(claims.client_id)) throw new VerifyError('revoked', 'the API key of this token was revoked');
+    if (claims.grant_id !== undefined) {
+      if (feed.revoked.has(claims.grant_id)) throw new VerifyError('revoked', 'the grant of this token was revoked');
+    } else if (feed.revoked.has(claims.client_id)) {
+      throw new VerifyError('revoked', 'the API key of this token was revoked');
+    }
     const keyExpires = feed.expiring.get(claims.client_id);
     if (keyExpires !== undefined && now >= keyExpires) {
       throw new VerifyError('revoked', 'the API key of this token expired after its rotation');
@@ -200,13 +209,13 @@ class FeedVerifier implements Verifier {
   private access(
     userId: string,
     organizationId: string,
-    apiKeyId: string,
+    credentialId: string,
     scopes: string[],
     required: readonly string[],
   ): VerifiedAccess {
     const missing = required.filter((scope) => !scopes.includes(scope));
     if (missing.length > 0) throw new VerifyError('insufficient_scope', `missing ${missing.join(' ')}`);
-    return { userId, organizationId, apiKeyId, scopes };
+    return { userId, organizationId, credentialId, apiKeyId: credentialId, scopes };
   }
 
   /** The token's claims, verified once and remembered until it expires. */
@@ -230,6 +239,9 @@ class FeedVerifier implements Verifier {
     const claims = payload as AccessClaims;
     if (typeof claims.org !== 'string' || typeof claims.client_id !== 'string' || payload.token_use !== 'access') {
       throw new VerifyError('invalid_token', 'the token is not a Gatehouse access token');
+    }
+    if (claims.grant_id !== undefined && typeof claims.grant_id !== 'string') {
+      throw new VerifyError('invalid_token', 'the token is not a Gatehouse access token (grant_id)');
     }
     const cidrs: unknown = claims.allowed_cidrs;
     if (cidrs !== undefined && !(Array.isArray(cidrs) && cidrs.every((cidr) => typeof cidr === 'string'))) {

@@ -92,6 +92,7 @@ void describe('@gatehouse/verifier', () => {
     assert.deepEqual(await verifier.verify(token, { scopes: ['orders:read'] }), {
       userId: 'user-1',
       organizationId: 'org-1',
+      credentialId: 'key-1',
       apiKeyId: 'key-1',
       scopes: ['orders:read', 'orders:write'],
     });

@@ -35,6 +35,9 @@ const ACTIONS = Object.keys({
   'workload_identity.created': true,
   'workload_identity.revoked': true,
   'workload_identity.exchanged': true,
+  'grant.granted': true,
+  'grant.refreshed': true,
+  'grant.revoked': true,
 } satisfies Record<AuditAction, true>) as AuditAction[];
 const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

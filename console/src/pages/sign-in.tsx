@@ -4,6 +4,7 @@ import { ErrorMessage, Loading } from '../components/feedback';
 import { useTitle } from '../hooks';
 import { navigate } from '../router';
 import { startSession, takeNotice } from '../session';
+import { afterSignIn } from './consent';
 import { SingleSignOnForm } from './sso-sign-in-form';
 
 /** The code of a sign-in link, from the fragment (`#code=…`), which the browser never sends to a server. */
@@ -72,7 +73,7 @@ export function SignInPage() {
     // The code leaves the address bar (and the tab's history) before anything else happens.
     window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
     trade(code).then(
-      () => navigate('/keys', { replace: true }),
+      () => navigate(afterSignIn(), { replace: true }),
       (failure: unknown) => setError(failure),
     );
   }, [code, opened]);

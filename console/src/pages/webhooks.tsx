@@ -175,7 +175,7 @@ function DeliveryLog({ webhook, generation }: { webhook: Webhook; generation: nu
 }
 
 /**
- * The organization's webhook endpoints (api_keys:manage): add one, send a test, read its deliveries, delete it; one
+ * The organization's webhook endpoints (webhooks:read; changes: webhooks:write): add one, send a test, read its deliveries, delete it; one
  * disabled after failing again and again (docs/webhooks.md#disabled-endpoints) says so and can be enabled again.
  */
 export function WebhooksPage({ session }: { session: Session }) {

@@ -56,8 +56,8 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
   const [shown, setShown] = useState<{ identity: WorkloadIdentity; title: string }>();
   const [revoking, setRevoking] = useState<WorkloadIdentity>();
   const [done, setDone] = useState<string>();
-  const mayCreate = can(session, 'api_keys:create');
-  const mayRevoke = can(session, 'api_keys:revoke');
+  const mayCreate = can(session, 'workload_identities:create');
+  const mayRevoke = can(session, 'workload_identities:revoke');
   const identities = useLoad(
     () =>
       unwrap(

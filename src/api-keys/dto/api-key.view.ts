@@ -1,7 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageMetaView } from '../../common/pagination';
-import { maskPermissions, Permission, PERMISSIONS } from '../../identity/roles';
-import { ApiKey, ApiKeyDisplayStatus, displayStatus } from '../api-key.entity';
+import { CredentialView } from '../../credentials/dto/credential.view';
+import type { ApiKey } from '../api-key.entity';
 import { allowedCidrsOf, rateLimitOf } from '../key-policies';
 import { MAX_USER_AGENT_LENGTH } from '../usage/key-use';
 
@@ -14,48 +13,7 @@ export class KeyRateLimitView {
 }
 
 /** docs/api.md#api-key-object, without the secret. */
-export class ApiKeyView {
-  @ApiProperty({ format: 'uuid' })
-  id: string;
-  @ApiProperty({ format: 'uuid' })
-  organization_id: string;
-  @ApiProperty({ format: 'uuid' })
-  user_id: string;
-  @ApiProperty({ description: '"" when none was given' })
-  label: string;
-  @ApiProperty({
-    enum: ['ACTIVE', 'REVOKED', 'EXPIRED'],
-    description: 'EXPIRED once expires_at has passed (REVOKED wins)',
-  })
-  status: ApiKeyDisplayStatus;
-  @ApiProperty({
-    type: [String],
-    enum: PERMISSIONS,
-    description: 'The permissions the key may use, in catalogue order',
-    example: ['api_keys:read', 'integrations:read'],
-  })
-  scopes: Permission[];
-  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'null: the key does not expire' })
-  expires_at: string | null;
-  @ApiProperty({ format: 'date-time' })
-  created_at: string;
-  @ApiProperty({ format: 'date-time' })
-  updated_at: string;
-  @ApiProperty({
-    format: 'date-time',
-    nullable: true,
-    type: String,
-    description: 'The last successful exchange (POST /v1/token); null until the first',
-  })
-  last_used_at: string | null;
-  @ApiProperty({
-    nullable: true,
-    type: String,
-    maxLength: 45,
-    description: 'The client address of that exchange (as the rate limits see it, TRUST_PROXY applied)',
-    example: '203.0.113.7',
-  })
-  last_used_ip: string | null;
+export class ApiKeyView extends CredentialView {
   @ApiProperty({
     nullable: true,
     type: String,
@@ -88,17 +46,7 @@ export class ApiKeyView {
 
   static from(key: ApiKey): ApiKeyView {
     return {
-      id: key.id,
-      organization_id: key.organizationId,
-      user_id: key.userId,
-      label: key.label,
-      status: displayStatus(key, Date.now()),
-      scopes: maskPermissions(key.scopes),
-      expires_at: key.expiresAt === null ? null : key.expiresAt.toISOString(),
-      created_at: key.createdAt.toISOString(),
-      updated_at: key.updatedAt.toISOString(),
-      last_used_at: key.lastUsedAt === null ? null : key.lastUsedAt.toISOString(),
-      last_used_ip: key.lastUsedIp,
+      ...CredentialView.fields(key),
       last_used_user_agent: key.lastUsedUserAgent,
       replaced_by: key.replacedBy,
       allowed_cidrs: allowedCidrsOf(key.allowedCidrs),
@@ -128,34 +76,4 @@ export class CreateApiKeyResponse {
 export class RotateApiKeyResponse extends CreateApiKeyResponse {
   @ApiProperty({ type: () => ApiKeyView, description: 'The key replaced, as the rotation left it' })
   previous_api_key: ApiKeyView;
-}
-
-export class ApiKeyResponse {
-  @ApiProperty({ type: () => ApiKeyView })
-  api_key: ApiKeyView;
-}
-
-/** A key as organization key management shows it: with its owner's e-mail address. */
-export class OrganizationApiKeyView extends ApiKeyView {
-  @ApiProperty({ nullable: true, type: String, description: "The owner's e-mail address", example: 'dev@acme.test' })
-  owner_email: string | null;
-
-  static withOwner(key: ApiKey, emails: ReadonlyMap<string, string>): OrganizationApiKeyView {
-    return { ...ApiKeyView.from(key), owner_email: emails.get(key.userId) ?? null };
-  }
-}
-
-export class OrganizationApiKeyResponse {
-  @ApiProperty({ type: () => OrganizationApiKeyView })
-  api_key: OrganizationApiKeyView;
-}
-
-export class OrganizationApiKeyListResponse extends PageMetaView {
-  @ApiProperty({ type: () => [OrganizationApiKeyView] })
-  api_keys: OrganizationApiKeyView[];
-}
-
-export class ApiKeyListResponse extends PageMetaView {
-  @ApiProperty({ type: () => [ApiKeyView] })
-  api_keys: ApiKeyView[];
 }

@@ -10,12 +10,11 @@ import { Metrics } from '../../metrics/metrics';
 
 const HOUR_MS = 3_600_000;
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** This request holds its slot of the exposed-report limit. */
-    exposedReportAdmitted?: true;
-  }
-}
+/**
+ * The requests that hold their slot of the limit (taken before the body is read, checked again by the guard). Kept
+ * here rather than on the request: Express's Request is augmented in one place only (common/request-logger.ts).
+ */
+const admitted = new WeakSet<Request>();
 
 /** 100 entries of 512 characters are 308 KB with every character \u-escaped (docs/api.md#post-v1api-keysexposed). */
 const EXPOSED_REPORT_BODY_LIMIT_BYTES = 320 * 1024;
@@ -40,7 +39,7 @@ export class ExposedReportLimitGuard implements CanActivate, LargeBodyRoute {
   }
 
   async admit(req: Request): Promise<void> {
-    if (req.exposedReportAdmitted) return;
+    if (admitted.has(req)) return;
     const slot = await this.counter.reserve(
       `exposed-reports:addr:${clientNetwork(clientAddress(req))}`,
       this.perHour,
@@ -50,7 +49,7 @@ export class ExposedReportLimitGuard implements CanActivate, LargeBodyRoute {
       this.metrics.rateLimited('exposed_reports');
       throw tooManyRequests('too_many_exposed_reports', slot.resetsInMs);
     }
-    req.exposedReportAdmitted = true;
+    admitted.add(req);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -1,15 +1,3 @@
-/**
- * One successful exchange of a key, as the key's usage fields keep it (docs/api.md#usage-fields):
- * `last_used_at`, `last_used_ip` and `last_used_user_agent` always come from the same exchange.
- */
-export interface KeyUse {
-  at: Date;
-  /** The client address as the failure limiter sees it (common/client-address.ts); null when unknown. */
-  ip: string | null;
-  /** The request's User-Agent as usageUserAgent cleans it; null when it had none. */
-  userAgent: string | null;
-}
-
 /** The most of a User-Agent that is kept, in Unicode code points (an emoji is one). */
 export const MAX_USER_AGENT_LENGTH = 255;
 

@@ -42,6 +42,7 @@ export class AuditEventView {
       'trusted_issuer',
       'webhook',
       'workload_identity',
+      'grant',
     ],
     nullable: true,
   })

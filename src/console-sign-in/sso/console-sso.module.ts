@@ -13,13 +13,23 @@ import { SSO_FETCH, SsoClient, ssoFetch } from './sso-client';
 import { SsoIssuerMetadata } from './sso-issuer-metadata';
 import { SsoRequestsRepository } from './sso-requests.repository';
 import { DEFAULT_SSO_SETTINGS, SSO_SETTINGS } from './sso-settings';
+import { ConsoleSsoRequest } from './console-sso-request.entity';
+import { EntitiesModule } from '../../database/entities.module';
 
 /**
  * Console single sign-on (docs/console.md#single-sign-on): a person signs in through their organization's identity
  * provider (federation's people issuer) and lands in the console as with a one-time sign-in link.
  */
 @Module({
-  imports: [ConsoleSignInModule, FederationModule, IdentityModule, AuditModule, RateLimitStorageModule, MetricsModule],
+  imports: [
+    EntitiesModule.forFeature([ConsoleSsoRequest]),
+    ConsoleSignInModule,
+    FederationModule,
+    IdentityModule,
+    AuditModule,
+    RateLimitStorageModule,
+    MetricsModule,
+  ],
   controllers: [ConsoleSsoController],
   providers: [
     ConsoleSsoService,

@@ -1,11 +1,17 @@
 import { FactoryProvider, Type } from '@nestjs/common';
 import { AppError } from '../../common/errors';
+import { AuthorizationCodeGrant, RefreshTokenGrant } from './authorization-code.grant';
 import { ClientCredentialsGrant } from './client-credentials.grant';
 import type { OAuthGrant } from './oauth-grant';
 import { TokenExchangeGrant } from './token-exchange.grant';
 
 /** Every grant type POST /oauth/token takes, in the order RFC 8414 metadata lists them: the one place to add one. */
-export const OAUTH_GRANTS: ReadonlyArray<Type<OAuthGrant>> = [ClientCredentialsGrant, TokenExchangeGrant];
+export const OAUTH_GRANTS: ReadonlyArray<Type<OAuthGrant>> = [
+  ClientCredentialsGrant,
+  TokenExchangeGrant,
+  AuthorizationCodeGrant,
+  RefreshTokenGrant,
+];
 
 /** The grant handlers by their `grant_type` (OAuthGrantGuard dispatches on it; the metadata lists them). */
 export class OAuthGrants {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { Allow, ArrayUnique, IsArray, IsIn, IsString, IsUUID, Validate } from 'class-validator';
-import { ExpiresAt, LabelConstraint } from '../../api-keys/dto/create-api-key.dto';
+import { ExpiresAt, LabelConstraint } from '../../credentials/dto/credential-fields';
 import { Permission, PERMISSIONS } from '../../identity/roles';
 import {
   MAX_CLAIM_NAME_LENGTH,

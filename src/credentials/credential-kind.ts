@@ -1,0 +1,88 @@
+import type { AuditAction, AuditEvent } from '../audit/audit-event.entity';
+import type { AppError } from '../common/errors';
+import type { MembershipAccess } from '../identity/member-access';
+import type { PermissionMask } from '../identity/roles';
+import type { Transaction } from '../database/unit-of-work';
+import type { Credential } from './credential.entity';
+import type { OwnerIds } from './credential-owner';
+
+/** The columns every kind's table has, as its statements return them (Credential's fields). */
+export interface CredentialRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  label: string;
+  status: Credential['status'];
+  scopes: number | string;
+  expires_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  last_used_at: Date | string | null;
+  last_used_ip: string | null;
+  revoked_at: Date | string | null;
+}
+
+/**
+ * What a kind of credential tells the core (docs/adr/0052-one-credential-core.md#a-new-kind): its table and how to
+ * read a row of it, how it is named in the audit trail, and its owner lock. The core does the rest: lists, revocation
+ * (by the owner, an admin, a member's removal), usage fields.
+ */
+export interface CredentialKind<T extends Credential, R extends CredentialRow = CredentialRow> {
+  /** The audit trail's target type; `<name>.revoked` is the action a revocation records (a SET on the feed). */
+  name: NonNullable<AuditEvent['targetType']>;
+  revokedAction: AuditAction;
+  table: string;
+  /** Every column `toEntity` reads, comma-separated. */
+  columns: string;
+  toEntity(row: R): T;
+  /** The indexes the organization's list reads: its ACTIVE credentials, and all of them. */
+  organizationIndexes: { active: string; all: string };
+  /** First half of the owner's PostgreSQL advisory-lock key (the second: the owner's ids, hashed). */
+  ownerLockClass: number;
+  /** Whether its usage fields keep the User-Agent too (`last_used_user_agent`). */
+  keepsUserAgent: boolean;
+  /** The error of an id that is not the caller's (or not the caller's organization's). */
+  notFound(): AppError;
+}
+
+/**
+ * What every kind of credential has, as a token's liveness needs it (auth/credential-liveness.ts), with its owner's
+ * membership read in the same query.
+ */
+export interface CredentialState {
+  userId: string;
+  organizationId: string;
+  status: string;
+  scopes: PermissionMask;
+  /** null: never expires. */
+  expiresAtMs: number | null;
+  /** Comma-separated CIDRs as stored; null: any address (or a kind without allowlists). */
+  allowedCidrs: string | null;
+  rateLimit: { requests: number; windowSeconds: number } | null;
+  /** null: the owner is no longer a member of the credential's organization. */
+  ownerAccess: MembershipAccess | null;
+}
+
+/** What the core asks of a kind's repository beyond its kind (CredentialsRepository implements it). */
+export interface KindStore {
+  readonly kind: CredentialKind<Credential, never>;
+  /** The credential with this id for a token's liveness (one query, batched per kind); undefined when there is none. */
+  read(id: string): Promise<CredentialState | undefined>;
+  lockOwner(owner: OwnerIds, tx: Transaction): Promise<void>;
+  revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]>;
+  recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: CredentialUse]>): Promise<void>;
+}
+
+/**
+ * One successful use of a credential, as its usage fields keep it (docs/api.md#usage-fields): `last_used_at`,
+ * `last_used_ip` and, for a kind that keeps it, `last_used_user_agent` always come from the same use.
+ */
+export interface CredentialUse {
+  at: Date;
+  /** The client address as the failure limiter sees it (common/client-address.ts); null when unknown. */
+  ip: string | null;
+  /** The request's User-Agent as usageUserAgent cleans it; null when it had none or the kind keeps none. */
+  userAgent: string | null;
+  /** The kind's repository it is written through. */
+  store: KindStore;
+}

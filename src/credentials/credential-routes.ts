@@ -1,0 +1,162 @@
+import { Controller, Delete, Get, Inject, Param, Query, Type } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { CurrentRequestContext, RequestContext } from '../audit/request-context';
+import { ErrorCode } from '../common/errors';
+import { ApiErrors } from '../common/openapi';
+import { PageMetaView } from '../common/pagination';
+import { UuidPipe } from '../common/validation.pipe';
+import { Authenticated, Caller } from '../identity/access.decorators';
+import type { Principal } from '../identity/principal';
+import type { Permission } from '../identity/roles';
+import type { Credential } from './credential.entity';
+import { CredentialsRepository } from './credentials.repository';
+import { CredentialsService } from './credentials.service';
+import { CredentialView } from './dto/credential.view';
+import { ListCredentialsQuery, ListOrganizationCredentialsQuery } from './dto/list-credentials.query';
+
+type Summary = { summary: string; description?: string };
+
+/** How one kind's routes are named and shown (docs/adr/0052-one-credential-core.md#a-new-kind). */
+export interface CredentialRoutesOf<T extends Credential, V extends CredentialView> {
+  /** The stem of its OpenAPI schemas' names: `ApiKey` gives ApiKeyResponse, OrganizationApiKeyView... */
+  schema: string;
+  tag: string;
+  /** The kind's store, as its module provides it. */
+  store: Type<CredentialsRepository<T>>;
+  view: Type<V> & { from(credential: T): V };
+  /** The body's key of one credential (`api_key`) and of a list (`api_keys`). */
+  one: string;
+  many: string;
+  permissions: { read: Permission; revoke: Permission; manage: Permission };
+  owner: { list: Summary; get: Summary; revoke: Summary };
+  organization: { path: string; controller: string; list: Summary; revoke: Summary };
+}
+
+/** A class under the name the OpenAPI document shows (schemas and operation ids are named after classes). */
+function named<C extends Type>(name: string, type: C): C {
+  Object.defineProperty(type, 'name', { value: name });
+  return type;
+}
+
+/**
+ * The routes every kind has, from its description: the owner's list, read and revocation (a base class its controller
+ * extends and adds its own routes to), the organization's list and revocation for admins (a controller), and their
+ * response schemas. Each handler is one call of CredentialsService.
+ */
+export function credentialRoutes<T extends Credential, V extends CredentialView>(routes: CredentialRoutesOf<T, V>) {
+  const View: Type<CredentialView> = routes.view;
+  const property = (type: Type, key: string, options: Parameters<typeof ApiProperty>[0]): void =>
+    ApiProperty(options)(type.prototype as object, key);
+
+  const Response = named(`${routes.schema}Response`, class {});
+  property(Response, routes.one, { type: () => View });
+  const ListResponse = named(`${routes.schema}ListResponse`, class extends PageMetaView {});
+  property(ListResponse, routes.many, { type: () => [View] });
+  const OrganizationView = named(`Organization${routes.schema}View`, class extends View {});
+  property(OrganizationView, 'owner_email', {
+    nullable: true,
+    type: String,
+    description: "The owner's e-mail address",
+    example: 'dev@acme.test',
+  });
+  const OrganizationResponse = named(`Organization${routes.schema}Response`, class {});
+  property(OrganizationResponse, routes.one, { type: () => OrganizationView });
+  const OrganizationListResponse = named(`Organization${routes.schema}ListResponse`, class extends PageMetaView {});
+  property(OrganizationListResponse, routes.many, { type: () => [OrganizationView] });
+
+  const withOwner = (credential: T, emails: ReadonlyMap<string, string>) => ({
+    ...routes.view.from(credential),
+    owner_email: emails.get(credential.userId) ?? null,
+  });
+
+  /** The owner's routes: the kind's controller extends this class. */
+  abstract class OwnerRoutes {
+    @Inject(CredentialsService) protected readonly credentials: CredentialsService;
+    @Inject(routes.store) protected readonly store: CredentialsRepository<T>;
+
+    @Get()
+    @Authenticated({ permissions: [routes.permissions.read] })
+    @ApiOperation(routes.owner.list)
+    @ApiOkResponse({ type: ListResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT)
+    async list(@Caller() principal: Principal, @Query() query: ListCredentialsQuery): Promise<Record<string, unknown>> {
+      const window = { page: query.page, limit: query.limit, includeRevoked: query.include_revoked };
+      const page = await this.credentials.list(this.store, principal, window);
+      return { [routes.many]: page.items.map((credential) => routes.view.from(credential)), ...PageMetaView.of(page) };
+    }
+
+    @Get(':id')
+    @Authenticated({ permissions: [routes.permissions.read] })
+    @ApiOperation(routes.owner.get)
+    @ApiOkResponse({ type: Response })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<Record<string, unknown>> {
+      return { [routes.one]: routes.view.from(await this.credentials.get(this.store, principal, id)) };
+    }
+
+    @Delete(':id')
+    @Authenticated({ permissions: [routes.permissions.revoke] })
+    @ApiOperation(routes.owner.revoke)
+    @ApiOkResponse({ type: Response })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async revoke(
+      @Caller() principal: Principal,
+      @Param('id', UuidPipe) id: string,
+      @CurrentRequestContext() request: RequestContext,
+    ): Promise<Record<string, unknown>> {
+      return { [routes.one]: routes.view.from(await this.credentials.revoke(this.store, principal, id, request)) };
+    }
+  }
+
+  @ApiTags(routes.tag)
+  @Controller(routes.organization.path)
+  class OrganizationController {
+    constructor(
+      private readonly credentials: CredentialsService,
+      @Inject(routes.store) private readonly store: CredentialsRepository<T>,
+    ) {}
+
+    @Get()
+    @Authenticated({ permissions: [routes.permissions.manage] })
+    @ApiOperation(routes.organization.list)
+    @ApiOkResponse({ type: OrganizationListResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT)
+    async list(
+      @Caller() principal: Principal,
+      @Query() query: ListOrganizationCredentialsQuery,
+    ): Promise<Record<string, unknown>> {
+      const { page, emails } = await this.credentials.listInOrganization(this.store, principal, {
+        userId: query.user_id,
+        email: query.email,
+        page: query.page,
+        limit: query.limit,
+        includeRevoked: query.include_revoked,
+      });
+      return { [routes.many]: page.items.map((credential) => withOwner(credential, emails)), ...PageMetaView.of(page) };
+    }
+
+    @Delete(':id')
+    @Authenticated({ permissions: [routes.permissions.manage] })
+    @ApiOperation(routes.organization.revoke)
+    @ApiOkResponse({ type: OrganizationResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async revoke(
+      @Caller() principal: Principal,
+      @Param('id', UuidPipe) id: string,
+      @CurrentRequestContext() request: RequestContext,
+    ): Promise<Record<string, unknown>> {
+      const { credential, emails } = await this.credentials.revokeInOrganization(this.store, principal, id, request);
+      return { [routes.one]: withOwner(credential, emails) };
+    }
+  }
+
+  return {
+    OwnerRoutes,
+    OrganizationController: named(routes.organization.controller, OrganizationController),
+    Response,
+    ListResponse,
+    OrganizationView,
+    OrganizationResponse,
+    OrganizationListResponse,
+  };
+}

@@ -1,0 +1,298 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AuditEntry, AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
+import { AppError, ErrorReason } from '../common/errors';
+import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import type { MembershipAccess } from '../identity/member-access';
+import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
+import { CodeBinding, Grant, GrantCredential, GrantsRepository } from './grants.repository';
+
+/** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
+export const CODE_SECONDS = 60;
+
+type Owner = { organizationId: string; userId: string };
+
+/** What the person allowed on the consent page: the client, where it gets the code, and for what. */
+export interface Consent {
+  clientId: string;
+  clientName: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  /** Asked scopes, declared by the resource server. */
+  scopes: readonly string[];
+}
+
+/** What a token request presents with a code. */
+export interface CodeRedemption {
+  code: string;
+  clientId: string | undefined;
+  redirectUri: string | undefined;
+  codeVerifier: string | undefined;
+  resource: string | undefined;
+}
+
+/** A grant's access token to mint, and the refresh token that came with it. */
+export interface GrantTokens {
+  grantId: string;
+  organizationId: string;
+  userId: string;
+  clientId: string;
+  resource: string;
+  scope: string;
+  lifetimeSeconds: number;
+  refreshToken: string;
+}
+
+/** RFC 6749 section 5.2's invalid_grant, with a reason clients can branch on. */
+export function invalidGrant(description: string, reason: ErrorReason): AppError {
+  return new AppError(reason, { message: description });
+}
+
+export function grantNotFound(): AppError {
+  return new AppError('grant_not_found');
+}
+
+/**
+ * Grants (docs/mcp.md#grants): every consent is one, per person, client and resource server; codes and refresh tokens
+ * are issued under it and stored hashed, and end with it. Revoking one (the person, an admin, a member's removal, a
+ * reused refresh token) is audited `grant.revoked`, which the revocation feed turns into a credential-change event.
+ */
+@Injectable()
+export class GrantsService {
+  constructor(
+    private readonly grants: GrantsRepository,
+    private readonly audit: AuditService,
+    private readonly unitOfWork: UnitOfWork,
+  ) {}
+
+  /** Whether an active grant already covers these scopes (the consent is remembered). */
+  async remembered(owner: Owner, clientId: string, resource: string, scopes: readonly string[]): Promise<boolean> {
+    const grant = await this.grants.activeGrant(owner, clientId, resource);
+    return grant !== null && covers(grant.scope, scopes);
+  }
+
+  /**
+   * The person allowed it: their grant for the client and resource (created, or widened to the asked scopes, audited
+   * `grant.granted`), and a code bound to the client, redirect URI, PKCE challenge, resource and scopes.
+   */
+  async allow(owner: Owner, consent: Consent, request?: RequestContext, now = new Date()): Promise<string> {
+    const grantId = await this.unitOfWork.run(async (tx) => {
+      const existing = await this.grants.activeGrant(owner, consent.clientId, consent.resource);
+      if (existing !== null && covers(existing.scope, consent.scopes)) return existing.id;
+      const scope = scopeSet([existing?.scope ?? '', ...consent.scopes].join(' ')).join(' ');
+      let id: string;
+      if (existing === null) {
+        id = randomUUID();
+        await this.grants.insert(
+          {
+            id,
+            ...owner,
+            clientId: consent.clientId,
+            clientName: consent.clientName,
+            resource: consent.resource,
+            scope,
+            status: 'active',
+            createdAt: now,
+            lastUsedAt: null,
+            revokedAt: null,
+          },
+          tx,
+        );
+      } else {
+        id = existing.id;
+        await this.grants.updateScope(id, scope, consent.clientName, tx);
+      }
+      await this.audit.record(
+        this.entry('grant.granted', owner, id, owner.userId, consent.clientId.slice(0, 1024), request),
+        tx,
+      );
+      return id;
+    });
+    const code = newSecret(CODE_PREFIX);
+    await this.grants.pruneCodes(new Date(now.getTime() - CODE_SECONDS * 1000));
+    await this.grants.insertCode(
+      secretHash(code, CODE_PREFIX)!,
+      {
+        grantId,
+        clientId: consent.clientId,
+        redirectUri: consent.redirectUri,
+        codeChallenge: consent.codeChallenge,
+        resource: consent.resource,
+        scope: scopeSet(consent.scopes.join(' ')).join(' '),
+      },
+      new Date(now.getTime() + CODE_SECONDS * 1000),
+    );
+    return code;
+  }
+
+  /**
+   * The code's token request (OAuth 2.1 section 4.1.3): used once (a second use ends the grant), unexpired, by the
+   * client it was issued to, with its redirect URI, PKCE verifier and resource; the grant still active and its person a
+   * member. A refused code stays used.
+   */
+  async redeem(presented: CodeRedemption, now = new Date()): Promise<GrantTokens> {
+    const hash = secretHash(presented.code, CODE_PREFIX);
+    if (hash === null) throw invalidGrant('the code is not valid', 'code_invalid');
+    const outcome = await this.unitOfWork.run(async (tx) => {
+      const binding = await this.grants.consumeCode(hash, now, tx);
+      if (binding === 'used') {
+        const grantId = await this.grants.codeGrant(hash, tx);
+        if (grantId !== null) await this.revokeInside(grantId, 'code_reused', now, tx);
+        return invalidGrant('the code was used already: its grant is revoked', 'code_reused');
+      }
+      if (binding === 'expired') return invalidGrant('the code has expired', 'code_expired');
+      if (binding === 'unknown') return invalidGrant('the code is not valid', 'code_invalid');
+      const refused = this.bindingRefusal(binding, presented);
+      if (refused !== null) return refused;
+      return this.issue(binding.grantId, binding.scope, now, tx);
+    });
+    if (outcome instanceof AppError) throw outcome;
+    return outcome;
+  }
+
+  /**
+   * A refresh token (OAuth 2.1 section 4.3): used once and replaced; a used one presented again ends the whole grant
+   * (RFC 9700 section 4.14.2). The client must be the grant's.
+   */
+  async refresh(token: string, clientId: string | undefined, request?: RequestContext, now = new Date()) {
+    const hash = secretHash(token, REFRESH_PREFIX);
+    if (hash === null) throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
+    const outcome = await this.unitOfWork.run(async (tx) => {
+      const used = await this.grants.useRefreshToken(hash, now, tx);
+      if (used === null) return invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
+      if ('reused' in used) {
+        await this.revokeInside(used.reused, 'refresh_token_reused', now, tx);
+        return invalidGrant('the refresh token was used already: its grant is revoked', 'refresh_token_reused');
+      }
+      const grant = await this.grants.findById(used.grantId);
+      if (grant === null || grant.clientId !== clientId) {
+        return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
+      }
+      return this.issue(used.grantId, used.scope, now, tx);
+    });
+    if (outcome instanceof AppError) throw outcome;
+    this.audit.recordSoon(this.entry('grant.refreshed', outcome, outcome.grantId, outcome.userId, null, request));
+    return outcome;
+  }
+
+  /** The live membership behind a grant's access token: the grant active and its person a member; else null. */
+  /** The grant's owner, status and person's membership, for the token authenticator (CredentialKinds). */
+  credential(grantId: string): Promise<GrantCredential | undefined> {
+    return this.grants.findCredential(grantId);
+  }
+
+  liveAccess(grantId: string, owner: Owner): Promise<MembershipAccess | null> {
+    return this.grants.liveAccess(grantId, owner);
+  }
+
+  listForOwner(owner: Owner): Promise<Grant[]> {
+    return this.grants.listForOwner(owner);
+  }
+
+  listForOrganization(organizationId: string): Promise<Grant[]> {
+    return this.grants.listForOrganization(organizationId);
+  }
+
+  /**
+   * Revokes one of the person's grants (404 for anyone else's, or another organization's), or as an admin any grant
+   * of the organization: its access tokens are refused at once, its refresh tokens deleted.
+   */
+  async revoke(
+    by: Owner,
+    id: string,
+    options: { asAdmin: boolean; request?: RequestContext },
+    now = new Date(),
+  ): Promise<Grant> {
+    const grant = await this.grants.findById(id);
+    const visible =
+      grant !== null && grant.organizationId === by.organizationId && (options.asAdmin || grant.userId === by.userId);
+    if (!visible) throw grantNotFound();
+    if (grant.status === 'revoked') return grant;
+    await this.unitOfWork.run(async (tx) => {
+      const ids = await this.grants.revoke({ id, organizationId: grant.organizationId, userId: grant.userId }, now, tx);
+      const reason = grant.userId === by.userId ? 'user' : 'admin';
+      await this.audit.recordAll(
+        ids.map((revoked) => this.entry('grant.revoked', grant, revoked, by.userId, reason, options.request)),
+        tx,
+      );
+    });
+    return { ...grant, status: 'revoked', revokedAt: now };
+  }
+
+  /** A member's removal: every grant of theirs in the organization revoked, the entries to record with the removal. */
+  async revokeMemberGrants(owner: Owner, at: Date, tx: Transaction): Promise<AuditEntry[]> {
+    const ids = await this.grants.revoke(owner, at, tx);
+    return ids.map((id) => this.entry('grant.revoked', owner, id, null, 'member_removed'));
+  }
+
+  private async revokeInside(grantId: string, reason: string, now: Date, tx: Transaction): Promise<void> {
+    const grant = await this.grants.findById(grantId);
+    if (grant === null) return;
+    const ids = await this.grants.revoke(
+      { id: grantId, organizationId: grant.organizationId, userId: grant.userId },
+      now,
+      tx,
+    );
+    await this.audit.recordAll(
+      ids.map((id) => this.entry('grant.revoked', grant, id, null, reason)),
+      tx,
+    );
+  }
+
+  private bindingRefusal(binding: CodeBinding, presented: CodeRedemption): AppError | null {
+    if (presented.clientId !== binding.clientId) {
+      return invalidGrant('the code was issued to another client', 'client_mismatch');
+    }
+    if (presented.redirectUri !== binding.redirectUri) {
+      return invalidGrant('redirect_uri differs from the authorization request', 'redirect_uri_mismatch');
+    }
+    if (!pkceMatches(presented.codeVerifier, binding.codeChallenge)) {
+      return invalidGrant('code_verifier does not match the code_challenge', 'pkce_mismatch');
+    }
+    if (presented.resource !== undefined && presented.resource !== binding.resource) {
+      return invalidGrant('resource differs from the authorization request', 'resource_mismatch');
+    }
+    return null;
+  }
+
+  /** The grant's tokens to mint and a new refresh token, stored in the same transaction. */
+  private async issue(grantId: string, scope: string, now: Date, tx: Transaction): Promise<GrantTokens | AppError> {
+    const grant = await this.grants.findById(grantId);
+    const access = grant === null ? null : await this.grants.liveAccess(grantId, grant);
+    if (grant === null || access === null) return invalidGrant('the grant was revoked', 'grant_revoked');
+    const refreshToken = newSecret(REFRESH_PREFIX);
+    await this.grants.insertRefreshToken(secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
+    await this.grants.touch(grantId, now, tx);
+    return {
+      grantId,
+      organizationId: grant.organizationId,
+      userId: grant.userId,
+      clientId: grant.clientId,
+      resource: grant.resource,
+      scope,
+      lifetimeSeconds: access.accessTokenLifetime,
+      refreshToken,
+    };
+  }
+
+  private entry(
+    action: 'grant.granted' | 'grant.refreshed' | 'grant.revoked',
+    owner: Owner,
+    grantId: string,
+    actorUserId: string | null,
+    reason: string | null,
+    request?: RequestContext,
+  ): AuditEntry {
+    return {
+      action,
+      organizationId: owner.organizationId,
+      actorUserId,
+      targetType: 'grant',
+      targetId: grantId,
+      reason,
+      request,
+    };
+  }
+}

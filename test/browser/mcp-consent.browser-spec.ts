@@ -1,0 +1,193 @@
+import { auth, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { Browser, chromium, Page } from 'playwright-core';
+import { ClientDocumentServer, REDIRECT_URI } from '../support/client-documents';
+import { McpServerProcess } from '../support/mcp-server-process';
+import { freePort } from '../support/ports';
+import { waitFor } from '../support/wait';
+import { ConsoleServer } from './console-server';
+
+/**
+ * THE end-to-end test of docs/mcp.md: a real MCP client (the SDK's StreamableHTTPClientTransport with an
+ * OAuthClientProvider) finds Gatehouse from examples/mcp-server's 401, names itself by a Client ID Metadata Document
+ * (served over https with the run's local CA), and sends the person to Gatehouse; Chromium signs in with a one-time
+ * link and clicks Allow on the consent page. The SDK does PKCE and the token request itself, lists and calls a tool,
+ * refreshes, and is refused within 1 s once the grant is revoked on the console's Connected apps page.
+ */
+const EMAIL = 'person@example.com';
+const ORG = 'mcp-browser';
+
+/** The SDK's provider, its "redirect the user agent" step done by Chromium: it yields the code the redirect carried. */
+class BrowserProvider implements OAuthClientProvider {
+  private saved: OAuthTokens | undefined;
+  private info: OAuthClientInformationMixed | undefined;
+  private verifier = '';
+  /** The code of the last authorization, once Chromium reached the redirect URI. */
+  code: Promise<string> | undefined;
+  /** Set once the grant is revoked: the SDK asking the person again is a refusal to the test. */
+  refuseAuthorization = false;
+
+  constructor(
+    readonly clientMetadataUrl: string,
+    private readonly consent: (url: URL) => Promise<string>,
+  ) {}
+
+  get redirectUrl(): string {
+    return REDIRECT_URI;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'Test MCP client', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' };
+  }
+
+  clientInformation() {
+    return this.info;
+  }
+
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+
+  tokens() {
+    return this.saved;
+  }
+
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+
+  redirectToAuthorization(url: URL) {
+    if (this.refuseAuthorization) throw new Error('the person would be asked again: the grant is gone');
+    this.code = this.consent(url);
+  }
+
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+describe('an MCP client connected by a person in the browser (docs/mcp.md)', () => {
+  let documents: ClientDocumentServer;
+  let server: ConsoleServer;
+  let mcp: McpServerProcess;
+  let browser: Browser;
+  let page: Page;
+  let audience: string;
+  let clientId: string;
+
+  beforeAll(async () => {
+    documents = await ClientDocumentServer.start();
+    clientId = documents.client('/mcp-client.json', { client_name: 'Test MCP client' });
+    server = await ConsoleServer.start({ NODE_EXTRA_CA_CERTS: documents.caFile });
+    await server.member(ORG, EMAIL, 'member');
+    audience = `http://127.0.0.1:${await freePort()}/mcp`;
+    const registered = await server.cli(
+      'resource-server',
+      'add',
+      '--name',
+      'Notes',
+      '--audience',
+      audience,
+      '--scope',
+      'tools:read=List and call read-only tools',
+      '--scope',
+      'tools:write=Call tools that change notes',
+    );
+    mcp = await McpServerProcess.start({
+      issuer: server.baseUrl,
+      audience,
+      clientId: registered.client_id as string,
+      clientSecret: registered.client_secret as string,
+    });
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+    page = await (await browser.newContext({ baseURL: server.baseUrl })).newPage();
+    // The client's loopback redirect URI: Chromium's request is answered here, its code read.
+    await page.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, body: 'You can close this tab.' }));
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await mcp?.stop();
+    await server?.stop();
+    await documents?.close();
+  });
+
+  /** The person's part: sign in when asked, read the consent page, Allow; the code the redirect carries. */
+  async function consent(url: URL): Promise<string> {
+    const redirected = page.waitForRequest((request) => request.url().startsWith(REDIRECT_URI), { timeout: 30_000 });
+    await page.goto(url.href);
+    await page.getByRole('heading', { name: 'Sign in to the Gatehouse console' }).waitFor();
+    await page.goto(await server.signInLink(ORG, EMAIL));
+    await page.getByRole('heading', { name: 'Allow access?' }).waitFor();
+    const lead = (await page.locator('.lead').textContent()) ?? '';
+    expect(lead).toContain('Test MCP client');
+    expect(await page.getByTestId('client-host').textContent()).toBe(new URL(clientId).host);
+    expect(lead).toContain('Notes');
+    expect(lead).toContain(ORG);
+    expect(await page.getByRole('list', { name: 'Permissions asked' }).textContent()).toContain(
+      'List and call read-only tools',
+    );
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const answer = new URL((await redirected).url());
+    expect(answer.searchParams.get('iss')).toBe(server.baseUrl);
+    return answer.searchParams.get('code')!;
+  }
+
+  it('connects, lists and calls a tool, refreshes, and is refused within 1 s of the revocation', async () => {
+    const provider = new BrowserProvider(clientId, consent);
+    const first = new StreamableHTTPClientTransport(new URL(audience), { authProvider: provider });
+    // The SDK's discovery, CIMD client_id and PKCE: it stops at the person's consent.
+    await expect(new Client({ name: 'test', version: '1.0.0' }).connect(first)).rejects.toThrow(/Unauthorized/);
+    await first.finishAuth(await provider.code!);
+    const issued = provider.tokens()!;
+    expect(issued.refresh_token).toMatch(/^gh_rt_/);
+
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(audience), { authProvider: provider }));
+    const tools = await client.listTools();
+    expect(tools.tools.map((tool) => tool.name)).toContain('list_notes');
+    await client.callTool({ name: 'list_notes', arguments: {} });
+
+    // A refresh, as the SDK does it: a new access token and a new refresh token.
+    expect(await auth(provider, { serverUrl: new URL(audience) })).toBe('AUTHORIZED');
+    const refreshed = provider.tokens()!;
+    expect(refreshed.refresh_token).not.toBe(issued.refresh_token);
+    await client.callTool({ name: 'list_notes', arguments: {} });
+
+    // Revoked on the console's Connected apps page.
+    await page.goto('/console/apps');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('Test MCP client can no longer act for you').waitFor();
+    provider.refuseAuthorization = true;
+    await waitFor(
+      "the MCP server refusing the revoked grant's access token",
+      async () => {
+        const answer = await fetch(audience, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            Authorization: `Bearer ${refreshed.access_token}`,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+        return answer.status === 401;
+      },
+      { timeoutMs: 1_000 },
+    );
+    // The SDK's next call: its refresh is refused, and it would have to ask the person again.
+    await expect(client.callTool({ name: 'list_notes', arguments: {} })).rejects.toThrow();
+    await client.close();
+  });
+});
