@@ -193,6 +193,7 @@ describe('admin CLI', () => {
           .http()
           .get('/v1/user-api-keys')
           .set(bearer(boot.session_token as string)),
+        'member_removed',
       );
       await fails(['remove-member', '--org', org, '--email', address], /is not a member/);
     });
@@ -694,7 +695,7 @@ describe('admin CLI: a mismatch with the server is loud', () => {
       const elsewhere = await run(ELSEWHERE, 'bootstrap', '--org', 'acme', '--email', 'dev@acme.test');
       expect(elsewhere.stderr).toContain('generated new local secrets');
       const token = JSON.parse(elsewhere.stdout).session_token as string;
-      expectBearerRejected(await server.http().get('/v1/user-api-keys').set(bearer(token)));
+      expectBearerRejected(await server.http().get('/v1/user-api-keys').set(bearer(token)), 'token_invalid');
     } finally {
       await server.close();
     }
@@ -761,7 +762,7 @@ describe('admin CLI: the server at the address it assumed', () => {
       /^warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http:\/\/localhost:3000 \(PORT is not set either: the default, 3000\), but .*401 user not authenticated.*run this command with the server's (PORT|JWT_ISSUER|DATA_DIR)/,
     );
     expect(guessed.stderr.split('\n')).toHaveLength(2);
-    expectBearerRejected(await organizationWith(JSON.parse(guessed.stdout).session_token));
+    expectBearerRejected(await organizationWith(JSON.parse(guessed.stdout).session_token), 'token_invalid');
   });
 
   it('with a PORT where no server answers, it says so and names the fix', async () => {
@@ -772,7 +773,7 @@ describe('admin CLI: the server at the address it assumed', () => {
     expect(result.stderr).toBe(
       `warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http://localhost:${other} (PORT=${other}), but no server answers there: a server at another address refuses the token (401 user not authenticated); run this command with the server's PORT (or its PUBLIC_BASE_URL or JWT_ISSUER)\n`,
     );
-    expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token));
+    expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token), 'token_invalid');
   });
 
   it('a server there with another issuer: the warning names it', async () => {
@@ -784,7 +785,7 @@ describe('admin CLI: the server at the address it assumed', () => {
     expect(result.stderr).toBe(
       `warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http://localhost:${port} (PORT=${port}), but the Gatehouse there has the issuer https://gatehouse.test: it refuses the token (401 user not authenticated); run this command with the server's JWT_ISSUER and PUBLIC_BASE_URL\n`,
     );
-    expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token));
+    expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token), 'token_invalid');
   });
 
   it('a server there on another database (same secrets): the warning names it', async () => {
@@ -795,7 +796,7 @@ describe('admin CLI: the server at the address it assumed', () => {
       expect(result.stderr).toBe(
         `warning: JWT_ISSUER and PUBLIC_BASE_URL are not set, so the session token printed above is for a server at http://localhost:${port} (PORT=${port}), but the Gatehouse there uses another database: it refuses the token (401 user not authenticated); run this command with the server's DATA_DIR and DATABASE_URL\n`,
       );
-      expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token));
+      expectBearerRejected(await organizationWith(JSON.parse(result.stdout).session_token), 'member_removed');
     } finally {
       await other.drop();
     }
