@@ -43,7 +43,11 @@ export class AuthorizeController {
     summary: 'Authorization endpoint (OAuth 2.1 authorization code with PKCE S256, RFC 8707 resource, RFC 9207 iss)',
   })
   @ApiResponse({ status: 302, description: "To the consent page; or to the client's redirect URI with an error" })
-  @ApiResponse({ status: 400, description: 'An HTML page: the client or its redirect URI was refused' })
+  @ApiResponse({
+    status: 400,
+    description: 'An HTML page: the client or its redirect URI was refused',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
   async authorize(@Req() request: Request, @Res() response: Response): Promise<void> {
     response.setHeader('Cache-Control', 'no-store');
     const parameters: AuthorizeParameters = {};

@@ -54,6 +54,8 @@ describe('OpenAPI document', () => {
       }
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) < 400) continue;
+        // A page for a person, not a body for a client (GET /oauth/authorize before the redirect URI is known).
+        if (response.content?.['text/html'] !== undefined) continue;
         const ref = response.content?.['application/json']?.schema.$ref;
         // The OAuth endpoints answer in RFC 6749's shape (docs/resource-servers.md#errors).
         const body = path.startsWith('/oauth/') ? 'OAuthErrorBody' : 'ErrorBody';
