@@ -123,7 +123,13 @@ describe('console sign-in links', () => {
     expect(response.body).toMatchObject({
       user_id: viewer.userId,
       role: 'viewer',
-      permissions: ['api_keys:read', 'api_keys:revoke', 'integrations:read'],
+      permissions: [
+        'api_keys:read',
+        'api_keys:revoke',
+        'integrations:read',
+        'workload_identities:read',
+        'workload_identities:revoke',
+      ],
     });
   });
 
@@ -220,11 +226,11 @@ describe('console sign-out', () => {
     await keys(member.token).expect(200);
     const response = await signOut(member.token);
     expect({ status: response.status, body: response.body }).toEqual({ status: 204, body: {} });
-    expectBearerRejected(await keys(member.token));
-    expectBearerRejected(await keys(member.token, second));
-    expectBearerRejected(await keys(other, second));
+    expectBearerRejected(await keys(member.token), 'session_ended');
+    expectBearerRejected(await keys(member.token, second), 'session_ended');
+    expectBearerRejected(await keys(other, second), 'session_ended');
     // Signing out again with the ended token is a 401 like any other request.
-    expectBearerRejected(await signOut(member.token));
+    expectBearerRejected(await signOut(member.token), 'session_ended');
   });
 
   it('leaves API keys and their access tokens, other members and other organizations alone', async () => {
@@ -279,9 +285,9 @@ describe('console sign-out', () => {
     const member = await t.user({ org: 'sign-out-org', role: 'member' });
     await keys(member.token).expect(200);
     expect((await cli('remove-member', '--org', 'sign-out-org', '--email', member.email)).exitCode).toBe(0);
-    expectBearerRejected(await keys(member.token));
+    expectBearerRejected(await keys(member.token), 'member_removed');
     const back = await t.user({ org: 'sign-out-org', email: member.email, role: 'member' });
-    expectBearerRejected(await keys(member.token));
+    expectBearerRejected(await keys(member.token), 'session_ended');
     await keys(back.token).expect(200);
   });
 });

@@ -30,4 +30,10 @@ export const PERMISSION_CATALOGUE: readonly string[] = [
   'integrations:read',
   'integrations:write',
   'organization:write',
+  'webhooks:read',
+  'webhooks:write',
+  'workload_identities:create',
+  'workload_identities:read',
+  'workload_identities:revoke',
+  'workload_identities:manage',
 ];
