@@ -507,7 +507,7 @@ describe('/v1/user-api-keys', () => {
       // Whatever was minted before the revoke committed is dead now (the key of `client_id` is checked on every request).
       const minted = raced.filter((r) => r.status === 200).map((r) => r.token!);
       for (const token of minted) {
-        expectBearerRejected(await t.http().get('/v1/user-api-keys').set(bearer(token)));
+        expectBearerRejected(await t.http().get('/v1/user-api-keys').set(bearer(token)), 'credential_revoked');
       }
     });
 

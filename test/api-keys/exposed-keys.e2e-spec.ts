@@ -90,7 +90,7 @@ describe(`POST /v1/api-keys/exposed on ${DATABASE_KIND}`, () => {
         'api key revoked',
         'api_key_revoked',
       );
-      expectBearerRejected(await t.http().get('/v1/user-api-keys').set(bearer(accessToken)));
+      expectBearerRejected(await t.http().get('/v1/user-api-keys').set(bearer(accessToken)), 'credential_revoked');
       expect((await statusOf(owner, id)).status).toBe('REVOKED');
     });
 
@@ -347,7 +347,7 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
     for (let i = 0; i < 3; i += 1) await report('203.0.113.10', { keys: [unknownKey()] }).expect(202);
     const { id, value } = await t.createKey(owner);
     const refused = await report('203.0.113.10', { keys: [value] });
-    expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+    expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_exposed_reports');
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(3500);
     expect(retryAfter).toBeLessThanOrEqual(3600);
@@ -365,14 +365,14 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       429,
       'RESOURCE_EXHAUSTED',
       'too many requests',
-      'too_many_requests',
+      'too_many_exposed_reports',
     );
     expectError(
       await report('203.0.113.20', { keys: ['x'] }),
       429,
       'RESOURCE_EXHAUSTED',
       'too many requests',
-      'too_many_requests',
+      'too_many_exposed_reports',
     );
   });
 
@@ -385,7 +385,7 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       .set('X-Forwarded-For', '203.0.113.25')
       .set('Content-Type', 'application/json')
       .send('{"keys":');
-    expectError(malformed, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+    expectError(malformed, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_exposed_reports');
     const server = t.app.getHttpServer() as Server;
     if (!server.listening) await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
     const { port } = server.address() as AddressInfo;
@@ -424,7 +424,7 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       429,
       'RESOURCE_EXHAUSTED',
       'too many requests',
-      'too_many_requests',
+      'too_many_exposed_reports',
     );
     await report('2001:db8:7:8::1', { keys: ['x'] }).expect(202);
   });
@@ -468,8 +468,8 @@ describe(`POST /v1/api-keys/exposed: at most EXPOSED_REPORTS_PER_HOUR per client
       await send(first).expect(202);
       await send(second).expect(202);
       await send(first).expect(202);
-      expectError(await send(second), 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
-      expectError(await send(first), 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+      expectError(await send(second), 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_exposed_reports');
+      expectError(await send(first), 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_exposed_reports');
     });
   },
 );

@@ -174,7 +174,7 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
       },
       'own API': async () => {
         const response = await ownApi(forGatehouse, key.id);
-        if (response.status !== 200) expectBearerRejected(response);
+        if (response.status !== 200) expectBearerRejected(response, 'credential_expired');
         return response.status === 200;
       },
     };

@@ -139,7 +139,7 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
     // Per organization: another endpoint of the same organization is refused as well.
     for (const id of [webhook.id, second.id]) {
       const refused = await t.http().post(`${ROUTE}/${id}/test`).set(bearer(admin.token));
-      expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+      expectError(refused, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_webhook_tests');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
     }
