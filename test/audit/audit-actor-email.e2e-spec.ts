@@ -85,6 +85,7 @@ describe(`GET /v1/audit-events by actor e-mail on ${DATABASE_KIND}`, () => {
           .get('/v1/audit-events')
           .query({ actor_email, action: 'console.signed_in', limit: 1, cursor: page.next_cursor! })
           .set(bearer(admin.token)),
+        'page_cursor_invalid',
       );
     }
   });
@@ -97,7 +98,8 @@ describe(`GET /v1/audit-events by actor e-mail on ${DATABASE_KIND}`, () => {
     ['a repeated address', 'actor_email=a@example.com&actor_email=b@example.com'],
     ['a forged cursor with an unknown address', 'actor_email=nobody@example.com&cursor=forged'],
   ])('refuses %s with 400', async (_name, query) => {
-    expectInvalidArgument(await t.http().get(`/v1/audit-events?${query}`).set(bearer(admin.token)));
+    const reason = query.includes('cursor=') ? 'page_cursor_invalid' : 'invalid_argument';
+    expectInvalidArgument(await t.http().get(`/v1/audit-events?${query}`).set(bearer(admin.token)), reason);
   });
 
   it('still refuses an e-mail address as actor_user_id (a UUID only)', async () => {

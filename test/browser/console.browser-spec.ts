@@ -376,7 +376,12 @@ describe('web console in Chromium', () => {
     await textOf(member.page.getByRole('banner').getByTestId('signed-in-as'), `Signed in as ${MEMBER}`);
     const nav = member.page.getByRole('navigation', { name: 'Console' });
     await until(async () =>
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['My keys', 'Workload identities', 'Integrations']),
+      expect(await nav.getByRole('link').allTextContents()).toEqual([
+        'My keys',
+        'Workload identities',
+        'Connected apps',
+        'Integrations',
+      ]),
     );
     await member.page.getByRole('link', { name: 'Integrations' }).click();
     await visible(member.page.getByRole('heading', { name: 'Integrations' }));
