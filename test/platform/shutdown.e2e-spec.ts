@@ -107,9 +107,11 @@ describe('graceful shutdown (the built server as a child process)', () => {
       }
       if (readiness === undefined) await pause(20);
     }
-    expect(['ECONNREFUSED', 'ECONNRESET', '503 {"code":"UNAVAILABLE","message":"service unavailable"}']).toContain(
-      readiness,
-    );
+    expect([
+      'ECONNREFUSED',
+      'ECONNRESET',
+      '503 {"code":"UNAVAILABLE","message":"service unavailable","reason":"shutting_down"}',
+    ]).toContain(readiness);
     expect(server.child.exitCode).toBeNull(); // still draining: the request is in flight
 
     const finished = await inFlight.finish();
