@@ -36,7 +36,7 @@ const expectUnavailable = (response: Response): void =>
   expectError(response, 503, 'UNAVAILABLE', 'monitoring provider unavailable', 'monitoring_unavailable');
 
 function expectTooMany(response: Response, maxSeconds: number): void {
-  expectError(response, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_requests');
+  expectError(response, 429, 'RESOURCE_EXHAUSTED', 'too many requests', 'too_many_validations');
   expect(response.headers['retry-after']).toMatch(/^\d+$/);
   expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(maxSeconds);

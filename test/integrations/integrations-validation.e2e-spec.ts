@@ -130,6 +130,7 @@ describe('monitoring credential validation (e2e)', () => {
       expect(response.body).toStrictEqual({
         code: 'FAILED_PRECONDITION',
         message: 'monitoring api keys are invalid',
+        reason: 'monitoring_keys_invalid',
         validation: expectedValidation({}, 'Invalid'),
       });
       await expectNothingStored();
@@ -143,6 +144,7 @@ describe('monitoring credential validation (e2e)', () => {
       expect(response.body).toStrictEqual({
         code: 'FAILED_PRECONDITION',
         message: 'required monitoring permissions are missing',
+        reason: 'monitoring_permissions_missing',
         validation: expectedValidation({ [permission]: 'Missing' }),
       });
       expect(fake.callsTo(PROBE_PATH[permission])).toHaveLength(1);
@@ -158,6 +160,7 @@ describe('monitoring credential validation (e2e)', () => {
       expect(response.body).toStrictEqual({
         code: 'FAILED_PRECONDITION',
         message: 'required monitoring permissions are missing',
+        reason: 'monitoring_permissions_missing',
         validation: expectedValidation({
           slos_read: 'Missing',
           dashboards_read: 'Missing',

@@ -269,6 +269,7 @@ describe('notification integrations (e2e)', () => {
         expect(response.body).toStrictEqual({
           code: 'FAILED_PRECONDITION',
           message: 'monitoring api keys are invalid',
+          reason: 'monitoring_keys_invalid',
           validation: expectedValidation({}, 'Invalid'),
         });
       });
@@ -287,6 +288,7 @@ describe('notification integrations (e2e)', () => {
         expect(response.body).toStrictEqual({
           code: 'FAILED_PRECONDITION',
           message: 'required monitoring permissions are missing',
+          reason: 'monitoring_permissions_missing',
           validation: expectedValidation({ monitors_read: 'Missing' }),
         });
       });
@@ -420,8 +422,11 @@ describe('notification integrations (e2e)', () => {
       expectBearerRejected(await t.http().get(`${path}/${id}`));
       expectBearerRejected(await t.http().post(path).send({ type: 'monitoring', name: 'x', config }));
       expectBearerRejected(await t.http().post(`${path}/monitoring/validate`).send(config));
-      expectBearerRejected(await t.http().patch(`${path}/${id}`).set('Authorization', 'Bearer nope').send({}));
-      expectBearerRejected(await t.http().delete(`${path}/${id}`).set('Authorization', `ApiKey x`));
+      expectBearerRejected(
+        await t.http().patch(`${path}/${id}`).set('Authorization', 'Bearer nope').send({}),
+        'token_invalid',
+      );
+      expectBearerRejected(await t.http().delete(`${path}/${id}`).set('Authorization', `ApiKey x`), 'token_malformed');
       expect(fake.calls).toEqual([]);
     });
 

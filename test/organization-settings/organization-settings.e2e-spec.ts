@@ -93,7 +93,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
 
     it('refuses a request without a valid Bearer token (401)', async () => {
       expectBearerRejected(await t.http().get(path));
-      expectBearerRejected(await t.http().get(path).set(bearer('not-a-token')));
+      expectBearerRejected(await t.http().get(path).set(bearer('not-a-token')), 'token_invalid');
     });
   });
 
@@ -288,6 +288,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
       const later = new Date(Date.parse(createdAt) + 8 * 86_400_000).toISOString();
       expectInvalidArgument(
         await t.http().post('/v1/user-api-keys').set(bearer(org.member.token)).send({ expires_at: later }),
+        'expires_at_invalid',
       );
       const kept = await t.http().get(`/v1/user-api-keys/${before.id}`).set(bearer(org.member.token)).expect(200);
       expect(kept.body.api_key.expires_at).toBeNull();
@@ -368,7 +369,7 @@ describe(`organization settings on ${DATABASE_KIND}`, () => {
     it("a removed member's token reads nothing any more (401)", async () => {
       const org = await organization();
       await t.get(IdentityService).removeMember(org.viewer.organizationId, org.viewer.userId);
-      expectBearerRejected(await read(org.viewer));
+      expectBearerRejected(await read(org.viewer), 'member_removed');
     });
   });
 });
