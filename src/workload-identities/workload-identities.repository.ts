@@ -15,7 +15,7 @@ import type { WorkloadIdentity } from './workload-identity.entity';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
 import type { CredentialState } from '../credentials/credential-kind';
-import { WORKLOAD_IDENTITY_KIND, WorkloadIdentityRow } from './workload-identity-rows';
+import { WORKLOAD_IDENTITY_KIND } from './workload-identity-kind';
 
 /** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
 export interface IdentityCredential {
@@ -48,12 +48,18 @@ export type NamedIdentity = Omit<IdentityCandidate, 'ownerAccess'> & {
   ownerAccess: MembershipAccess | null;
 };
 
-type CredentialRow = Pick<WorkloadIdentityRow, 'id' | 'organization_id' | 'user_id' | 'status' | 'scopes'> & {
+/** The token paths' projection (`credential` below): the identity's columns they need and its owner's membership. */
+type CredentialRow = {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: WorkloadIdentity['status'];
+  scopes: number | string;
   expires_at_ms: number | string | null;
 } & MemberAccessColumns;
 
-type CandidateRow = CredentialRow &
-  Pick<WorkloadIdentityRow, 'trusted_issuer_id' | 'issuer' | 'subject' | 'conditions'>;
+/** The exchange's projection: the above and what a subject token is matched against. */
+type CandidateRow = CredentialRow & { trusted_issuer_id: string; issuer: string; subject: string; conditions: string };
 
 /** The insert's arguments besides the shared columns (CredentialsRepository.insertUnderLock). */
 interface OwnInsertArgs {
@@ -71,7 +77,7 @@ const expiresAtMs = (value: number | string | null): number | null => (value ===
 
 /** Every query on one owner's workload identities and the token paths' reads (hot-path reads batched per turn). */
 @Injectable()
-export class WorkloadIdentitiesRepository extends CredentialsRepository<WorkloadIdentity, WorkloadIdentityRow> {
+export class WorkloadIdentitiesRepository extends CredentialsRepository<WorkloadIdentity> {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   /** Every token exchange reads its candidates: batched per event-loop turn, as the key look-ups are. */
   private readonly candidates: (key: string) => Promise<CandidateRow[]>;
