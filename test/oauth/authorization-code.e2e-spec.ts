@@ -1,7 +1,9 @@
 import { DataSource } from 'typeorm';
+import { GrantsService } from '../../src/grants/grants.service';
 import { MembersService } from '../../src/members/members.service';
 import { CLIENT_DOCUMENT_CA } from '../../src/oauth/clients/client-documents';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { duringAuditFailure } from '../support/audit-failure';
 import { ClientDocumentServer, pkce, REDIRECT_URI } from '../support/client-documents';
 import { bearer, decodeJwt, UUID } from '../support/http-assertions';
 import { createTestApp, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
@@ -286,14 +288,57 @@ describe('authorization code grant', () => {
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
   });
 
-  it('removing a member revokes their grants', async () => {
+  it('removing a member revokes their grants in the removal, with a credential-change; their refresh tokens die', async () => {
     const leaving = await t.user({ org: 'mcp-people', role: 'member' });
     const issued = await codeTokens(leaving);
-    await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
-    expect((await introspect(issued.access_token)).body).toEqual({ active: false });
     const grantId = decodeJwt(issued.access_token).payload.grant_id as string;
-    const rows = await t.get(DataSource).query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`);
+    const dataSource = t.get(DataSource);
+    // The removal fails whole when the grant's revocation cannot be audited: the grant stays, its tokens work.
+    await expect(
+      duringAuditFailure(dataSource, 'grant.revoked', () =>
+        t.get(MembersService).remove(leaving.organizationId, leaving.userId),
+      ),
+    ).rejects.toThrow();
+    expect((await introspect(issued.access_token)).body.active).toBe(true);
+
+    expect(await t.get(MembersService).remove(leaving.organizationId, leaving.userId)).toEqual({
+      removed: true,
+      revokedKeys: 0,
+    });
+    expect((await introspect(issued.access_token)).body).toEqual({ active: false });
+    const refreshed = await token({
+      grant_type: 'refresh_token',
+      refresh_token: issued.refresh_token,
+      client_id: clientId,
+    });
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body).toMatchObject({ error: 'invalid_grant', reason: 'refresh_token_invalid' });
+    const rows = await dataSource.query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`);
     expect(rows).toEqual([{ status: 'revoked' }]);
+    const audit = await dataSource.query(
+      `SELECT action, reason, actor_user_id FROM audit_events WHERE target_id = '${grantId}' ORDER BY occurred_at, id`,
+    );
+    expect(audit.slice(1)).toEqual([{ action: 'grant.revoked', reason: 'member_removed', actor_user_id: null }]);
+    const events = await dataSource.query(`SELECT payload FROM ssf_events WHERE subject LIKE '%${grantId}%'`);
+    expect(events.map((event: { payload: string }) => JSON.parse(event.payload))).toEqual([
+      expect.objectContaining({ credential_type: 'grant', change_type: 'revoke' }),
+    ]);
+  });
+
+  it('a consent the person gives after their removal stores no grant (401 member_removed)', async () => {
+    const leaving = await t.user({ org: 'mcp-people', role: 'member' });
+    const consent = {
+      clientId,
+      clientName: 'Main client',
+      redirectUri: REDIRECT_URI,
+      codeChallenge: pkce().challenge,
+      resource: AUDIENCE,
+      scopes: ['tools:read'],
+    };
+    await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
+    await expect(t.get(GrantsService).allow(leaving, consent)).rejects.toMatchObject({ reason: 'member_removed' });
+    const rows = await t.get(DataSource).query(`SELECT id FROM oauth_grants WHERE user_id = '${leaving.userId}'`);
+    expect(rows).toEqual([]);
   });
 
   it('Deny sends access_denied to the client and grants nothing', async () => {
