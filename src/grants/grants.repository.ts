@@ -8,7 +8,7 @@ import type { Transaction } from '../database/unit-of-work';
 import type { CredentialState, StoredKind } from '../credentials/credential-kind';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import type { OwnerIds } from '../credentials/credential-owner';
-import { CredentialStore } from '../credentials/credential-store';
+import { CredentialStore } from '../credentials/credentials.repository';
 import {
   MEMBER_ACCESS_VIEW,
   MemberAccessColumns,
