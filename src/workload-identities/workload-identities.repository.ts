@@ -17,16 +17,6 @@ import { CredentialsRepository, SharedInsertArgs } from '../credentials/credenti
 import type { CredentialState } from '../credentials/credential-kind';
 import { WORKLOAD_IDENTITY_KIND } from './workload-identity-kind';
 
-/** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
-export interface IdentityCredential {
-  identity: Pick<WorkloadIdentity, 'id' | 'organizationId' | 'userId' | 'status'> & {
-    scopes: PermissionMask;
-    /** expires_at in milliseconds since the epoch; null: never. */
-    expiresAtMs: number | null;
-  };
-  ownerAccess: MembershipAccess | null;
-}
-
 /** An ACTIVE identity of the token exchange's candidates, with its owner's membership (the owner is a member). */
 export interface IdentityCandidate {
   id: string;
@@ -171,36 +161,22 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
     return this.insertUnderLock(this.insertWithinCap, identity, own, tx);
   }
 
-  /** The identity with this id and its owner's membership (batched; undefined for an unknown id). */
-  async findCredential(id: string): Promise<IdentityCredential | undefined> {
+  /**
+   * A token's liveness: the identity with this id and its owner's membership, one query batched per event-loop turn
+   * (undefined for an unknown id).
+   */
+  async read(id: string): Promise<CredentialState | undefined> {
     const row = await this.credentialById(id);
     if (row === undefined) return undefined;
     return {
-      identity: {
-        id: row.id,
-        organizationId: row.organization_id,
-        userId: row.user_id,
-        status: row.status,
-        scopes: Number(row.scopes),
-        expiresAtMs: expiresAtMs(row.expires_at_ms),
-      },
-      ownerAccess: toMembershipAccess(row),
-    };
-  }
-
-  async read(id: string): Promise<CredentialState | undefined> {
-    const found = await this.findCredential(id);
-    if (found === undefined) return undefined;
-    const { identity } = found;
-    return {
-      userId: identity.userId,
-      organizationId: identity.organizationId,
-      status: identity.status,
-      scopes: identity.scopes,
-      expiresAtMs: identity.expiresAtMs,
+      userId: row.user_id,
+      organizationId: row.organization_id,
+      status: row.status,
+      scopes: Number(row.scopes),
+      expiresAtMs: expiresAtMs(row.expires_at_ms),
       allowedCidrs: null,
       rateLimit: null,
-      ownerAccess: found.ownerAccess,
+      ownerAccess: toMembershipAccess(row),
     };
   }
 
