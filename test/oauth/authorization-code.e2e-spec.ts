@@ -77,6 +77,11 @@ describe('authorization code grant', () => {
     return t.http().post('/oauth/token').type(FORM).send(new URLSearchParams(form).toString());
   }
 
+  /** A refresh token's request by the main client. */
+  function refresh(refreshToken: string) {
+    return token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+  }
+
   async function codeTokens(who = person) {
     const { verifier, challenge } = pkce();
     const answer = await consent(who, authorizeQuery({}, challenge));
@@ -197,8 +202,6 @@ describe('authorization code grant', () => {
 
   it('rotates the refresh token; a reused one ends the grant and its tokens', async () => {
     const first = await codeTokens();
-    const refresh = (refreshToken: string) =>
-      token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
     const second = (await refresh(first.refresh_token).expect(200)).body;
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect(decodeJwt(second.access_token).payload).toMatchObject({ aud: AUDIENCE, client_id: clientId });
@@ -238,13 +241,9 @@ describe('authorization code grant', () => {
     });
     await t.http().delete(`/v1/grants/${grantId}`).set(bearer(person.token)).expect(200);
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
-    const refused = await token({
-      grant_type: 'refresh_token',
-      refresh_token: issued.refresh_token,
-      client_id: clientId,
-    });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error).toBe('invalid_grant');
+    // Its refresh tokens are deleted: unknown now, not merely refused for a revoked grant.
+    const refused = await refresh(issued.refresh_token).expect(400);
+    expect(refused.body).toMatchObject({ error: 'invalid_grant', reason: 'refresh_token_invalid' });
     const events = await t
       .get(DataSource)
       .query(`SELECT event_type, subject, payload FROM ssf_events WHERE subject LIKE '%${grantId}%'`);
@@ -306,12 +305,7 @@ describe('authorization code grant', () => {
       revokedKeys: 0,
     });
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
-    const refreshed = await token({
-      grant_type: 'refresh_token',
-      refresh_token: issued.refresh_token,
-      client_id: clientId,
-    });
-    expect(refreshed.status).toBe(400);
+    const refreshed = await refresh(issued.refresh_token).expect(400);
     expect(refreshed.body).toMatchObject({ error: 'invalid_grant', reason: 'refresh_token_invalid' });
     const rows = await dataSource.query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`);
     expect(rows).toEqual([{ status: 'revoked' }]);
