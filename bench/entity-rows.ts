@@ -99,8 +99,7 @@ async function main(): Promise<void> {
     const byMetadata = (r: Record<string, unknown>) => rows.toEntity(r);
     for (const r of input.slice(0, 1000)) {
       const [a, b] = [handWritten(r), byMetadata(r)];
-      if (canonical(a) !== canonical(b) || !(b instanceof ApiKey))
-        throw new Error(`${dates}: the mappers differ`);
+      if (canonical(a) !== canonical(b) || !(b instanceof ApiKey)) throw new Error(`${dates}: the mappers differ`);
     }
     // Both get the same warm-up; then interleaved.
     measure(`${dates} warm-up`, handWritten, input);

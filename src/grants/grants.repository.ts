@@ -45,7 +45,12 @@ export const GRANT_KIND: StoredKind<OAuthGrant> = {
 };
 
 /** The token path's projection: whose grant, its status, its person's membership. */
-type CredentialRow = { id: string; organization_id: string; user_id: string; status: GrantStatus } & MemberAccessColumns;
+type CredentialRow = {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: GrantStatus;
+} & MemberAccessColumns;
 
 type RevokeArgs = OwnerIds & { at: string; id?: string };
 
@@ -81,7 +86,9 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     const credentials = db.prepare<{ ids: readonly string[] }>(sql`SELECT g.id, g.organization_id, g.user_id, g.status,
         a.role, a.access_token_lifetime
       FROM oauth_grants g ${member('LEFT JOIN')} WHERE ${db.idIn('g.id', 'ids')}`);
-    this.credentialById = batchedById((ids) => db.rows<CredentialRow, { ids: readonly string[] }>(credentials, { ids }));
+    this.credentialById = batchedById((ids) =>
+      db.rows<CredentialRow, { ids: readonly string[] }>(credentials, { ids }),
+    );
     this.byId = db.prepare(sql`SELECT ${raw(columns)} FROM oauth_grants WHERE id = ${param('id')}`);
     const owner = sql`organization_id = ${param('organizationId')} AND user_id = ${param('userId')}`;
     this.ownerGrants = db.prepare(sql`SELECT ${raw(columns)} FROM oauth_grants WHERE ${owner}

@@ -7,7 +7,14 @@ import { IdentityService } from '../../src/identity/identity.service';
 import { duringAuditFailure } from '../support/audit-failure';
 import { bearer, expectError, expectInvalidArgument } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
-import { createIdentity, IDENTITY_FIELDS, IdentityBody, identityAudit, identityTokenAnswer, trustIssuer } from './fixtures';
+import {
+  createIdentity,
+  IDENTITY_FIELDS,
+  IdentityBody,
+  identityAudit,
+  identityTokenAnswer,
+  trustIssuer,
+} from './fixtures';
 
 interface Organization {
   name: string;
