@@ -1,4 +1,7 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { CredentialKinds } from '../../src/credentials/credential-kinds';
 import { GrantsService } from '../../src/grants/grants.service';
 import { MembersService } from '../../src/members/members.service';
 import { CLIENT_DOCUMENT_CA } from '../../src/oauth/clients/client-documents';
@@ -6,7 +9,8 @@ import { ResourceServersService } from '../../src/resource-servers/resource-serv
 import { duringAuditFailure } from '../support/audit-failure';
 import { ClientDocumentServer, pkce, REDIRECT_URI } from '../support/client-documents';
 import { bearer, decodeJwt, UUID } from '../support/http-assertions';
-import { createTestApp, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
+import { explain } from '../support/query-plans';
+import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
  * The authorization code grant for MCP clients (docs/mcp.md): authorize, consent, code, token, refresh, revoke; the
@@ -333,6 +337,28 @@ describe('authorization code grant', () => {
     await expect(t.get(GrantsService).allow(leaving, consent)).rejects.toMatchObject({ reason: 'member_removed' });
     const rows = await t.get(DataSource).query(`SELECT id FROM oauth_grants WHERE user_id = '${leaving.userId}'`);
     expect(rows).toEqual([]);
+  });
+
+  it("reads a grant's liveness by primary key, a turn's reads in one query, through the credential core", async () => {
+    const issued = await codeTokens();
+    const grantId = decodeJwt(issued.access_token).payload.grant_id as string;
+    const dataSource = t.get(DataSource);
+    const store = t.get(CredentialKinds).of('grant')!;
+    const query =
+      DATABASE_KIND === 'sqlite'
+        ? jest.spyOn(dataSource, 'query')
+        : jest.spyOn((dataSource.driver as PostgresDriver).master as Pool, 'query');
+    const found = await Promise.all([store.read(grantId), store.read('00000000-0000-4000-8000-000000000000')]);
+    const calls = query.mock.calls as unknown as Array<[string, unknown[]]>;
+    query.mockRestore();
+    expect(calls).toHaveLength(1);
+    expect(found).toEqual([
+      expect.objectContaining({ userId: person.userId, status: 'ACTIVE', scopes: 0, expiresAtMs: null }),
+      undefined,
+    ]);
+    const plan = await explain(dataSource, calls[0][0], calls[0][1], ['seqscan', 'bitmapscan']);
+    expect(plan).not.toMatch(/SCAN (g|oauth_grants)\b|Seq Scan/);
+    expect(plan).toMatch(DATABASE_KIND === 'sqlite' ? /SEARCH g USING INDEX/ : /Index (Only )?Scan/);
   });
 
   it('Deny sends access_denied to the client and grants nothing', async () => {
