@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CredentialsModule } from '../credentials/credentials.module';
 import { AuditModule } from '../audit/audit.module';
-import { GrantsModule } from '../grants/grants.module';
 import { IdentityModule } from '../identity/identity.module';
 import { MembersService } from './members.service';
 
@@ -10,7 +9,7 @@ import { MembersService } from './members.service';
  * admin CLI, single sign-on's just-in-time membership and the API alike.
  */
 @Module({
-  imports: [IdentityModule, AuditModule, CredentialsModule, GrantsModule],
+  imports: [IdentityModule, AuditModule, CredentialsModule],
   providers: [MembersService],
   exports: [MembersService],
 })

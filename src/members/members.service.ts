@@ -4,7 +4,6 @@ import { AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { UnitOfWork } from '../database/unit-of-work';
 import type { RoleChange } from '../identity/identity.repository';
-import { GrantsService } from '../grants/grants.service';
 import { IdentityService, sleepUntil } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 
@@ -38,7 +37,6 @@ export class MembersService {
   constructor(
     private readonly identity: IdentityService,
     private readonly credentials: CredentialsService,
-    private readonly grants: GrantsService,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
   ) {}
@@ -100,9 +98,10 @@ export class MembersService {
   }
 
   /**
-   * Removes the member: the membership (their session tokens stop at once), every key and workload identity of theirs
-   * in the organization revoked, and the removal remembered, audited in one transaction under the owner's lock, so a
-   * creation meanwhile is revoked or refused (docs/api.md#removing-a-member).
+   * Removes the member: the membership (their session tokens stop at once), every credential of theirs in the
+   * organization revoked (each kind of CredentialKinds: keys, workload identities, grants), and the removal remembered,
+   * audited in one transaction under the owner's lock, so a creation meanwhile is revoked or refused
+   * (docs/api.md#removing-a-member).
    */
   async remove(organizationId: string, userId: string, by: MemberChangeBy = {}): Promise<MemberRemoval> {
     const owner = { organizationId, userId };
@@ -112,11 +111,9 @@ export class MembersService {
         if (!(await this.identity.removeMember(organizationId, userId, tx))) return { removed: false, revokedKeys: 0 };
         const { revoked, entries } = await this.credentials.revokeMemberCredentials(owner, at, tx);
         const revokedKeys = revoked.api_key ?? 0;
-        const grantEntries = await this.grants.revokeMemberGrants(owner, at, tx);
         await this.audit.recordAll(
           [
             ...entries,
-            ...grantEntries,
             {
               action: 'member.removed',
               organizationId,
