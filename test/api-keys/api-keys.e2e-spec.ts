@@ -58,6 +58,7 @@ describe('/v1/user-api-keys', () => {
           replaced_by: null,
           allowed_cidrs: null,
           rate_limit: null,
+          revoked_at: null,
           value: expect.stringMatching(KEY_VALUE),
         },
         opaque_key: key.value,
@@ -423,7 +424,12 @@ describe('/v1/user-api-keys', () => {
       expect(response.status).toBe(200);
       const { value: _value, ...record } = created.api_key;
       expect(response.body).toStrictEqual({
-        api_key: { ...record, status: 'REVOKED', updated_at: expect.stringMatching(ISO_MS) },
+        api_key: {
+          ...record,
+          status: 'REVOKED',
+          updated_at: expect.stringMatching(ISO_MS),
+          revoked_at: response.body.api_key.updated_at,
+        },
       });
       expect(response.body.api_key.updated_at > created.api_key.updated_at).toBe(true);
 
