@@ -172,6 +172,7 @@ function IntegrationForm({ existing }: { existing?: Integration }) {
             Both keys are stored encrypted and never shown again, only their last four characters.
           </p>
         )}
+        {/* Uncontrolled: React would otherwise copy what is typed into the value attribute, where the DOM shows it. */}
         <div className="field">
           <label htmlFor={ids.apiKey}>API key</label>
           <input
@@ -179,7 +180,6 @@ function IntegrationForm({ existing }: { existing?: Integration }) {
             type="password"
             required={!editing}
             maxLength={256}
-            value={apiKey}
             autoComplete="off"
             autoCapitalize="none"
             spellCheck={false}
@@ -194,7 +194,6 @@ function IntegrationForm({ existing }: { existing?: Integration }) {
             type="password"
             required={!editing}
             maxLength={256}
-            value={applicationKey}
             autoComplete="off"
             autoCapitalize="none"
             spellCheck={false}
