@@ -141,7 +141,7 @@ export function gitlabSnippet({ baseUrl, audience, clientId, subject }: SnippetI
     'deploy:',
     ...(branch === undefined ? [] : ['  rules:', `    - if: $CI_COMMIT_BRANCH == "${branch}"`]),
     '  id_tokens:',
-    '    GATEHOUSE_ID_TOKEN: # GitLab signs it for this audience, for this job only',
+    '    GATEHOUSE_ID_TOKEN: # signed by GitLab for this audience',
     `      aud: ${audience}`,
     '  script:',
     '    - |',
