@@ -268,6 +268,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       expect(typo.headers['content-security-policy']).toContain("default-src 'none'");
       expect(typo.headers['cache-control']).toBe('no-store');
       expect(typo.headers['set-cookie']).toBeUndefined();
+      expect(typo.headers.vary).toBe('Accept');
       // A malformed request: a page too, with the standard sentence.
       const malformed = await t.http().get('/v1/console/sso').set('Accept', BROWSER_ACCEPT);
       expect({ status: malformed.status, type: malformed.headers['content-type'] }).toEqual({
@@ -283,6 +284,7 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
           status: 404,
           body: { code: 'NOT_FOUND', message: 'no single sign-on for this organization', reason: 'sso_not_configured' },
         });
+        expect(response.headers.vary).toBe('Accept');
       }
     });
   });

@@ -116,6 +116,8 @@ export class SsoStartPageFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<Request>();
     const response = host.switchToHttp().getResponse<Response>();
     const error = toAppError(exception);
+    // The same URL answers a page or JSON as the request asks: a cache must tell them apart.
+    if (!response.headersSent) response.vary('Accept');
     if (
       error === undefined ||
       response.headersSent ||
