@@ -413,7 +413,7 @@ export interface paths {
     };
     /**
      * Start a console sign-in at the organization's identity provider
-     * @description Public, for a browser: 302 to the people issuer of the organization (authorization code with PKCE, state, nonce, scope `openid email profile`), with an HttpOnly cookie that binds the sign-in to this browser. 404 for an organization without single sign-on (an unknown one too).
+     * @description Public, for a browser: 302 to the people issuer of the organization (authorization code with PKCE, state, nonce, scope `openid email profile`), with an HttpOnly cookie that binds the sign-in to this browser. 404 for an organization without single sign-on (an unknown one too). A refusal is JSON, or an HTML page with a link back to the sign-in page when the request prefers `text/html` (a browser).
      */
     get: operations['ConsoleSsoController_start'];
     put?: never;
@@ -984,6 +984,11 @@ export interface components {
        */
       last_used_ip: string | null;
       /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
+      /**
        * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
        * @example deploy-bot/2.1
        */
@@ -1082,6 +1087,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
        * @example deploy-bot/2.1
@@ -1194,6 +1204,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
        * @example deploy-bot/2.1
@@ -1712,6 +1727,8 @@ export interface components {
       limit: number;
       total_count: number;
       webhooks: components['schemas']['WebhookView'][];
+      /** @description Whether this server accepts URLs on its own machine (localhost, 127.0.0.0/8, ::1; http too): true outside production (NODE_ENV), for local trials. Private, link-local, multicast and reserved addresses are refused either way (docs/webhooks.md#managing-endpoints) */
+      loopback_urls_allowed: boolean;
     };
     WebhookResponse: {
       webhook: components['schemas']['WebhookView'];
@@ -1874,6 +1891,11 @@ export interface components {
        */
       last_used_ip: string | null;
       /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
+      /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
        */
@@ -1978,6 +2000,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com

@@ -49,7 +49,11 @@ export class WebhooksController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
   async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<WebhookListResponse> {
     const page = await this.webhooks.list(principal, query);
-    return { webhooks: page.items.map(WebhookView.from), ...PageMetaView.of(page) };
+    return {
+      webhooks: page.items.map(WebhookView.from),
+      ...PageMetaView.of(page),
+      loopback_urls_allowed: this.webhooks.loopbackUrlsAllowed,
+    };
   }
 
   @Delete(':id')

@@ -89,6 +89,11 @@ export class WebhooksService {
     return { webhook, secret };
   }
 
+  /** Outside production a URL on this machine is accepted (checkWebhookUrl), so that local trials can receive. */
+  get loopbackUrlsAllowed(): boolean {
+    return !this.production;
+  }
+
   async list(caller: Principal, query: PageQuery): Promise<Page<WebhookRecord>> {
     const [items, totalCount] = await this.webhooks.findPage(caller.organizationId, query.limit, offsetOf(query));
     return { items, page: query.page, limit: query.limit, totalCount };

@@ -11,6 +11,7 @@ export const KEY_RECORD_FIELDS: readonly string[] = [
   'organization_id',
   'rate_limit',
   'replaced_by',
+  'revoked_at',
   'scopes',
   'status',
   'updated_at',

@@ -62,7 +62,14 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
     expect(row.secret_encrypted).not.toContain(webhook.secret.slice('whsec_'.length));
 
     const list = await t.http().get(ROUTE).set(bearer(admin.token)).expect(200);
-    expect(list.body).toEqual({ webhooks: [expect.any(Object)], page: 1, limit: 20, total_count: 1 });
+    // Outside production a URL on this machine is accepted (RECEIVER is one), and the list says so.
+    expect(list.body).toEqual({
+      webhooks: [expect.any(Object)],
+      page: 1,
+      limit: 20,
+      total_count: 1,
+      loopback_urls_allowed: true,
+    });
     const { secret, ...withoutSecret } = webhook;
     expect(list.body.webhooks[0]).toEqual(withoutSecret);
     expect(JSON.stringify(list.body)).not.toContain(secret);
@@ -225,6 +232,11 @@ describe(`webhook endpoints in production on ${DATABASE_KIND}`, () => {
       await refused(url, 'webhook url must use https');
     }
     expect(await webhookRows(t)).toEqual([]);
+  });
+
+  it('says in the list that URLs on this machine are refused', async () => {
+    const list = await t.http().get(ROUTE).set(bearer(admin.token)).expect(200);
+    expect(list.body).toMatchObject({ loopback_urls_allowed: false });
   });
 
   it('refuses private, loopback, link-local, multicast, reserved and unspecified addresses, however written', async () => {

@@ -25,6 +25,7 @@ export const IDENTITY_FIELDS = [
   'expires_at',
   'last_used_at',
   'last_used_ip',
+  'revoked_at',
 ];
 
 export interface IdentityBody {
@@ -42,6 +43,7 @@ export interface IdentityBody {
   expires_at: string | null;
   last_used_at: string | null;
   last_used_ip: string | null;
+  revoked_at: string | null;
 }
 
 /**

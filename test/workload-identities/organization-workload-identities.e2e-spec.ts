@@ -140,6 +140,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
           ...target,
           status: 'REVOKED',
           updated_at: expect.any(String),
+          revoked_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
           owner_email: org.member.email,
         },
       });

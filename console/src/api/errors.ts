@@ -16,8 +16,20 @@ export function validationOf(error: unknown): ValidationOutcome | undefined {
   return validation !== undefined && Array.isArray(validation.permissions) ? validation : undefined;
 }
 
+/** The API's names of the fields a message may start with, as the console's forms label them. */
+const FIELD_LABELS: Array<[string, string]> = [
+  ['allowed_cidrs', 'Allowed addresses'],
+  ['rate_limit', 'Rate limit'],
+  ['expires_at', 'Expiry'],
+  ['webhook url', 'Webhook URL'],
+];
+
 function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  const field = FIELD_LABELS.find(([name]) => message.startsWith(`${name} `) || message.startsWith(`${name}:`));
+  const text =
+    field === undefined
+      ? message.charAt(0).toUpperCase() + message.slice(1)
+      : field[1] + message.slice(field[0].length);
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 

@@ -14,11 +14,31 @@ const PAGE_SIZE = 20;
 /** While a delivery is pending, its log is read again this often: the next attempt shows without a click. */
 const PENDING_REFRESH_MS = 2000;
 
+/**
+ * What the server does with an endpoint's address (docs/webhooks.md#what-an-endpoint-may-be), as the list's
+ * `loopback_urls_allowed` says: URLs on Gatehouse's own machine are accepted outside production only.
+ */
+function webhookUrlHint(loopbackAllowed: boolean | undefined): string {
+  const refused = 'Private, link-local and reserved addresses are refused.';
+  if (loopbackAllowed === true) {
+    return (
+      'An https address reachable from Gatehouse. This server does not run in production, so it also accepts ' +
+      `addresses on its own machine (localhost, 127.0.0.1, [::1]), over http too. ${refused}`
+    );
+  }
+  if (loopbackAllowed === false) {
+    return `An https address reachable from Gatehouse. Addresses on its own machine (localhost) are refused. ${refused}`;
+  }
+  return `An https address reachable from Gatehouse. ${refused}`;
+}
+
 /** The form that adds an endpoint: its URL and the events it receives. */
 function CreateWebhookForm({
+  loopbackAllowed,
   onCreated,
   onCancel,
 }: {
+  loopbackAllowed: boolean | undefined;
   onCreated: (webhook: CreatedWebhook) => void;
   onCancel: () => void;
 }) {
@@ -65,7 +85,7 @@ function CreateWebhookForm({
           onChange={(event) => setUrl(event.target.value)}
         />
         <p className="hint" id={ids.hint}>
-          An https address reachable from Gatehouse. Private and reserved addresses are refused.
+          {webhookUrlHint(loopbackAllowed)}
         </p>
       </div>
       <fieldset className="field">
@@ -239,6 +259,7 @@ export function WebhooksPage({ session }: { session: Session }) {
       <p className="lead">Endpoints that receive signed events about {session.organization.name}’s keys and members.</p>
       {creating && (
         <CreateWebhookForm
+          loopbackAllowed={webhooks.data?.loopback_urls_allowed}
           onCancel={() => setCreating(false)}
           onCreated={(webhook) => {
             setCreating(false);

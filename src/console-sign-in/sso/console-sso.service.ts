@@ -242,9 +242,11 @@ export class ConsoleSsoService {
     if (!person.ok) throw PERSON_ERRORS[person.refusal](String(claims.email));
     const member = await this.members.memberFor(entry, person.email, request);
     if (!member.ok) {
+      // The address as the identity provider sent it, not as users.email keeps it (lower case): the person's own.
+      const received = String(claims.email).trim();
       throw member.refusal === 'member_removed'
-        ? SsoErrors.accessRemoved(person.email, organization.name)
-        : SsoErrors.noAccess(person.email, organization.name);
+        ? SsoErrors.accessRemoved(received, organization.name)
+        : SsoErrors.noAccess(received, organization.name);
     }
     // The link is bound to this browser as the sign-in was: someone who sends the link of their own sign-in to another
     // person (login CSRF) signs no one in (docs/adr/0047-issuer-origins-and-bound-sso-links.md).

@@ -59,6 +59,13 @@ export class WebhookResponse {
 export class WebhookListResponse extends PageMetaView {
   @ApiProperty({ type: [WebhookView] })
   webhooks: WebhookView[];
+  @ApiProperty({
+    description:
+      'Whether this server accepts URLs on its own machine (localhost, 127.0.0.0/8, ::1; http too): true outside ' +
+      'production (NODE_ENV), for local trials. Private, link-local, multicast and reserved addresses are refused ' +
+      'either way (docs/webhooks.md#managing-endpoints)',
+  })
+  loopback_urls_allowed: boolean;
 }
 
 const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
