@@ -129,7 +129,10 @@ export class AuditEventsController {
       response.end(csv ? '' : count === 0 ? ']' : '\n]\n');
     } catch (error) {
       // Headers are sent: the client must not take a partial export for a whole one. The connection is cut.
-      this.logger.warn({ err: error, events: count }, 'audit export failed after it started; the download is cut short');
+      this.logger.warn(
+        { err: error, events: count },
+        'audit export failed after it started; the download is cut short',
+      );
       response.destroy(error instanceof Error ? error : undefined);
     }
   }

@@ -157,7 +157,8 @@ const toDetail = (row: DetailRow): DeliveryDetail => ({
     row.last_response_status === null
       ? null
       : {
-          headers: row.last_response_headers === null ? {} : (JSON.parse(row.last_response_headers) as Record<string, string>),
+          headers:
+            row.last_response_headers === null ? {} : (JSON.parse(row.last_response_headers) as Record<string, string>),
           body: row.last_response_body ?? '',
           truncated: Number(row.last_response_truncated) !== 0,
         },
@@ -402,7 +403,10 @@ export class WebhookDeliveriesRepository {
       now: now.toISOString(),
     });
     if (row === undefined) return undefined;
-    const dropped = await this.db.run<{ webhook_id: string }, Trim>(tx, this.trim, { ids: [webhookId], max: maxPending });
+    const dropped = await this.db.run<{ webhook_id: string }, Trim>(tx, this.trim, {
+      ids: [webhookId],
+      max: maxPending,
+    });
     return { id: newId, dropped: dropped.length };
   }
 
