@@ -1,11 +1,21 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { AUDIT_ACTIONS, AuditAction, AuditChanges, AuditEvent } from '../audit-event.entity';
 
-/** One changed field: its value before and after the change (any JSON value; never a secret). */
+/** A changed field's value: text (a label, an instant), a list (an allowlist), an object (a rate limit), or null. */
+const CHANGE_VALUE = {
+  nullable: true,
+  oneOf: [
+    { type: 'string' },
+    { type: 'array', items: { type: 'string' } },
+    { type: 'object', additionalProperties: true },
+  ],
+};
+
+/** One changed field: its value before and after the change (never a secret). */
 export class AuditChangeView {
-  @ApiProperty({ nullable: true, description: 'The value before the change (null: none)', example: 'ci deploys' })
+  @ApiProperty({ ...CHANGE_VALUE, description: 'The value before the change (null: none)', example: 'ci deploys' })
   before: unknown;
-  @ApiProperty({ nullable: true, description: 'The value after the change (null: none)', example: 'ci releases' })
+  @ApiProperty({ ...CHANGE_VALUE, description: 'The value after the change (null: none)', example: 'ci releases' })
   after: unknown;
 }
 
