@@ -364,6 +364,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/audit-events/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every event of a range that matches the filters, as a CSV or JSON download, newest first
+     * @description The list's filters; until defaults to now, since to 31 days before until, and the range may be at most 31 days long (400 audit_export_range_too_long). Streamed: a failure after the first bytes cuts the download short (the transfer does not complete). A CSV cell that a spreadsheet would read as a formula (=, +, -, @ first) starts with ' and is quoted.
+     */
+    get: operations['AuditEventsController_export'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/console/sessions': {
     parameters: {
       query?: never;
@@ -738,6 +758,66 @@ export interface paths {
      * @description At most WEBHOOK_TESTS_PER_MINUTE (10) per organization: past it 429 with Retry-After. A disabled endpoint is 400 FAILED_PRECONDITION.
      */
     post: operations['WebhooksController_test'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/deliveries/{deliveryId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One delivery: the body sent, and what its last attempt read of the answer (status, headers, first 4 KiB)
+     * @description Another endpoint's delivery is 404 webhook delivery not found; another organization's endpoint 404.
+     */
+    get: operations['WebhooksController_delivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/deliveries/{deliveryId}/resend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send the event of a delivery again: a new delivery, same body and webhook-id, signed anew
+     * @description Sent at once and retried like any other. With the test deliveries, at most WEBHOOK_TESTS_PER_MINUTE (10) per organization: past it 429 with Retry-After. A disabled endpoint is 400 FAILED_PRECONDITION.
+     */
+    post: operations['WebhooksController_resend'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace the endpoint's signing secret; the new one is in this answer only
+     * @description For overlap_seconds (default 86400, at most 7 days) every delivery is signed with both secrets (two signatures in webhook-signature), then with the new one only. Recorded as webhook.secret_rotated.
+     */
+    post: operations['WebhooksController_rotateSecret'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1450,6 +1530,34 @@ export interface components {
       /** @description true: keys created (or rotated, or changed) from now on must carry allowed_cidrs that do not allow every IPv4 or every IPv6 address, by one entry (a /0) or together (0.0.0.0/1 and 128.0.0.0/1) */
       require_key_allowlist?: boolean;
     };
+    AuditChangeView: {
+      /**
+       * @description The value before the change (null: none)
+       * @example ci deploys
+       */
+      before:
+        | (
+            | string
+            | string[]
+            | {
+                [key: string]: unknown;
+              }
+          )
+        | null;
+      /**
+       * @description The value after the change (null: none)
+       * @example ci releases
+       */
+      after:
+        | (
+            | string
+            | string[]
+            | {
+                [key: string]: unknown;
+              }
+          )
+        | null;
+    };
     AuditEventView: {
       /** Format: uuid */
       id: string;
@@ -1477,6 +1585,7 @@ export interface components {
         | 'webhook.deleted'
         | 'webhook.disabled'
         | 'webhook.enabled'
+        | 'webhook.secret_rotated'
         | 'workload_identity.created'
         | 'workload_identity.revoked'
         | 'workload_identity.exchanged'
@@ -1533,6 +1642,18 @@ export interface components {
       client_ip: string | null;
       /** @description X-Request-Id of the request */
       request_id: string | null;
+      /**
+       * @description What the change changed, by field, each with its value before and after: api_key.updated (label, allowed_cidrs, rate_limit), webhook.secret_rotated (previous_secret_expires_at); null for other actions
+       * @example {
+       *       "label": {
+       *         "before": "ci deploys",
+       *         "after": "ci releases"
+       *       }
+       *     }
+       */
+      changes: {
+        [key: string]: components['schemas']['AuditChangeView'];
+      } | null;
     };
     AuditEventListResponse: {
       /** @description Newest first */
@@ -1693,7 +1814,12 @@ export interface components {
        */
       disabled_at: string | null;
       /**
-       * @description The signing secret: in the creation response only, and never again
+       * Format: date-time
+       * @description Until when the secret the last rotation replaced still signs every delivery beside the current one; null: only the current secret signs
+       */
+      previous_secret_expires_at: string | null;
+      /**
+       * @description The signing secret: in this answer only (the creation or a rotation), and never again
        * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
        */
       secret: string;
@@ -1721,6 +1847,11 @@ export interface components {
        * @description Since when it is disabled
        */
       disabled_at: string | null;
+      /**
+       * Format: date-time
+       * @description Until when the secret the last rotation replaced still signs every delivery beside the current one; null: only the current secret signs
+       */
+      previous_secret_expires_at: string | null;
     };
     WebhookListResponse: {
       page: number;
@@ -1764,8 +1895,16 @@ export interface components {
       next_attempt_at: string | null;
       /** Format: date-time */
       last_attempt_at: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was written: its event's time, or the resend's
+       */
       created_at: string;
+      /**
+       * Format: uuid
+       * @description The delivery this one resends
+       */
+      resent_from: string | null;
     };
     DeliveryListResponse: {
       page: number;
@@ -1775,6 +1914,88 @@ export interface components {
     };
     DeliveryResponse: {
       delivery: components['schemas']['DeliveryView'];
+    };
+    DeliveryResponseView: {
+      /** @description The HTTP status */
+      status: number;
+      /**
+       * @description The answer's headers among content-type, content-length, date, server, retry-after, location, x-request-id (others are not kept)
+       * @example {
+       *       "content-type": "text/plain"
+       *     }
+       */
+      headers: {
+        [key: string]: string;
+      };
+      /** @description The first 4096 bytes of the body as text (bytes that are not UTF-8: U+FFFD); the endpoint's secrets, if the receiver sent them back, read [redacted] */
+      body: string;
+      /** @description The body was longer than what is kept */
+      body_truncated: boolean;
+    };
+    DeliveryDetailView: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The webhook-id header: the same for every attempt
+       */
+      event_id: string;
+      /** @enum {string} */
+      event_type:
+        | 'api_key.created'
+        | 'api_key.revoked'
+        | 'api_key.expiring'
+        | 'api_key.exposed'
+        | 'member.removed'
+        | 'webhook.test';
+      /** @enum {string} */
+      status: 'pending' | 'succeeded' | 'failed';
+      /** @description Attempts made so far */
+      attempts: number;
+      /** @description The last attempt's answer; null when none came */
+      last_response_status: number | null;
+      /** @description Why the last attempt got no answer (e.g. timeout, connection refused, address not allowed) */
+      last_error: string | null;
+      /**
+       * Format: date-time
+       * @description Pending: the next attempt
+       */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      last_attempt_at: string | null;
+      /**
+       * Format: date-time
+       * @description When it was written: its event's time, or the resend's
+       */
+      created_at: string;
+      /**
+       * Format: uuid
+       * @description The delivery this one resends
+       */
+      resent_from: string | null;
+      /**
+       * @description The request body exactly as it is signed and sent (JSON text: type, timestamp, data)
+       * @example {"type":"webhook.test","timestamp":"2026-11-30T10:00:00.000Z","data":{}}
+       */
+      payload: string;
+      /** @description How long the last attempt took, to its answer or its failure (ms) */
+      last_duration_ms: number | null;
+      /** @description The last attempt's answer; null when it got none (or before the first attempt) */
+      last_response: components['schemas']['DeliveryResponseView'] | null;
+    };
+    DeliveryDetailResponse: {
+      delivery: components['schemas']['DeliveryDetailView'];
+    };
+    RotateWebhookSecretDto: {
+      /**
+       * @description How long the old secret keeps signing deliveries beside the new one (each delivery then carries two signatures); 0 drops it at once
+       * @default 86400
+       */
+      overlap_seconds: number;
+    };
+    RotateWebhookSecretResponse: {
+      /** @description The endpoint with its new secret */
+      webhook: components['schemas']['CreatedWebhookView'];
     };
     CreateWorkloadIdentityDto: {
       /**
@@ -3616,6 +3837,7 @@ export interface operations {
           | 'webhook.deleted'
           | 'webhook.disabled'
           | 'webhook.enabled'
+          | 'webhook.secret_rotated'
           | 'workload_identity.created'
           | 'workload_identity.revoked'
           | 'workload_identity.exchanged'
@@ -3683,6 +3905,111 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  AuditEventsController_export: {
+    parameters: {
+      query?: {
+        /** @description Only events of this action */
+        action?:
+          | 'api_key.created'
+          | 'api_key.revoked'
+          | 'api_key.rotated'
+          | 'api_key.updated'
+          | 'token.exchange_failed'
+          | 'integration.created'
+          | 'integration.updated'
+          | 'integration.deleted'
+          | 'organization.updated'
+          | 'console.signed_in'
+          | 'console.sign_in_refused'
+          | 'console.signed_out'
+          | 'member.added'
+          | 'member.role_changed'
+          | 'member.removed'
+          | 'trusted_issuer.added'
+          | 'trusted_issuer.removed'
+          | 'trusted_issuer.updated'
+          | 'webhook.created'
+          | 'webhook.deleted'
+          | 'webhook.disabled'
+          | 'webhook.enabled'
+          | 'webhook.secret_rotated'
+          | 'workload_identity.created'
+          | 'workload_identity.revoked'
+          | 'workload_identity.exchanged'
+          | 'grant.granted'
+          | 'grant.refreshed'
+          | 'grant.revoked';
+        /** @description Only events this user did */
+        actor_user_id?: string;
+        /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
+        actor_email?: string;
+        /** @description Only events on this object (an API key, an integration) */
+        target_id?: string;
+        /** @description Events at or after this instant. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
+        since?: string;
+        /** @description Events before this instant (not at it); not earlier than since. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
+        until?: string;
+        /** @description csv (RFC 4180) or json (an array) */
+        format?: 'csv' | 'json';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An attachment: text/csv (a header line, then one line per event) or application/json (an array) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+          'application/json': components['schemas']['AuditEventView'][];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
           'application/json': components['schemas']['ErrorBody'];
         };
       };
@@ -5442,6 +5769,228 @@ export interface operations {
       };
       /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_delivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryDetailResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_resend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_rotateSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RotateWebhookSecretDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotateWebhookSecretResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
         headers: {
           [name: string]: unknown;
         };

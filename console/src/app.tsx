@@ -2,6 +2,7 @@ import { type ReactNode, useEffect, useRef } from 'react';
 import { api } from './api/client';
 import type { Permission } from './api/contract';
 import { AuditLogPage } from './pages/audit-log';
+import { Email } from './components/email';
 import { ConnectedAppsPage } from './pages/connected-apps';
 import { afterSignIn, ConsentPage, rememberConsentRequest } from './pages/consent';
 import { IntegrationFormPage } from './pages/integration-form';
@@ -103,7 +104,10 @@ function Layout({ session, path, children }: { session: Session; path: string; c
         </nav>
         <div className="account">
           <p className="signed-in-as" data-testid="signed-in-as">
-            Signed in as <strong>{session.email}</strong>
+            Signed in as{' '}
+            <strong>
+              <Email address={session.email} className="signed-in-email" />
+            </strong>
           </p>
           <button
             type="button"

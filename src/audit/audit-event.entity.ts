@@ -24,6 +24,7 @@ export const AUDIT_ACTIONS = [
   'webhook.deleted',
   'webhook.disabled',
   'webhook.enabled',
+  'webhook.secret_rotated',
   'workload_identity.created',
   'workload_identity.revoked',
   'workload_identity.exchanged',
@@ -32,6 +33,15 @@ export const AUDIT_ACTIONS = [
   'grant.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** One field a change changed, as the API names it: its value before and after (never a secret). */
+export interface AuditChange {
+  before: unknown;
+  after: unknown;
+}
+
+/** What a change changed, by field (`api_key.updated`, `webhook.secret_rotated`); only the fields that differ. */
+export type AuditChanges = Record<string, AuditChange>;
 
 /** Never holds a secret: key and integration ids, never key values. */
 @Entity({ name: 'audit_events' })
@@ -91,4 +101,12 @@ export class AuditEvent {
 
   @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
   requestId: string | null;
+
+  /** What the change changed (migration 1765920000000), as JSON; null for actions that record none. */
+  @Column({
+    type: 'text',
+    nullable: true,
+    transformer: { to: JSON.stringify, from: (value: string) => JSON.parse(value) as AuditChanges },
+  })
+  changes: AuditChanges | null;
 }

@@ -33,6 +33,7 @@ export const ERROR_REASONS = {
   body_too_large: { code: ErrorCode.PAYLOAD_TOO_LARGE, message: Messages.bodyTooLarge },
   route_not_found: { code: NF, message: Messages.routeNotFound },
   page_cursor_invalid: { code: IA, message: Messages.invalidArgument },
+  audit_export_range_too_long: { code: IA, message: 'an audit export covers at most 31 days: narrow since and until' },
   expires_at_invalid: { code: IA, message: Messages.invalidArgument },
 
   // Bearer tokens and permissions.
@@ -150,6 +151,8 @@ export const ERROR_REASONS = {
   },
   webhook_events_invalid: { code: IA, message: SAYS_WHAT },
   too_many_webhook_tests: { code: RE, message: Messages.tooManyRequests },
+  webhook_delivery_not_found: { code: NF, message: 'webhook delivery not found' },
+  too_many_webhook_resends: { code: RE, message: Messages.tooManyRequests },
 
   // The revocation feed (SSF).
   stream_not_found: { code: NF, message: 'stream not found' },

@@ -78,6 +78,8 @@ const DECLARED: Record<string, string> = {
   'POST /v1/api-keys/exposed': 'public, guarded by ExposedReportLimitGuard',
   // Audit log (docs/api.md#audit-events)
   'GET /v1/audit-events': 'bearer + audit:read',
+  // Its export reads the same events (the same filters, a bounded range): who may read the log may download it
+  'GET /v1/audit-events/export': 'bearer + audit:read',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',
@@ -94,6 +96,11 @@ const DECLARED: Record<string, string> = {
   // Enabling a disabled endpoint again is an admin's, as adding and deleting one (docs/webhooks.md#disabled-endpoints).
   'POST /v1/organization/webhooks/{id}/enable': 'bearer + webhooks:write',
   'POST /v1/organization/webhooks/{id}/test': 'bearer + webhooks:write',
+  // A delivery's body and the receiver's answer are read as the log is; a resend sends, as a test does; a rotation
+  // changes the endpoint's secret, as adding one makes it (docs/webhooks.md#resending, #rotating-the-secret)
+  'GET /v1/organization/webhooks/{id}/deliveries/{deliveryId}': 'bearer + webhooks:read',
+  'POST /v1/organization/webhooks/{id}/deliveries/{deliveryId}/resend': 'bearer + webhooks:write',
+  'POST /v1/organization/webhooks/{id}/rotate-secret': 'bearer + webhooks:write',
   // Workload identities (docs/workload-identities.md): keys without secrets, permissions of their own that mirror the
   // keys' (each role holds the same of both); the issuers an identity may name are read by whoever may create one
   'POST /v1/workload-identities': 'bearer + workload_identities:create',

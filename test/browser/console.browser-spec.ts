@@ -580,6 +580,7 @@ describe('web console in Chromium', () => {
       'webhook.deleted',
       'webhook.disabled',
       'webhook.enabled',
+      'webhook.secret_rotated',
       'workload_identity.created',
       'workload_identity.revoked',
       'workload_identity.exchanged',

@@ -20,7 +20,16 @@ const REASONS: Record<string, string> = {
     'webhook_url_address_not_allowed',
   'webhook url must use https': 'webhook_url_not_https',
 };
-const WEBHOOK_FIELDS = ['created_at', 'disabled_at', 'events', 'id', 'organization_id', 'status', 'url'];
+const WEBHOOK_FIELDS = [
+  'created_at',
+  'disabled_at',
+  'events',
+  'id',
+  'organization_id',
+  'previous_secret_expires_at',
+  'status',
+  'url',
+];
 
 async function webhookRows(t: TestApp): Promise<Array<{ id: string; secret_encrypted: string }>> {
   return t.get(DataSource).query('SELECT id, secret_encrypted FROM webhooks');
@@ -52,6 +61,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       created_at: expect.stringMatching(ISO_MS),
       status: 'active',
       disabled_at: null,
+      previous_secret_expires_at: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
     });
     expect(Buffer.from(webhook.secret.slice('whsec_'.length), 'base64')).toHaveLength(24);

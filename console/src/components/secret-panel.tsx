@@ -10,7 +10,7 @@ const WORDS = {
   },
   'webhook-secret': {
     label: 'Signing secret',
-    kept: 'Gatehouse keeps it encrypted, to sign events with, and never shows it again. If you lose it, delete the webhook and add it again.',
+    kept: 'Gatehouse keeps it encrypted, to sign events with, and never shows it again. If you lose it, rotate the secret.',
     copy: 'Copy secret',
     copyFailed: 'Could not copy: select the secret and copy it by hand.',
   },
