@@ -28,7 +28,6 @@ export const MAY_USE = {
     'resource-servers',
     'federation',
     'workload-identities',
-    'grants',
   ],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
   oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation', 'grants', 'audit'],
@@ -56,10 +55,11 @@ export const MAY_USE = {
   // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
   // removal revokes the member's credentials of every kind through the credential core
   // (docs/adr/0044-one-member-lifecycle.md).
-  members: ['identity', 'audit', 'credentials', 'grants'],
+  members: ['identity', 'audit', 'credentials'],
   // Grants of the authorization code flow (docs/mcp.md#grants): a person's consents (identity's memberships, audited),
-  // their codes and refresh tokens; auth reads whether a grant is live, oauth issues its codes and tokens.
-  grants: ['identity', 'audit'],
+  // their codes and refresh tokens; a kind of credential (the credential core, through which auth reads whether a grant
+  // is live and a member's removal revokes it); oauth issues its codes and tokens.
+  grants: ['identity', 'audit', 'credentials'],
   // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
   // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
   // members' lifecycle (just in time, never someone removed).

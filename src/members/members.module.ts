@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { CredentialsModule } from '../credentials/credentials.module';
 import { AuditModule } from '../audit/audit.module';
 import { EntitiesModule } from '../database/entities.module';
-import { GrantsModule } from '../grants/grants.module';
 import { IdentityModule } from '../identity/identity.module';
 import { MemberInvitation } from './member-invitation.entity';
 import { MemberInvitationsRepository } from './member-invitations.repository';
@@ -19,7 +18,6 @@ import { MembersService } from './members.service';
     IdentityModule,
     AuditModule,
     CredentialsModule,
-    GrantsModule,
   ],
   controllers: [MembersController],
   providers: [MembersService, MemberInvitationsRepository],

@@ -9,7 +9,6 @@ import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import type { MemberRow, RoleChange } from '../identity/identity.repository';
-import { GrantsService } from '../grants/grants.service';
 import { IdentityService, isEmailAddress, sleepUntil } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 import { MemberInvitation } from './member-invitation.entity';
@@ -79,7 +78,6 @@ export class MembersService {
   constructor(
     private readonly identity: IdentityService,
     private readonly credentials: CredentialsService,
-    private readonly grants: GrantsService,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly invitations: MemberInvitationsRepository,
@@ -148,9 +146,10 @@ export class MembersService {
   }
 
   /**
-   * Removes the member: the membership (their session tokens stop at once), every key and workload identity of theirs
-   * in the organization revoked, and the removal remembered, audited in one transaction under the owner's lock, so a
-   * creation meanwhile is revoked or refused (docs/api.md#removing-a-member). The last admin stays (`last_admin`).
+   * Removes the member: the membership (their session tokens stop at once), every credential of theirs in the
+   * organization revoked (each kind of CredentialKinds: keys, workload identities, grants), a pending invitation
+   * withdrawn, and the removal remembered, audited in one transaction under the owner's lock, so a creation meanwhile is
+   * revoked or refused (docs/api.md#removing-a-member). The last admin stays (`last_admin`).
    */
   async remove(organizationId: string, userId: string, by: MemberChangeBy = {}): Promise<MemberRemoval> {
     const owner = { organizationId, userId };
@@ -165,11 +164,9 @@ export class MembersService {
         await this.invitations.deletePending(organizationId, userId, tx);
         const { revoked, entries } = await this.credentials.revokeMemberCredentials(owner, at, tx);
         const revokedKeys = revoked.api_key ?? 0;
-        const grantEntries = await this.grants.revokeMemberGrants(owner, at, tx);
         await this.audit.recordAll(
           [
             ...entries,
-            ...grantEntries,
             {
               action: 'member.removed',
               organizationId,

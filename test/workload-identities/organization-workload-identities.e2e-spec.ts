@@ -4,11 +4,17 @@ import { DataSource } from 'typeorm';
 import { runTestCli } from '../support/cli';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { IdentityService } from '../../src/identity/identity.service';
-import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
 import { duringAuditFailure } from '../support/audit-failure';
 import { bearer, expectError, expectInvalidArgument } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
-import { createIdentity, IDENTITY_FIELDS, IdentityBody, identityAudit, trustIssuer } from './fixtures';
+import {
+  createIdentity,
+  IDENTITY_FIELDS,
+  IdentityBody,
+  identityAudit,
+  identityTokenAnswer,
+  trustIssuer,
+} from './fixtures';
 
 interface Organization {
   name: string;
@@ -214,10 +220,12 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
           },
         ]);
       }
-      // Their tokens stop: the identity is no longer usable, and the key's revocation came with it.
-      const identities = t.get(WorkloadIdentitiesService);
-      expect(await identities.usable(org.identities[1].id, org.member)).toBeNull();
-      expect(await identities.usable(org.identities[0].id, org.admin)).not.toBeNull();
+      // Their tokens stop (an admin's still work), and the key's revocation came with it.
+      expect(await identityTokenAnswer(t, org.identities[1], org.member)).toEqual({
+        status: 401,
+        reason: 'member_removed',
+      });
+      expect(await identityTokenAnswer(t, org.identities[0], org.admin)).toEqual({ status: 200 });
       const keys = await t
         .http()
         .get('/v1/organization/api-keys')
@@ -229,7 +237,10 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       ]);
       // Added back, they find their identities still revoked.
       await t.get(IdentityService).setRole(org.member.organizationId, org.member.userId, 'member');
-      expect(await identities.usable(org.identities[1].id, org.member)).toBeNull();
+      expect(await identityTokenAnswer(t, org.identities[1], org.member)).toEqual({
+        status: 401,
+        reason: 'credential_revoked',
+      });
     });
 
     it("the admin CLI's remove-member revokes them too; its output is unchanged", async () => {
