@@ -13,12 +13,7 @@ import { MembersService } from './members.service';
  * member, for the admin CLI, single sign-on's just-in-time membership and the API alike.
  */
 @Module({
-  imports: [
-    EntitiesModule.forFeature([MemberInvitation]),
-    IdentityModule,
-    AuditModule,
-    CredentialsModule,
-  ],
+  imports: [EntitiesModule.forFeature([MemberInvitation]), IdentityModule, AuditModule, CredentialsModule],
   controllers: [MembersController],
   providers: [MembersService, MemberInvitationsRepository],
   exports: [MembersService],
