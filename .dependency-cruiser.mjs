@@ -49,8 +49,9 @@ export const MAY_USE = {
   ],
   // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics). Its
   // single sign-on (sso/) signs people in through their organization's people issuer (federation's trusted issuers,
-  // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md).
-  'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
+  // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md); an invitation's link makes the person
+  // a member through members' lifecycle, then signs them in (docs/adr/0057-members-and-single-sign-on-in-the-console.md).
+  'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation', 'members'],
   // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
   // removal revokes the member's credentials of every kind through the credential core
   // (docs/adr/0044-one-member-lifecycle.md).

@@ -7,11 +7,13 @@ import { ConnectedAppsPage } from './pages/connected-apps';
 import { afterSignIn, ConsentPage, rememberConsentRequest } from './pages/consent';
 import { IntegrationFormPage } from './pages/integration-form';
 import { IntegrationsPage } from './pages/integrations';
+import { MembersPage } from './pages/members';
 import { MyKeysPage } from './pages/my-keys';
 import { NotFoundPage } from './pages/not-found';
 import { OrganizationKeysPage } from './pages/organization-keys';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
+import { SingleSignOnPage } from './pages/single-sign-on';
 import { WebhooksPage } from './pages/webhooks';
 import { WorkloadIdentitiesPage } from './pages/workload-identities';
 import { Link, navigate, usePath } from './router';
@@ -29,10 +31,12 @@ const SECTIONS: Section[] = [
   { path: '/workload-identities', label: 'Workload identities', permission: 'workload_identities:read' },
   { path: '/apps', label: 'Connected apps', permission: 'api_keys:read' },
   { path: '/organization/keys', label: 'Organization keys', permission: 'api_keys:manage' },
+  { path: '/organization/members', label: 'Members', permission: 'members:read' },
   { path: '/organization/webhooks', label: 'Webhooks', permission: 'webhooks:read' },
   { path: '/audit', label: 'Audit log', permission: 'audit:read' },
   { path: '/integrations', label: 'Integrations', permission: 'integrations:read' },
   { path: '/settings', label: 'Settings', permission: 'organization:write' },
+  { path: '/organization/single-sign-on', label: 'Single sign-on', permission: 'organization:write' },
 ];
 
 const UUID = '[0-9a-fA-F-]{36}';
@@ -45,6 +49,9 @@ function page(path: string, session: Session): ReactNode {
   if (path === '/apps' && allowed('api_keys:read')) return <ConnectedAppsPage />;
   if (path === '/consent') return <ConsentPage />;
   if (path === '/organization/keys' && allowed('api_keys:manage')) return <OrganizationKeysPage session={session} />;
+  if (path === '/organization/members' && allowed('members:read')) return <MembersPage session={session} />;
+  if (path === '/organization/single-sign-on' && allowed('organization:write'))
+    return <SingleSignOnPage session={session} />;
   if (path === '/organization/webhooks' && allowed('webhooks:read')) return <WebhooksPage session={session} />;
   if (path === '/audit' && allowed('audit:read')) return <AuditLogPage />;
   if (path === '/settings' && allowed('organization:write')) return <SettingsPage />;

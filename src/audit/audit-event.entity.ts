@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   'member.added',
   'member.role_changed',
   'member.removed',
+  'member.invited',
+  'member.invitation_revoked',
   'trusted_issuer.added',
   'trusted_issuer.removed',
   'trusted_issuer.updated',
@@ -90,7 +92,8 @@ export class AuditEvent {
 
   /**
    * Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`,
-   * `exposed`; a workload identity's too); member.added: `admin` or `sso`; member.role_changed: the new role;
+   * `exposed`; a workload identity's too); member.added: `admin`, `sso` or `invitation`; member.invited and
+   * member.invitation_revoked: the role; member.role_changed: the new role;
    * workload_identity.exchanged: the subject token's `sub`, as long as a workload identity's subject.
    */
   @Column({ type: 'varchar', length: 1024, nullable: true })

@@ -573,6 +573,8 @@ describe('web console in Chromium', () => {
       'member.added',
       'member.role_changed',
       'member.removed',
+      'member.invited',
+      'member.invitation_revoked',
       'trusted_issuer.added',
       'trusted_issuer.removed',
       'trusted_issuer.updated',

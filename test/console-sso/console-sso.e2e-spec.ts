@@ -533,6 +533,8 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
 
     it('keeps a removed member out, just-in-time role or not: an "access removed" page, nothing added, until an admin adds them again', async () => {
       await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
+      // An admin removed (by another: the last admin is never removed) stays out too.
+      await t.user({ org: ORG, email: 'ada@acme.test', role: 'admin' });
       const leaving = await t.user({ org: ORG, email: 'leo@acme.test', role: 'admin' });
       linkCode(await signInAs('leo@acme.test'));
       const cli = (...argv: string[]) => runTestCli(argv, t.env);

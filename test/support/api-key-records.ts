@@ -30,6 +30,8 @@ export const PERMISSION_CATALOGUE: readonly string[] = [
   'audit:read',
   'integrations:read',
   'integrations:write',
+  'members:read',
+  'members:write',
   'organization:write',
   'webhooks:read',
   'webhooks:write',

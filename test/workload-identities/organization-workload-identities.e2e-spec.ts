@@ -195,7 +195,11 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       const org = await organization();
       const key = await t.createKey(org.member, 'revoked too');
       const removal = await t.get(MembersService).remove(org.member.organizationId, org.member.userId);
-      expect(removal).toEqual({ removed: true, revokedKeys: 1 });
+      expect(removal).toEqual({
+        removed: true,
+        revokedKeys: 1,
+        member: expect.objectContaining({ userId: org.member.userId, role: 'member' }),
+      });
       const { body } = await list(org.admin, { include_revoked: true }).expect(200);
       const status = new Map(body.workload_identities.map((i: IdentityBody) => [i.id, i.status]));
       for (const identity of org.identities) {

@@ -43,6 +43,13 @@ const BY_MESSAGE: Record<string, string> = {
   'sign-in link belongs to another browser':
     'This sign-in link belongs to a single sign-on started in another browser, so it does not work here. If someone ' +
     'sent it to you, do not use it: it would sign you in as them. Sign in yourself below.',
+  'invitation already used':
+    'This invitation has already been used. Each invitation works once: if it was not you, tell an administrator.',
+  'invitation expired': 'This invitation has expired: invitations work for 7 days. Ask an administrator for a new one.',
+  'invitation invalid':
+    'This invitation is not valid: it was withdrawn or replaced by a newer one, or the link is incomplete. Ask an administrator for a new one.',
+  'member not found': 'This person is no longer a member.',
+  'invitation not found': 'This invitation was used or withdrawn meanwhile.',
   'user not authenticated': 'Your session has ended. Sign in again with a new link.',
   'insufficient permissions': 'Your role does not allow this.',
   'route not found': 'This Gatehouse server does not offer this feature yet.',

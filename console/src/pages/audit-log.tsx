@@ -27,6 +27,8 @@ const ACTIONS = Object.keys({
   'member.added': true,
   'member.role_changed': true,
   'member.removed': true,
+  'member.invited': true,
+  'member.invitation_revoked': true,
   'trusted_issuer.added': true,
   'trusted_issuer.removed': true,
   'trusted_issuer.updated': true,
