@@ -235,6 +235,88 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/members': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the organization's members by e-mail address: role, joined, last console sign-in */
+    get: operations['MembersController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/members/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a member: every key, workload identity and grant of theirs here is revoked, their sessions end
+     * @description As the admin CLI's remove-member: audited as member.removed after each revocation; single sign-on does not add them back. The last admin stays (400 FAILED_PRECONDITION last_admin). A user who is not a member here is 404.
+     */
+    delete: operations['MembersController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a member's role; it applies to their next request
+     * @description Audited as member.role_changed (nothing when the role is the same). The last admin keeps the role (400 FAILED_PRECONDITION last_admin). A user who is not a member here, another organization's included, is 404.
+     */
+    patch: operations['MembersController_changeRole'];
+    trace?: never;
+  };
+  '/v1/organization/members/invitations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's invitations neither used nor expired, newest first (never a link) */
+    get: operations['MembersController_invitations'];
+    put?: never;
+    /**
+     * Invite a person by e-mail address with a role: a one-time link, in this answer only
+     * @description The link works once, for 7 days: opened in a browser it makes the person a member with the role and signs them in to the console (POST /v1/console/invitations/accept). It replaces their pending invitation. A member already is 400 FAILED_PRECONDITION member_exists. Audited as member.invited.
+     */
+    post: operations['MembersController_invite'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/members/invitations/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Withdraw an unused invitation: its link signs no one in
+     * @description Audited as member.invitation_revoked. A used, unknown or another organization's invitation is 404.
+     */
+    delete: operations['MembersController_revokeInvitation'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/token': {
     parameters: {
       query?: never;
@@ -419,6 +501,26 @@ export interface paths {
      * @description With a session token. Every session token of the member in this organization issued until now is refused from then on (console tabs and CLI sessions alike); API keys and their access tokens are not touched. An access token gets 403 PERMISSION_DENIED.
      */
     delete: operations['ConsoleSignInController_signOut'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/console/invitations/accept': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Use an invitation's code: become a member with its role and get a session token
+     * @description Public. Each invitation works once, for 7 days, in any browser; the person keeps the role they have if they became a member meanwhile. Audited as member.added (reason invitation) and console.signed_in. Failed attempts count with the sign-in links'.
+     */
+    post: operations['ConsoleInvitationsController_accept'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -824,6 +926,51 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/single-sign-on': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's people issuer, or null (never its client secret) */
+    get: operations['SingleSignOnController_get'];
+    /**
+     * Set the organization's people issuer: added, or changed in place
+     * @description Its discovery document must pass first (as trusted-issuer add checks it); the answer names the redirect URI to register there. Audited as trusted_issuer.added or trusted_issuer.updated (reason people). Discoveries: at most 10 a minute per organization with the test.
+     */
+    put: operations['SingleSignOnController_save'];
+    post?: never;
+    /**
+     * End the organization's single sign-on: its people issuer is removed
+     * @description Audited as trusted_issuer.removed. Sessions it gave end with their hour. None set up: 404.
+     */
+    delete: operations['SingleSignOnController_remove'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/single-sign-on/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Test the connection: fetch and check the issuer's discovery document, store nothing
+     * @description What single sign-on would use (endpoints, key set, client authentication, algorithms) and the redirect URI to register; a refusal says what is wrong (400 issuer_invalid, issuer_discovery_failed). At most 10 a minute per organization with saving (429 too_many_issuer_tests).
+     */
+    post: operations['SingleSignOnController_test'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/workload-identities': {
     parameters: {
       query?: never;
@@ -973,6 +1120,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1036,6 +1185,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1140,6 +1291,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1257,6 +1410,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1367,6 +1522,106 @@ export interface components {
     };
     GrantResponse: {
       grant: components['schemas']['GrantView'];
+    };
+    MemberView: {
+      /** Format: uuid */
+      user_id: string;
+      /** @example dev@acme.test */
+      email: string;
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+      /**
+       * Format: date-time
+       * @description When the membership began
+       */
+      joined_at: string;
+      /**
+       * Format: date-time
+       * @description The last console sign-in; null when none is known
+       */
+      last_signed_in_at: string | null;
+    };
+    MemberListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      members: components['schemas']['MemberView'][];
+    };
+    ChangeRoleDto: {
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+    };
+    MemberResponse: {
+      member: components['schemas']['MemberView'];
+    };
+    MemberRemovalResponse: {
+      /** @description The member as they were */
+      member: components['schemas']['MemberView'];
+      /** @description How many of their keys the removal revoked */
+      revoked_keys: number;
+    };
+    InvitationView: {
+      /** Format: uuid */
+      id: string;
+      /** @example new.colleague@acme.test */
+      email: string;
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+      /**
+       * Format: uuid
+       * @description The admin who invited
+       */
+      invited_by_user_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The link works until then (7 days), once
+       */
+      expires_at: string;
+    };
+    InvitationListResponse: {
+      invitations: components['schemas']['InvitationView'][];
+    };
+    CreateInvitationDto: {
+      /** @example new.colleague@acme.test */
+      email: string;
+      /**
+       * @description The role the person gets when they accept
+       * @enum {string}
+       */
+      role: 'admin' | 'member' | 'viewer';
+    };
+    CreatedInvitationView: {
+      /** Format: uuid */
+      id: string;
+      /** @example new.colleague@acme.test */
+      email: string;
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+      /**
+       * Format: uuid
+       * @description The admin who invited
+       */
+      invited_by_user_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The link works until then (7 days), once
+       */
+      expires_at: string;
+      /**
+       * @description The one-time link to give the person: in this answer only, and never again
+       * @example https://gatehouse.example.com/console/sign-in#invitation=q8Cq2rR6qjWvV9S0Wm3xYQ2fC7hX1k1oE0rTzq0l5aY
+       */
+      url: string;
+    };
+    CreatedInvitationResponse: {
+      invitation: components['schemas']['CreatedInvitationView'];
+    };
+    InvitationResponse: {
+      invitation: components['schemas']['InvitationView'];
     };
     TokenRequestDto: {
       /**
@@ -1578,6 +1833,8 @@ export interface components {
         | 'member.added'
         | 'member.role_changed'
         | 'member.removed'
+        | 'member.invited'
+        | 'member.invitation_revoked'
         | 'trusted_issuer.added'
         | 'trusted_issuer.removed'
         | 'trusted_issuer.updated'
@@ -1699,6 +1956,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1707,6 +1966,13 @@ export interface components {
         | 'workload_identities:revoke'
         | 'workload_identities:manage'
       )[];
+    };
+    AcceptInvitationDto: {
+      /**
+       * @description The `invitation` of the link (`…/console/sign-in#invitation=<code>`): 43 characters of base64url
+       * @example q8Cq2rR6qjWvV9S0Wm3xYQ2fC7hX1k1oE0rTzq0l5aY
+       */
+      code: string;
     };
     OAuthTokenResponse: {
       /** @description An access token (JWT, `typ: at+jwt`); for a person's ID token exchanged, a session token (JWT) */
@@ -1997,6 +2263,88 @@ export interface components {
       /** @description The endpoint with its new secret */
       webhook: components['schemas']['CreatedWebhookView'];
     };
+    SingleSignOnView: {
+      /**
+       * Format: uuid
+       * @description The trusted issuer id (`trusted-issuer list` shows it too)
+       */
+      id: string;
+      /** @example https://acme.okta.com */
+      issuer: string;
+      /** @description Gatehouse's client id at the issuer (the ID tokens' audience) */
+      client_id: string;
+      /** @enum {string} */
+      token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+      /** @description The domains a person's e-mail address must be in; none: any */
+      email_domains: string[];
+      /**
+       * @description The role of a person of those domains who is no member yet; null: they get no access
+       * @enum {string|null}
+       */
+      jit_role: 'admin' | 'member' | 'viewer' | null;
+      /** @description Origins besides the issuer's own for its key set and endpoints (set with the admin CLI) */
+      allowed_origins: string[];
+      /** Format: date-time */
+      created_at: string;
+    };
+    SingleSignOnResponse: {
+      /** @description null: no single sign-on */
+      single_sign_on: components['schemas']['SingleSignOnView'] | null;
+    };
+    SaveSingleSignOnDto: {
+      /** @example https://acme.okta.com */
+      issuer: string;
+      client_id: string;
+      /** @description Required the first time; absent afterwards: the stored one is kept. Stored encrypted, never shown */
+      client_secret?: string;
+      /**
+       * @default client_secret_basic
+       * @enum {string}
+       */
+      token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+      /** @default [] */
+      email_domains: string[];
+      /**
+       * @description Needs email_domains
+       * @enum {string}
+       */
+      jit_role?: 'admin' | 'member' | 'viewer';
+    };
+    SavedSingleSignOnResponse: {
+      single_sign_on: components['schemas']['SingleSignOnView'];
+      /**
+       * @description The redirect URI to register at the identity provider, as its discovery document says now
+       * @example https://gatehouse.example.com/v1/console/sso/callback/acme
+       */
+      redirect_uri: string;
+    };
+    TestSingleSignOnDto: {
+      /** @example https://acme.okta.com */
+      issuer: string;
+      /**
+       * @default client_secret_basic
+       * @enum {string}
+       */
+      token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+    };
+    DiscoveryView: {
+      issuer: string;
+      /** @description Where the document was found */
+      document_url: string;
+      authorization_endpoint: string;
+      token_endpoint: string;
+      jwks_uri: string;
+      token_endpoint_auth_methods: string[];
+      /** @description null: the document does not say */
+      id_token_signing_algs: string[] | null;
+      /** @description authorization_response_iss_parameter_supported (RFC 9207): decides the redirect URI */
+      iss_parameter_supported: boolean;
+      /** @description The redirect URI to register at the identity provider */
+      redirect_uri: string;
+    };
+    DiscoveryResponse: {
+      discovery: components['schemas']['DiscoveryView'];
+    };
     CreateWorkloadIdentityDto: {
       /**
        * @description Human-readable name; at most 255 Unicode characters
@@ -2037,6 +2385,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -2084,6 +2434,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -2194,6 +2546,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -3161,6 +3515,381 @@ export interface operations {
       };
     };
   };
+  MembersController_list: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberRemovalResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_changeRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChangeRoleDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_invitations: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvitationListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_invite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateInvitationDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedInvitationResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_revokeInvitation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvitationResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   TokenController_exchange: {
     parameters: {
       query?: never;
@@ -3830,6 +4559,8 @@ export interface operations {
           | 'member.added'
           | 'member.role_changed'
           | 'member.removed'
+          | 'member.invited'
+          | 'member.invitation_revoked'
           | 'trusted_issuer.added'
           | 'trusted_issuer.removed'
           | 'trusted_issuer.updated'
@@ -3930,6 +4661,8 @@ export interface operations {
           | 'member.added'
           | 'member.role_changed'
           | 'member.removed'
+          | 'member.invited'
+          | 'member.invitation_revoked'
           | 'trusted_issuer.added'
           | 'trusted_issuer.removed'
           | 'trusted_issuer.updated'
@@ -4112,6 +4845,74 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ConsoleInvitationsController_accept: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AcceptInvitationDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsoleSessionResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5991,6 +6792,261 @@ export interface operations {
       };
       /** @description INVALID_ARGUMENT: request body too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SingleSignOnResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_save: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SaveSingleSignOnDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SavedSingleSignOnResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SingleSignOnResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_test: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TestSingleSignOnDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DiscoveryResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
