@@ -113,7 +113,8 @@ export class WorkloadIdentitiesService {
     private readonly unitOfWork: UnitOfWork,
     @InjectConfig() config: AppConfiguration,
   ) {
-    // The keys' cap, per owner and organization, for identities apart (docs/workload-identities.md#limits).
+    // The keys' cap, per owner and organization, for identities apart
+    // (docs/workload-identities.md#post-v1workload-identities).
     this.maxActivePerUser = config.apiKeys.maxActivePerUser;
   }
 

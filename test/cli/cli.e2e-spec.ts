@@ -545,7 +545,7 @@ describe('admin CLI', () => {
         client_ip: null,
         request_id: null,
       };
-      // bootstrap's new member first (docs/operations.md#audit-log).
+      // bootstrap's new member first (docs/operations.md#audit-trail).
       const added = { ...expected, action: 'member.added', target_type: 'user', target_id: boot.user_id };
       expect(events).toEqual([added, expected, expected, expected]);
     });
