@@ -16,7 +16,7 @@ export class OAuthGrant {
   @Column({ name: 'user_id', type: 'varchar', length: 36 })
   userId: string;
 
-  /** The client's id: a Client ID Metadata Document's https URL. */
+  /** The client's id: a Client ID Metadata Document's https URL, or a registered client's id. */
   @Column({ name: 'client_id', type: 'varchar', length: 512 })
   clientId: string;
 

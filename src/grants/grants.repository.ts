@@ -208,6 +208,24 @@ export class GrantsRepository {
     return ids;
   }
 
+  /** Revokes every active grant of the client (its removal): their ids and owners. */
+  async revokeForClient(clientId: string, at: Date, tx: Transaction): Promise<Array<Owner & { id: string }>> {
+    const columns = 'id, organization_id, user_id';
+    const statement = this.db.prepare<{ clientId: string; at: string }>(
+      this.db.returning(
+        sql`UPDATE oauth_grants SET status = 'revoked', revoked_at = ${param('at')}
+          WHERE client_id = ${param('clientId')} AND status = 'active' RETURNING ${raw(columns)}`,
+        columns,
+      ),
+    );
+    const rows = await this.db.run<
+      { id: string; organization_id: string; user_id: string },
+      { clientId: string; at: string }
+    >(tx, statement, { clientId, at: at.toISOString() });
+    for (const row of rows) await this.deleteRefreshTokens(row.id, tx);
+    return rows.map((row) => ({ id: row.id, organizationId: row.organization_id, userId: row.user_id }));
+  }
+
   async touch(id: string, at: Date, tx: Transaction): Promise<void> {
     const statement = this.db.prepare<{ id: string; at: string }>(
       sql`UPDATE oauth_grants SET last_used_at = ${param('at')} WHERE id = ${param('id')}`,

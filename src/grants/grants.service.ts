@@ -227,6 +227,15 @@ export class GrantsService {
     return ids.map((id) => this.entry('grant.revoked', owner, id, null, 'member_removed'));
   }
 
+  /**
+   * A client's removal (docs/mcp.md#clients): every grant to it revoked, in any organization; the entries to record
+   * with the removal (reason `client_removed`).
+   */
+  async revokeClientGrants(clientId: string, at: Date, tx: Transaction): Promise<AuditEntry[]> {
+    const revoked = await this.grants.revokeForClient(clientId, at, tx);
+    return revoked.map((grant) => this.entry('grant.revoked', grant, grant.id, null, 'client_removed'));
+  }
+
   private async revokeInside(grantId: string, reason: string, now: Date, tx: Transaction): Promise<void> {
     const grant = await this.grants.findById(grantId);
     if (grant === null) return;
