@@ -256,6 +256,28 @@ describe(`dynamic client registration, on (${DATABASE_KIND})`, () => {
     expect(row.last_used_at).not.toBeNull();
   });
 
+  it('refuses a redirect URI the client did not register with a page, leaving no grant or code', async () => {
+    const { client_id: clientId } = (await register(t, { redirect_uris: [REDIRECT, 'https://app.example.com/cb'] }))
+      .body;
+    const grants = await rowCount(t, 'oauth_grants');
+    const codes = await rowCount(t, 'oauth_codes');
+    for (const redirectUri of [
+      'https://app.example.com/other',
+      'https://app.example.com:8443/cb',
+      'http://127.0.0.1:1/x',
+    ]) {
+      const page = await t
+        .http()
+        .get('/oauth/authorize')
+        .query(authorizeQuery({ clientId, redirectUri, resource: AUDIENCE }))
+        .expect(400);
+      expect(page.headers.location).toBeUndefined();
+      expect(page.text).toContain('is not one of the client&#39;s redirect URIs');
+    }
+    expect(await rowCount(t, 'oauth_grants')).toBe(grants);
+    expect(await rowCount(t, 'oauth_codes')).toBe(codes);
+  });
+
   it('refuses an unknown registered client_id: a page at the authorization endpoint, invalid_client at the token endpoint', async () => {
     const unknown = '00000000-0000-4000-8000-000000000001';
     const page = await t
