@@ -85,11 +85,27 @@ export interface GrantCredential extends Owner {
 
 type GrantCredentialRow = MemberAccessColumns & { organization_id: string; user_id: string; status: GrantStatus };
 
+/** An active grant whose person is a member, as a token request issues under it. */
+export interface LiveGrant extends Owner {
+  clientId: string;
+  resource: string;
+  lastUsedAt: Date | null;
+  access: MembershipAccess;
+}
+
+type LiveGrantRow = MemberAccessColumns & {
+  organization_id: string;
+  user_id: string;
+  client_id: string;
+  resource: string;
+  last_used_at: Date | string | null;
+};
+
 /** Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. */
 @Injectable()
 export class GrantsRepository {
   private readonly db: Dialect;
-  private readonly live: Statement<{ id: string; organizationId: string; userId: string }>;
+  private readonly liveById: Statement<{ id: string }>;
   private readonly byId: Statement<{ id: string }>;
   private readonly credentialById: Statement<{ id: string }>;
   private readonly ownerGrants: Statement<Owner>;
@@ -98,11 +114,11 @@ export class GrantsRepository {
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.db = Dialect.of(dataSource);
-    // Every request with a grant's access token at Gatehouse: the grant active and its person a member, one query.
-    this.live = this.db.prepare(sql`SELECT a.role, a.access_token_lifetime FROM oauth_grants g
+    // Every code and refresh token request: the grant active, its client and resource, and its person's membership.
+    this.liveById = this.db.prepare(sql`SELECT g.organization_id, g.user_id, g.client_id, g.resource, g.last_used_at,
+        a.role, a.access_token_lifetime FROM oauth_grants g
       JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = g.organization_id AND a.user_id = g.user_id
-      WHERE g.id = ${param('id')} AND g.organization_id = ${param('organizationId')} AND g.user_id = ${param('userId')}
-        AND g.status = 'active'`);
+      WHERE g.id = ${param('id')} AND g.status = 'active'`);
     this.byId = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants WHERE id = ${param('id')}`);
     // Every request with a grant's access token: the grant and its person's membership, one query (CredentialKinds).
     this.credentialById = this.db.prepare(sql`SELECT g.organization_id, g.user_id, g.status, a.role,
@@ -120,10 +136,20 @@ export class GrantsRepository {
       ORDER BY created_at DESC, id DESC`);
   }
 
-  /** The person's membership when the grant is active and they are still a member; else null. */
-  async liveAccess(id: string, owner: Owner): Promise<MembershipAccess | null> {
-    const rows = await this.db.rows<MemberAccessColumns, Owner & { id: string }>(this.live, { id, ...owner });
-    return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
+  /** The grant when it is active and its person still a member, with their membership; else null. One query. */
+  async liveGrant(id: string): Promise<LiveGrant | null> {
+    const rows = await this.db.rows<LiveGrantRow, { id: string }>(this.liveById, { id });
+    const row = rows[0];
+    const access = row === undefined ? null : toMembershipAccess(row);
+    if (row === undefined || access === null) return null;
+    return {
+      organizationId: row.organization_id,
+      userId: row.user_id,
+      clientId: row.client_id,
+      resource: row.resource,
+      lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
+      access,
+    };
   }
 
   /** The grant's owner and status with its person's membership (null: no longer a member); undefined: no such grant. */

@@ -4,12 +4,13 @@ import { AuditEntry, AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorReason } from '../common/errors';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
-import type { MembershipAccess } from '../identity/member-access';
 import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
 import { CodeBinding, Grant, GrantCredential, GrantsRepository } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
 export const CODE_SECONDS = 60;
+/** A grant's last_used_at is written when it is this much older than a use. */
+const LAST_USED_PRECISION_MS = 60_000;
 
 type Owner = { organizationId: string; userId: string };
 
@@ -146,7 +147,7 @@ export class GrantsService {
       if (binding === 'unknown') return invalidGrant('the code is not valid', 'code_invalid');
       const refused = this.bindingRefusal(binding, presented);
       if (refused !== null) return refused;
-      return this.issue(binding.grantId, binding.scope, now, tx);
+      return this.issue(binding.grantId, binding.scope, now, tx, null);
     });
     if (outcome instanceof AppError) throw outcome;
     return outcome;
@@ -156,7 +157,7 @@ export class GrantsService {
    * A refresh token (OAuth 2.1 section 4.3): used once and replaced; a used one presented again ends the whole grant
    * (RFC 9700 section 4.14.2). The client must be the grant's.
    */
-  async refresh(token: string, clientId: string | undefined, request?: RequestContext, now = new Date()) {
+  async refresh(token: string, clientId: string, request?: RequestContext, now = new Date()) {
     const hash = secretHash(token, REFRESH_PREFIX);
     if (hash === null) throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
     const outcome = await this.unitOfWork.run(async (tx) => {
@@ -166,25 +167,16 @@ export class GrantsService {
         await this.revokeInside(used.reused, 'refresh_token_reused', now, tx);
         return invalidGrant('the refresh token was used already: its grant is revoked', 'refresh_token_reused');
       }
-      const grant = await this.grants.findById(used.grantId);
-      if (grant === null || grant.clientId !== clientId) {
-        return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
-      }
-      return this.issue(used.grantId, used.scope, now, tx);
+      return this.issue(used.grantId, used.scope, now, tx, clientId);
     });
     if (outcome instanceof AppError) throw outcome;
     this.audit.recordSoon(this.entry('grant.refreshed', outcome, outcome.grantId, outcome.userId, null, request));
     return outcome;
   }
 
-  /** The live membership behind a grant's access token: the grant active and its person a member; else null. */
   /** The grant's owner, status and person's membership, for the token authenticator (CredentialKinds). */
   credential(grantId: string): Promise<GrantCredential | undefined> {
     return this.grants.findCredential(grantId);
-  }
-
-  liveAccess(grantId: string, owner: Owner): Promise<MembershipAccess | null> {
-    return this.grants.liveAccess(grantId, owner);
   }
 
   listForOwner(owner: Owner): Promise<Grant[]> {
@@ -266,14 +258,29 @@ export class GrantsService {
     return null;
   }
 
-  /** The grant's tokens to mint and a new refresh token, stored in the same transaction. */
-  private async issue(grantId: string, scope: string, now: Date, tx: Transaction): Promise<GrantTokens | AppError> {
-    const grant = await this.grants.findById(grantId);
-    const access = grant === null ? null : await this.grants.liveAccess(grantId, grant);
-    if (grant === null || access === null) return invalidGrant('the grant was revoked', 'grant_revoked');
+  /**
+   * The grant's tokens to mint and a new refresh token, stored in the same transaction; for a refresh, only to the
+   * grant's client (`clientId`; null for a code, whose binding named it).
+   */
+  private async issue(
+    grantId: string,
+    scope: string,
+    now: Date,
+    tx: Transaction,
+    clientId: string | null,
+  ): Promise<GrantTokens | AppError> {
+    const grant = await this.grants.liveGrant(grantId);
+    if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');
+    if (clientId !== null && grant.clientId !== clientId) {
+      return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
+    }
+    const { access } = grant;
     const refreshToken = newSecret(REFRESH_PREFIX);
     await this.grants.insertRefreshToken(secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
-    await this.grants.touch(grantId, now, tx);
+    // Its last use, to the minute: a busy grant is not written on every token request.
+    if (grant.lastUsedAt === null || grant.lastUsedAt.getTime() <= now.getTime() - LAST_USED_PRECISION_MS) {
+      await this.grants.touch(grantId, now, tx);
+    }
     return {
       grantId,
       organizationId: grant.organizationId,

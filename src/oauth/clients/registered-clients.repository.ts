@@ -30,7 +30,7 @@ export class RegisteredClientsRepository {
     );
     this.ofKind = this.db.prepare(sql`${select} WHERE kind = ${param('kind')} ORDER BY created_at DESC, id DESC`);
     this.all = this.db.prepare(sql`${select} ORDER BY created_at DESC, id DESC`);
-    // At most one write an hour per client, whatever its traffic: last_used_at only says which clients are idle.
+    // At most one write an hour per client (the service checks the row it read; this, another instance's write).
     this.touchStale = this.db.prepare(sql`UPDATE oauth_clients SET last_used_at = ${param('at')}
       WHERE id = ${param('id')} AND (last_used_at IS NULL OR last_used_at < ${param('staleBefore')})`);
     this.idle = this.db.prepare(sql`SELECT id FROM oauth_clients
@@ -72,7 +72,7 @@ export class RegisteredClientsRepository {
     return (await this.db.affected(tx, this.deleteClient, { id })) > 0;
   }
 
-  /** Records a use, unless one within the hour before `at` is recorded. */
+  /** Records a use, unless another instance recorded one within the hour before `at`. */
   async touch(id: string, at: Date): Promise<void> {
     await this.db.affected(this.dataSource.manager, this.touchStale, {
       id,

@@ -25,6 +25,7 @@ const SECRET_PREFIX = 'gh_cs_';
 /** A hash an unknown or public client's presented secret is compared with, so that it takes as long as a known one. */
 const NO_HASH = '0'.repeat(64);
 const DAY_MS = 86_400_000;
+const TOUCH_EVERY_MS = 3_600_000;
 
 /** Who acts on an organization's clients: an admin (the API, the console), or the operator (the CLI: no actor). */
 export interface ClientActor {
@@ -251,7 +252,10 @@ export class RegisteredClients {
         return 'the client was registered dynamically and has not been used for too long: register again';
       }
     }
-    await this.repository.touch(client.id, now);
+    // last_used_at only says which clients are idle: written at most once an hour, whatever the traffic.
+    if (client.lastUsedAt === null || client.lastUsedAt.getTime() <= now.getTime() - TOUCH_EVERY_MS) {
+      await this.repository.touch(client.id, now);
+    }
     return client;
   }
 
