@@ -1324,7 +1324,7 @@ export interface components {
       created_at: string;
       /**
        * Format: date-time
-       * @description Its last code or refresh
+       * @description Its last code or refresh, to the minute
        */
       last_used_at: string | null;
     };

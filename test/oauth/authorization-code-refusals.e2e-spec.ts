@@ -96,13 +96,6 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
     };
   }
 
-  async function grantCount(): Promise<number> {
-    const rows = await t
-      .get(DataSource)
-      .query(`SELECT id FROM oauth_grants WHERE user_id = '${person.userId}' AND status = 'active'`);
-    return rows.length;
-  }
-
   async function code(challenge: string): Promise<string> {
     const started = await t
       .http()

@@ -33,7 +33,7 @@ export function authorizeQuery(request: CodeRequest, overrides: Record<string, s
 /** GET /oauth/authorize, asserting the redirect to the consent page: its signed `request`. */
 export async function consentRequest(t: TestApp, request: CodeRequest): Promise<string> {
   const started = await t.http().get('/oauth/authorize').query(authorizeQuery(request)).expect(302);
-  const consent = new URL(started.headers.location as string);
+  const consent = new URL(started.headers.location);
   if (consent.pathname !== '/console/consent') throw new Error(`not the consent page: ${consent.href}`);
   return consent.searchParams.get('request')!;
 }
