@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { CliResult, createCliContext, runCli } from '../../src/cli';
 import type { Environment } from '../../src/config/configuration';
 import { testBuildDirectory } from './build-directory';
+import { closed, keepUntilClosed } from './leftovers';
 
 /**
  * The admin CLI in this process, its worker threads loaded from the tests' compiled copy of src/. Without `context` it
@@ -25,8 +26,16 @@ export interface TestCli {
  * context.
  */
 export async function startTestCli(env: Environment): Promise<TestCli> {
-  const context = await createCliContext(env, { workerDirectory: testBuildDirectory() });
-  return { run: (...argv) => runTestCli(argv, env, context), close: () => context.close() };
+  const context = await keepUntilClosed(createCliContext(env, { workerDirectory: testBuildDirectory() }), (started) =>
+    started.close(),
+  );
+  return {
+    run: (...argv) => runTestCli(argv, env, context),
+    close: () => {
+      closed(context);
+      return context.close();
+    },
+  };
 }
 
 /** The admin CLI's two outcomes, asserted as docs/operations.md#admin-cli states them. */
