@@ -349,6 +349,7 @@ describe('token exchange (RFC 8693)', () => {
           target_label: null,
           previous_api_key_id: null,
           previous_api_key_expires_at: null,
+          changes: null,
           client_ip: expect.any(String),
           request_id: answer.headers['x-request-id'],
         },
