@@ -34,6 +34,7 @@ export const ERROR_REASONS = {
   route_not_found: { code: NF, message: Messages.routeNotFound },
   page_cursor_invalid: { code: IA, message: Messages.invalidArgument },
   expires_at_invalid: { code: IA, message: Messages.invalidArgument },
+  usage_range_invalid: { code: IA, message: SAYS_WHAT },
 
   // Bearer tokens and permissions.
   // The TokenAuthenticator's refusals (docs/adr/0048-one-token-authenticator.md), every one a 401 with the Bearer

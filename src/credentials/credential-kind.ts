@@ -68,6 +68,8 @@ export interface KindStore {
   readonly kind: CredentialKind<Credential, never>;
   /** The credential with this id for a token's liveness (one query, batched per kind); undefined when there is none. */
   read(id: string): Promise<CredentialState | undefined>;
+  /** The credential with this id, whoever owns it (batched). */
+  findById(id: string): Promise<Credential | undefined>;
   lockOwner(owner: OwnerIds, tx: Transaction): Promise<void>;
   revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]>;
   recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: CredentialUse]>): Promise<void>;

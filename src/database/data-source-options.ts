@@ -39,6 +39,7 @@ import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/176585100
 import { ResourceServerScopes1765852000000 } from './migrations/1765852000000-resource-server-scopes';
 import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grants';
 import { CredentialPermissions1765870000000 } from './migrations/1765870000000-credential-permissions';
+import { CredentialUsage1765910000000 } from './migrations/1765910000000-credential-usage';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -79,6 +80,7 @@ export const MIGRATIONS = [
   ResourceServerScopes1765852000000,
   OAuthGrants1765860000000,
   CredentialPermissions1765870000000,
+  CredentialUsage1765910000000,
 ];
 
 /**

@@ -23,7 +23,7 @@ abstract class PublicClientGrant implements OAuthGrant<ExchangeClient> {
     if (request.headers.authorization !== undefined) {
       throw new AppError('client_authentication_not_accepted');
     }
-    return Promise.resolve(exchangeClient(request));
+    return Promise.resolve(exchangeClient(request, 'oauth_token'));
   }
 
   issue(client: ExchangeClient, form: FormParameters): Promise<OAuthTokenResponse> {
