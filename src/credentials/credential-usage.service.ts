@@ -20,7 +20,7 @@ import type {
 } from './dto/usage.dto';
 
 const MINUTE_MS = 60_000;
-/** The most buckets one answer has: a day of minutes, 60 days of hours. */
+/** The longest range, in buckets (a day of minutes, 60 days of hours); rounded out to whole buckets, one more. */
 export const MAX_BUCKETS = 1440;
 /** The range without `from`: `to` less this many buckets (an hour of minutes, a day of hours, 30 days). */
 const DEFAULT_BUCKETS: Record<Granularity, number> = { minute: 60, hour: 24, day: 30 };
@@ -71,7 +71,7 @@ export class CredentialUsageService {
 
   /** The organization's credentials with the most uses in the range, most first, with their labels and owners. */
   async busiest(caller: OwnerIds, query: BusiestQuery, nowMs = Date.now()): Promise<BusiestResponse> {
-    const { from, to } = range(query, 1, DEFAULT_BUSIEST_MINUTES, nowMs);
+    const { from, to } = range(query, 1, DEFAULT_BUSIEST_MINUTES, nowMs, Infinity);
     const totals = await this.usage.busiest(caller.organizationId, from, to, query.limit);
     const found = await Promise.all(
       totals.map(async (total) => ({
@@ -103,12 +103,7 @@ export class CredentialUsageService {
   private async seriesOf(id: string, query: UsageQuery, nowMs = Date.now()): Promise<UsageView> {
     const { granularity } = query;
     const bucket = BUCKET_MINUTES[granularity];
-    const { from, to } = range(query, bucket, DEFAULT_BUCKETS[granularity] * bucket, nowMs);
-    if ((to - from) / bucket > MAX_BUCKETS) {
-      throw rangeInvalid(
-        `at most ${MAX_BUCKETS} buckets: a range of ${(to - from) / bucket} ${granularity}s needs a coarser granularity`,
-      );
-    }
+    const { from, to } = range(query, bucket, DEFAULT_BUCKETS[granularity] * bucket, nowMs, MAX_BUCKETS);
     const rows = await this.usage.seriesOf(id, granularity, from, to);
     const buckets: UsageBucketView[] = [];
     const totals: ChannelCounts = {};
@@ -138,18 +133,25 @@ export class CredentialUsageService {
 
 /**
  * The query's range in whole buckets of `bucket` minutes since the epoch: `from` rounded down, `to` up; without `to`,
- * now; without `from`, `to` less `defaultMinutes`.
+ * now; without `from`, `to` less `defaultMinutes`. Refused when empty, or longer than `maxBuckets` buckets.
  */
 function range(
   query: { from?: string; to?: string },
   bucket: number,
   defaultMinutes: number,
   nowMs: number,
+  maxBuckets: number,
 ): { from: number; to: number } {
   const toMs = query.to === undefined ? nowMs : parseZonedTimestamp(query.to)!;
   const to = Math.ceil(toMs / MINUTE_MS / bucket) * bucket;
   if (query.from === undefined) return { from: to - defaultMinutes, to };
   const fromMs = parseZonedTimestamp(query.from)!;
   if (!(fromMs < toMs)) throw rangeInvalid('from must be before to');
-  return { from: Math.floor(fromMs / MINUTE_MS / bucket) * bucket, to };
+  const from = Math.floor(fromMs / MINUTE_MS / bucket) * bucket;
+  // Rounded out, a range of `maxBuckets` buckets may touch one more (a day by the minute, asked for at 12:00:30).
+  const buckets = (to - from) / bucket;
+  if (buckets > maxBuckets + 1) {
+    throw rangeInvalid(`at most ${maxBuckets} buckets: ${buckets} are too many, choose a coarser granularity`);
+  }
+  return { from, to };
 }
