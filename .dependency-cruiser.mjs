@@ -28,7 +28,6 @@ export const MAY_USE = {
     'resource-servers',
     'federation',
     'workload-identities',
-    'grants',
   ],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
   oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation', 'grants', 'audit'],
@@ -50,15 +49,17 @@ export const MAY_USE = {
   ],
   // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics). Its
   // single sign-on (sso/) signs people in through their organization's people issuer (federation's trusted issuers,
-  // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md).
-  'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation'],
+  // discovery and ID token verification; docs/adr/0039-console-single-sign-on.md); an invitation's link makes the person
+  // a member through members' lifecycle, then signs them in (docs/adr/0057-members-and-single-sign-on-in-the-console.md).
+  'console-sign-in': ['auth', 'identity', 'audit', 'metrics', 'federation', 'members'],
   // One member lifecycle (add, change role, remove; a removal remembered): identity's memberships, audited, and a
   // removal revokes the member's credentials of every kind through the credential core
   // (docs/adr/0044-one-member-lifecycle.md).
-  members: ['identity', 'audit', 'credentials', 'grants'],
+  members: ['identity', 'audit', 'credentials'],
   // Grants of the authorization code flow (docs/mcp.md#grants): a person's consents (identity's memberships, audited),
-  // their codes and refresh tokens; auth reads whether a grant is live, oauth issues its codes and tokens.
-  grants: ['identity', 'audit'],
+  // their codes and refresh tokens; a kind of credential (the credential core, through which auth reads whether a grant
+  // is live and a member's removal revokes it); oauth issues its codes and tokens.
+  grants: ['identity', 'audit', 'credentials'],
   // Federation: the identity providers an organization trusts (identity's organizations, audited), their client
   // secrets sealed with integrations' credential cipher (docs/adr/0036-federation.md); people become members through
   // members' lifecycle (just in time, never someone removed).

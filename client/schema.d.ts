@@ -275,6 +275,88 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/members': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the organization's members by e-mail address: role, joined, last console sign-in */
+    get: operations['MembersController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/members/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a member: every key, workload identity and grant of theirs here is revoked, their sessions end
+     * @description As the admin CLI's remove-member: audited as member.removed after each revocation; single sign-on does not add them back. The last admin stays (400 FAILED_PRECONDITION last_admin). A user who is not a member here is 404.
+     */
+    delete: operations['MembersController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a member's role; it applies to their next request
+     * @description Audited as member.role_changed (nothing when the role is the same). The last admin keeps the role (400 FAILED_PRECONDITION last_admin). A user who is not a member here, another organization's included, is 404.
+     */
+    patch: operations['MembersController_changeRole'];
+    trace?: never;
+  };
+  '/v1/organization/members/invitations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's invitations neither used nor expired, newest first (never a link) */
+    get: operations['MembersController_invitations'];
+    put?: never;
+    /**
+     * Invite a person by e-mail address with a role: a one-time link, in this answer only
+     * @description The link works once, for 7 days: opened in a browser it makes the person a member with the role and signs them in to the console (POST /v1/console/invitations/accept). It replaces their pending invitation. A member already is 400 FAILED_PRECONDITION member_exists. Audited as member.invited.
+     */
+    post: operations['MembersController_invite'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/members/invitations/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Withdraw an unused invitation: its link signs no one in
+     * @description Audited as member.invitation_revoked. A used, unknown or another organization's invitation is 404.
+     */
+    delete: operations['MembersController_revokeInvitation'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/token': {
     parameters: {
       query?: never;
@@ -404,6 +486,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/audit-events/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every event of a range that matches the filters, as a CSV or JSON download, newest first
+     * @description The list's filters; until defaults to now, since to 31 days before until, and the range may be at most 31 days long (400 audit_export_range_too_long). Streamed: a failure after the first bytes cuts the download short (the transfer does not complete). A CSV cell that a spreadsheet would read as a formula (=, +, -, @ first) starts with ' and is quoted.
+     */
+    get: operations['AuditEventsController_export'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/console/sessions': {
     parameters: {
       query?: never;
@@ -444,6 +546,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/console/invitations/accept': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Use an invitation's code: become a member with its role and get a session token
+     * @description Public. Each invitation works once, for 7 days, in any browser; the person keeps the role they have if they became a member meanwhile. Audited as member.added (reason invitation) and console.signed_in. Failed attempts count with the sign-in links'.
+     */
+    post: operations['ConsoleInvitationsController_accept'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/console/sso': {
     parameters: {
       query?: never;
@@ -453,7 +575,7 @@ export interface paths {
     };
     /**
      * Start a console sign-in at the organization's identity provider
-     * @description Public, for a browser: 302 to the people issuer of the organization (authorization code with PKCE, state, nonce, scope `openid email profile`), with an HttpOnly cookie that binds the sign-in to this browser. 404 for an organization without single sign-on (an unknown one too).
+     * @description Public, for a browser: 302 to the people issuer of the organization (authorization code with PKCE, state, nonce, scope `openid email profile`), with an HttpOnly cookie that binds the sign-in to this browser. 404 for an organization without single sign-on (an unknown one too). A refusal is JSON, or an HTML page with a link back to the sign-in page when the request prefers `text/html` (a browser).
      */
     get: operations['ConsoleSsoController_start'];
     put?: never;
@@ -784,6 +906,111 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/webhooks/{id}/deliveries/{deliveryId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One delivery: the body sent, and what its last attempt read of the answer (status, headers, first 4 KiB)
+     * @description Another endpoint's delivery is 404 webhook delivery not found; another organization's endpoint 404.
+     */
+    get: operations['WebhooksController_delivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/deliveries/{deliveryId}/resend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send the event of a delivery again: a new delivery, same body and webhook-id, signed anew
+     * @description Sent at once and retried like any other. With the test deliveries, at most WEBHOOK_TESTS_PER_MINUTE (10) per organization: past it 429 with Retry-After. A disabled endpoint is 400 FAILED_PRECONDITION.
+     */
+    post: operations['WebhooksController_resend'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/webhooks/{id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace the endpoint's signing secret; the new one is in this answer only
+     * @description For overlap_seconds (default 86400, at most 7 days) every delivery is signed with both secrets (two signatures in webhook-signature), then with the new one only. Recorded as webhook.secret_rotated.
+     */
+    post: operations['WebhooksController_rotateSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/single-sign-on': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's people issuer, or null (never its client secret) */
+    get: operations['SingleSignOnController_get'];
+    /**
+     * Set the organization's people issuer: added, or changed in place
+     * @description Its discovery document must pass first (as trusted-issuer add checks it); the answer names the redirect URI to register there. Audited as trusted_issuer.added or trusted_issuer.updated (reason people). Discoveries: at most 10 a minute per organization with the test.
+     */
+    put: operations['SingleSignOnController_save'];
+    post?: never;
+    /**
+     * End the organization's single sign-on: its people issuer is removed
+     * @description Audited as trusted_issuer.removed. Sessions it gave end with their hour. None set up: 404.
+     */
+    delete: operations['SingleSignOnController_remove'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/single-sign-on/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Test the connection: fetch and check the issuer's discovery document, store nothing
+     * @description What single sign-on would use (endpoints, key set, client authentication, algorithms) and the redirect URI to register; a refusal says what is wrong (400 issuer_invalid, issuer_discovery_failed). At most 10 a minute per organization with saving (429 too_many_issuer_tests).
+     */
+    post: operations['SingleSignOnController_test'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/workload-identities': {
     parameters: {
       query?: never;
@@ -950,6 +1177,167 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @enum {string} */
+    ErrorReason:
+      | 'invalid_argument'
+      | 'body_too_large'
+      | 'route_not_found'
+      | 'page_cursor_invalid'
+      | 'audit_export_range_too_long'
+      | 'expires_at_invalid'
+      | 'usage_range_invalid'
+      | 'token_missing'
+      | 'token_malformed'
+      | 'token_sent_twice'
+      | 'token_invalid'
+      | 'access_token_expired'
+      | 'token_wrong_audience'
+      | 'token_wrong_use'
+      | 'session_ended'
+      | 'credential_not_found'
+      | 'credential_revoked'
+      | 'credential_expired'
+      | 'member_removed'
+      | 'insufficient_permissions'
+      | 'session_token_required'
+      | 'scopes_exceed_permissions'
+      | 'insufficient_scope'
+      | 'forward_auth_parameters_invalid'
+      | 'authorization_header_missing'
+      | 'authorization_scheme_not_api_key'
+      | 'api_key_malformed'
+      | 'api_key_invalid_credentials'
+      | 'api_key_revoked'
+      | 'api_key_expired'
+      | 'address_not_allowed'
+      | 'mint_failed'
+      | 'too_many_failed_exchanges'
+      | 'credential_rate_limited'
+      | 'form_parameter_repeated'
+      | 'client_authentication_missing'
+      | 'client_authentication_malformed'
+      | 'client_authentication_ambiguous'
+      | 'resource_server_credentials_invalid'
+      | 'grant_type_missing'
+      | 'unsupported_grant_type'
+      | 'token_exchange_request_invalid'
+      | 'audience_not_supported'
+      | 'unknown_resource'
+      | 'scope_malformed'
+      | 'scope_not_a_permission'
+      | 'scope_not_declared'
+      | 'scope_not_granted'
+      | 'introspection_request_invalid'
+      | 'subject_token_refused'
+      | 'identity_provider_unavailable'
+      | 'api_key_not_found'
+      | 'api_key_limit_reached'
+      | 'api_key_not_active'
+      | 'allowed_cidrs_invalid'
+      | 'allowlist_required'
+      | 'allowlist_too_broad'
+      | 'too_many_exposed_reports'
+      | 'workload_identity_not_found'
+      | 'workload_identity_limit_reached'
+      | 'workload_identity_issuer_not_found'
+      | 'workload_identity_issuer_not_for_workloads'
+      | 'workload_identity_subject_invalid'
+      | 'workload_identity_conditions_invalid'
+      | 'organization_not_found'
+      | 'user_not_found'
+      | 'not_a_member'
+      | 'organization_settings_invalid'
+      | 'member_not_found'
+      | 'last_admin'
+      | 'member_exists'
+      | 'member_email_invalid'
+      | 'invitation_not_found'
+      | 'integration_not_found'
+      | 'monitoring_keys_invalid'
+      | 'monitoring_permissions_missing'
+      | 'monitoring_unavailable'
+      | 'too_many_validations'
+      | 'webhook_not_found'
+      | 'webhook_limit_reached'
+      | 'webhook_disabled'
+      | 'webhook_url_invalid'
+      | 'webhook_url_not_https'
+      | 'webhook_url_address_not_allowed'
+      | 'webhook_events_invalid'
+      | 'too_many_webhook_tests'
+      | 'webhook_delivery_not_found'
+      | 'too_many_webhook_resends'
+      | 'stream_not_found'
+      | 'too_many_streams'
+      | 'too_many_waiting_polls'
+      | 'sign_in_link_invalid'
+      | 'sign_in_link_used'
+      | 'sign_in_link_expired'
+      | 'sign_in_link_other_browser'
+      | 'too_many_failed_sign_ins'
+      | 'invitation_invalid'
+      | 'invitation_used'
+      | 'invitation_expired'
+      | 'sso_not_configured'
+      | 'sso_callback_without_answer'
+      | 'sso_answer_incomplete'
+      | 'sso_sign_in_unknown'
+      | 'sso_sign_in_used'
+      | 'sso_sign_in_expired'
+      | 'sso_sign_in_other_browser'
+      | 'sso_redirect_uri_mismatch'
+      | 'sso_provider_error'
+      | 'sso_issuer_removed'
+      | 'sso_code_refused'
+      | 'sso_answer_refused'
+      | 'sso_id_token_refused'
+      | 'sso_email_missing'
+      | 'sso_email_not_verified'
+      | 'sso_email_domain_not_allowed'
+      | 'sso_no_access'
+      | 'sso_access_removed'
+      | 'too_many_sso_starts'
+      | 'trusted_issuer_not_found'
+      | 'trusted_issuer_exists'
+      | 'people_issuer_exists'
+      | 'people_issuer_taken'
+      | 'issuer_invalid'
+      | 'issuer_discovery_failed'
+      | 'allowed_origin_invalid'
+      | 'issuer_client_invalid'
+      | 'issuer_option_not_for_kind'
+      | 'issuer_audience_invalid'
+      | 'jit_role_needs_email_domain'
+      | 'email_domain_invalid'
+      | 'too_many_issuer_tests'
+      | 'resource_server_exists'
+      | 'resource_server_not_found'
+      | 'resource_server_scopes_invalid'
+      | 'parameter_missing'
+      | 'client_secret_not_accepted'
+      | 'client_authentication_not_accepted'
+      | 'code_invalid'
+      | 'code_reused'
+      | 'code_expired'
+      | 'refresh_token_invalid'
+      | 'refresh_token_reused'
+      | 'client_mismatch'
+      | 'redirect_uri_mismatch'
+      | 'pkce_mismatch'
+      | 'resource_mismatch'
+      | 'resource_not_of_grant'
+      | 'grant_revoked'
+      | 'grant_not_found'
+      | 'authorization_request_invalid'
+      | 'client_refused'
+      | 'unauthenticated'
+      | 'permission_denied'
+      | 'too_many_requests'
+      | 'service_unavailable'
+      | 'database_unavailable'
+      | 'shutting_down'
+      | 'not_ready'
+      | 'internal';
     ErrorBody: {
       /**
        * @example INVALID_ARGUMENT
@@ -966,6 +1354,8 @@ export interface components {
         | 'INTERNAL';
       /** @example invalid request parameters */
       message: string;
+      /** @example invalid_argument */
+      reason: components['schemas']['ErrorReason'];
     };
     KeyRateLimitDto: {
       /** @example 100 */
@@ -993,6 +1383,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1056,6 +1448,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1083,6 +1477,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
        * @example deploy-bot/2.1
@@ -1155,6 +1554,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1182,6 +1583,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
        * @example deploy-bot/2.1
@@ -1322,6 +1728,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1349,6 +1757,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The User-Agent of that exchange, without control characters, cut to 255 characters; null when it had none
        * @example deploy-bot/2.1
@@ -1427,6 +1840,106 @@ export interface components {
     };
     GrantResponse: {
       grant: components['schemas']['GrantView'];
+    };
+    MemberView: {
+      /** Format: uuid */
+      user_id: string;
+      /** @example dev@acme.test */
+      email: string;
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+      /**
+       * Format: date-time
+       * @description When the membership began
+       */
+      joined_at: string;
+      /**
+       * Format: date-time
+       * @description The last console sign-in; null when none is known
+       */
+      last_signed_in_at: string | null;
+    };
+    MemberListResponse: {
+      page: number;
+      limit: number;
+      total_count: number;
+      members: components['schemas']['MemberView'][];
+    };
+    ChangeRoleDto: {
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+    };
+    MemberResponse: {
+      member: components['schemas']['MemberView'];
+    };
+    MemberRemovalResponse: {
+      /** @description The member as they were */
+      member: components['schemas']['MemberView'];
+      /** @description How many of their keys the removal revoked */
+      revoked_keys: number;
+    };
+    InvitationView: {
+      /** Format: uuid */
+      id: string;
+      /** @example new.colleague@acme.test */
+      email: string;
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+      /**
+       * Format: uuid
+       * @description The admin who invited
+       */
+      invited_by_user_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The link works until then (7 days), once
+       */
+      expires_at: string;
+    };
+    InvitationListResponse: {
+      invitations: components['schemas']['InvitationView'][];
+    };
+    CreateInvitationDto: {
+      /** @example new.colleague@acme.test */
+      email: string;
+      /**
+       * @description The role the person gets when they accept
+       * @enum {string}
+       */
+      role: 'admin' | 'member' | 'viewer';
+    };
+    CreatedInvitationView: {
+      /** Format: uuid */
+      id: string;
+      /** @example new.colleague@acme.test */
+      email: string;
+      /** @enum {string} */
+      role: 'admin' | 'member' | 'viewer';
+      /**
+       * Format: uuid
+       * @description The admin who invited
+       */
+      invited_by_user_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The link works until then (7 days), once
+       */
+      expires_at: string;
+      /**
+       * @description The one-time link to give the person: in this answer only, and never again
+       * @example https://gatehouse.example.com/console/sign-in#invitation=q8Cq2rR6qjWvV9S0Wm3xYQ2fC7hX1k1oE0rTzq0l5aY
+       */
+      url: string;
+    };
+    CreatedInvitationResponse: {
+      invitation: components['schemas']['CreatedInvitationView'];
+    };
+    InvitationResponse: {
+      invitation: components['schemas']['InvitationView'];
     };
     TokenRequestDto: {
       /**
@@ -1590,6 +2103,34 @@ export interface components {
       /** @description true: keys created (or rotated, or changed) from now on must carry allowed_cidrs that do not allow every IPv4 or every IPv6 address, by one entry (a /0) or together (0.0.0.0/1 and 128.0.0.0/1) */
       require_key_allowlist?: boolean;
     };
+    AuditChangeView: {
+      /**
+       * @description The value before the change (null: none)
+       * @example ci deploys
+       */
+      before:
+        | (
+            | string
+            | string[]
+            | {
+                [key: string]: unknown;
+              }
+          )
+        | null;
+      /**
+       * @description The value after the change (null: none)
+       * @example ci releases
+       */
+      after:
+        | (
+            | string
+            | string[]
+            | {
+                [key: string]: unknown;
+              }
+          )
+        | null;
+    };
     AuditEventView: {
       /** Format: uuid */
       id: string;
@@ -1610,6 +2151,8 @@ export interface components {
         | 'member.added'
         | 'member.role_changed'
         | 'member.removed'
+        | 'member.invited'
+        | 'member.invitation_revoked'
         | 'trusted_issuer.added'
         | 'trusted_issuer.removed'
         | 'trusted_issuer.updated'
@@ -1617,6 +2160,7 @@ export interface components {
         | 'webhook.deleted'
         | 'webhook.disabled'
         | 'webhook.enabled'
+        | 'webhook.secret_rotated'
         | 'workload_identity.created'
         | 'workload_identity.revoked'
         | 'workload_identity.exchanged'
@@ -1673,6 +2217,18 @@ export interface components {
       client_ip: string | null;
       /** @description X-Request-Id of the request */
       request_id: string | null;
+      /**
+       * @description What the change changed, by field, each with its value before and after: api_key.updated (label, allowed_cidrs, rate_limit), webhook.secret_rotated (previous_secret_expires_at); null for other actions
+       * @example {
+       *       "label": {
+       *         "before": "ci deploys",
+       *         "after": "ci releases"
+       *       }
+       *     }
+       */
+      changes: {
+        [key: string]: components['schemas']['AuditChangeView'];
+      } | null;
     };
     AuditEventListResponse: {
       /** @description Newest first */
@@ -1718,6 +2274,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -1726,6 +2284,13 @@ export interface components {
         | 'workload_identities:revoke'
         | 'workload_identities:manage'
       )[];
+    };
+    AcceptInvitationDto: {
+      /**
+       * @description The `invitation` of the link (`…/console/sign-in#invitation=<code>`): 43 characters of base64url
+       * @example q8Cq2rR6qjWvV9S0Wm3xYQ2fC7hX1k1oE0rTzq0l5aY
+       */
+      code: string;
     };
     OAuthTokenResponse: {
       /** @description An access token (JWT, `typ: at+jwt`); for a person's ID token exchanged, a session token (JWT) */
@@ -1763,6 +2328,8 @@ export interface components {
         | 'server_error';
       /** @example invalid api key credentials */
       error_description?: string;
+      /** @example api_key_invalid_credentials */
+      reason: components['schemas']['ErrorReason'];
     };
     ConsentClientView: {
       client_id: string;
@@ -1833,7 +2400,12 @@ export interface components {
        */
       disabled_at: string | null;
       /**
-       * @description The signing secret: in the creation response only, and never again
+       * Format: date-time
+       * @description Until when the secret the last rotation replaced still signs every delivery beside the current one; null: only the current secret signs
+       */
+      previous_secret_expires_at: string | null;
+      /**
+       * @description The signing secret: in this answer only (the creation or a rotation), and never again
        * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
        */
       secret: string;
@@ -1861,12 +2433,19 @@ export interface components {
        * @description Since when it is disabled
        */
       disabled_at: string | null;
+      /**
+       * Format: date-time
+       * @description Until when the secret the last rotation replaced still signs every delivery beside the current one; null: only the current secret signs
+       */
+      previous_secret_expires_at: string | null;
     };
     WebhookListResponse: {
       page: number;
       limit: number;
       total_count: number;
       webhooks: components['schemas']['WebhookView'][];
+      /** @description Whether this server accepts URLs on its own machine (localhost, 127.0.0.0/8, ::1; http too): true outside production (NODE_ENV), for local trials. Private, link-local, multicast and reserved addresses are refused either way (docs/webhooks.md#managing-endpoints) */
+      loopback_urls_allowed: boolean;
     };
     WebhookResponse: {
       webhook: components['schemas']['WebhookView'];
@@ -1902,8 +2481,16 @@ export interface components {
       next_attempt_at: string | null;
       /** Format: date-time */
       last_attempt_at: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was written: its event's time, or the resend's
+       */
       created_at: string;
+      /**
+       * Format: uuid
+       * @description The delivery this one resends
+       */
+      resent_from: string | null;
     };
     DeliveryListResponse: {
       page: number;
@@ -1913,6 +2500,170 @@ export interface components {
     };
     DeliveryResponse: {
       delivery: components['schemas']['DeliveryView'];
+    };
+    DeliveryResponseView: {
+      /** @description The HTTP status */
+      status: number;
+      /**
+       * @description The answer's headers among content-type, content-length, date, server, retry-after, location, x-request-id (others are not kept)
+       * @example {
+       *       "content-type": "text/plain"
+       *     }
+       */
+      headers: {
+        [key: string]: string;
+      };
+      /** @description The first 4096 bytes of the body as text (bytes that are not UTF-8: U+FFFD); the endpoint's secrets, if the receiver sent them back, read [redacted] */
+      body: string;
+      /** @description The body was longer than what is kept */
+      body_truncated: boolean;
+    };
+    DeliveryDetailView: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The webhook-id header: the same for every attempt
+       */
+      event_id: string;
+      /** @enum {string} */
+      event_type:
+        | 'api_key.created'
+        | 'api_key.revoked'
+        | 'api_key.expiring'
+        | 'api_key.exposed'
+        | 'member.removed'
+        | 'webhook.test';
+      /** @enum {string} */
+      status: 'pending' | 'succeeded' | 'failed';
+      /** @description Attempts made so far */
+      attempts: number;
+      /** @description The last attempt's answer; null when none came */
+      last_response_status: number | null;
+      /** @description Why the last attempt got no answer (e.g. timeout, connection refused, address not allowed) */
+      last_error: string | null;
+      /**
+       * Format: date-time
+       * @description Pending: the next attempt
+       */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      last_attempt_at: string | null;
+      /**
+       * Format: date-time
+       * @description When it was written: its event's time, or the resend's
+       */
+      created_at: string;
+      /**
+       * Format: uuid
+       * @description The delivery this one resends
+       */
+      resent_from: string | null;
+      /**
+       * @description The request body exactly as it is signed and sent (JSON text: type, timestamp, data)
+       * @example {"type":"webhook.test","timestamp":"2026-11-30T10:00:00.000Z","data":{}}
+       */
+      payload: string;
+      /** @description How long the last attempt took, to its answer or its failure (ms) */
+      last_duration_ms: number | null;
+      /** @description The last attempt's answer; null when it got none (or before the first attempt) */
+      last_response: components['schemas']['DeliveryResponseView'] | null;
+    };
+    DeliveryDetailResponse: {
+      delivery: components['schemas']['DeliveryDetailView'];
+    };
+    RotateWebhookSecretDto: {
+      /**
+       * @description How long the old secret keeps signing deliveries beside the new one (each delivery then carries two signatures); 0 drops it at once
+       * @default 86400
+       */
+      overlap_seconds: number;
+    };
+    RotateWebhookSecretResponse: {
+      /** @description The endpoint with its new secret */
+      webhook: components['schemas']['CreatedWebhookView'];
+    };
+    SingleSignOnView: {
+      /**
+       * Format: uuid
+       * @description The trusted issuer id (`trusted-issuer list` shows it too)
+       */
+      id: string;
+      /** @example https://acme.okta.com */
+      issuer: string;
+      /** @description Gatehouse's client id at the issuer (the ID tokens' audience) */
+      client_id: string;
+      /** @enum {string} */
+      token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+      /** @description The domains a person's e-mail address must be in; none: any */
+      email_domains: string[];
+      /**
+       * @description The role of a person of those domains who is no member yet; null: they get no access
+       * @enum {string|null}
+       */
+      jit_role: 'admin' | 'member' | 'viewer' | null;
+      /** @description Origins besides the issuer's own for its key set and endpoints (set with the admin CLI) */
+      allowed_origins: string[];
+      /** Format: date-time */
+      created_at: string;
+    };
+    SingleSignOnResponse: {
+      /** @description null: no single sign-on */
+      single_sign_on: components['schemas']['SingleSignOnView'] | null;
+    };
+    SaveSingleSignOnDto: {
+      /** @example https://acme.okta.com */
+      issuer: string;
+      client_id: string;
+      /** @description Required the first time; absent afterwards: the stored one is kept. Stored encrypted, never shown */
+      client_secret?: string;
+      /**
+       * @default client_secret_basic
+       * @enum {string}
+       */
+      token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+      /** @default [] */
+      email_domains: string[];
+      /**
+       * @description Needs email_domains
+       * @enum {string}
+       */
+      jit_role?: 'admin' | 'member' | 'viewer';
+    };
+    SavedSingleSignOnResponse: {
+      single_sign_on: components['schemas']['SingleSignOnView'];
+      /**
+       * @description The redirect URI to register at the identity provider, as its discovery document says now
+       * @example https://gatehouse.example.com/v1/console/sso/callback/acme
+       */
+      redirect_uri: string;
+    };
+    TestSingleSignOnDto: {
+      /** @example https://acme.okta.com */
+      issuer: string;
+      /**
+       * @default client_secret_basic
+       * @enum {string}
+       */
+      token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+    };
+    DiscoveryView: {
+      issuer: string;
+      /** @description Where the document was found */
+      document_url: string;
+      authorization_endpoint: string;
+      token_endpoint: string;
+      jwks_uri: string;
+      token_endpoint_auth_methods: string[];
+      /** @description null: the document does not say */
+      id_token_signing_algs: string[] | null;
+      /** @description authorization_response_iss_parameter_supported (RFC 9207): decides the redirect URI */
+      iss_parameter_supported: boolean;
+      /** @description The redirect URI to register at the identity provider */
+      redirect_uri: string;
+    };
+    DiscoveryResponse: {
+      discovery: components['schemas']['DiscoveryView'];
     };
     CreateWorkloadIdentityDto: {
       /**
@@ -1954,6 +2705,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -2001,6 +2754,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -2028,6 +2783,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
@@ -2106,6 +2866,8 @@ export interface components {
         | 'audit:read'
         | 'integrations:read'
         | 'integrations:write'
+        | 'members:read'
+        | 'members:write'
         | 'organization:write'
         | 'webhooks:read'
         | 'webhooks:write'
@@ -2133,6 +2895,11 @@ export interface components {
        * @example 203.0.113.7
        */
       last_used_ip: string | null;
+      /**
+       * Format: date-time
+       * @description When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked
+       */
+      revoked_at: string | null;
       /**
        * @description The trusted issuer's URL, compared exactly with the token's iss
        * @example https://token.actions.githubusercontent.com
@@ -3240,6 +4007,381 @@ export interface operations {
       };
     };
   };
+  MembersController_list: {
+    parameters: {
+      query?: {
+        /** @description (page - 1) * limit must be less than 10000 */
+        page?: number;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberListResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberRemovalResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_changeRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChangeRoleDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MemberResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_invitations: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvitationListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_invite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateInvitationDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedInvitationResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  MembersController_revokeInvitation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvitationResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   TokenController_exchange: {
     parameters: {
       query?: never;
@@ -3909,6 +5051,8 @@ export interface operations {
           | 'member.added'
           | 'member.role_changed'
           | 'member.removed'
+          | 'member.invited'
+          | 'member.invitation_revoked'
           | 'trusted_issuer.added'
           | 'trusted_issuer.removed'
           | 'trusted_issuer.updated'
@@ -3916,6 +5060,7 @@ export interface operations {
           | 'webhook.deleted'
           | 'webhook.disabled'
           | 'webhook.enabled'
+          | 'webhook.secret_rotated'
           | 'workload_identity.created'
           | 'workload_identity.revoked'
           | 'workload_identity.exchanged'
@@ -3983,6 +5128,113 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  AuditEventsController_export: {
+    parameters: {
+      query?: {
+        /** @description Only events of this action */
+        action?:
+          | 'api_key.created'
+          | 'api_key.revoked'
+          | 'api_key.rotated'
+          | 'api_key.updated'
+          | 'token.exchange_failed'
+          | 'integration.created'
+          | 'integration.updated'
+          | 'integration.deleted'
+          | 'organization.updated'
+          | 'console.signed_in'
+          | 'console.sign_in_refused'
+          | 'console.signed_out'
+          | 'member.added'
+          | 'member.role_changed'
+          | 'member.removed'
+          | 'member.invited'
+          | 'member.invitation_revoked'
+          | 'trusted_issuer.added'
+          | 'trusted_issuer.removed'
+          | 'trusted_issuer.updated'
+          | 'webhook.created'
+          | 'webhook.deleted'
+          | 'webhook.disabled'
+          | 'webhook.enabled'
+          | 'webhook.secret_rotated'
+          | 'workload_identity.created'
+          | 'workload_identity.revoked'
+          | 'workload_identity.exchanged'
+          | 'grant.granted'
+          | 'grant.refreshed'
+          | 'grant.revoked';
+        /** @description Only events this user did */
+        actor_user_id?: string;
+        /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
+        actor_email?: string;
+        /** @description Only events on this object (an API key, an integration) */
+        target_id?: string;
+        /** @description Events at or after this instant. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
+        since?: string;
+        /** @description Events before this instant (not at it); not earlier than since. ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00 */
+        until?: string;
+        /** @description csv (RFC 4180) or json (an array) */
+        format?: 'csv' | 'json';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description An attachment: text/csv (a header line, then one line per event) or application/json (an array) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+          'application/json': components['schemas']['AuditEventView'][];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': components['schemas']['ErrorBody'];
           'application/json': components['schemas']['ErrorBody'];
         };
       };
@@ -4085,6 +5337,74 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ConsoleInvitationsController_accept: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AcceptInvitationDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsoleSessionResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5733,6 +7053,483 @@ export interface operations {
       };
       /** @description NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_delivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryDetailResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_resend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  WebhooksController_rotateSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RotateWebhookSecretDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotateWebhookSecretResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SingleSignOnResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_save: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SaveSingleSignOnDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SavedSingleSignOnResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SingleSignOnResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  SingleSignOnController_test: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TestSingleSignOnDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DiscoveryResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
         headers: {
           [name: string]: unknown;
         };

@@ -6,7 +6,8 @@
 //     the repository, and nothing that does not exist;
 //   - docs/adr/README.md links every docs/adr/NNNN-*.md exactly once, in order;
 //   - README.md and docs/**/*.md stay under WORD_LIMIT words together (wc -w's count), so that they stay read;
-//   - every relative link of README.md and docs/**/*.md leads to a file, and its #anchor to a heading there.
+//   - every relative link of README.md and docs/**/*.md leads to a file, and its #anchor to a heading there;
+//   - every `<page>.md#anchor` the code names (src/, test/, verifier/, scripts/, deploy/) leads to a heading.
 //   node scripts/docs-check.mjs  fails (exit 1) with one line per difference
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -168,6 +169,21 @@ for (const file of ['README.md', ...markdown('docs')]) {
     else if (anchor !== undefined && linked.endsWith('.md') && !anchors(read(linked)).has(anchor)) {
       problems.push(`${file}: link ${target} leads to no heading`);
     }
+  }
+}
+
+// 6. The pages and anchors the code names in its comments: `docs/<page>.md#<anchor>`, or a page under docs/ or docs/adr/.
+const code = execFileSync('git', ['ls-files', 'src', 'test', 'verifier', 'scripts', 'deploy', 'compose.yaml'], {
+  cwd: ROOT,
+  encoding: 'utf8',
+})
+  .split('\n')
+  .filter((file) => /\.(ts|mjs|js|sh|yaml)$/.test(file) && !file.includes('node_modules'));
+for (const file of code) {
+  for (const [reference, page, anchor] of read(file).matchAll(/([\w./-]+\.md)#([\w-]+)/g)) {
+    const linked = [page, `docs/${page}`, `docs/adr/${page}`].find((path) => existsSync(join(ROOT, path)));
+    if (linked === undefined) problems.push(`${file}: ${reference} names no page`);
+    else if (!anchors(read(linked)).has(anchor)) problems.push(`${file}: ${reference} leads to no heading`);
   }
 }
 

@@ -2,17 +2,20 @@ import { type ReactNode, useEffect, useRef } from 'react';
 import { api } from './api/client';
 import type { Permission } from './api/contract';
 import { AuditLogPage } from './pages/audit-log';
+import { Email } from './components/email';
 import { ConnectedAppsPage } from './pages/connected-apps';
 import { afterSignIn, ConsentPage, rememberConsentRequest } from './pages/consent';
 import { IntegrationFormPage } from './pages/integration-form';
 import { IntegrationsPage } from './pages/integrations';
 import { KeyPage } from './pages/key-usage';
+import { MembersPage } from './pages/members';
 import { MyKeysPage } from './pages/my-keys';
 import { NotFoundPage } from './pages/not-found';
 import { OrganizationKeysPage } from './pages/organization-keys';
 import { OrganizationUsagePage } from './pages/organization-usage';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
+import { SingleSignOnPage } from './pages/single-sign-on';
 import { WebhooksPage } from './pages/webhooks';
 import { WorkloadIdentitiesPage } from './pages/workload-identities';
 import { WorkloadIdentityPage } from './pages/workload-identity-usage';
@@ -32,10 +35,12 @@ const SECTIONS: Section[] = [
   { path: '/apps', label: 'Connected apps', permission: 'api_keys:read' },
   { path: '/organization/keys', label: 'Organization keys', permission: 'api_keys:manage' },
   { path: '/organization/usage', label: 'Usage', permission: 'api_keys:manage' },
+  { path: '/organization/members', label: 'Members', permission: 'members:read' },
   { path: '/organization/webhooks', label: 'Webhooks', permission: 'webhooks:read' },
   { path: '/audit', label: 'Audit log', permission: 'audit:read' },
   { path: '/integrations', label: 'Integrations', permission: 'integrations:read' },
   { path: '/settings', label: 'Settings', permission: 'organization:write' },
+  { path: '/organization/single-sign-on', label: 'Single sign-on', permission: 'organization:write' },
 ];
 
 const UUID = '[0-9a-fA-F-]{36}';
@@ -57,6 +62,9 @@ function page(path: string, session: Session): ReactNode {
   if (path === '/apps' && allowed('api_keys:read')) return <ConnectedAppsPage />;
   if (path === '/consent') return <ConsentPage />;
   if (path === '/organization/keys' && allowed('api_keys:manage')) return <OrganizationKeysPage session={session} />;
+  if (path === '/organization/members' && allowed('members:read')) return <MembersPage session={session} />;
+  if (path === '/organization/single-sign-on' && allowed('organization:write'))
+    return <SingleSignOnPage session={session} />;
   if (path === '/organization/webhooks' && allowed('webhooks:read')) return <WebhooksPage session={session} />;
   if (path === '/audit' && allowed('audit:read')) return <AuditLogPage />;
   if (path === '/settings' && allowed('organization:write')) return <SettingsPage />;
@@ -116,7 +124,10 @@ function Layout({ session, path, children }: { session: Session; path: string; c
         </nav>
         <div className="account">
           <p className="signed-in-as" data-testid="signed-in-as">
-            Signed in as <strong>{session.email}</strong>
+            Signed in as{' '}
+            <strong>
+              <Email address={session.email} className="signed-in-email" />
+            </strong>
           </p>
           <button
             type="button"

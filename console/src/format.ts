@@ -48,3 +48,21 @@ export function keyName(key: { id: string; label: string }): string {
   const short = `${compactId(key.id).slice(0, 8)}…`;
   return key.label === '' ? `key ${short}` : `“${key.label}” (${short})`;
 }
+
+const WINDOWS: Array<[number, string]> = [
+  [86400, 'day'],
+  [3600, 'hour'],
+  [60, 'minute'],
+  [1, 'second'],
+];
+
+/** A key's rate limit as a person says it: "100 requests per minute", "1 request per 90 seconds". */
+export function formatRateLimit({ requests, window_seconds }: { requests: number; window_seconds: number }): string {
+  const what = `${requests} request${requests === 1 ? '' : 's'}`;
+  const unit = WINDOWS.find(([size]) => window_seconds === size);
+  if (unit !== undefined) return `${what} per ${unit[1]}`;
+  const whole = WINDOWS.find(([size]) => size > 1 && window_seconds % size === 0);
+  return whole === undefined
+    ? `${what} per ${window_seconds} seconds`
+    : `${what} per ${window_seconds / whole[0]} ${whole[1]}s`;
+}

@@ -13,7 +13,17 @@ export const PERMISSIONS: ReadonlyArray<{ name: Permission; description: string;
   { name: 'audit:read', description: 'read the audit log', management: false },
   { name: 'integrations:read', description: 'read integrations', management: false },
   { name: 'integrations:write', description: 'create, change and delete integrations', management: false },
-  { name: 'organization:write', description: 'change the organization’s settings', management: true },
+  { name: 'members:read', description: 'list the organization’s members and invitations', management: true },
+  {
+    name: 'members:write',
+    description: 'invite members, change their roles and remove them',
+    management: true,
+  },
+  {
+    name: 'organization:write',
+    description: 'change the organization’s settings and single sign-on',
+    management: true,
+  },
   { name: 'webhooks:read', description: 'list the organization’s webhooks and their deliveries', management: true },
   { name: 'webhooks:write', description: 'add, test, enable and delete the organization’s webhooks', management: true },
   {

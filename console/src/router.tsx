@@ -19,17 +19,30 @@ export function currentPath(): string {
   return path === '' ? '/' : path;
 }
 
+/** The query string of the page's address (`?action=…`), '' without one: pages keep their filters there. */
+export function currentSearch(): string {
+  return window.location.search;
+}
+
+/** `path` may carry a query string (`/audit?action=api_key.created`): back and forward return to it. */
 export function navigate(path: string, options: { replace?: boolean } = {}): void {
   if (options.replace) window.history.replaceState(null, '', BASE + path);
   else window.history.pushState(null, '', BASE + path);
   notify();
 }
 
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
 export function usePath(): string {
-  return useSyncExternalStore((listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  }, currentPath);
+  return useSyncExternalStore(subscribe, currentPath);
+}
+
+/** The page address's query string, re-read on every navigation (links, back and forward). */
+export function useSearch(): string {
+  return useSyncExternalStore(subscribe, currentSearch);
 }
 
 export function Link({ to, onClick, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { toDate } from '../database/columns';
 import { batchedById } from '../database/batch-loader';
+import type { RawRow } from '../database/entity-rows';
 import { join, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import {
@@ -17,7 +18,7 @@ import type { OwnerIds } from '../credentials/credential-owner';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import type { CredentialState } from '../credentials/credential-kind';
 import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
-import { API_KEY_KIND, ApiKeyRow, COLUMNS, toApiKey } from './key-rows';
+import { API_KEY_KIND } from './api-key-kind';
 
 /** What the hot paths read of a key and its owner's membership: no label, no Date (docs/adr/0027-the-house.md). */
 export interface KeyCredential {
@@ -30,19 +31,18 @@ export interface KeyCredential {
   ownerAccess: MembershipAccess | null;
 }
 
-type CredentialRow = Pick<
-  ApiKeyRow,
-  | 'id'
-  | 'organization_id'
-  | 'user_id'
-  | 'secret_hash'
-  | 'status'
-  | 'scopes'
-  | 'allowed_cidrs'
-  | 'rate_limit_requests'
-  | 'rate_limit_window_seconds'
-> & {
+/** The hot path's projection (its SQL below): the key's columns it needs, the expiry in ms, the owner's membership. */
+type CredentialRow = {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  secret_hash: string;
+  status: ApiKey['status'];
+  scopes: number | string;
   expires_at_ms: number | null;
+  allowed_cidrs: string | null;
+  rate_limit_requests: number | string | null;
+  rate_limit_window_seconds: number | string | null;
 } & MemberAccessColumns;
 
 function toCredential(row: CredentialRow): KeyCredential {
@@ -95,7 +95,7 @@ interface RetireArgs extends OwnerIds {
  * hot path's read; hot-path reads batched per event-loop turn (docs/adr/0010-data-access-repositories.md).
  */
 @Injectable()
-export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> {
+export class ApiKeysRepository extends CredentialsRepository<ApiKey> {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly insertWithinCap: Statement<SharedInsertArgs & OwnInsertArgs>;
   private readonly retireNow: Statement<RetireArgs>;
@@ -182,7 +182,7 @@ export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> 
     tx: Transaction,
   ): Promise<Pick<ApiKey, 'expiresAt'> | undefined> {
     const args = { id, userId: owner.userId, organizationId: owner.organizationId, replacedBy, at: at.toISOString() };
-    const rows = await this.db.run<Pick<ApiKeyRow, 'expires_at'>, RetireArgs>(
+    const rows = await this.db.run<{ expires_at: Date | string | null }, RetireArgs>(
       tx,
       graceEndsAt === null ? this.retireNow : this.retireAtGraceEnd,
       graceEndsAt === null ? args : { ...args, graceEndsAt: graceEndsAt.toISOString() },
@@ -246,26 +246,27 @@ export class ApiKeysRepository extends CredentialsRepository<ApiKey, ApiKeyRow> 
       set.push(sql`rate_limit_requests = ${param('rateLimitRequests')}`);
       set.push(sql`rate_limit_window_seconds = ${param('rateLimitWindowSeconds')}`);
     }
+    const { columns } = this.rows;
     const statement = this.db.prepare<Record<string, unknown>>(
       this.db.returning(
         sql`UPDATE api_keys SET ${join(set, ', ')}
           WHERE id = ${param('id')} AND user_id = ${param('userId')} AND organization_id = ${param('organizationId')}
             AND status = 'ACTIVE' AND (expires_at IS NULL OR expires_at > ${param('at')})
-          RETURNING ${raw(COLUMNS)}`,
-        COLUMNS,
+          RETURNING ${raw(columns)}`,
+        columns,
       ),
     );
-    const rows = await this.db.run<ApiKeyRow, Record<string, unknown>>(tx, statement, args);
-    return rows[0] === undefined ? undefined : toApiKey(rows[0]);
+    const rows = await this.db.run<RawRow, Record<string, unknown>>(tx, statement, args);
+    return rows[0] === undefined ? undefined : this.rows.toEntity(rows[0]);
   }
 
   /** The labels of these keys of the organization (the audit log shows them beside the key ids). */
   async findLabels(organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.rows<
-      Pick<ApiKeyRow, 'id' | 'label'>,
-      { organizationId: string; ids: readonly string[] }
-    >(this.labels, { organizationId, ids });
+    const rows = await this.db.rows<{ id: string; label: string }, { organizationId: string; ids: readonly string[] }>(
+      this.labels,
+      { organizationId, ids },
+    );
     return new Map(rows.map((row) => [row.id, row.label]));
   }
 }

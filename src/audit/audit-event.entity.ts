@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   'member.added',
   'member.role_changed',
   'member.removed',
+  'member.invited',
+  'member.invitation_revoked',
   'trusted_issuer.added',
   'trusted_issuer.removed',
   'trusted_issuer.updated',
@@ -24,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'webhook.deleted',
   'webhook.disabled',
   'webhook.enabled',
+  'webhook.secret_rotated',
   'workload_identity.created',
   'workload_identity.revoked',
   'workload_identity.exchanged',
@@ -32,6 +35,15 @@ export const AUDIT_ACTIONS = [
   'grant.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** One field a change changed, as the API names it: its value before and after (never a secret). */
+export interface AuditChange {
+  before: unknown;
+  after: unknown;
+}
+
+/** What a change changed, by field (`api_key.updated`, `webhook.secret_rotated`); only the fields that differ. */
+export type AuditChanges = Record<string, AuditChange>;
 
 /** Never holds a secret: key and integration ids, never key values. */
 @Entity({ name: 'audit_events' })
@@ -80,7 +92,8 @@ export class AuditEvent {
 
   /**
    * Why: a failed exchange's refusal (e.g. `revoked`), a revocation's cause (`user`, `admin`, `member_removed`,
-   * `exposed`; a workload identity's too); member.added: `admin` or `sso`; member.role_changed: the new role;
+   * `exposed`; a workload identity's too); member.added: `admin`, `sso` or `invitation`; member.invited and
+   * member.invitation_revoked: the role; member.role_changed: the new role;
    * workload_identity.exchanged: the subject token's `sub`, as long as a workload identity's subject.
    */
   @Column({ type: 'varchar', length: 1024, nullable: true })
@@ -91,4 +104,12 @@ export class AuditEvent {
 
   @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
   requestId: string | null;
+
+  /** What the change changed (migration 1765920000000), as JSON; null for actions that record none. */
+  @Column({
+    type: 'text',
+    nullable: true,
+    transformer: { to: JSON.stringify, from: (value: string) => JSON.parse(value) as AuditChanges },
+  })
+  changes: AuditChanges | null;
 }

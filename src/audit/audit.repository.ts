@@ -71,6 +71,7 @@ export class AuditRepository {
       ['reason', 'varchar'],
       ['client_ip', 'varchar'],
       ['request_id', 'varchar'],
+      ['changes', 'text'],
     ]);
     this.insertEvents = this.db.prepare(
       sql`INSERT INTO audit_events (${raw(COLUMNS)}) SELECT ${raw(COLUMNS)} FROM ${events}`,

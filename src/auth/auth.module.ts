@@ -22,7 +22,6 @@ import { ResourceServersModule } from '../resource-servers/resource-servers.modu
 import { TokenExchangeService } from './token-exchange.service';
 import { SubjectTokenExchangeService } from './subject-token-exchange.service';
 import { FederationModule } from '../federation/federation.module';
-import { GrantsModule } from '../grants/grants.module';
 import { WorkloadIdentitiesModule } from '../workload-identities/workload-identities.module';
 
 @Module({
@@ -37,7 +36,6 @@ import { WorkloadIdentitiesModule } from '../workload-identities/workload-identi
     ResourceServersModule,
     FederationModule,
     WorkloadIdentitiesModule,
-    GrantsModule,
   ],
   controllers: [TokenController, JwksController],
   providers: [

@@ -3,14 +3,13 @@ import { isExpired } from '../credentials/credential.entity';
 import type { CredentialState } from '../credentials/credential-kind';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import type { MembershipAccess } from '../identity/member-access';
-import { GrantsService } from '../grants/grants.service';
 
 export type { CredentialState } from '../credentials/credential-kind';
 
 /**
  * The kinds of credential an access token is minted from, named by the token's `client_type` claim (none: an API key),
- * or a person's grant to an OAuth client when it carries `grant_id` (docs/mcp.md). API keys and workload identities
- * are kinds of the credential core (docs/adr/0052-one-credential-core.md#a-new-kind); a grant lives in grants/.
+ * or a person's grant to an OAuth client when it carries `grant_id` (docs/mcp.md). Each is a kind of the credential
+ * core (docs/adr/0052-one-credential-core.md#a-new-kind), read through CredentialKinds.
  */
 export type CredentialKind = 'api_key' | 'workload_identity' | 'grant';
 
@@ -53,38 +52,13 @@ const NONE: CredentialLiveness = { read: () => Promise.resolve(undefined) };
 
 /**
  * Each kind's liveness, by the name a token carries: the credential core's kinds (credentials/credential-kinds.ts),
- * each read through its own repository, and the grants. A kind the application lacks has no credential.
+ * each read through its own repository. A kind the application lacks has no credential.
  */
 @Injectable()
 export class CredentialLivenessKinds {
-  private readonly grant: CredentialLiveness;
-
-  constructor(
-    private readonly kinds: CredentialKinds,
-    grants: GrantsService,
-  ) {
-    // A grant has no permissions of its own (its token carries resource-server scopes), no expiry (its refresh
-    // tokens do), no allowlist and no rate limit: live while active and its person a member.
-    this.grant = {
-      read: async (id) => {
-        const found = await grants.credential(id);
-        if (found === undefined) return undefined;
-        return {
-          userId: found.userId,
-          organizationId: found.organizationId,
-          status: found.status === 'active' ? 'ACTIVE' : 'REVOKED',
-          scopes: 0,
-          expiresAtMs: null,
-          allowedCidrs: null,
-          rateLimit: null,
-          ownerAccess: found.ownerAccess,
-        };
-      },
-    };
-  }
+  constructor(private readonly kinds: CredentialKinds) {}
 
   of(kind: CredentialKind): CredentialLiveness {
-    if (kind === 'grant') return this.grant;
     return this.kinds.of(kind) ?? NONE;
   }
 }

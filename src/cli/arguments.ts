@@ -1,7 +1,9 @@
 import { InvalidArgumentError } from 'commander';
 import { UUID } from '../common/uuid';
+import { emailDomainOf } from '../federation/email-domains';
 import { issuerShapeProblem } from '../federation/issuer-url';
 import { MAX_KEY_LIFETIME_DAYS, MIN_KEY_LIFETIME_DAYS } from '../identity/organization.entity';
+import { isEmailAddress } from '../identity/identity.service';
 import { isRole, Role } from '../identity/roles';
 import { audienceProblem } from '../resource-servers/audience';
 
@@ -10,8 +12,6 @@ import { audienceProblem } from '../resource-servers/audience';
  * any command runs, so a typo writes nothing (docs/operations.md#admin-cli).
  */
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
-const MAX_EMAIL_LENGTH = 320;
 const MAX_ORGANIZATION_NAME_LENGTH = 255;
 
 export function organizationName(value: string): string {
@@ -23,11 +23,8 @@ export function organizationName(value: string): string {
 }
 
 export function email(value: string): string {
-  const address = value.trim();
-  if (!EMAIL.test(address) || address.length > MAX_EMAIL_LENGTH) {
-    throw new InvalidArgumentError('--email must be an email address');
-  }
-  return address;
+  if (!isEmailAddress(value)) throw new InvalidArgumentError('--email must be an email address');
+  return value.trim();
 }
 
 export function audience(value: string): string {
@@ -58,12 +55,10 @@ export function token(flag: string, max: number): (value: string) => string {
   };
 }
 
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
-
 /** Repeatable: each --email-domain adds one, in lower case. */
 export function emailDomain(value: string, previous: string[]): string[] {
-  const domain = value.trim().toLowerCase();
-  if (!DOMAIN.test(domain)) throw new InvalidArgumentError('--email-domain must be a domain name, e.g. example.com');
+  const domain = emailDomainOf(value);
+  if (domain === null) throw new InvalidArgumentError('--email-domain must be a domain name, e.g. example.com');
   return [...previous, domain];
 }
 

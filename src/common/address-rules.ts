@@ -2,7 +2,7 @@ import { lookup as resolve } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 
 /**
- * Which addresses Gatehouse connects to on the word of someone else (docs/adr/0037-signed-webhooks.md#ssrf): a
+ * Which addresses Gatehouse connects to on the word of someone else (docs/adr/0037-signed-webhooks.md#ssrf-rule): a
  * webhook's URL, a trusted issuer's discovery document, key set and token endpoint (docs/federation.md#discovery).
  * Public unicast only; outside production loopback too, so that tests and local trials can answer on this machine.
  * IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address they carry.
@@ -146,7 +146,7 @@ export function outboundUrlProblem(
   return null;
 }
 
-/** Every address a host name resolved to that may not be called (docs/adr/0037-signed-webhooks.md#ssrf). */
+/** Every address a host name resolved to that may not be called (docs/adr/0037-signed-webhooks.md#ssrf-rule). */
 export class AddressRefused extends Error {
   readonly code = 'EADDRREFUSED';
   constructor() {

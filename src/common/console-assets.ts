@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { NextFunction, Request, Response, Router } from 'express';
 
@@ -50,6 +50,21 @@ export function docsSecurityHeaders(_req: Request, res: Response, next: NextFunc
 function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
   res.set(CONSOLE_SECURITY_HEADERS);
   next();
+}
+
+/**
+ * The console's built stylesheets (their hashed paths, as dist/console/index.html links them), so that the pages the
+ * server writes itself (single sign-on's refusals) look like the console under its Content-Security-Policy; none when
+ * the console is not built.
+ */
+export function consoleStylesheets(assetsDir: string): string[] {
+  const indexFile = join(assetsDir, 'index.html');
+  if (!existsSync(indexFile)) return [];
+  const links = readFileSync(indexFile, 'utf8').match(/<link\b[^>]*>/g) ?? [];
+  return links
+    .filter((link) => /\brel="stylesheet"/.test(link))
+    .map((link) => /\bhref="([^"]+)"/.exec(link)?.[1])
+    .filter((href): href is string => href !== undefined && href.startsWith(`${CONSOLE_PATH}/`));
 }
 
 /** Hashed assets are cached for good; index.html never, so a new release is picked up at once. */

@@ -33,6 +33,7 @@ export const ERROR_REASONS = {
   body_too_large: { code: ErrorCode.PAYLOAD_TOO_LARGE, message: Messages.bodyTooLarge },
   route_not_found: { code: NF, message: Messages.routeNotFound },
   page_cursor_invalid: { code: IA, message: Messages.invalidArgument },
+  audit_export_range_too_long: { code: IA, message: 'an audit export covers at most 31 days: narrow since and until' },
   expires_at_invalid: { code: IA, message: Messages.invalidArgument },
   usage_range_invalid: { code: IA, message: SAYS_WHAT },
 
@@ -131,6 +132,11 @@ export const ERROR_REASONS = {
   user_not_found: { code: NF, message: 'user not found' },
   not_a_member: { code: FP, message: SAYS_WHAT },
   organization_settings_invalid: { code: IA, message: SAYS_WHAT },
+  member_not_found: { code: NF, message: 'member not found' },
+  last_admin: { code: FP, message: SAYS_WHAT },
+  member_exists: { code: FP, message: SAYS_WHAT },
+  member_email_invalid: { code: IA, message: SAYS_WHAT },
+  invitation_not_found: { code: NF, message: 'invitation not found' },
 
   // Notification integrations.
   integration_not_found: { code: NF, message: Messages.integrationNotFound },
@@ -151,6 +157,8 @@ export const ERROR_REASONS = {
   },
   webhook_events_invalid: { code: IA, message: SAYS_WHAT },
   too_many_webhook_tests: { code: RE, message: Messages.tooManyRequests },
+  webhook_delivery_not_found: { code: NF, message: 'webhook delivery not found' },
+  too_many_webhook_resends: { code: RE, message: Messages.tooManyRequests },
 
   // The revocation feed (SSF).
   stream_not_found: { code: NF, message: 'stream not found' },
@@ -163,6 +171,9 @@ export const ERROR_REASONS = {
   sign_in_link_expired: { code: UN, message: 'sign-in link expired' },
   sign_in_link_other_browser: { code: UN, message: 'sign-in link belongs to another browser' },
   too_many_failed_sign_ins: { code: RE, message: Messages.tooManyRequests },
+  invitation_invalid: { code: UN, message: 'invitation invalid' },
+  invitation_used: { code: UN, message: 'invitation already used' },
+  invitation_expired: { code: UN, message: 'invitation expired' },
 
   // Console single sign-on: pages a person reads (docs/console.md#single-sign-on).
   sso_not_configured: { code: NF, message: 'no single sign-on for this organization' },
@@ -197,6 +208,8 @@ export const ERROR_REASONS = {
   issuer_option_not_for_kind: { code: IA, message: SAYS_WHAT },
   issuer_audience_invalid: { code: IA, message: SAYS_WHAT },
   jit_role_needs_email_domain: { code: IA, message: SAYS_WHAT },
+  email_domain_invalid: { code: IA, message: SAYS_WHAT },
+  too_many_issuer_tests: { code: RE, message: Messages.tooManyRequests },
   resource_server_exists: { code: FP, message: SAYS_WHAT },
   resource_server_not_found: { code: NF, message: SAYS_WHAT },
   resource_server_scopes_invalid: { code: IA, message: SAYS_WHAT },

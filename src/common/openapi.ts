@@ -1,14 +1,17 @@
 import { applyDecorators, INestApplication, Type } from '@nestjs/common';
 import { ApiProperty, ApiResponse, DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ErrorCode, HTTP_STATUS, wireCode } from './errors';
+import { ERROR_REASONS, ErrorCode, HTTP_STATUS, wireCode } from './errors';
 
-/** `{ code, message }` (docs/api.md#errors). */
+/** `{ code, message, reason }` (docs/api.md#errors); the typed client's GatehouseError reads `reason` from here. */
 export class ErrorBody {
   @ApiProperty({ enum: [...new Set(Object.values(ErrorCode).map(wireCode))], example: 'INVALID_ARGUMENT' })
   code: string;
 
   @ApiProperty({ example: 'invalid request parameters' })
   message: string;
+
+  @ApiProperty({ enum: Object.keys(ERROR_REASONS), enumName: 'ErrorReason', example: 'invalid_argument' })
+  reason: string;
 }
 
 const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {

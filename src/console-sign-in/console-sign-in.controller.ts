@@ -8,7 +8,8 @@ import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import type { ConsoleSession } from './console-sign-in.service';
 import { ConsoleSignInService } from './console-sign-in.service';
-import { ConsoleSessionResponse, CreateConsoleSessionDto } from './dto/console-session.dto';
+import { AcceptInvitationDto, ConsoleSessionResponse, CreateConsoleSessionDto } from './dto/console-session.dto';
+import { InvitationGuard } from './invitation.guard';
 import { SignInLinkGuard } from './sign-in-link.guard';
 import { BINDING_COOKIE, cookieValue } from './sso/sso-rules';
 
@@ -73,5 +74,35 @@ export class ConsoleSignInController {
   @HttpCode(204)
   async signOut(@Caller() principal: Principal, @CurrentRequestContext() context: RequestContext): Promise<void> {
     await this.signIn.signOut(principal, context);
+  }
+}
+
+/** An admin's invitation, used once (docs/api.md#post-v1consoleinvitationsaccept). */
+@ApiTags('Console')
+@Controller('v1/console/invitations')
+export class ConsoleInvitationsController {
+  @Post('accept')
+  @Authenticated(InvitationGuard)
+  @ApiOperation({
+    summary: "Use an invitation's code: become a member with its role and get a session token",
+    description:
+      'Public. Each invitation works once, for 7 days, in any browser; the person keeps the role they have if they ' +
+      'became a member meanwhile. Audited as member.added (reason invitation) and console.signed_in. Failed attempts ' +
+      "count with the sign-in links'.",
+  })
+  @ApiBody({ type: AcceptInvitationDto })
+  @ApiOkResponse({ type: ConsoleSessionResponse })
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.UNAUTHENTICATED,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.RESOURCE_EXHAUSTED,
+    ErrorCode.UNAVAILABLE,
+  )
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  accept(@Caller() session: ConsoleSession): ConsoleSessionResponse {
+    return ConsoleSessionResponse.from(session);
   }
 }

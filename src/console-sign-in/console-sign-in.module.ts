@@ -3,8 +3,9 @@ import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitStorageModule } from '../common/rate-limit-storage.module';
 import { IdentityModule } from '../identity/identity.module';
+import { MembersModule } from '../members/members.module';
 import { MetricsModule } from '../metrics/metrics.module';
-import { ConsoleSignInController } from './console-sign-in.controller';
+import { ConsoleInvitationsController, ConsoleSignInController } from './console-sign-in.controller';
 import { ConsoleSignInRepository } from './console-sign-in.repository';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { ConsoleSignInLink } from './console-sign-in-link.entity';
@@ -19,8 +20,9 @@ import { EntitiesModule } from '../database/entities.module';
     IdentityModule,
     RateLimitStorageModule,
     MetricsModule,
+    MembersModule,
   ],
-  controllers: [ConsoleSignInController],
+  controllers: [ConsoleSignInController, ConsoleInvitationsController],
   providers: [ConsoleSignInRepository, ConsoleSignInService],
   exports: [ConsoleSignInService],
 })

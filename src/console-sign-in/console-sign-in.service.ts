@@ -9,6 +9,7 @@ import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { IdentityService } from '../identity/identity.service';
+import { MembersService } from '../members/members.service';
 import { Metrics } from '../metrics/metrics';
 import type { Principal } from '../identity/principal';
 import { Permission, Role, rolePermissions } from '../identity/roles';
@@ -31,6 +32,13 @@ export const SignInRefusals = {
   used: 'sign_in_link_used',
   expired: 'sign_in_link_expired',
   other_browser: 'sign_in_link_other_browser',
+} as const satisfies Record<string, ErrorReason>;
+
+/** The reason of each refused invitation (docs/api.md#post-v1consoleinvitationsaccept). */
+const InvitationRefusals = {
+  invalid: 'invitation_invalid',
+  used: 'invitation_used',
+  expired: 'invitation_expired',
 } as const satisfies Record<string, ErrorReason>;
 
 /** Any 401 of POST /v1/console/sessions: the challenge names no header scheme, the link is the credential. */
@@ -76,6 +84,7 @@ export class ConsoleSignInService {
     @Inject(FAILURE_COUNTER) private readonly failures: FailureCounter,
     private readonly metrics: Metrics,
     private readonly audit: AuditService,
+    private readonly members: MembersService,
     @InjectConfig() config: AppConfiguration,
   ) {
     this.failureLimit = config.console.signInFailuresPerMinute;
@@ -131,6 +140,27 @@ export class ConsoleSignInService {
     request?: RequestContext,
     binding?: string,
   ): Promise<ConsoleSession> {
+    return this.limited(address, () => this.trade(code, binding, request));
+  }
+
+  /**
+   * Uses an invitation's code (docs/api.md#post-v1consoleinvitationsaccept): the person becomes a member as the
+   * invitation says (MembersService) and is signed in as with a link, `console.signed_in` reason `invitation`. Failed
+   * attempts count with the links'.
+   */
+  async acceptInvitation(code: string, address: string | undefined, request?: RequestContext): Promise<ConsoleSession> {
+    return this.limited(address, async () => {
+      const outcome = await this.members.acceptInvitation(code, request);
+      if ('refused' in outcome) throw refused(InvitationRefusals[outcome.refused]);
+      return this.sessionFor({ ...outcome.accepted, signInReason: 'invitation' }, request);
+    });
+  }
+
+  /**
+   * Failed attempts are limited per client network (reserve, then check, as POST /v1/token does): a refusal keeps its
+   * slot, anything else gives it back.
+   */
+  private async limited(address: string | undefined, attempt: () => Promise<ConsoleSession>): Promise<ConsoleSession> {
     const slot = await this.failures.reserve(
       `console-sign-in:addr:${clientNetwork(address)}`,
       this.failureLimit,
@@ -141,7 +171,7 @@ export class ConsoleSignInService {
       throw tooManyRequests('too_many_failed_sign_ins', slot.resetsInMs);
     }
     try {
-      const session = await this.trade(code, binding, request);
+      const session = await attempt();
       slot.release();
       return session;
     } catch (error) {
@@ -179,7 +209,7 @@ export class ConsoleSignInService {
       actorUserId: reason === null ? link.userId : null,
       targetType: 'user',
       targetId: link.userId,
-      // A sign-in's reason is how the person was authenticated (`sso:<issuer id>`; null: an admin's link).
+      // A sign-in's reason is how the person was authenticated (`sso:<issuer id>`, `invitation`; null: an admin's link).
       reason: reason ?? link.signInReason,
       request,
     });
@@ -197,7 +227,14 @@ export class ConsoleSignInService {
       await this.recordSignIn(known, known.reason, request);
       throw refused(SignInRefusals[known.reason]);
     }
-    // Removed from the organization since the link was made: the link signs in no one.
+    return this.sessionFor(link, request);
+  }
+
+  /** A session for the member a link or an invitation names; removed since, it signs in no one (`member_removed`). */
+  private async sessionFor(
+    link: { organizationId: string; userId: string; signInReason: string | null },
+    request?: RequestContext,
+  ): Promise<ConsoleSession> {
     const access = await this.identity.readyForSession(link.organizationId, link.userId);
     if (access === null) {
       await this.recordSignIn(link, 'not_a_member', request);
@@ -213,6 +250,7 @@ export class ConsoleSignInService {
       tokenUse: 'session',
     });
     await this.recordSignIn(link, null, request);
+    await this.identity.recordSignIn(link.organizationId, link.userId);
     return {
       sessionToken,
       expiresIn: CONSOLE_SESSION_SECONDS,

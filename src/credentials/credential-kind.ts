@@ -3,44 +3,34 @@ import type { AppError } from '../common/errors';
 import type { MembershipAccess } from '../identity/member-access';
 import type { PermissionMask } from '../identity/roles';
 import type { Transaction } from '../database/unit-of-work';
-import type { Credential } from './credential.entity';
+import type { Credential, CredentialBase } from './credential.entity';
 import type { OwnerIds } from './credential-owner';
 
-/** The columns every kind's table has, as its statements return them (Credential's fields). */
-export interface CredentialRow {
-  id: string;
-  organization_id: string;
-  user_id: string;
-  label: string;
-  status: Credential['status'];
-  scopes: number | string;
-  expires_at: Date | string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  last_used_at: Date | string | null;
-  last_used_ip: string | null;
-  revoked_at: Date | string | null;
-}
-
 /**
- * What a kind of credential tells the core (docs/adr/0052-one-credential-core.md#a-new-kind): its table and how to
- * read a row of it, how it is named in the audit trail, and its owner lock. The core does the rest: lists, revocation
- * (by the owner, an admin, a member's removal), usage fields.
+ * What every kind of credential tells the core (docs/adr/0052-one-credential-core.md#a-new-kind): how it is named in the
+ * audit trail, its entity (its table, read through EntityRows), its owner lock and the usage fields it keeps. Enough for
+ * a member's removal, a token's liveness and the usage fields (KindStore).
  */
-export interface CredentialKind<T extends Credential, R extends CredentialRow = CredentialRow> {
+export interface StoredKind<T extends CredentialBase = CredentialBase> {
   /** The audit trail's target type; `<name>.revoked` is the action a revocation records (a SET on the feed). */
   name: NonNullable<AuditEvent['targetType']>;
   revokedAction: AuditAction;
-  table: string;
-  /** Every column `toEntity` reads, comma-separated. */
-  columns: string;
-  toEntity(row: R): T;
-  /** The indexes the organization's list reads: its ACTIVE credentials, and all of them. */
-  organizationIndexes: { active: string; all: string };
+  entity: new () => T;
   /** First half of the owner's PostgreSQL advisory-lock key (the second: the owner's ids, hashed). */
   ownerLockClass: number;
+  /** Whether its usage fields keep the client address (`last_used_ip`) besides `last_used_at`. */
+  keepsIp: boolean;
   /** Whether its usage fields keep the User-Agent too (`last_used_user_agent`). */
   keepsUserAgent: boolean;
+}
+
+/**
+ * A kind with every shared column (Credential): the core does the rest, lists, revocation (by the owner, an admin, a
+ * member's removal), usage fields, routes.
+ */
+export interface CredentialKind<T extends Credential> extends StoredKind<T> {
+  /** The indexes the organization's list reads: its ACTIVE credentials, and all of them. */
+  organizationIndexes: { active: string; all: string };
   /** The error of an id that is not the caller's (or not the caller's organization's). */
   notFound(): AppError;
 }
@@ -63,13 +53,13 @@ export interface CredentialState {
   ownerAccess: MembershipAccess | null;
 }
 
-/** What the core asks of a kind's repository beyond its kind (CredentialsRepository implements it). */
+/** What the core asks of every kind's repository (CredentialStore implements it; CredentialsRepository extends that). */
 export interface KindStore {
-  readonly kind: CredentialKind<Credential, never>;
+  readonly kind: StoredKind;
   /** The credential with this id for a token's liveness (one query, batched per kind); undefined when there is none. */
   read(id: string): Promise<CredentialState | undefined>;
-  /** The credential with this id, whoever owns it (batched). */
-  findById(id: string): Promise<Credential | undefined>;
+  /** The credential with this id, whoever owns it (batched): a kind with every shared column (CredentialsRepository). */
+  findById?(id: string): Promise<Credential | undefined>;
   lockOwner(owner: OwnerIds, tx: Transaction): Promise<void>;
   revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]>;
   recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: CredentialUse]>): Promise<void>;

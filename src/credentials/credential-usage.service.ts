@@ -76,7 +76,7 @@ export class CredentialUsageService {
     const found = await Promise.all(
       totals.map(async (total) => ({
         total,
-        credential: await this.kinds.of(total.kind)?.findById(total.credentialId),
+        credential: await this.kinds.of(total.kind)?.findById?.(total.credentialId),
       })),
     );
     // Credentials are never deleted; a kind the application no longer has is left out.

@@ -8,10 +8,11 @@ export type CredentialStatus = 'ACTIVE' | 'REVOKED';
 export type CredentialDisplayStatus = CredentialStatus | 'EXPIRED';
 
 /**
- * What every kind of credential has (docs/adr/0052-one-credential-core.md): an owner in an organization, a status,
- * scopes, an expiry and the usage fields. Each kind's table holds these columns and its own; its entity extends this.
+ * What every kind of credential has, whatever its table's other columns (docs/adr/0052-one-credential-core.md): an
+ * owner in an organization, a status (each kind's words for active and revoked), its creation, last use and revocation.
+ * A kind's entity extends Credential, or this alone when its table has no more of the shared columns (an MCP grant).
  */
-export abstract class Credential {
+export abstract class CredentialBase<Status extends string = string> {
   @PrimaryColumn({ type: 'varchar', length: 36 })
   id: string;
 
@@ -21,11 +22,27 @@ export abstract class Credential {
   @Column({ name: 'user_id', type: 'varchar', length: 36 })
   userId: string;
 
+  @Column({ type: 'varchar', length: 16 })
+  status: Status;
+
+  @TimestampColumn({ name: 'created_at' })
+  createdAt: Date;
+
+  /** The last successful use (docs/api.md#usage-fields). */
+  @TimestampColumn({ name: 'last_used_at', nullable: true })
+  lastUsedAt: Date | null;
+
+  @TimestampColumn({ name: 'revoked_at', nullable: true })
+  revokedAt: Date | null;
+}
+
+/**
+ * What the kinds with every shared column have besides (API keys, workload identities): a label, scopes, an expiry,
+ * the time of the last change and the address of the last use. Their lists, revocations and routes are the core's.
+ */
+export abstract class Credential extends CredentialBase<CredentialStatus> {
   @Column({ type: 'varchar', length: 255 })
   label: string;
-
-  @Column({ type: 'varchar', length: 16 })
-  status: CredentialStatus;
 
   /** A permission bit mask (docs/adr/0017-key-scopes-as-a-permission-bit-mask.md). */
   @Column({ type: 'integer' })
@@ -35,22 +52,12 @@ export abstract class Credential {
   @TimestampColumn({ name: 'expires_at', nullable: true })
   expiresAt: Date | null;
 
-  @TimestampColumn({ name: 'created_at' })
-  createdAt: Date;
-
   @TimestampColumn({ name: 'updated_at' })
   updatedAt: Date;
-
-  /** The last successful use (docs/api.md#usage-fields). */
-  @TimestampColumn({ name: 'last_used_at', nullable: true })
-  lastUsedAt: Date | null;
 
   /** The client address of the use last_used_at records. */
   @Column({ name: 'last_used_ip', type: 'varchar', length: 45, nullable: true })
   lastUsedIp: string | null;
-
-  @TimestampColumn({ name: 'revoked_at', nullable: true })
-  revokedAt: Date | null;
 }
 
 /** Usable until expires_at (exclusive): from that instant on it is EXPIRED. */

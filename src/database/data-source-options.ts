@@ -39,7 +39,9 @@ import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/176585100
 import { ResourceServerScopes1765852000000 } from './migrations/1765852000000-resource-server-scopes';
 import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grants';
 import { CredentialPermissions1765870000000 } from './migrations/1765870000000-credential-permissions';
+import { MemberInvitations1765900000000 } from './migrations/1765900000000-member-invitations';
 import { CredentialUsage1765910000000 } from './migrations/1765910000000-credential-usage';
+import { WebhookDeliveryDetails1765920000000 } from './migrations/1765920000000-webhook-delivery-details';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -80,7 +82,9 @@ export const MIGRATIONS = [
   ResourceServerScopes1765852000000,
   OAuthGrants1765860000000,
   CredentialPermissions1765870000000,
+  MemberInvitations1765900000000,
   CredentialUsage1765910000000,
+  WebhookDeliveryDetails1765920000000,
 ];
 
 /**

@@ -61,12 +61,12 @@ export function justInTimeRole(entry: Pick<TrustedIssuer, 'jitRole' | 'emailDoma
 }
 
 /**
- * People of an organization's identity provider as its members (docs/federation.md#people): the one mapping of console
- * single sign-on and of the token exchange of ID tokens. The person is the user with the token's e-mail address (any
- * case) and a membership in the issuer's organization. Without one: refused when an admin removed them (until an admin
- * adds them again); else, when the issuer adds people just in time ({@link justInTimeRole}), a new member of its role
- * (and a new user when there is none), through the member lifecycle (MembersService); otherwise no access, and nothing
- * is created.
+ * People of an organization's identity provider as its members (docs/federation.md#just-in-time-members): the one
+ * mapping of console single sign-on and of the token exchange of ID tokens. The person is the user with the token's
+ * e-mail address (any case) and a membership in the issuer's organization. Without one: refused when an admin removed
+ * them (until an admin adds them again); else, when the issuer adds people just in time ({@link justInTimeRole}), a new
+ * member of its role (and a new user when there is none), through the member lifecycle (MembersService); otherwise no
+ * access, and nothing is created.
  */
 @Injectable()
 export class FederatedPeople {

@@ -38,17 +38,21 @@ export type AddTrustedIssuerOptions = Omit<NewTrustedIssuer, 'organization' | 'e
   allowOrigin: string[];
 };
 
+/**
+ * The entry added; for a people issuer also `redirect_uri`, the one to register at the identity provider as its
+ * discovery document says now (docs/console.md#single-sign-on).
+ */
 export async function addTrustedIssuer(
   issuers: TrustedIssuersService,
   { org, emailDomain, allowOrigin, ...options }: AddTrustedIssuerOptions,
-): Promise<{ trusted_issuer: TrustedIssuerView }> {
-  const entry = await issuers.add({
+): Promise<{ trusted_issuer: TrustedIssuerView; redirect_uri?: string }> {
+  const { entry, redirectUri } = await issuers.addDiscovered({
     ...options,
     organization: org,
     emailDomains: emailDomain,
     allowedOrigins: allowOrigin,
   });
-  return { trusted_issuer: trustedIssuerView(entry) };
+  return { trusted_issuer: trustedIssuerView(entry), ...(redirectUri === null ? {} : { redirect_uri: redirectUri }) };
 }
 
 /**

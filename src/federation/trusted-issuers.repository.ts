@@ -7,6 +7,18 @@ import { Dialect, join, param, raw, sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
 import { IssuerKind, TrustedIssuer } from './trusted-issuer.entity';
 
+/** The columns of a people issuer's settings (TrustedIssuersService.savePeople). */
+const PEOPLE_SETTINGS = [
+  'issuer',
+  'audience',
+  'client_id',
+  'client_secret_encrypted',
+  'token_endpoint_auth',
+  'email_domains',
+  'allowed_origins',
+  'jit_role',
+];
+
 /** Every query on trusted_issuers (docs/federation.md#trusted-issuers). */
 @Injectable()
 export class TrustedIssuersRepository {
@@ -24,6 +36,7 @@ export class TrustedIssuersRepository {
   private readonly sameEntry: Statement<{ organizationId: string; issuer: string; kind: IssuerKind }>;
   private readonly deleteById: Statement<{ id: string }>;
   private readonly originsById: Statement<{ id: string; allowedOrigins: string }>;
+  private readonly peopleById: Statement<RawRow>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -60,6 +73,13 @@ export class TrustedIssuersRepository {
       WHERE organization_id = ${param('organizationId')} AND issuer = ${param('issuer')} AND kind = ${param('kind')}`);
     this.originsById = db.prepare(sql`UPDATE trusted_issuers SET allowed_origins = ${param('allowedOrigins')}
       WHERE id = ${param('id')}`);
+    // A people issuer's settings, changed in the console (the id, organization, kind and creation stay).
+    this.peopleById = db.prepare(
+      sql`UPDATE trusted_issuers SET ${join(
+        PEOPLE_SETTINGS.map((column) => sql`${raw(column)} = ${param(column)}`),
+        ', ',
+      )} WHERE id = ${param('id')} AND kind = 'people'`,
+    );
     this.deleteById = db.prepare(
       db.returning(sql`DELETE FROM trusted_issuers WHERE id = ${param('id')} RETURNING ${COLUMNS}`, '*'),
     );
@@ -124,6 +144,11 @@ export class TrustedIssuersRepository {
   /** Whether the entry existed and now has these allowed origins. */
   async setAllowedOrigins(id: string, allowedOrigins: readonly string[], tx: Transaction): Promise<boolean> {
     return (await this.db.affected(tx, this.originsById, { id, allowedOrigins: JSON.stringify(allowedOrigins) })) > 0;
+  }
+
+  /** Whether the people entry existed and now has the settings of `entry` (same id). */
+  async updatePeople(entry: TrustedIssuer, tx: Transaction): Promise<boolean> {
+    return (await this.db.affected(tx, this.peopleById, this.rows.toRecord(entry))) > 0;
   }
 
   /** Deletes the entry and returns it as it was; null when there is none. */

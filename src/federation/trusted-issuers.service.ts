@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError, ErrorReason } from '../common/errors';
+import { AppError, ErrorReason, tooManyRequests } from '../common/errors';
+import { FAILURE_COUNTER, FailureCounter } from '../common/failure-counter';
 import { AuditService } from '../audit/audit.service';
+import type { RequestContext } from '../audit/request-context';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
@@ -9,9 +11,11 @@ import { IdentityService } from '../identity/identity.service';
 import type { Role } from '../identity/roles';
 import type { CredentialCipher } from '../integrations/credential-cipher';
 import { FEDERATION_TIMINGS, FederationTimings } from './federation-timings';
-import { discoverIssuer, DiscoveryError, metadataProblem } from './issuer-discovery';
+import { emailDomainOf } from './email-domains';
+import { discoverIssuer, DiscoveryError, IssuerMetadata, metadataProblem } from './issuer-discovery';
 import { ISSUER_CREDENTIALS, IssuerCredentials } from './issuer-credentials';
 import { issuerShapeProblem, parseOrigin } from './issuer-url';
+import { peopleRedirectUri } from './people-redirect-uri';
 import { IssuerKind, TokenEndpointAuthMethod, TrustedIssuer } from './trusted-issuer.entity';
 import { TrustedIssuersRepository } from './trusted-issuers.repository';
 
@@ -21,6 +25,8 @@ export const TRUSTED_ISSUER_CIPHER = Symbol('TRUSTED_ISSUER_CIPHER');
 const CLIENT_SECRET_FIELD = 'client_secret';
 /** Visible characters only: a secret with a space or a line break in it is a copying mistake. */
 const CLIENT_SECRET = /^[^\s\p{Cc}]{1,1024}$/u;
+/** The client id is the ID tokens' audience: as the audience column, visible characters only. */
+const CLIENT_ID = /^[^\s\p{Cc}]{1,255}$/u;
 
 /** What `trusted-issuer add` asks for, already parsed (src/cli/program.ts). */
 export interface NewTrustedIssuer {
@@ -36,6 +42,38 @@ export interface NewTrustedIssuer {
   /** `--allow-origin`: origins besides the issuer's own for its key set and endpoints (none: the issuer's only). */
   allowedOrigins?: string[];
 }
+
+/** A people issuer's settings as the console sets them (PUT /v1/organization/single-sign-on). */
+export interface PeopleSettings {
+  issuer: string;
+  clientId: string;
+  /** Absent when changing an entry: the stored one is kept. */
+  clientSecret?: string;
+  tokenEndpointAuth?: TokenEndpointAuthMethod;
+  emailDomains: string[];
+  jitRole?: Role;
+}
+
+/** Who changed the trusted issuers: nobody for the admin CLI (the operator); the admin for an API request. */
+export interface IssuerChangeBy {
+  actorUserId?: string | null;
+  actorApiKeyId?: string | null;
+  request?: RequestContext;
+}
+
+/** An entry as stored, with what its discovery document said and, for people, the redirect URI to register. */
+export interface DiscoveredIssuer {
+  entry: TrustedIssuer;
+  metadata: IssuerMetadata;
+  /** peopleRedirectUri for the document as it is now; null for workloads. */
+  redirectUri: string | null;
+}
+
+/**
+ * Discoveries an organization's admins may start from the API per minute (testing the connection, saving the people
+ * issuer): each is a request from Gatehouse to an address they chose.
+ */
+export const DISCOVERIES_PER_MINUTE = 10;
 
 /** The audience column's length (and `--audience`'s). */
 const MAX_AUDIENCE_LENGTH = 255;
@@ -97,9 +135,15 @@ export class TrustedIssuersService {
     @Inject(FEDERATION_TIMINGS) private readonly timings: FederationTimings,
     // The credentials that name an entry, revoked with it: a port workload-identities provides.
     @Inject(ISSUER_CREDENTIALS) private readonly credentials: IssuerCredentials,
+    @Inject(FAILURE_COUNTER) private readonly discoveries: FailureCounter,
   ) {}
 
-  async add(input: NewTrustedIssuer, now = new Date()): Promise<TrustedIssuer> {
+  async add(input: NewTrustedIssuer, now = new Date(), by: IssuerChangeBy = {}): Promise<TrustedIssuer> {
+    return (await this.addDiscovered(input, now, by)).entry;
+  }
+
+  /** As add, with what the discovery document said: for a people issuer, the redirect URI to register there. */
+  async addDiscovered(input: NewTrustedIssuer, now = new Date(), by: IssuerChangeBy = {}): Promise<DiscoveredIssuer> {
     const shapeProblem = issuerShapeProblem(input.issuer);
     if (shapeProblem !== null) {
       throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`, { problem: shapeProblem });
@@ -117,7 +161,7 @@ export class TrustedIssuersService {
     });
     const conflict = await this.conflictOf(input.organization, entry);
     if (conflict !== null) throw new TrustedIssuerError(conflict.reason, conflict.message, conflict.details);
-    await this.checkDiscovery(entry);
+    const metadata = await this.checkDiscovery(entry);
     if (input.clientSecret !== undefined) {
       entry.clientSecretEncrypted = this.cipher.encrypt(input.clientSecret, entry.id, CLIENT_SECRET_FIELD);
     }
@@ -131,6 +175,7 @@ export class TrustedIssuersService {
             targetType: 'trusted_issuer',
             targetId: entry.id,
             reason: entry.kind,
+            ...actor(by),
           },
           tx,
         );
@@ -145,7 +190,132 @@ export class TrustedIssuersService {
       }
       throw error;
     }
-    return entry;
+    return { entry, metadata, redirectUri: this.redirectUriOf(organization.name, entry, metadata) };
+  }
+
+  /**
+   * The organization's single sign-on as its admins set it in the console (docs/api.md#single-sign-on-set-up): its
+   * people issuer added, or changed in place (the stored client secret kept when none is given; the allowed origins
+   * kept while the issuer is the same), under the rules of add: the discovery document must pass, a people issuer
+   * serves one organization. Audited `trusted_issuer.added` (reason `people`) or `trusted_issuer.updated` (reason
+   * `people`), with the admin as actor. At most DISCOVERIES_PER_MINUTE per organization with testPeople.
+   */
+  async savePeople(organizationId: string, input: PeopleSettings, by: IssuerChangeBy = {}): Promise<DiscoveredIssuer> {
+    const organization = await this.identity.organizationById(organizationId);
+    const current = await this.repository.peopleIssuerOf(organizationId);
+    await this.takeDiscovery(organizationId);
+    if (current === null) {
+      return this.addDiscovered(
+        {
+          organization: organization.name,
+          kind: 'people',
+          issuer: input.issuer,
+          clientId: input.clientId,
+          clientSecret: input.clientSecret,
+          tokenEndpointAuth: input.tokenEndpointAuth,
+          emailDomains: input.emailDomains,
+          jitRole: input.jitRole,
+        },
+        new Date(),
+        by,
+      );
+    }
+    const shapeProblem = issuerShapeProblem(input.issuer);
+    if (shapeProblem !== null) {
+      throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`, { problem: shapeProblem });
+    }
+    const updated = Object.assign(new TrustedIssuer(), current, {
+      issuer: input.issuer,
+      ...this.kindSettings(
+        { ...input, organization: organization.name, kind: 'people' },
+        organizationId,
+        current.clientSecretEncrypted !== null,
+      ),
+      clientSecretEncrypted: current.clientSecretEncrypted,
+      allowedOrigins: input.issuer === current.issuer ? current.allowedOrigins : [],
+    });
+    const taken = () =>
+      new TrustedIssuerError(
+        'people_issuer_taken',
+        `${updated.issuer} already signs in the people of another organization (a people issuer serves one organization)`,
+      );
+    if ((await this.repository.peopleOrganizationOf(updated.issuer, organizationId)) !== null) throw taken();
+    const metadata = await this.checkDiscovery(updated);
+    if (input.clientSecret !== undefined) {
+      updated.clientSecretEncrypted = this.cipher.encrypt(input.clientSecret, updated.id, CLIENT_SECRET_FIELD);
+    }
+    try {
+      const found = await this.unitOfWork.run(async (tx) => {
+        if (!(await this.repository.updatePeople(updated, tx))) return false;
+        await this.audit.record(
+          {
+            action: 'trusted_issuer.updated',
+            organizationId,
+            targetType: 'trusted_issuer',
+            targetId: updated.id,
+            reason: 'people',
+            ...actor(by),
+          },
+          tx,
+        );
+        return true;
+      });
+      if (!found) throw new AppError('sso_not_configured');
+    } catch (error) {
+      if (isUniqueViolation(error)) throw taken();
+      throw error;
+    }
+    return { entry: updated, metadata, redirectUri: this.redirectUriOf(organization.name, updated, metadata) };
+  }
+
+  /**
+   * "Test the connection" of the console's single sign-on set-up: the issuer's discovery document fetched and checked
+   * as add and savePeople would (the address rules, the issuer equal, the endpoints single sign-on needs, the client
+   * authentication asked for), nothing stored; what it found and the redirect URI to register there. The allowed
+   * origins are the organization's people issuer's when it is the same issuer. At most DISCOVERIES_PER_MINUTE per
+   * organization with savePeople.
+   */
+  async testPeople(
+    organizationId: string,
+    input: { issuer: string; tokenEndpointAuth?: TokenEndpointAuthMethod },
+  ): Promise<DiscoveredIssuer> {
+    const shapeProblem = issuerShapeProblem(input.issuer);
+    if (shapeProblem !== null) {
+      throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`, { problem: shapeProblem });
+    }
+    const organization = await this.identity.organizationById(organizationId);
+    const current = await this.repository.peopleIssuerOf(organizationId);
+    await this.takeDiscovery(organizationId);
+    const entry = Object.assign(new TrustedIssuer(), {
+      id: current?.id ?? randomUUID(),
+      organizationId,
+      issuer: input.issuer,
+      kind: 'people',
+      tokenEndpointAuth: input.tokenEndpointAuth ?? 'client_secret_basic',
+      allowedOrigins: current !== null && current.issuer === input.issuer ? current.allowedOrigins : [],
+    });
+    const metadata = await this.checkDiscovery(entry);
+    return { entry, metadata, redirectUri: this.redirectUriOf(organization.name, entry, metadata) };
+  }
+
+  /** The organization's people issuer, or null (by id: the API's caller's organization). */
+  peopleIssuerOfOrganization(organizationId: string): Promise<TrustedIssuer | null> {
+    return this.repository.peopleIssuerOf(organizationId);
+  }
+
+  /** Ends the organization's single sign-on (its people issuer removed, as remove does); `sso_not_configured` without one. */
+  async removePeople(organizationId: string, by: IssuerChangeBy = {}): Promise<TrustedIssuer> {
+    const current = await this.repository.peopleIssuerOf(organizationId);
+    if (current === null) throw new AppError('sso_not_configured');
+    try {
+      return (await this.remove(current.id, new Date(), by)).entry;
+    } catch (error) {
+      // Removed meanwhile.
+      if (error instanceof AppError && error.reason === 'trusted_issuer_not_found') {
+        throw new AppError('sso_not_configured');
+      }
+      throw error;
+    }
   }
 
   /**
@@ -189,7 +359,7 @@ export class TrustedIssuersService {
    * Removes the entry, and revokes in the same transaction every ACTIVE workload identity that names it, each audited
    * as a revocation (reason `trusted_issuer_removed`: its credential-change on the revocation feed).
    */
-  async remove(id: string, at = new Date()): Promise<TrustedIssuerRemoval> {
+  async remove(id: string, at = new Date(), by: IssuerChangeBy = {}): Promise<TrustedIssuerRemoval> {
     const removal = await this.unitOfWork.run(async (tx) => {
       const entry = await this.repository.delete(id, tx);
       if (entry === null) return null;
@@ -203,6 +373,7 @@ export class TrustedIssuersService {
             targetType: 'trusted_issuer',
             targetId: entry.id,
             reason: entry.kind,
+            ...actor(by),
           },
         ],
         tx,
@@ -257,7 +428,7 @@ export class TrustedIssuersService {
   }
 
   /** The entry's discovery document, fetched and checked as it would be used (its URLs, origins and, for people, endpoints). */
-  private async checkDiscovery(entry: TrustedIssuer): Promise<void> {
+  private async checkDiscovery(entry: TrustedIssuer): Promise<IssuerMetadata> {
     try {
       const options = {
         production: this.config.production,
@@ -270,6 +441,7 @@ export class TrustedIssuersService {
       if (problem !== null) {
         throw new TrustedIssuerError('issuer_discovery_failed', problem.text, { foreignOrigin: problem.foreignOrigin });
       }
+      return metadata;
     } catch (error) {
       if (error instanceof DiscoveryError) {
         throw new TrustedIssuerError('issuer_discovery_failed', error.message, { foreignOrigin: error.foreignOrigin });
@@ -297,6 +469,23 @@ export class TrustedIssuersService {
     return origins;
   }
 
+  /** The redirect URI to register at a people issuer whose document is `metadata`; null for workloads. */
+  private redirectUriOf(organizationName: string, entry: TrustedIssuer, metadata: IssuerMetadata): string | null {
+    return entry.kind === 'people'
+      ? peopleRedirectUri(this.config.console.publicBaseUrl, organizationName, metadata.issParameterSupported)
+      : null;
+  }
+
+  /** One of the organization's DISCOVERIES_PER_MINUTE from the API; past them 429 `too_many_issuer_tests`. */
+  private async takeDiscovery(organizationId: string): Promise<void> {
+    const slot = await this.discoveries.reserve(
+      `issuer-discovery:org:${organizationId}`,
+      DISCOVERIES_PER_MINUTE,
+      60_000,
+    );
+    if (!slot.granted) throw tooManyRequests('too_many_issuer_tests', slot.resetsInMs);
+  }
+
   /** The client secret for the issuer's token endpoint (console single sign-on); null when it has none. */
   clientSecretOf(entry: TrustedIssuer): string | null {
     return entry.clientSecretEncrypted === null
@@ -312,11 +501,13 @@ export class TrustedIssuersService {
   private kindSettings(
     input: NewTrustedIssuer,
     organizationId: string,
+    /** A people entry changed in place whose stored client secret stays unless one is given. */
+    keepsSecret = false,
   ): Pick<
     TrustedIssuer,
     'audience' | 'clientId' | 'clientSecretEncrypted' | 'tokenEndpointAuth' | 'emailDomains' | 'jitRole'
   > {
-    if (input.tokenEndpointAuth !== undefined && input.clientSecret === undefined) {
+    if (input.tokenEndpointAuth !== undefined && input.clientSecret === undefined && !keepsSecret) {
       throw new TrustedIssuerError('issuer_client_invalid', 'a token endpoint auth method needs a client secret', {
         options: ['tokenEndpointAuth'],
         needs: ['clientSecret'],
@@ -327,6 +518,16 @@ export class TrustedIssuersService {
         'issuer_client_invalid',
         'the client secret must be 1 to 1024 characters, without spaces',
         { options: ['clientSecret'], problem: 'must be 1 to 1024 characters, without spaces' },
+      );
+    }
+    if (input.clientId !== undefined && !CLIENT_ID.test(input.clientId)) {
+      throw new TrustedIssuerError(
+        'issuer_client_invalid',
+        'the client id must be 1 to 255 characters, without spaces',
+        {
+          options: ['clientId'],
+          problem: 'must be 1 to 255 characters, without spaces',
+        },
       );
     }
     if (input.clientSecret !== undefined && input.clientId === undefined) {
@@ -368,14 +569,25 @@ export class TrustedIssuersService {
         jitRole: null,
       };
     }
-    if (input.clientId === undefined || input.clientSecret === undefined) {
+    if (input.clientId === undefined || (input.clientSecret === undefined && !keepsSecret)) {
       throw new TrustedIssuerError(
         'issuer_client_invalid',
         "a people issuer needs a client id and a client secret (Gatehouse's client at the issuer)",
         { options: ['kind'], needs: ['clientId', 'clientSecret'] },
       );
     }
-    if (input.jitRole !== undefined && input.emailDomains.length === 0) {
+    const emailDomains: string[] = [];
+    for (const value of input.emailDomains) {
+      const domain = emailDomainOf(value);
+      if (domain === null) {
+        throw new TrustedIssuerError('email_domain_invalid', `${value} is not a domain name, e.g. example.com`, {
+          options: ['emailDomains'],
+          value,
+        });
+      }
+      if (!emailDomains.includes(domain)) emailDomains.push(domain);
+    }
+    if (input.jitRole !== undefined && emailDomains.length === 0) {
       throw new TrustedIssuerError(
         'jit_role_needs_email_domain',
         'a just-in-time role needs e-mail domains: just-in-time membership adds only people of the domains the organization ' +
@@ -395,10 +607,19 @@ export class TrustedIssuersService {
       clientId: input.clientId,
       clientSecretEncrypted: null,
       tokenEndpointAuth: input.tokenEndpointAuth ?? 'client_secret_basic',
-      emailDomains: [...new Set(input.emailDomains)],
+      emailDomains,
       jitRole: input.jitRole ?? null,
     };
   }
+}
+
+/** The audit entry's actor fields for a change made by `by`. */
+function actor(by: IssuerChangeBy): {
+  actorUserId: string | null;
+  actorApiKeyId: string | null;
+  request?: RequestContext;
+} {
+  return { actorUserId: by.actorUserId ?? null, actorApiKeyId: by.actorApiKeyId ?? null, request: by.request };
 }
 
 /** PostgreSQL's unique_violation, SQLite's SQLITE_CONSTRAINT_UNIQUE (also as TypeORM wraps them). */

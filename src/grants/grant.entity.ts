@@ -1,21 +1,16 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { CredentialBase } from '../credentials/credential.entity';
 import { TimestampColumn } from '../database/columns';
 
+export type GrantStatus = 'active' | 'revoked';
+
 /**
- * A person's consent to a client for one resource server (docs/mcp.md#grants): the credential the authorization code
- * and refresh grants live on, revoked by the person, an admin or the member's removal.
+ * A person's consent to a client for one resource server (docs/mcp.md#grants): a kind of credential
+ * (docs/adr/0052-one-credential-core.md), the one the authorization code and refresh grants live on, revoked by the
+ * person, an admin or the member's removal. Its scopes are the resource server's, as text; no label, expiry or address.
  */
 @Entity({ name: 'oauth_grants' })
-export class OAuthGrant {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
-  id: string;
-
-  @Column({ name: 'organization_id', type: 'varchar', length: 36 })
-  organizationId: string;
-
-  @Column({ name: 'user_id', type: 'varchar', length: 36 })
-  userId: string;
-
+export class OAuthGrant extends CredentialBase<GrantStatus> {
   /** The client's id: a Client ID Metadata Document's https URL. */
   @Column({ name: 'client_id', type: 'varchar', length: 512 })
   clientId: string;
@@ -28,21 +23,9 @@ export class OAuthGrant {
   @Column({ type: 'varchar', length: 255 })
   resource: string;
 
-  /** The granted scopes, space-separated. */
+  /** The granted scopes, space-separated, sorted. */
   @Column({ type: 'text' })
   scope: string;
-
-  @Column({ type: 'varchar', length: 16 })
-  status: string;
-
-  @TimestampColumn({ name: 'created_at' })
-  createdAt: Date;
-
-  @TimestampColumn({ name: 'last_used_at', nullable: true })
-  lastUsedAt: Date | null;
-
-  @TimestampColumn({ name: 'revoked_at', nullable: true })
-  revokedAt: Date | null;
 }
 
 /** A one-use authorization code (its SHA-256 only), bound to client, redirect URI, PKCE challenge and resource. */

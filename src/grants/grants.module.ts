@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { EntitiesModule } from '../database/entities.module';
 import { IdentityModule } from '../identity/identity.module';
 import { OAuthCode, OAuthGrant, OAuthRefreshToken } from './grant.entity';
@@ -7,9 +8,17 @@ import { GrantsController } from './grants.controller';
 import { GrantsRepository } from './grants.repository';
 import { GrantsService } from './grants.service';
 
-/** Grants of the authorization code flow (docs/mcp.md#grants): consents, codes, refresh tokens, their revocation. */
+/**
+ * Grants of the authorization code flow (docs/mcp.md#grants): consents, codes, refresh tokens, their revocation. A kind
+ * of credential: its repository extends CredentialStore (docs/adr/0052-one-credential-core.md).
+ */
 @Module({
-  imports: [EntitiesModule.forFeature([OAuthGrant, OAuthCode, OAuthRefreshToken]), IdentityModule, AuditModule],
+  imports: [
+    EntitiesModule.forFeature([OAuthGrant, OAuthCode, OAuthRefreshToken]),
+    IdentityModule,
+    AuditModule,
+    CredentialsModule,
+  ],
   controllers: [GrantsController],
   providers: [GrantsRepository, GrantsService],
   exports: [GrantsService],

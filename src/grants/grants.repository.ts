@@ -1,33 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { toDate } from '../database/columns';
-import { Dialect, param, raw, sql, Statement } from '../database/sql';
+import { batchedById } from '../database/batch-loader';
+import type { RawRow } from '../database/entity-rows';
+import { param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
+import type { CredentialState, StoredKind } from '../credentials/credential-kind';
+import { CredentialKinds } from '../credentials/credential-kinds';
+import type { OwnerIds } from '../credentials/credential-owner';
+import { CredentialStore } from '../credentials/credentials.repository';
 import {
   MEMBER_ACCESS_VIEW,
   MemberAccessColumns,
   MembershipAccess,
   toMembershipAccess,
 } from '../identity/member-access';
+import { GrantStatus, OAuthGrant } from './grant.entity';
 
-export type GrantStatus = 'active' | 'revoked';
-
-/** A person's consent to a client for a resource server (docs/mcp.md#grants). */
-export interface Grant {
-  id: string;
-  organizationId: string;
-  userId: string;
-  clientId: string;
-  clientName: string;
-  resource: string;
-  /** Granted scopes, space-separated, sorted. */
-  scope: string;
-  status: GrantStatus;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-}
+/** A person's consent to a client for a resource server (docs/mcp.md#grants), as oauth_grants holds it. */
+export type Grant = OAuthGrant;
 
 /** What a code was bound to when it was issued. */
 export interface CodeBinding {
@@ -42,133 +33,147 @@ export interface CodeBinding {
 /** Why a code or refresh token did nothing: unknown, expired, or used already. */
 export type SpentReason = 'unknown' | 'expired' | 'used';
 
-interface GrantRow {
+/** The grant as a kind of credential (docs/adr/0052-one-credential-core.md#a-new-kind): its usage is last_used_at alone. */
+export const GRANT_KIND: StoredKind<OAuthGrant> = {
+  name: 'grant',
+  revokedAction: 'grant.revoked',
+  entity: OAuthGrant,
+  // "grnt"
+  ownerLockClass: 0x67726e74,
+  keepsIp: false,
+  keepsUserAgent: false,
+};
+
+/** The token path's projection: whose grant, its status, its person's membership. */
+type CredentialRow = {
   id: string;
   organization_id: string;
   user_id: string;
-  client_id: string;
-  client_name: string;
-  resource: string;
-  scope: string;
   status: GrantStatus;
-  created_at: Date | string;
-  last_used_at: Date | string | null;
-  revoked_at: Date | string | null;
-}
+} & MemberAccessColumns;
 
-const COLUMNS =
-  'id, organization_id, user_id, client_id, client_name, resource, scope, status, created_at, last_used_at, revoked_at';
+type RevokeArgs = OwnerIds & { at: string; id?: string };
 
-function toGrant(row: GrantRow): Grant {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    userId: row.user_id,
-    clientId: row.client_id,
-    clientName: row.client_name,
-    resource: row.resource,
-    scope: row.scope,
-    status: row.status,
-    createdAt: toDate(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
-    revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
-  };
-}
-
-type Owner = { organizationId: string; userId: string };
-
-/** A grant as the token authenticator reads it: whose, its status, and its person's membership read with it. */
-export interface GrantCredential extends Owner {
-  status: GrantStatus;
-  ownerAccess: MembershipAccess | null;
-}
-
-type GrantCredentialRow = MemberAccessColumns & { organization_id: string; user_id: string; status: GrantStatus };
-
-/** Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. */
+/**
+ * Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. A kind of the credential core (CredentialStore):
+ * a member's removal revokes the person's grants (revokeAllOf) and a grant's access token is live by `read`.
+ */
 @Injectable()
-export class GrantsRepository {
-  private readonly db: Dialect;
+export class GrantsRepository extends CredentialStore<OAuthGrant> {
   private readonly live: Statement<{ id: string; organizationId: string; userId: string }>;
+  private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly byId: Statement<{ id: string }>;
-  private readonly credentialById: Statement<{ id: string }>;
-  private readonly ownerGrants: Statement<Owner>;
+  private readonly ownerGrants: Statement<OwnerIds>;
   private readonly organizationGrants: Statement<{ organizationId: string }>;
-  private readonly activeFor: Statement<Owner & { clientId: string; resource: string }>;
+  private readonly activeFor: Statement<OwnerIds & { clientId: string; resource: string }>;
+  private readonly insertGrant: Statement<Record<string, string>>;
+  private readonly revokeOne: Statement<RevokeArgs>;
+  private readonly revokeAll: Statement<RevokeArgs>;
+  private readonly deleteTokens: Statement<{ ids: readonly string[] }>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.db = Dialect.of(dataSource);
-    // Every request with a grant's access token at Gatehouse: the grant active and its person a member, one query.
-    this.live = this.db.prepare(sql`SELECT a.role, a.access_token_lifetime FROM oauth_grants g
-      JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = g.organization_id AND a.user_id = g.user_id
+  constructor(@InjectDataSource() dataSource: DataSource, kinds: CredentialKinds) {
+    super(dataSource, GRANT_KIND, kinds);
+    const db = this.db;
+    const { columns } = this.rows;
+    const member = (join: string) => sql`${raw(join)} ${raw(MEMBER_ACCESS_VIEW)} a
+      ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
+    // A code's or a refresh token's redemption: the grant active and its person a member, one query.
+    this.live = db.prepare(sql`SELECT a.role, a.access_token_lifetime FROM oauth_grants g ${member('JOIN')}
       WHERE g.id = ${param('id')} AND g.organization_id = ${param('organizationId')} AND g.user_id = ${param('userId')}
         AND g.status = 'active'`);
-    this.byId = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants WHERE id = ${param('id')}`);
-    // Every request with a grant's access token: the grant and its person's membership, one query (CredentialKinds).
-    this.credentialById = this.db.prepare(sql`SELECT g.organization_id, g.user_id, g.status, a.role,
-        a.access_token_lifetime FROM oauth_grants g
-      LEFT JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = g.organization_id AND a.user_id = g.user_id
-      WHERE g.id = ${param('id')}`);
-    this.ownerGrants = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants
-      WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')}
+    // Every request with a grant's access token: the grant and its person's membership by primary key, one query
+    // batched per event-loop turn as every kind's (CredentialKinds).
+    const credentials = db.prepare<{ ids: readonly string[] }>(sql`SELECT g.id, g.organization_id, g.user_id, g.status,
+        a.role, a.access_token_lifetime
+      FROM oauth_grants g ${member('LEFT JOIN')} WHERE ${db.idIn('g.id', 'ids')}`);
+    this.credentialById = batchedById((ids) =>
+      db.rows<CredentialRow, { ids: readonly string[] }>(credentials, { ids }),
+    );
+    this.byId = db.prepare(sql`SELECT ${raw(columns)} FROM oauth_grants WHERE id = ${param('id')}`);
+    const owner = sql`organization_id = ${param('organizationId')} AND user_id = ${param('userId')}`;
+    this.ownerGrants = db.prepare(sql`SELECT ${raw(columns)} FROM oauth_grants WHERE ${owner}
       ORDER BY created_at DESC, id DESC`);
-    this.organizationGrants = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants
+    this.organizationGrants = db.prepare(sql`SELECT ${raw(columns)} FROM oauth_grants
       WHERE organization_id = ${param('organizationId')} ORDER BY created_at DESC, id DESC`);
-    this.activeFor = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM oauth_grants
-      WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')}
-        AND client_id = ${param('clientId')} AND resource = ${param('resource')} AND status = 'active'
+    this.activeFor = db.prepare(sql`SELECT ${raw(columns)} FROM oauth_grants
+      WHERE ${owner} AND client_id = ${param('clientId')} AND resource = ${param('resource')} AND status = 'active'
       ORDER BY created_at DESC, id DESC`);
+    // Only while the person is a member: checked in the insert, under the owner's lock (GrantsService.allow), as a key's
+    // creation (docs/adr/0027-the-house.md#creation-within-the-cap).
+    const value = (name: string, type: string): Sql => db.cast(param(name), type);
+    this.insertGrant = db.prepare(sql`INSERT INTO oauth_grants
+        (id, organization_id, user_id, client_id, client_name, resource, scope, status, created_at)
+      SELECT ${value('id', 'uuid')}, ${value('organizationId', 'uuid')}, ${value('userId', 'uuid')},
+        ${value('clientId', 'varchar')}, ${value('clientName', 'varchar')}, ${value('resource', 'varchar')},
+        ${value('scope', 'text')}, 'active', ${value('createdAt', 'timestamptz')}
+      WHERE EXISTS (SELECT 1 FROM ${raw(MEMBER_ACCESS_VIEW)}
+        WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')})
+      RETURNING id`);
+    const revoke = (scope: Sql) =>
+      db.prepare<RevokeArgs>(
+        db.returning(
+          sql`UPDATE oauth_grants SET status = 'revoked', revoked_at = ${param('at')}
+            WHERE ${owner} AND status = 'active'${scope} RETURNING id`,
+          'id',
+        ),
+      );
+    this.revokeOne = revoke(sql` AND id = ${param('id')}`);
+    this.revokeAll = revoke(sql``);
+    this.deleteTokens = db.prepare(sql`DELETE FROM oauth_refresh_tokens WHERE ${db.idIn('grant_id', 'ids')}`);
   }
 
   /** The person's membership when the grant is active and they are still a member; else null. */
-  async liveAccess(id: string, owner: Owner): Promise<MembershipAccess | null> {
-    const rows = await this.db.rows<MemberAccessColumns, Owner & { id: string }>(this.live, { id, ...owner });
+  async liveAccess(id: string, owner: OwnerIds): Promise<MembershipAccess | null> {
+    const args = { id, organizationId: owner.organizationId, userId: owner.userId };
+    const rows = await this.db.rows<MemberAccessColumns, OwnerIds & { id: string }>(this.live, args);
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
   }
 
-  /** The grant's owner and status with its person's membership (null: no longer a member); undefined: no such grant. */
-  async findCredential(id: string): Promise<GrantCredential | undefined> {
-    const rows = await this.db.rows<GrantCredentialRow, { id: string }>(this.credentialById, { id });
-    const row = rows[0];
+  /**
+   * A token's liveness: the grant's owner and status with its person's membership. A grant has no permissions of its
+   * own (its token carries resource-server scopes), no expiry (its refresh tokens do), no allowlist and no rate limit:
+   * live while active and its person a member.
+   */
+  async read(id: string): Promise<CredentialState | undefined> {
+    const row = await this.credentialById(id);
     if (row === undefined) return undefined;
     return {
-      organizationId: row.organization_id,
       userId: row.user_id,
-      status: row.status,
+      organizationId: row.organization_id,
+      status: row.status === 'active' ? 'ACTIVE' : 'REVOKED',
+      scopes: 0,
+      expiresAtMs: null,
+      allowedCidrs: null,
+      rateLimit: null,
       ownerAccess: toMembershipAccess(row),
     };
   }
 
   async findById(id: string): Promise<Grant | null> {
-    const rows = await this.db.rows<GrantRow, { id: string }>(this.byId, { id });
-    return rows[0] === undefined ? null : toGrant(rows[0]);
+    const rows = await this.db.rows<RawRow, { id: string }>(this.byId, { id });
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
 
-  async listForOwner(owner: Owner): Promise<Grant[]> {
-    return (await this.db.rows<GrantRow, Owner>(this.ownerGrants, owner)).map(toGrant);
+  async listForOwner(owner: OwnerIds): Promise<Grant[]> {
+    const args = { organizationId: owner.organizationId, userId: owner.userId };
+    return (await this.db.rows<RawRow, OwnerIds>(this.ownerGrants, args)).map(this.rows.toEntity);
   }
 
   async listForOrganization(organizationId: string): Promise<Grant[]> {
-    return (await this.db.rows<GrantRow, { organizationId: string }>(this.organizationGrants, { organizationId })).map(
-      toGrant,
-    );
+    const rows = await this.db.rows<RawRow, { organizationId: string }>(this.organizationGrants, { organizationId });
+    return rows.map(this.rows.toEntity);
   }
 
   /** The person's active grant to this client for this resource, if any. */
-  async activeGrant(owner: Owner, clientId: string, resource: string): Promise<Grant | null> {
-    const rows = await this.db.rows<GrantRow, Owner & { clientId: string; resource: string }>(this.activeFor, {
-      ...owner,
-      clientId,
-      resource,
-    });
-    return rows[0] === undefined ? null : toGrant(rows[0]);
+  async activeGrant(owner: OwnerIds, clientId: string, resource: string): Promise<Grant | null> {
+    const args = { organizationId: owner.organizationId, userId: owner.userId, clientId, resource };
+    const rows = await this.db.rows<RawRow, OwnerIds & { clientId: string; resource: string }>(this.activeFor, args);
+    return rows[0] === undefined ? null : this.rows.toEntity(rows[0]);
   }
 
-  async insert(grant: Grant, tx: Transaction): Promise<void> {
-    const statement = this.db.prepare<Record<string, string>>(sql`INSERT INTO oauth_grants (${raw(COLUMNS)})
-      VALUES (${param('id')}, ${param('organizationId')}, ${param('userId')}, ${param('clientId')},
-        ${param('clientName')}, ${param('resource')}, ${param('scope')}, 'active', ${param('createdAt')}, NULL, NULL)`);
-    await this.db.run(tx, statement, {
+  /** Stores the grant unless its person is no longer a member of its organization; whether it stored it. */
+  async insert(grant: Grant, tx: Transaction): Promise<boolean> {
+    const rows = await this.db.run(tx, this.insertGrant, {
       id: grant.id,
       organizationId: grant.organizationId,
       userId: grant.userId,
@@ -178,6 +183,7 @@ export class GrantsRepository {
       scope: grant.scope,
       createdAt: grant.createdAt.toISOString(),
     });
+    return rows.length === 1;
   }
 
   async updateScope(id: string, scope: string, clientName: string, tx: Transaction): Promise<void> {
@@ -188,24 +194,14 @@ export class GrantsRepository {
     await this.db.affected(tx, statement, { id, scope, clientName });
   }
 
-  /** Revokes the active grants matching `where` (one grant of an owner, or all of a member's); their ids. */
-  async revoke(filter: { id?: string } & Owner, at: Date, tx: Transaction): Promise<string[]> {
-    const byId = filter.id === undefined ? sql`` : sql` AND id = ${param('id')}`;
-    const statement = this.db.prepare<Owner & { id?: string; at: string }>(
-      this.db.returning(
-        sql`UPDATE oauth_grants SET status = 'revoked', revoked_at = ${param('at')}
-          WHERE organization_id = ${param('organizationId')} AND user_id = ${param('userId')} AND status = 'active'${byId}
-          RETURNING id`,
-        'id',
-      ),
-    );
-    const rows = await this.db.run<{ id: string }, Owner & { id?: string; at: string }>(tx, statement, {
-      ...filter,
-      at: at.toISOString(),
-    });
-    const ids = rows.map((row) => row.id);
-    for (const id of ids) await this.deleteRefreshTokens(id, tx);
-    return ids;
+  /** Revokes the owner's grant `id` if active, its refresh tokens deleted: its id, or none. */
+  async revoke(owner: OwnerIds, id: string, at: Date, tx: Transaction): Promise<string[]> {
+    return this.revokeWith(this.revokeOne, { ...ownerArgs(owner), id, at: at.toISOString() }, tx);
+  }
+
+  /** Every active grant of the owner revoked (a member's removal, under the owner's lock), their refresh tokens deleted. */
+  async revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]> {
+    return this.revokeWith(this.revokeAll, { ...ownerArgs(owner), at: at.toISOString() }, tx);
   }
 
   async touch(id: string, at: Date, tx: Transaction): Promise<void> {
@@ -322,10 +318,13 @@ export class GrantsRepository {
     return found[0] === undefined ? null : { reused: found[0].grant_id };
   }
 
-  async deleteRefreshTokens(grantId: string, tx: Transaction): Promise<void> {
-    const statement = this.db.prepare<{ grantId: string }>(
-      sql`DELETE FROM oauth_refresh_tokens WHERE grant_id = ${param('grantId')}`,
-    );
-    await this.db.affected(tx, statement, { grantId });
+  private async revokeWith(statement: Statement<RevokeArgs>, args: RevokeArgs, tx: Transaction): Promise<string[]> {
+    const ids = (await this.db.run<{ id: string }, RevokeArgs>(tx, statement, args)).map((row) => row.id);
+    if (ids.length > 0) await this.db.affected(tx, this.deleteTokens, { ids });
+    return ids;
   }
+}
+
+function ownerArgs(owner: OwnerIds): OwnerIds {
+  return { organizationId: owner.organizationId, userId: owner.userId };
 }

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditEntry, AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
-import { AppError, ErrorReason } from '../common/errors';
+import { AppError, ErrorReason, unauthenticatedBearer } from '../common/errors';
+import { ownerQueue } from '../credentials/credential-owner';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
-import type { MembershipAccess } from '../identity/member-access';
+import { OAuthGrant } from './grant.entity';
 import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
-import { CodeBinding, Grant, GrantCredential, GrantsRepository } from './grants.repository';
+import { CodeBinding, Grant, GrantsRepository } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
 export const CODE_SECONDS = 60;
@@ -56,8 +57,9 @@ export function grantNotFound(): AppError {
 
 /**
  * Grants (docs/mcp.md#grants): every consent is one, per person, client and resource server; codes and refresh tokens
- * are issued under it and stored hashed, and end with it. Revoking one (the person, an admin, a member's removal, a
- * reused refresh token) is audited `grant.revoked`, which the revocation feed turns into a credential-change event.
+ * are issued under it and stored hashed, and end with it. Revoking one (the person, an admin, a reused code or refresh
+ * token; a member's removal through the credential core, GrantsRepository being a kind of it) is audited
+ * `grant.revoked`, which the revocation feed turns into a credential-change event.
  */
 @Injectable()
 export class GrantsService {
@@ -78,17 +80,21 @@ export class GrantsService {
    * `grant.granted`), and a code bound to the client, redirect URI, PKCE challenge, resource and scopes.
    */
   async allow(owner: Owner, consent: Consent, request?: RequestContext, now = new Date()): Promise<string> {
-    const grantId = await this.unitOfWork.run(async (tx) => {
-      const existing = await this.grants.activeGrant(owner, consent.clientId, consent.resource);
-      if (existing !== null && covers(existing.scope, consent.scopes)) return existing.id;
-      const scope = scopeSet([existing?.scope ?? '', ...consent.scopes].join(' ')).join(' ');
-      let id: string;
-      if (existing === null) {
-        id = randomUUID();
-        await this.grants.insert(
-          {
+    // Under the owner's lock and in their queue, as every kind's creation: a member's removal revokes the grant or
+    // finds it refused (docs/api.md#removing-a-member).
+    const grantId = await this.unitOfWork.run(
+      async (tx) => {
+        await this.grants.lockOwner(owner, tx);
+        const existing = await this.grants.activeGrant(owner, consent.clientId, consent.resource);
+        if (existing !== null && covers(existing.scope, consent.scopes)) return existing.id;
+        const scope = scopeSet([existing?.scope ?? '', ...consent.scopes].join(' ')).join(' ');
+        let id: string;
+        if (existing === null) {
+          id = randomUUID();
+          const grant = Object.assign(new OAuthGrant(), {
             id,
-            ...owner,
+            organizationId: owner.organizationId,
+            userId: owner.userId,
             clientId: consent.clientId,
             clientName: consent.clientName,
             resource: consent.resource,
@@ -97,19 +103,21 @@ export class GrantsService {
             createdAt: now,
             lastUsedAt: null,
             revokedAt: null,
-          },
+          });
+          if (!(await this.grants.insert(grant, tx))) return unauthenticatedBearer('member_removed');
+        } else {
+          id = existing.id;
+          await this.grants.updateScope(id, scope, consent.clientName, tx);
+        }
+        await this.audit.record(
+          this.entry('grant.granted', owner, id, owner.userId, consent.clientId.slice(0, 1024), request),
           tx,
         );
-      } else {
-        id = existing.id;
-        await this.grants.updateScope(id, scope, consent.clientName, tx);
-      }
-      await this.audit.record(
-        this.entry('grant.granted', owner, id, owner.userId, consent.clientId.slice(0, 1024), request),
-        tx,
-      );
-      return id;
-    });
+        return id;
+      },
+      { queueKey: ownerQueue(owner) },
+    );
+    if (grantId instanceof AppError) throw grantId;
     const code = newSecret(CODE_PREFIX);
     await this.grants.pruneCodes(new Date(now.getTime() - CODE_SECONDS * 1000));
     await this.grants.insertCode(
@@ -177,16 +185,6 @@ export class GrantsService {
     return outcome;
   }
 
-  /** The live membership behind a grant's access token: the grant active and its person a member; else null. */
-  /** The grant's owner, status and person's membership, for the token authenticator (CredentialKinds). */
-  credential(grantId: string): Promise<GrantCredential | undefined> {
-    return this.grants.findCredential(grantId);
-  }
-
-  liveAccess(grantId: string, owner: Owner): Promise<MembershipAccess | null> {
-    return this.grants.liveAccess(grantId, owner);
-  }
-
   listForOwner(owner: Owner): Promise<Grant[]> {
     return this.grants.listForOwner(owner);
   }
@@ -211,30 +209,20 @@ export class GrantsService {
     if (!visible) throw grantNotFound();
     if (grant.status === 'revoked') return grant;
     await this.unitOfWork.run(async (tx) => {
-      const ids = await this.grants.revoke({ id, organizationId: grant.organizationId, userId: grant.userId }, now, tx);
+      const ids = await this.grants.revoke(grant, id, now, tx);
       const reason = grant.userId === by.userId ? 'user' : 'admin';
       await this.audit.recordAll(
         ids.map((revoked) => this.entry('grant.revoked', grant, revoked, by.userId, reason, options.request)),
         tx,
       );
     });
-    return { ...grant, status: 'revoked', revokedAt: now };
-  }
-
-  /** A member's removal: every grant of theirs in the organization revoked, the entries to record with the removal. */
-  async revokeMemberGrants(owner: Owner, at: Date, tx: Transaction): Promise<AuditEntry[]> {
-    const ids = await this.grants.revoke(owner, at, tx);
-    return ids.map((id) => this.entry('grant.revoked', owner, id, null, 'member_removed'));
+    return Object.assign(grant, { status: 'revoked', revokedAt: now });
   }
 
   private async revokeInside(grantId: string, reason: string, now: Date, tx: Transaction): Promise<void> {
     const grant = await this.grants.findById(grantId);
     if (grant === null) return;
-    const ids = await this.grants.revoke(
-      { id: grantId, organizationId: grant.organizationId, userId: grant.userId },
-      now,
-      tx,
-    );
+    const ids = await this.grants.revoke(grant, grantId, now, tx);
     await this.audit.recordAll(
       ids.map((id) => this.entry('grant.revoked', grant, id, null, reason)),
       tx,

@@ -29,6 +29,18 @@ interface MemberArgs {
   userId: string;
 }
 
+/** A member as the members page lists them (docs/api.md#members). */
+export interface MemberRow {
+  userId: string;
+  email: string;
+  role: Role;
+  joinedAt: Date;
+  lastSignedInAt: Date | null;
+}
+
+/** First half of the organization's PostgreSQL advisory-lock key while its admins are counted (the second: its id). */
+const ADMINS_LOCK_CLASS = 0x61646d6e;
+
 /** The column of each setting an update may change (docs/api.md#organization-settings). */
 const SETTING_COLUMNS: { [setting in keyof Required<OrganizationSettings>]: string } = {
   accessTokenLifetime: 'access_token_lifetime',
@@ -63,6 +75,11 @@ export class IdentityRepository {
   private readonly removal: Statement<MemberArgs>;
   private readonly recordRemoval: Statement<MemberArgs & { at: string }>;
   private readonly forgetRemoval: Statement<MemberArgs>;
+  private readonly adminsLock: Statement<{ organizationId: string }> | null;
+  private readonly admins: Statement<{ organizationId: string }>;
+  private readonly memberPage: Statement<{ organizationId: string; limit: number; offset: number }>;
+  private readonly memberCount: Statement<{ organizationId: string }>;
+  private readonly signedIn: Statement<MemberArgs & { at: string }>;
 
   /** The three tables as their entities describe them: column lists and row mappings. */
   private readonly organizations: EntityRows<Organization>;
@@ -121,6 +138,20 @@ export class IdentityRepository {
       VALUES (${param('organizationId')}, ${param('userId')}, ${param('at')})
       ON CONFLICT (organization_id, user_id) DO UPDATE SET removed_at = excluded.removed_at`);
     this.forgetRemoval = db.prepare(sql`DELETE FROM member_removals WHERE ${member}`);
+
+    // The last-admin rule (docs/api.md#members): every change that may leave no admin counts them under this lock.
+    const lock = db.transactionLock(ADMINS_LOCK_CLASS, sql`${db.cast(param('organizationId'), 'text')}`);
+    this.adminsLock = lock === null ? null : db.prepare(lock);
+    this.admins = db.prepare(sql`SELECT count(*) AS admins FROM memberships
+      WHERE organization_id = ${param('organizationId')} AND role = 'admin'`);
+    this.memberPage = db.prepare(sql`SELECT m.user_id, u.email, m.role, m.created_at, m.last_signed_in_at
+      FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.organization_id = ${param('organizationId')}
+      ORDER BY u.email ASC LIMIT ${param('limit')} OFFSET ${param('offset')}`);
+    this.memberCount = db.prepare(
+      sql`SELECT count(*) AS members FROM memberships WHERE organization_id = ${param('organizationId')}`,
+    );
+    this.signedIn = db.prepare(sql`UPDATE memberships SET last_signed_in_at = ${param('at')} WHERE ${member}`);
   }
 
   /** The role and the earliest issue time of a session token still valid (every session-token request). */
@@ -285,6 +316,63 @@ export class IdentityRepository {
     if ((await this.db.run(tx, this.membership, member)).length > 0) return 'member';
     await this.db.run(tx, this.addMembership, { ...member, role, now: now.toISOString() });
     return 'added';
+  }
+
+  /**
+   * How many admins the organization has, read inside `tx` under a lock on the organization (PostgreSQL; SQLite's
+   * writers run one at a time): two admins demoting each other at once cannot both go through.
+   */
+  async countAdminsLocked(organizationId: string, tx: Transaction): Promise<number> {
+    if (this.adminsLock !== null) await this.db.run(tx, this.adminsLock, { organizationId });
+    const [row] = await this.db.run<{ admins: number | string }, { organizationId: string }>(tx, this.admins, {
+      organizationId,
+    });
+    return Number(row?.admins ?? 0);
+  }
+
+  /** The membership, inside `tx` when given; null when there is none. */
+  async findMembership(organizationId: string, userId: string, tx?: Transaction): Promise<Membership | null> {
+    const rows = await this.db.run<RawRow, MemberArgs>(tx ?? this.dataSource.manager, this.membership, {
+      organizationId,
+      userId,
+    });
+    return rows[0] === undefined ? null : this.memberships.toEntity(rows[0]);
+  }
+
+  /** A page of the organization's members by e-mail address, and how many there are. */
+  async findMembers(
+    organizationId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ members: MemberRow[]; total: number }> {
+    const rows = await this.db.rows<
+      {
+        user_id: string;
+        email: string;
+        role: Role;
+        created_at: Date | string;
+        last_signed_in_at: Date | string | null;
+      },
+      { organizationId: string; limit: number; offset: number }
+    >(this.memberPage, { organizationId, limit, offset });
+    const [count] = await this.db.rows<{ members: number | string }, { organizationId: string }>(this.memberCount, {
+      organizationId,
+    });
+    return {
+      members: rows.map((row) => ({
+        userId: row.user_id,
+        email: row.email,
+        role: row.role,
+        joinedAt: toDate(row.created_at),
+        lastSignedInAt: row.last_signed_in_at === null ? null : toDate(row.last_signed_in_at),
+      })),
+      total: Number(count?.members ?? 0),
+    };
+  }
+
+  /** Notes the member's console sign-in. */
+  async updateLastSignIn(organizationId: string, userId: string, at: Date): Promise<void> {
+    await this.db.run(this.dataSource.manager, this.signedIn, { organizationId, userId, at: at.toISOString() });
   }
 
   /** The user's memberships, oldest first. */

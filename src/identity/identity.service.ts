@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import type { Transaction } from '../database/unit-of-work';
-import { IdentityRepository, JustInTimeJoin, RoleChange } from './identity.repository';
+import { IdentityRepository, JustInTimeJoin, MemberRow, RoleChange } from './identity.repository';
 import type { MembershipAccess, SessionAccess } from './member-access';
 import { Membership } from './membership.entity';
 import {
@@ -94,6 +94,26 @@ export class IdentityService {
   /** Whether an admin removed the user from the organization, and nobody has added them again since. */
   wasRemoved(organizationId: string, userId: string, tx?: Transaction): Promise<boolean> {
     return this.identity.isRemoved(organizationId, userId, tx);
+  }
+
+  /** The membership, read inside `tx` when given; null when the user is not a member. */
+  membership(organizationId: string, userId: string, tx?: Transaction): Promise<Membership | null> {
+    return this.identity.findMembership(organizationId, userId, tx);
+  }
+
+  /** The organization's admins, counted inside `tx` under a lock held until it ends (MembersService's last-admin rule). */
+  countAdminsLocked(organizationId: string, tx: Transaction): Promise<number> {
+    return this.identity.countAdminsLocked(organizationId, tx);
+  }
+
+  /** A page of the organization's members, by e-mail address, and how many there are. */
+  members(organizationId: string, limit: number, offset: number): Promise<{ members: MemberRow[]; total: number }> {
+    return this.identity.findMembers(organizationId, limit, offset);
+  }
+
+  /** Notes the member's console sign-in (the members page's "last sign-in"). */
+  recordSignIn(organizationId: string, userId: string, at = new Date()): Promise<void> {
+    return this.identity.updateLastSignIn(organizationId, userId, at);
   }
 
   /** Forgets an admin's removal of the user, inside `tx` (an admin adds them again). */
@@ -188,6 +208,15 @@ function assertSettings(settings: OrganizationSettings): void {
 
 function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+export const MAX_EMAIL_LENGTH = 320;
+
+/** Whether `value` (trimmed) can be a user's e-mail address: the admin CLI's `--email` and an invitation's. */
+export function isEmailAddress(value: string): boolean {
+  const address = value.trim();
+  return EMAIL.test(address) && address.length <= MAX_EMAIL_LENGTH;
 }
 
 /** Resolves once the wall clock has reached `ms` (a timer may fire a millisecond early by Date.now()). */

@@ -22,4 +22,8 @@ export class Membership {
   /** Session tokens issued before this are refused (sign-out); null: none since the membership began. */
   @TimestampColumn({ name: 'sessions_valid_after', nullable: true })
   sessionsValidAfter: Date | null;
+
+  /** The member's last console sign-in (migration 1765900000000); null: none since. */
+  @TimestampColumn({ name: 'last_signed_in_at', nullable: true })
+  lastSignedInAt: Date | null;
 }

@@ -11,6 +11,8 @@ export const PERMISSIONS = [
   'audit:read',
   'integrations:read',
   'integrations:write',
+  'members:read',
+  'members:write',
   'organization:write',
   'webhooks:read',
   'webhooks:write',
@@ -77,6 +79,8 @@ export const PERMISSION_BITS: Readonly<Record<Permission, number>> = {
   'workload_identities:read': 1 << 11,
   'workload_identities:revoke': 1 << 12,
   'workload_identities:manage': 1 << 13,
+  'members:read': 1 << 14,
+  'members:write': 1 << 15,
 };
 
 /** Every permission of the catalogue. */

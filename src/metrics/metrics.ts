@@ -12,7 +12,7 @@ export type RateLimiter =
   | 'validations_concurrent'
   /** POST /v1/api-keys/exposed: reports per client network per hour (docs/api.md#post-v1api-keysexposed). */
   | 'exposed_reports'
-  /** POST /v1/console/sessions: failed sign-ins per client network per minute (docs/console.md#sign-in). */
+  /** POST /v1/console/sessions: failed sign-ins per client network per minute (docs/console.md#signing-in). */
   | 'console_sign_in_failures'
   /** GET /v1/console/sso: single sign-ons started per client network per minute (docs/console.md#single-sign-on). */
   | 'console_sso_starts'

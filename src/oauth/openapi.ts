@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ERROR_REASONS } from '../common/errors';
 
 /** The OAuth endpoints' error body (RFC 6749 section 5.2, RFC 7662 section 2.3). */
 export class OAuthErrorBody {
@@ -19,6 +20,9 @@ export class OAuthErrorBody {
 
   @ApiPropertyOptional({ example: 'invalid api key credentials' })
   error_description?: string;
+
+  @ApiProperty({ enum: Object.keys(ERROR_REASONS), enumName: 'ErrorReason', example: 'api_key_invalid_credentials' })
+  reason: string;
 }
 
 /** POST /oauth/token's answer (RFC 6749 section 5.1; RFC 8693 section 2.2.1 for the token exchange). */

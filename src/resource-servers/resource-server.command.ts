@@ -2,7 +2,7 @@ import type { ResourceServer } from './resource-server.entity';
 import type { ResourceServerCredentials, ResourceServersService } from './resource-servers.service';
 import type { DeclaredScope } from './scopes';
 
-/** The `resource-server` commands of the admin CLI (docs/resource-servers.md#the-admin-cli). */
+/** The `resource-server` commands of the admin CLI (docs/resource-servers.md#registering-a-resource-server). */
 export interface ResourceServerView {
   id: string;
   name: string;

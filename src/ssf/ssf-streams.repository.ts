@@ -1,18 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { toDate } from '../database/columns';
-import { Dialect, param, sql, Statement } from '../database/sql';
+import { EntityRows, RawRow } from '../database/entity-rows';
+import { Dialect, param, raw, sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
-import type { SsfStream } from './ssf-stream.entity';
-
-interface StreamRow {
-  id: string;
-  resource_server_id: string;
-  description: string | null;
-  created_at: Date | string;
-  last_polled_at: Date | string;
-}
+import { SsfStream } from './ssf-stream.entity';
 
 type InsertArgs = {
   id: string;
@@ -25,16 +17,6 @@ type InsertArgs = {
 /** First half of the resource server's PostgreSQL advisory-lock key (the second: its id, hashed). */
 const STREAMS_LOCK_CLASS = 0x73736673;
 
-function toStream(row: StreamRow): SsfStream {
-  return {
-    id: row.id,
-    resourceServerId: row.resource_server_id,
-    description: row.description,
-    createdAt: toDate(row.created_at),
-    lastPolledAt: toDate(row.last_polled_at),
-  };
-}
-
 /** Every query on ssf_streams, the instance streams (docs/adr/0031-revocation-feed-in-production.md). */
 @Injectable()
 export class SsfStreamsRepository {
@@ -45,10 +27,13 @@ export class SsfStreamsRepository {
   private readonly polled: Statement<{ id: string; at: string; before: string }>;
   private readonly remove: Statement<{ id: string; resourceServerId: string }>;
   private readonly idle: Statement<{ before: string }>;
+  /** ssf_streams as SsfStream describes it. */
+  private readonly rows: EntityRows<SsfStream>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const db = Dialect.of(dataSource);
     this.db = db;
+    this.rows = EntityRows.of(dataSource, SsfStream);
     this.insertWithinCap = db.prepare(sql`INSERT INTO ssf_streams
         (id, resource_server_id, description, created_at, last_polled_at)
       SELECT ${db.cast(param('id'), 'uuid')}, ${db.cast(param('resourceServerId'), 'uuid')},
@@ -58,7 +43,7 @@ export class SsfStreamsRepository {
       RETURNING id`);
     const lock = db.transactionLock(STREAMS_LOCK_CLASS, sql`${db.cast(param('resourceServerId'), 'text')}`);
     this.lock = lock === null ? null : db.prepare(lock);
-    this.byId = db.prepare(sql`SELECT id, resource_server_id, description, created_at, last_polled_at
+    this.byId = db.prepare(sql`SELECT ${raw(this.rows.columns)}
       FROM ssf_streams WHERE id = ${param('id')} AND resource_server_id = ${param('resourceServerId')}`);
     // Conditional: of the polls of one minute, only the first writes.
     this.polled = db.prepare(sql`UPDATE ssf_streams SET last_polled_at = ${param('at')}
@@ -90,11 +75,11 @@ export class SsfStreamsRepository {
 
   /** The resource server's stream with this id; null for another server's or an unknown one. */
   async find(id: string, resourceServerId: string): Promise<SsfStream | null> {
-    const rows = await this.db.rows<StreamRow, { id: string; resourceServerId: string }>(this.byId, {
+    const rows = await this.db.rows<RawRow, { id: string; resourceServerId: string }>(this.byId, {
       id,
       resourceServerId,
     });
-    return rows.length === 0 ? null : toStream(rows[0]);
+    return rows.length === 0 ? null : this.rows.toEntity(rows[0]);
   }
 
   /** Records a poll at `at` unless one was recorded at or after `before`. */

@@ -11,7 +11,7 @@ const RECONNECT_MS = 1000;
 /**
  * Wakes the long polls of this instance when an event was committed at any instance: PostgreSQL's LISTEN/NOTIFY (the
  * NOTIFY is sent by the change's own transaction, so at its commit), or in process on SQLite, whose one process is
- * the only writer (docs/revocation-feed.md#long-poll).
+ * the only writer (docs/revocation-feed.md#delivery).
  */
 @Injectable()
 export class WakeSignal implements OnModuleInit, OnModuleDestroy {

@@ -21,6 +21,17 @@ export interface DeliveryRecord {
   nextAttemptAt: Date | null;
   lastAttemptAt: Date | null;
   createdAt: Date;
+  /** The delivery this one resends; null for the event's own deliveries. */
+  resentFrom: string | null;
+}
+
+/** A delivery as its detail shows it: the body sent and what the last attempt read of its answer. */
+export interface DeliveryDetail extends DeliveryRecord {
+  /** The request body exactly as it is signed and sent. */
+  payload: string;
+  lastDurationMs: number | null;
+  /** Null when the last attempt got no answer (or none was made). */
+  lastResponse: { headers: Record<string, string>; body: string; truncated: boolean } | null;
 }
 
 /** A due delivery the dispatcher may claim: whose it is, for the per-organization and per-endpoint caps. */
@@ -52,6 +63,9 @@ export interface ClaimedDelivery {
   organizationId: string;
   url: string;
   secretEncrypted: string;
+  /** A rotation's previous secret and until when it signs too (docs/webhooks.md#rotating-the-secret). */
+  previousSecretEncrypted: string | null;
+  previousSecretExpiresAt: Date | null;
   payload: string;
 }
 
@@ -64,6 +78,9 @@ export interface AttemptRecord {
   at: Date;
   responseStatus: number | null;
   error: string | null;
+  durationMs: number;
+  /** What was read of the answer (secrets redacted); null without one. */
+  response: { headers: Record<string, string>; body: string; truncated: boolean } | null;
 }
 
 type Stamp = Date | string;
@@ -78,6 +95,14 @@ type DeliveryRow = {
   next_attempt_at: Stamp | null;
   last_attempt_at: Stamp | null;
   created_at: Stamp;
+  resent_from: string | null;
+};
+type DetailRow = DeliveryRow & {
+  payload: string;
+  last_duration_ms: number | string | null;
+  last_response_headers: string | null;
+  last_response_body: string | null;
+  last_response_truncated: number | string;
 };
 type ClaimedRow = {
   id: string;
@@ -88,6 +113,8 @@ type ClaimedRow = {
   organization_id: string;
   url: string;
   secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: Stamp | null;
   payload: string;
 };
 type Ids = { ids: readonly string[] };
@@ -99,6 +126,8 @@ type Fair = Omit<FairDue, 'busyEndpoints' | 'busyOrganizations'> & {
   busyOrganizations: readonly string[];
 };
 type Trim = { ids: readonly string[]; max: number };
+type Scoped = { webhookId: string; id: string };
+type Resend = Scoped & { newId: string; now: string };
 
 /** `last_error` of a delivery dropped from a full outbox (docs/webhooks.md#limits). */
 export const DROPPED_ERROR = 'dropped: too many pending deliveries';
@@ -118,6 +147,21 @@ const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
   nextAttemptAt: row.status === 'pending' ? orNull(row.next_attempt_at, toDate) : null,
   lastAttemptAt: orNull(row.last_attempt_at, toDate),
   createdAt: toDate(row.created_at),
+  resentFrom: row.resent_from,
+});
+const toDetail = (row: DetailRow): DeliveryDetail => ({
+  ...toDelivery(row),
+  payload: row.payload,
+  lastDurationMs: orNull(row.last_duration_ms, Number),
+  lastResponse:
+    row.last_response_status === null
+      ? null
+      : {
+          headers:
+            row.last_response_headers === null ? {} : (JSON.parse(row.last_response_headers) as Record<string, string>),
+          body: row.last_response_body ?? '',
+          truncated: Number(row.last_response_truncated) !== 0,
+        },
 });
 
 /**
@@ -132,6 +176,8 @@ export class WebhookDeliveriesRepository {
   private readonly page: Statement<LogPage>;
   private readonly count: Statement<{ webhookId: string }>;
   private readonly byIds: Statement<Ids>;
+  private readonly detail: Statement<Scoped>;
+  private readonly resendInsert: Statement<Resend>;
   private readonly ofWebhook: Statement<{ webhookId: string }>;
   private readonly due: Statement<{ now: string }>;
   private readonly fair: Statement<Fair>;
@@ -175,13 +221,27 @@ export class WebhookDeliveriesRepository {
         (id, webhook_id, event_id, status, attempts, next_attempt_at, created_at)
       SELECT r.id, r.webhook_id, r.event_id, 'pending', 0, r.created_at, r.created_at FROM ${deliveries}`);
     const columns = raw(`d.id, d.event_id, e.event_type, d.status, d.attempts, d.last_response_status, d.last_error,
-      d.next_attempt_at, d.last_attempt_at, d.created_at`);
+      d.next_attempt_at, d.last_attempt_at, d.created_at, d.resent_from`);
     const joined = raw('webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id');
     this.page = db.prepare(sql`SELECT ${columns} FROM ${joined} WHERE d.webhook_id = ${param('webhookId')}
       ORDER BY d.created_at DESC, d.id DESC LIMIT ${param('limit')} OFFSET ${param('offset')}`);
     this.count = db.prepare(sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM webhook_deliveries
       WHERE webhook_id = ${param('webhookId')} LIMIT ${raw(String(LIST_WINDOW))}) w`);
     this.byIds = db.prepare(sql`SELECT ${columns} FROM ${joined} WHERE ${db.idIn('d.id', 'ids')}`);
+    const scopedDelivery = sql`d.id = ${param('id')} AND d.webhook_id = ${param('webhookId')}`;
+    this.detail = db.prepare(sql`SELECT ${columns}, e.payload, d.last_duration_ms, d.last_response_headers,
+        d.last_response_body, d.last_response_truncated
+      FROM ${joined} WHERE ${scopedDelivery}`);
+    // A resend: a new pending delivery of the same event to the same endpoint, due now, its 24 hours from now.
+    this.resendInsert = db.prepare(
+      db.returning(
+        sql`INSERT INTO webhook_deliveries (id, webhook_id, event_id, status, attempts, next_attempt_at, created_at,
+            resent_from)
+          SELECT ${param('newId')}, d.webhook_id, d.event_id, 'pending', 0, ${param('now')}, ${param('now')}, d.id
+          FROM webhook_deliveries d WHERE ${scopedDelivery} RETURNING id`,
+        'id',
+      ),
+    );
     this.ofWebhook = db.prepare(sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${param('webhookId')}`);
     const dueNow = sql`status = 'pending' AND next_attempt_at <= ${param('now')}`;
     // Due to an endpoint that is not disabled (a disabled endpoint's pending deliveries are parked anyway).
@@ -215,14 +275,16 @@ export class WebhookDeliveriesRepository {
       ),
     );
     this.claimed = db.prepare(sql`SELECT d.id, d.event_id, d.attempts, d.created_at, d.webhook_id, w.organization_id,
-        w.url, w.secret_encrypted, e.payload
+        w.url, w.secret_encrypted, w.previous_secret_encrypted, w.previous_secret_expires_at, e.payload
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN webhook_events e ON e.id = d.event_id
       WHERE ${db.idIn('d.id', 'ids')}`);
     const orphan = raw('NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id)');
     this.complete = db.prepare(sql`UPDATE webhook_deliveries SET status = ${param('status')},
         attempts = attempts + 1, next_attempt_at = ${param('nextAttemptAt')}, claim = NULL,
         last_attempt_at = ${param('at')}, last_response_status = ${param('responseStatus')},
-        last_error = ${param('error')}
+        last_error = ${param('error')}, last_duration_ms = ${param('durationMs')},
+        last_response_headers = ${param('responseHeaders')}, last_response_body = ${param('responseBody')},
+        last_response_truncated = ${param('responseTruncated')}
       WHERE id = ${param('id')} AND claim = ${param('claim')}`);
     // The outbox's bound (docs/webhooks.md#limits): past `max` pending deliveries of an endpoint (those in flight
     // counted), the oldest are dropped (failed, with DROPPED_ERROR); one in flight is left to its attempt. Rows another
@@ -315,6 +377,39 @@ export class WebhookDeliveriesRepository {
     return (await this.db.rows<DeliveryRow, Ids>(this.byIds, { ids })).map(toDelivery);
   }
 
+  /** One delivery of the endpoint with its body and last answer; undefined when the endpoint has no such delivery. */
+  async findDetail(webhookId: string, id: string): Promise<DeliveryDetail | undefined> {
+    const [row] = await this.db.rows<DetailRow, Scoped>(this.detail, { webhookId, id });
+    return row === undefined ? undefined : toDetail(row);
+  }
+
+  /**
+   * A new pending delivery of the event `id` delivered, to the same endpoint, due at `now`; its id, or undefined when
+   * the endpoint has no such delivery. The outbox's bound holds as for any new delivery: past `maxPending`, the
+   * endpoint's oldest pending ones are dropped (how many is returned).
+   */
+  async resend(
+    webhookId: string,
+    id: string,
+    now: Date,
+    maxPending: number,
+    tx: Transaction,
+  ): Promise<{ id: string; dropped: number } | undefined> {
+    const newId = randomUUID();
+    const [row] = await this.db.run<{ id: string }, Resend>(tx, this.resendInsert, {
+      webhookId,
+      id,
+      newId,
+      now: now.toISOString(),
+    });
+    if (row === undefined) return undefined;
+    const dropped = await this.db.run<{ webhook_id: string }, Trim>(tx, this.trim, {
+      ids: [webhookId],
+      max: maxPending,
+    });
+    return { id: newId, dropped: dropped.length };
+  }
+
   /** A deleted endpoint's deliveries, pending or not. */
   async deleteOfWebhook(webhookId: string, tx: Transaction): Promise<void> {
     await this.db.run(tx, this.ofWebhook, { webhookId });
@@ -358,6 +453,8 @@ export class WebhookDeliveriesRepository {
       organizationId: row.organization_id,
       url: row.url,
       secretEncrypted: row.secret_encrypted,
+      previousSecretEncrypted: row.previous_secret_encrypted,
+      previousSecretExpiresAt: orNull(row.previous_secret_expires_at, toDate),
       payload: row.payload,
     }));
   }
@@ -375,6 +472,10 @@ export class WebhookDeliveriesRepository {
       at: attempt.at.toISOString(),
       responseStatus: attempt.responseStatus,
       error: attempt.error,
+      durationMs: attempt.durationMs,
+      responseHeaders: attempt.response === null ? null : JSON.stringify(attempt.response.headers),
+      responseBody: attempt.response?.body ?? null,
+      responseTruncated: attempt.response?.truncated === true ? 1 : 0,
     });
     return kept > 0;
   }

@@ -11,7 +11,7 @@ import { ClaimedDelivery, DueDelivery, WebhookDeliveriesRepository } from './web
 import { nextAttemptAt } from './webhook-retries';
 import { WebhookSecrets } from './webhook-secrets';
 import { AttemptOutcome, WebhookSender } from './webhook-sender';
-import { signWebhook } from './webhook-signer';
+import { redactSecrets, signWebhook } from './webhook-signer';
 import { WebhookWakeup } from './webhook-wakeup';
 import { WebhooksRepository } from './webhooks.repository';
 
@@ -135,6 +135,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     await Promise.all(this.inFlight.attempts.values());
   }
 
+  /**
+   * The secrets an attempt at `at` is signed with: the endpoint's, then a rotation's previous one while its overlap
+   * lasts (docs/webhooks.md#rotating-the-secret). Throws when one cannot be opened.
+   */
+  private signingSecrets(delivery: ClaimedDelivery, at: Date): string[] {
+    const secrets = [this.secrets.open(delivery.secretEncrypted, delivery.webhookId)];
+    const previous = delivery.previousSecretEncrypted;
+    const until = delivery.previousSecretExpiresAt;
+    if (previous !== null && until !== null && until.getTime() > at.getTime()) {
+      secrets.push(this.secrets.open(previous, delivery.webhookId));
+    }
+    return secrets;
+  }
+
   /** Whether any webhook exists, as far as this instance knows (asked at start, then every 5 minutes). */
   get knowsWebhooks(): boolean {
     return this.active;
@@ -236,15 +250,30 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private async attempt(delivery: ClaimedDelivery, claim: string): Promise<void> {
     const at = new Date();
     let outcome: AttemptOutcome;
+    let secrets: string[] = [];
     try {
-      const secret = this.secrets.open(delivery.secretEncrypted, delivery.webhookId);
-      const headers = signWebhook(secret, delivery.eventId, at, delivery.payload);
-      const request = { url: delivery.url, headers: { ...headers }, body: delivery.payload };
-      outcome = await this.sender.send(request, this.stopping.signal);
+      secrets = this.signingSecrets(delivery, at);
     } catch (error) {
       this.logger.warn({ err: error, webhookId: delivery.webhookId }, 'webhook secret cannot be opened');
-      outcome = { delivered: false, status: null, error: 'secret cannot be opened' };
     }
+    if (secrets.length === 0) {
+      outcome = { delivered: false, status: null, error: 'secret cannot be opened', response: null, durationMs: 0 };
+    } else {
+      const headers = signWebhook(secrets, delivery.eventId, at, delivery.payload);
+      const request = { url: delivery.url, headers: { ...headers }, body: delivery.payload };
+      outcome = await this.sender.send(request, this.stopping.signal);
+    }
+    // What the receiver sent back is shown to the organization's admins: never with a secret in it.
+    const response =
+      outcome.response === null
+        ? null
+        : {
+            headers: Object.fromEntries(
+              Object.entries(outcome.response.headers).map(([name, value]) => [name, redactSecrets(value, secrets)]),
+            ),
+            body: redactSecrets(outcome.response.body, secrets),
+            truncated: outcome.response.truncated,
+          };
     if (this.stopping.signal.aborted) return;
     const attempts = delivery.attempts + 1;
     const next = outcome.delivered ? null : nextAttemptAt(delivery.createdAt, at, attempts);
@@ -261,6 +290,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
             at,
             responseStatus: outcome.status,
             error: outcome.error,
+            durationMs: outcome.durationMs,
+            response,
           },
           tx,
         );

@@ -1,4 +1,4 @@
-/** The retry schedule (docs/webhooks.md#retries, docs/adr/0037-signed-webhooks.md#backoff). */
+/** The retry schedule (docs/webhooks.md#retries, docs/adr/0037-signed-webhooks.md#decision). */
 export const FIRST_RETRY_MS = 10_000;
 export const MAX_RETRY_MS = 2 * 60 * 60 * 1000;
 /** A delivery not answered 2xx within this time of its event is `failed`. */

@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ExpiringKeysService } from '../api-keys/expiring/expiring-keys.service';
+import { InjectConfig } from '../config/config.module';
+import type { AppConfiguration } from '../config/configuration';
 import { UnitOfWork } from '../database/unit-of-work';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDispatcher } from './webhook-dispatcher';
@@ -15,8 +17,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export const SCHEDULE_INTERVAL_MS = 10 * 60 * 1000;
 const FIRST_RUN_MS = 60 * 1000;
-/** Events and their deliveries are kept this long: longer than the 24 h of retries and the 7 days of a notice. */
-export const EVENT_RETENTION_DAYS = 30;
 
 /** The two notices of a key's expiry: each sent while the key's time left is within its window (docs/webhooks.md). */
 const NOTICES = [
@@ -27,12 +27,14 @@ const NOTICES = [
 /**
  * `api_key.expiring` 7 days and 1 day before a key's `expires_at`, each once: an event is written with a dedupe key
  * (the key and the notice), which the database keeps unique whichever instance writes it first. Also prunes events
- * older than EVENT_RETENTION_DAYS.
+ * older than WEBHOOK_RETENTION_DAYS with their deliveries (bodies and answers: the storage stays bounded), and forgets
+ * the previous secrets whose rotation overlap has ended.
  */
 @Injectable()
 export class WebhookScheduler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(WebhookScheduler.name);
   private timer: NodeJS.Timeout | undefined;
+  private readonly retentionMs: number;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -42,7 +44,10 @@ export class WebhookScheduler implements OnApplicationBootstrap, OnModuleDestroy
     private readonly dispatcher: WebhookDispatcher,
     private readonly unitOfWork: UnitOfWork,
     private readonly adapterHost: HttpAdapterHost,
-  ) {}
+    @InjectConfig() config: AppConfiguration,
+  ) {
+    this.retentionMs = config.webhooks.retentionDays * DAY_MS;
+  }
 
   onApplicationBootstrap(): void {
     if (this.adapterHost.httpAdapter == null) return;
@@ -64,8 +69,9 @@ export class WebhookScheduler implements OnApplicationBootstrap, OnModuleDestroy
     if (!this.dispatcher.knowsWebhooks) return;
     try {
       await this.sendExpiryNotices(now);
-      const cutoff = new Date(now.getTime() - EVENT_RETENTION_DAYS * DAY_MS);
+      const cutoff = new Date(now.getTime() - this.retentionMs);
       await this.unitOfWork.run((tx) => this.deliveries.deleteOlderThan(cutoff, tx));
+      await this.unitOfWork.run((tx) => this.webhooks.clearEndedOverlaps(now, tx));
     } catch (error) {
       this.logger.warn({ err: error }, 'webhook schedule failed; the next run tries again');
     }

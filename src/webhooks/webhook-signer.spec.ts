@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { newWebhookSecret, SECRET_PREFIX, signWebhook } from './webhook-signer';
+import { newWebhookSecret, redactSecrets, SECRET_PREFIX, signWebhook } from './webhook-signer';
 
 /** The signer against the Standard Webhooks library (an independent implementation) and the specification's example. */
 describe('webhook signer', () => {
@@ -57,5 +57,28 @@ describe('webhook signer', () => {
 
   it('refuses a secret without its prefix', () => {
     expect(() => signWebhook('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'm', new Date(), '{}')).toThrow();
+  });
+
+  it('signs with each of several secrets, space-separated: the library accepts either, and refuses a third', () => {
+    const [current, previous] = [newWebhookSecret(), newWebhookSecret()];
+    const body = '{"type":"webhook.test"}';
+    const headers = signWebhook([current, previous], 'msg_5', new Date(), body);
+    const signatures = headers['webhook-signature'].split(' ');
+    expect(signatures).toEqual([
+      signWebhook(current, 'msg_5', new Date(Number(headers['webhook-timestamp']) * 1000), body)['webhook-signature'],
+      signWebhook(previous, 'msg_5', new Date(Number(headers['webhook-timestamp']) * 1000), body)['webhook-signature'],
+    ]);
+    for (const secret of [current, previous]) {
+      expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
+    }
+    expect(() => new Webhook(newWebhookSecret()).verify(body, { ...headers })).toThrow();
+    expect(() => signWebhook([], 'msg_6', new Date(), body)).toThrow();
+  });
+
+  it('redacts a secret a receiver sends back, whole or as its base64 part', () => {
+    const secret = newWebhookSecret();
+    const key = secret.slice(SECRET_PREFIX.length);
+    expect(redactSecrets(`echo ${secret} and ${key}.`, [secret])).toBe('echo [redacted] and [redacted].');
+    expect(redactSecrets('nothing here', [secret])).toBe('nothing here');
   });
 });

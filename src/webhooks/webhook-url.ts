@@ -21,7 +21,7 @@ const refused = (reason: ErrorReason, message: string): AppError => new AppError
 /**
  * The URL as it will be called, or a 400 that says what is wrong: https (http only to loopback outside production),
  * no credentials, and no IP literal or `localhost` that the delivery would refuse anyway. A host name is resolved and
- * checked at every delivery (docs/adr/0037-signed-webhooks.md#ssrf).
+ * checked at every delivery (docs/adr/0037-signed-webhooks.md#ssrf-rule).
  */
 export function checkWebhookUrl(raw: string, production: boolean): string {
   let url: URL;

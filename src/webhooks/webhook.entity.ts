@@ -31,6 +31,16 @@ export class Webhook {
   /** Since when it is disabled (nothing is sent to it until an admin enables it again); null while active. */
   @TimestampColumn({ name: 'disabled_at', nullable: true })
   disabledAt: Date | null;
+
+  /**
+   * The secret a rotation replaced (migration 1765920000000), sealed as `secret_encrypted` is: it signs beside the new
+   * one until `previous_secret_expires_at`, then it is cleared (docs/webhooks.md#rotating-the-secret).
+   */
+  @Column({ name: 'previous_secret_encrypted', type: 'text', nullable: true })
+  previousSecretEncrypted: string | null;
+
+  @TimestampColumn({ name: 'previous_secret_expires_at', nullable: true })
+  previousSecretExpiresAt: Date | null;
 }
 
 /** One event, as every subscribed endpoint of its organization receives it: written in the change's transaction. */
@@ -95,6 +105,27 @@ export class WebhookDelivery {
   @Column({ name: 'last_error', type: 'varchar', length: 200, nullable: true })
   lastError: string | null;
 
+  /** When it was written: the event's time, or the resend's (docs/webhooks.md#the-delivery-log). */
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
+
+  /** The delivery this one resends (migration 1765920000000); null for the event's own deliveries. */
+  @Column({ name: 'resent_from', type: 'varchar', length: 36, nullable: true })
+  resentFrom: string | null;
+
+  /** How long the last attempt took, to its answer or its failure (ms). */
+  @Column({ name: 'last_duration_ms', type: 'integer', nullable: true })
+  lastDurationMs: number | null;
+
+  /** The last answer's headers of RESPONSE_HEADERS (webhook-sender.ts), as a JSON object; null without an answer. */
+  @Column({ name: 'last_response_headers', type: 'text', nullable: true })
+  lastResponseHeaders: string | null;
+
+  /** The first MAX_RESPONSE_BYTES of the last answer's body as text, any secret of the endpoint redacted. */
+  @Column({ name: 'last_response_body', type: 'text', nullable: true })
+  lastResponseBody: string | null;
+
+  /** The last answer's body was longer than what is kept. */
+  @Column({ name: 'last_response_truncated', type: 'integer', default: 0, transformer: { to: Number, from: Boolean } })
+  lastResponseTruncated: boolean;
 }

@@ -1,5 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
@@ -8,11 +15,15 @@ import { UuidPipe } from '../common/validation.pipe';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
+import { RotateWebhookSecretDto } from './dto/rotate-webhook-secret.dto';
 import {
   CreateWebhookResponse,
+  DeliveryDetailResponse,
+  DeliveryDetailView,
   DeliveryListResponse,
   DeliveryResponse,
   DeliveryView,
+  RotateWebhookSecretResponse,
   WebhookListResponse,
   WebhookResponse,
   WebhookView,
@@ -33,6 +44,7 @@ export class WebhooksController {
   })
   @ApiCreatedResponse({ type: CreateWebhookResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.FAILED_PRECONDITION, ErrorCode.PAYLOAD_TOO_LARGE)
+  @Header('Cache-Control', 'no-store')
   async create(
     @Caller() principal: Principal,
     @Body() body: CreateWebhookDto,
@@ -49,7 +61,11 @@ export class WebhooksController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
   async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<WebhookListResponse> {
     const page = await this.webhooks.list(principal, query);
-    return { webhooks: page.items.map(WebhookView.from), ...PageMetaView.of(page) };
+    return {
+      webhooks: page.items.map(WebhookView.from),
+      ...PageMetaView.of(page),
+      loopback_urls_allowed: this.webhooks.loopbackUrlsAllowed,
+    };
   }
 
   @Delete(':id')
@@ -119,5 +135,68 @@ export class WebhooksController {
   )
   async test(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<DeliveryResponse> {
     return { delivery: DeliveryView.from(await this.webhooks.test(principal, id)) };
+  }
+
+  @Get(':id/deliveries/:deliveryId')
+  @Authenticated({ permissions: ['webhooks:read'] })
+  @ApiOperation({
+    summary: 'One delivery: the body sent, and what its last attempt read of the answer (status, headers, first 4 KiB)',
+    description: "Another endpoint's delivery is 404 webhook delivery not found; another organization's endpoint 404.",
+  })
+  @ApiOkResponse({ type: DeliveryDetailResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+  async delivery(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Param('deliveryId', UuidPipe) deliveryId: string,
+  ): Promise<DeliveryDetailResponse> {
+    return { delivery: DeliveryDetailView.fromDetail(await this.webhooks.deliveryDetail(principal, id, deliveryId)) };
+  }
+
+  @Post(':id/deliveries/:deliveryId/resend')
+  @HttpCode(202)
+  @Authenticated({ permissions: ['webhooks:write'] })
+  @ApiOperation({
+    summary: 'Send the event of a delivery again: a new delivery, same body and webhook-id, signed anew',
+    description:
+      'Sent at once and retried like any other. With the test deliveries, at most WEBHOOK_TESTS_PER_MINUTE (10) per ' +
+      'organization: past it 429 with Retry-After. A disabled endpoint is 400 FAILED_PRECONDITION.',
+  })
+  @ApiAcceptedResponse({ type: DeliveryResponse })
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.FAILED_PRECONDITION,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.RESOURCE_EXHAUSTED,
+  )
+  async resend(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Param('deliveryId', UuidPipe) deliveryId: string,
+  ): Promise<DeliveryResponse> {
+    return { delivery: DeliveryView.from(await this.webhooks.resend(principal, id, deliveryId)) };
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(200)
+  @Authenticated({ permissions: ['webhooks:write'] })
+  @ApiOperation({
+    summary: "Replace the endpoint's signing secret; the new one is in this answer only",
+    description:
+      'For overlap_seconds (default 86400, at most 7 days) every delivery is signed with both secrets (two ' +
+      'signatures in webhook-signature), then with the new one only. Recorded as webhook.secret_rotated.',
+  })
+  @ApiBody({ type: RotateWebhookSecretDto, required: false })
+  @ApiOkResponse({ type: RotateWebhookSecretResponse })
+  @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE)
+  @Header('Cache-Control', 'no-store')
+  async rotateSecret(
+    @Caller() principal: Principal,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: RotateWebhookSecretDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<RotateWebhookSecretResponse> {
+    const { webhook, secret } = await this.webhooks.rotateSecret(principal, id, body.overlap_seconds, request);
+    return { webhook: { ...WebhookView.from(webhook), secret } };
   }
 }

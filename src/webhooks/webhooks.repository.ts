@@ -15,6 +15,11 @@ export interface WebhookRecord {
   createdAt: Date;
   /** Since when nothing is sent to it (docs/webhooks.md#disabled-endpoints); null while it is active. */
   disabledAt: Date | null;
+  /**
+   * Until when the secret its last rotation replaced still signs deliveries beside the new one
+   * (docs/webhooks.md#rotating-the-secret); null when none does (any more).
+   */
+  previousSecretExpiresAt: Date | null;
 }
 
 /** An endpoint an event may go to: the outbox's read. */
@@ -31,13 +36,15 @@ type WebhookRow = {
   events: number | string;
   created_at: Date | string;
   disabled_at: Date | string | null;
+  previous_secret_expires_at: Date | string | null;
 };
 type Scoped = { id: string; organizationId: string };
 type OrganizationPage = { organizationId: string; limit: number; offset: number };
+type Rotation = Scoped & { secretEncrypted: string; keep: number; until: string | null };
 
 /** The advisory lock class of an organization's webhook creations ("whks"), so that two cannot pass the cap. */
 const CREATION_LOCK = 0x77686b73;
-const COLUMNS = 'id, organization_id, url, events, created_at, disabled_at';
+const COLUMNS = 'id, organization_id, url, events, created_at, disabled_at, previous_secret_expires_at';
 
 const toWebhook = (row: WebhookRow): WebhookRecord => ({
   id: row.id,
@@ -46,7 +53,15 @@ const toWebhook = (row: WebhookRow): WebhookRecord => ({
   events: Number(row.events),
   createdAt: toDate(row.created_at),
   disabledAt: row.disabled_at === null ? null : toDate(row.disabled_at),
+  previousSecretExpiresAt: stillSigning(row.previous_secret_expires_at),
 });
+
+/** A rotation's previous secret's end, while it has not passed (the scheduler clears it later). */
+function stillSigning(value: Date | string | null): Date | null {
+  if (value === null) return null;
+  const until = toDate(value);
+  return until.getTime() > Date.now() ? until : null;
+}
 
 /** Every query on webhooks: an organization's endpoints (docs/adr/0037-signed-webhooks.md). */
 @Injectable()
@@ -65,6 +80,8 @@ export class WebhooksRepository {
   private readonly succeeded: Statement<{ id: string }>;
   private readonly disable: Statement<{ id: string; at: string; threshold: number }>;
   private readonly enable: Statement<Scoped>;
+  private readonly rotate: Statement<Rotation>;
+  private readonly clearPrevious: Statement<{ now: string }>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     const db = Dialect.of(dataSource);
@@ -111,6 +128,45 @@ export class WebhooksRepository {
         COLUMNS,
       ),
     );
+    // The right-hand sides read the row as it was: the previous secret is the one being replaced.
+    this.rotate = db.prepare(
+      db.returning(
+        sql`UPDATE webhooks SET
+            previous_secret_encrypted = CASE WHEN ${param('keep')} = 1 THEN secret_encrypted ELSE NULL END,
+            previous_secret_expires_at = ${param('until')}, secret_encrypted = ${param('secretEncrypted')}
+          WHERE ${scoped} RETURNING ${raw(COLUMNS)}`,
+        COLUMNS,
+      ),
+    );
+    this.clearPrevious = db.prepare(sql`UPDATE webhooks SET previous_secret_encrypted = NULL,
+      previous_secret_expires_at = NULL WHERE previous_secret_expires_at <= ${param('now')}`);
+  }
+
+  /**
+   * Replaces the organization's endpoint's secret (sealed) in one statement; the secret it replaces signs beside it
+   * until `until`, or is dropped at once when `until` is null (as is the one an earlier rotation kept). The endpoint as
+   * it is now, or undefined when the organization has no such endpoint.
+   */
+  async rotateSecret(
+    organizationId: string,
+    id: string,
+    secretEncrypted: string,
+    until: Date | null,
+    tx: Transaction,
+  ): Promise<WebhookRecord | undefined> {
+    const [row] = await this.db.run<WebhookRow, Rotation>(tx, this.rotate, {
+      id,
+      organizationId,
+      secretEncrypted,
+      keep: until === null ? 0 : 1,
+      until: until?.toISOString() ?? null,
+    });
+    return row === undefined ? undefined : toWebhook(row);
+  }
+
+  /** Forgets every previous secret whose overlap has ended (the scheduler). */
+  async clearEndedOverlaps(now: Date, tx: Transaction): Promise<void> {
+    await this.db.run(tx, this.clearPrevious, { now: now.toISOString() });
   }
 
   /** Inserts the endpoint unless its organization already has `max`, under the organization's lock. */

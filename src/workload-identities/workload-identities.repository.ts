@@ -15,17 +15,7 @@ import type { WorkloadIdentity } from './workload-identity.entity';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
 import type { CredentialState } from '../credentials/credential-kind';
-import { WORKLOAD_IDENTITY_KIND, WorkloadIdentityRow } from './workload-identity-rows';
-
-/** What the token paths read of an identity and its owner's membership: no label, no Date (as a key's credential). */
-export interface IdentityCredential {
-  identity: Pick<WorkloadIdentity, 'id' | 'organizationId' | 'userId' | 'status'> & {
-    scopes: PermissionMask;
-    /** expires_at in milliseconds since the epoch; null: never. */
-    expiresAtMs: number | null;
-  };
-  ownerAccess: MembershipAccess | null;
-}
+import { WORKLOAD_IDENTITY_KIND } from './workload-identity-kind';
 
 /** An ACTIVE identity of the token exchange's candidates, with its owner's membership (the owner is a member). */
 export interface IdentityCandidate {
@@ -48,12 +38,18 @@ export type NamedIdentity = Omit<IdentityCandidate, 'ownerAccess'> & {
   ownerAccess: MembershipAccess | null;
 };
 
-type CredentialRow = Pick<WorkloadIdentityRow, 'id' | 'organization_id' | 'user_id' | 'status' | 'scopes'> & {
+/** The token paths' projection (`credential` below): the identity's columns they need and its owner's membership. */
+type CredentialRow = {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: WorkloadIdentity['status'];
+  scopes: number | string;
   expires_at_ms: number | string | null;
 } & MemberAccessColumns;
 
-type CandidateRow = CredentialRow &
-  Pick<WorkloadIdentityRow, 'trusted_issuer_id' | 'issuer' | 'subject' | 'conditions'>;
+/** The exchange's projection: the above and what a subject token is matched against. */
+type CandidateRow = CredentialRow & { trusted_issuer_id: string; issuer: string; subject: string; conditions: string };
 
 /** The insert's arguments besides the shared columns (CredentialsRepository.insertUnderLock). */
 interface OwnInsertArgs {
@@ -71,7 +67,7 @@ const expiresAtMs = (value: number | string | null): number | null => (value ===
 
 /** Every query on one owner's workload identities and the token paths' reads (hot-path reads batched per turn). */
 @Injectable()
-export class WorkloadIdentitiesRepository extends CredentialsRepository<WorkloadIdentity, WorkloadIdentityRow> {
+export class WorkloadIdentitiesRepository extends CredentialsRepository<WorkloadIdentity> {
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   /** Every token exchange reads its candidates: batched per event-loop turn, as the key look-ups are. */
   private readonly candidates: (key: string) => Promise<CandidateRow[]>;
@@ -165,36 +161,22 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
     return this.insertUnderLock(this.insertWithinCap, identity, own, tx);
   }
 
-  /** The identity with this id and its owner's membership (batched; undefined for an unknown id). */
-  async findCredential(id: string): Promise<IdentityCredential | undefined> {
+  /**
+   * A token's liveness: the identity with this id and its owner's membership, one query batched per event-loop turn
+   * (undefined for an unknown id).
+   */
+  async read(id: string): Promise<CredentialState | undefined> {
     const row = await this.credentialById(id);
     if (row === undefined) return undefined;
     return {
-      identity: {
-        id: row.id,
-        organizationId: row.organization_id,
-        userId: row.user_id,
-        status: row.status,
-        scopes: Number(row.scopes),
-        expiresAtMs: expiresAtMs(row.expires_at_ms),
-      },
-      ownerAccess: toMembershipAccess(row),
-    };
-  }
-
-  async read(id: string): Promise<CredentialState | undefined> {
-    const found = await this.findCredential(id);
-    if (found === undefined) return undefined;
-    const { identity } = found;
-    return {
-      userId: identity.userId,
-      organizationId: identity.organizationId,
-      status: identity.status,
-      scopes: identity.scopes,
-      expiresAtMs: identity.expiresAtMs,
+      userId: row.user_id,
+      organizationId: row.organization_id,
+      status: row.status,
+      scopes: Number(row.scopes),
+      expiresAtMs: expiresAtMs(row.expires_at_ms),
       allowedCidrs: null,
       rateLimit: null,
-      ownerAccess: found.ownerAccess,
+      ownerAccess: toMembershipAccess(row),
     };
   }
 

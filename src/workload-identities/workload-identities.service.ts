@@ -23,7 +23,7 @@ import {
   SubjectTokenClaims,
 } from './workload-identity-matching';
 import { IdentityCandidate, WorkloadIdentitiesRepository } from './workload-identities.repository';
-import { actor, CredentialOwner, ownedBy, ownerQueue } from '../credentials/credential-owner';
+import { actor, CredentialOwner, ownerQueue } from '../credentials/credential-owner';
 import { CredentialsService } from '../credentials/credentials.service';
 
 /** Whose identities: every query on a user's identities is scoped by both. */
@@ -97,7 +97,8 @@ const IDENTITY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /**
  * Workload identities (docs/workload-identities.md): created by a member within their own permissions and the
  * organization's key policy, listed, read and revoked by their owner, each change audited in its transaction; and the
- * reads the token exchange needs (`matching`, `usable`, `recordUse`).
+ * reads the token exchange needs (`matching`, `named`, `recordUse`); a token minted through one is checked by the token
+ * authenticator, through the credential core's kind store (WorkloadIdentitiesRepository.read).
  */
 @Injectable()
 export class WorkloadIdentitiesService {
@@ -112,7 +113,8 @@ export class WorkloadIdentitiesService {
     private readonly unitOfWork: UnitOfWork,
     @InjectConfig() config: AppConfiguration,
   ) {
-    // The keys' cap, per owner and organization, for identities apart (docs/workload-identities.md#limits).
+    // The keys' cap, per owner and organization, for identities apart
+    // (docs/workload-identities.md#post-v1workload-identities).
     this.maxActivePerUser = config.apiKeys.maxActivePerUser;
   }
 
@@ -235,18 +237,6 @@ export class WorkloadIdentitiesService {
     const identity = toMatched({ ...found, ownerAccess });
     if (!conditionsMet(identity.conditions, claims)) return refusal('workload_identity_conditions_not_met');
     return { outcome: 'matched', identity };
-  }
-
-  /**
-   * Every request with a token minted through an identity (its `client_id`): the identity while ACTIVE, unexpired,
-   * `owner`'s and its owner still a member, else null. One query, batched with the others of the event-loop turn.
-   */
-  async usable(id: string, owner: IdentityOwner, nowMs = Date.now()): Promise<UsableWorkloadIdentity | null> {
-    const found = await this.identities.findCredential(id);
-    if (found === undefined || found.ownerAccess === null || !ownedBy(found.identity, owner)) return null;
-    const { identity, ownerAccess } = found;
-    if (identity.status !== 'ACTIVE' || isExpired(identity.expiresAtMs, nowMs)) return null;
-    return usableOf(identity, ownerAccess);
   }
 
   /** A successful exchange through the identity: kept in memory, written in the recorder's next batch. */

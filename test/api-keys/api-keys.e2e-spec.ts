@@ -58,6 +58,7 @@ describe('/v1/user-api-keys', () => {
           replaced_by: null,
           allowed_cidrs: null,
           rate_limit: null,
+          revoked_at: null,
           value: expect.stringMatching(KEY_VALUE),
         },
         opaque_key: key.value,
@@ -423,7 +424,12 @@ describe('/v1/user-api-keys', () => {
       expect(response.status).toBe(200);
       const { value: _value, ...record } = created.api_key;
       expect(response.body).toStrictEqual({
-        api_key: { ...record, status: 'REVOKED', updated_at: expect.stringMatching(ISO_MS) },
+        api_key: {
+          ...record,
+          status: 'REVOKED',
+          updated_at: expect.stringMatching(ISO_MS),
+          revoked_at: response.body.api_key.updated_at,
+        },
       });
       expect(response.body.api_key.updated_at > created.api_key.updated_at).toBe(true);
 
@@ -452,10 +458,20 @@ describe('/v1/user-api-keys', () => {
       expectInvalidArgument(await t.http().delete('/v1/user-api-keys/nope').set(bearer(user.token)));
     });
 
-    it('stores the revocation', async () => {
+    it('stores the revocation, and says when in revoked_at (null before)', async () => {
       const user = await t.user();
       const { id } = await t.createKey(user);
-      await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      const before = await t.http().get(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      expect(before.body.api_key.revoked_at).toBeNull();
+      const startedAt = Date.now();
+      const answer = await t.http().delete(`/v1/user-api-keys/${id}`).set(bearer(user.token)).expect(200);
+      const revokedAt = Date.parse(answer.body.api_key.revoked_at as string);
+      expect(revokedAt).toBeGreaterThanOrEqual(startedAt - 1000);
+      expect(revokedAt).toBeLessThanOrEqual(Date.now());
+      const listed = await t.http().get('/v1/user-api-keys?include_revoked=true').set(bearer(user.token)).expect(200);
+      expect(listed.body.api_keys).toEqual([
+        expect.objectContaining({ id, status: 'REVOKED', revoked_at: answer.body.api_key.revoked_at }),
+      ]);
       const row = await t.app
         .get(DataSource)
         .createQueryBuilder()

@@ -174,6 +174,55 @@ describe(`API key allowlists and rate limits: the records, on ${DATABASE_KIND}`,
       });
     });
 
+    it("says what changed in api_key.updated's changes: each field's before and after, never a secret", async () => {
+      const owner = await user();
+      const key = await t.createKey(owner, 'before', { allowed_cidrs: ['10.0.0.0/8'] });
+      const changes = async () =>
+        (
+          await t
+            .http()
+            .get('/v1/audit-events')
+            .query({ action: 'api_key.updated', target_id: key.id })
+            .set(bearer(owner.token))
+            .expect(200)
+        ).body.audit_events.map((event: { changes: unknown }) => event.changes);
+      await patch(owner, key.id, { label: 'after', allowed_cidrs: ['10.0.0.0/8'] }).expect(200);
+      await patch(owner, key.id, {
+        allowed_cidrs: ['192.0.2.1'],
+        rate_limit: { requests: 5, window_seconds: 60 },
+      }).expect(200);
+      await patch(owner, key.id, { allowed_cidrs: null, rate_limit: null, label: 'after' }).expect(200);
+      expect(await changes()).toEqual([
+        {
+          allowed_cidrs: { before: ['192.0.2.1/32'], after: null },
+          rate_limit: { before: { requests: 5, window_seconds: 60 }, after: null },
+        },
+        {
+          allowed_cidrs: { before: ['10.0.0.0/8'], after: ['192.0.2.1/32'] },
+          rate_limit: { before: null, after: { requests: 5, window_seconds: 60 } },
+        },
+        // The allowlist given as it was is not a change.
+        { label: { before: 'before', after: 'after' } },
+      ]);
+      const [row] = await dataSource.query(
+        `SELECT changes FROM audit_events WHERE action = 'api_key.updated' AND target_id = '${key.id}'`,
+      );
+      expect(row.changes).not.toContain(key.value.split('.')[2]);
+    });
+
+    it('records nothing for a body that names every field as it already is', async () => {
+      const owner = await user();
+      const { id } = await t.createKey(owner, 'same', { rate_limit: { requests: 5, window_seconds: 10 } });
+      const before = (await get(owner, id).expect(200)).body.api_key;
+      await patch(owner, id, {
+        label: 'same',
+        rate_limit: { requests: 5, window_seconds: 10 },
+        allowed_cidrs: null,
+      }).expect(200);
+      expect((await get(owner, id).expect(200)).body.api_key).toEqual(before);
+      expect(await updates(id)).toBe(0);
+    });
+
     it('changes nothing and records nothing for an empty body', async () => {
       const owner = await user();
       const { id } = await t.createKey(owner, 'same');

@@ -21,7 +21,7 @@ interface KeyBody {
   status: string;
   created_at: string;
   updated_at: string;
-  revoked_at?: string;
+  revoked_at?: string | null;
 }
 
 /** An organization with one user of each role, each with keys, and what was created. */

@@ -16,6 +16,7 @@ const EVENT_FIELDS = [
   'actor_api_key_id',
   'actor_email',
   'actor_user_id',
+  'changes',
   'client_ip',
   'id',
   'occurred_at',
@@ -88,6 +89,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
         previous_api_key_expires_at: null,
         client_ip: expect.any(String),
         request_id: revoke.headers['x-request-id'],
+        changes: null,
       });
       expect(created).toMatchObject({
         action: 'api_key.created',
@@ -174,6 +176,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
           previous_api_key_expires_at: '2030-01-02T04:04:05.006Z',
           client_ip: '203.0.113.7',
           request_id: 'req-1',
+          changes: null,
         },
         {
           id: bare.id,
@@ -191,6 +194,7 @@ describe(`GET /v1/audit-events on ${DATABASE_KIND}`, () => {
           previous_api_key_expires_at: null,
           client_ip: null,
           request_id: null,
+          changes: null,
         },
       ]);
     });

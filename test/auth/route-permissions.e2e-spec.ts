@@ -52,6 +52,8 @@ const DECLARED: Record<string, string> = {
   'POST /v1/console/sessions': 'SignInLinkGuard',
   // Sign-out: the member in person, never an API key's access token (docs/api.md#delete-v1consolesessionscurrent)
   'DELETE /v1/console/sessions/current': 'bearer, any member, session token only',
+  // An admin's invitation: the code of its one-time link is the credential (docs/api.md#post-v1consoleinvitationsaccept)
+  'POST /v1/console/invitations/accept': 'InvitationGuard',
   // Console single sign-on (docs/api.md#get-v1consolesso): the start takes no credential; the identity provider's
   // redirect back carries its code and state, with the browser's binding cookie, at the shared redirect URI (a
   // provider that sends RFC 9207's `iss`) or the organization's (one that does not), both checked by the same guard
@@ -81,10 +83,27 @@ const DECLARED: Record<string, string> = {
   // Organization settings (docs/api.md#organization-settings): every member reads them, admins change them
   'GET /v1/organization': 'bearer, any member',
   'PATCH /v1/organization': 'bearer + organization:write',
+  // Members and invitations (docs/api.md#members): permissions of their own, an admin's (reading is separate from
+  // changing, as for webhooks); the rules are the admin CLI's (one MembersService)
+  'GET /v1/organization/members': 'bearer + members:read',
+  'PATCH /v1/organization/members/{id}': 'bearer + members:write',
+  'DELETE /v1/organization/members/{id}': 'bearer + members:write',
+  'GET /v1/organization/members/invitations': 'bearer + members:read',
+  'POST /v1/organization/members/invitations': 'bearer + members:write',
+  'DELETE /v1/organization/members/invitations/{id}': 'bearer + members:write',
+  // Single sign-on set-up (docs/api.md#single-sign-on-set-up): the organization's people issuer is one of its
+  // settings, an admin's as PATCH /v1/organization is; the test of the connection too (it fetches from an address the
+  // admin gives)
+  'GET /v1/organization/single-sign-on': 'bearer + organization:write',
+  'PUT /v1/organization/single-sign-on': 'bearer + organization:write',
+  'DELETE /v1/organization/single-sign-on': 'bearer + organization:write',
+  'POST /v1/organization/single-sign-on/test': 'bearer + organization:write',
   // Reports of exposed keys: anyone may send one, at most EXPOSED_REPORTS_PER_HOUR per client address (docs/api.md#post-v1api-keysexposed)
   'POST /v1/api-keys/exposed': 'public, guarded by ExposedReportLimitGuard',
   // Audit log (docs/api.md#audit-events)
   'GET /v1/audit-events': 'bearer + audit:read',
+  // Its export reads the same events (the same filters, a bounded range): who may read the log may download it
+  'GET /v1/audit-events/export': 'bearer + audit:read',
   // Notification integrations (docs/integrations.md: reading needs integrations:read, validating and writing integrations:write)
   'POST /v1/notification-integrations/monitoring/validate': 'bearer + integrations:write',
   'POST /v1/notification-integrations': 'bearer + integrations:write',
@@ -101,6 +120,11 @@ const DECLARED: Record<string, string> = {
   // Enabling a disabled endpoint again is an admin's, as adding and deleting one (docs/webhooks.md#disabled-endpoints).
   'POST /v1/organization/webhooks/{id}/enable': 'bearer + webhooks:write',
   'POST /v1/organization/webhooks/{id}/test': 'bearer + webhooks:write',
+  // A delivery's body and the receiver's answer are read as the log is; a resend sends, as a test does; a rotation
+  // changes the endpoint's secret, as adding one makes it (docs/webhooks.md#resending, #rotating-the-secret)
+  'GET /v1/organization/webhooks/{id}/deliveries/{deliveryId}': 'bearer + webhooks:read',
+  'POST /v1/organization/webhooks/{id}/deliveries/{deliveryId}/resend': 'bearer + webhooks:write',
+  'POST /v1/organization/webhooks/{id}/rotate-secret': 'bearer + webhooks:write',
   // Workload identities (docs/workload-identities.md): keys without secrets, permissions of their own that mirror the
   // keys' (each role holds the same of both); the issuers an identity may name are read by whoever may create one
   'POST /v1/workload-identities': 'bearer + workload_identities:create',
@@ -123,7 +147,8 @@ const OUTSIDE_NEST_PREFIXES = ['GET /docs/'];
 describe('route permission declarations', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    // Three keys of one admin for each Bearer route and one for each permission: past the default 100 active keys.
+    t = await createTestApp({ env: { API_KEY_MAX_ACTIVE_PER_USER: '1000' } });
   });
   afterAll(() => t.close());
 
@@ -191,7 +216,9 @@ describe('route permission declarations', () => {
       // The OAuth endpoints read a form; the token endpoint its grant first (an unsupported one is 400 before).
       if (path.startsWith('/oauth/')) return request.type('form').send({ grant_type: 'client_credentials' });
       // The sign-in link's credential is its code, in the body: one nobody issued.
-      if (route === 'POST /v1/console/sessions') return request.send({ code: 'A'.repeat(43) });
+      if (route === 'POST /v1/console/sessions' || route === 'POST /v1/console/invitations/accept') {
+        return request.send({ code: 'A'.repeat(43) });
+      }
       return verb === 'get' ? request : request.send({});
     };
     it.each(Object.entries(DECLARED).filter(([, access]) => access !== 'public' && !access.startsWith('public,')))(

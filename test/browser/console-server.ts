@@ -52,6 +52,8 @@ export class ConsoleServer {
       HOST: '127.0.0.1',
       PORT: String(port),
       PUBLIC_BASE_URL: baseUrl,
+      // A port of its own: two servers on one machine (two suites, two worktrees) would both want the default 9464.
+      METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       ...extra,
     };

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import axe from 'axe-core';
-import { Browser, chromium } from 'playwright-core';
+import { Browser, chromium, Page } from 'playwright-core';
 import { IdentityProvider } from '../support/identity-provider';
 import { ARTIFACTS, ConsoleServer } from './console-server';
 import { buildIdentityProviderWorker } from './identity-provider-build';
@@ -9,7 +9,8 @@ import { buildIdentityProviderWorker } from './identity-provider-build';
  * Console single sign-on (docs/console.md#single-sign-on) in headless Chromium: a person opens the console's sign-in
  * page, asks for single sign-on with their organization's name, signs in on the identity provider's own pages
  * (node-oidc-provider's, in a process of its own) and lands in the console, signed in, against the built server; the
- * one-time link single sign-on ends with does not work in another browser.
+ * one-time link single sign-on ends with does not work in another browser. A refusal (no access, a mistyped
+ * organization) is a page in the console's style with a way back, never a raw body; screenshots at 1280 and 390 px.
  */
 describe('console single sign-on in Chromium', () => {
   const ORG = 'acme';
@@ -94,6 +95,83 @@ describe('console single sign-on in Chromium', () => {
     expect((await context.cookies(server.baseUrl)).map((cookie) => cookie.name)).not.toContain('gatehouse_sso');
     await page.screenshot({ path: join(ARTIFACTS, 'sso-signed-in-1280.png'), fullPage: true });
 
+    await context.close();
+  });
+
+  /** The page as the console's stylesheet draws it: its sign-in layout, its error message, its primary button. */
+  async function expectConsoleStyled(page: Page): Promise<void> {
+    const styles = await page.evaluate(() => {
+      const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
+      return {
+        main: style('main.sign-in').maxWidth,
+        font: style('body').fontFamily,
+        alert: style('.message-error').backgroundColor,
+        button: style('a.button-primary').backgroundColor,
+      };
+    });
+    expect(styles).toEqual({
+      main: '640px',
+      font: expect.stringContaining('system-ui'),
+      alert: 'rgb(253, 236, 234)',
+      button: 'rgb(11, 92, 173)',
+    });
+  }
+
+  async function screenshots(page: Page, name: string): Promise<void> {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
+    }
+  }
+
+  it('shows a person who is no member a "no access" page with the address as they typed it, and a way back', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/console/sign-in`);
+    await page.getByLabel('Organization').fill(ORG);
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+    await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await page.locator('input[name="login"]').fill('Bob.Stranger@acme.test');
+    await page.locator('input[name="password"]').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByRole('heading', { name: 'No access to the console' }).waitFor();
+    expect(await page.title()).toBe('No access to the console · Gatehouse');
+    expect((await page.getByRole('alert').textContent())?.trim()).toBe(
+      'Bob.Stranger@acme.test has no access to the console of acme: ask one of its administrators to add you.',
+    );
+    await expectConsoleStyled(page);
+    await page.evaluate(axe.source);
+    const result = await page.evaluate(() =>
+      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
+    );
+    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await screenshots(page, 'sso-no-access');
+
+    await page.getByRole('link', { name: "Back to the console's sign-in page" }).click();
+    await page.getByRole('heading', { name: 'Sign in to the Gatehouse console' }).waitFor();
+    await context.close();
+  });
+
+  it('shows a mistyped organization a page that names it and leads back to the form, never a JSON body', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/console/sign-in`);
+    await page.getByLabel('Organization').fill('acme-typo');
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+
+    await page.getByRole('heading', { name: 'Single sign-on is not set up' }).waitFor();
+    expect((await page.getByRole('alert').textContent())?.trim()).toBe(
+      'Gatehouse has no single sign-on for the organization “acme-typo”. Check its name (an administrator can tell you ' +
+        'how Gatehouse spells it), or ask an administrator for a one-time sign-in link.',
+    );
+    expect(await page.content()).not.toContain('"code"');
+    await expectConsoleStyled(page);
+    await screenshots(page, 'sso-unknown-organization');
+
+    await page.getByRole('link', { name: "Back to the console's sign-in page" }).click();
+    await page.getByLabel('Organization').waitFor();
     await context.close();
   });
 });

@@ -4,7 +4,7 @@ import { Browser, chromium, Locator, Page } from 'playwright-core';
 import { ARTIFACTS, ConsoleServer } from './console-server';
 
 /**
- * Usage over time in the console (docs/console.md#usage): a key's page draws its successful and refused uses as bars
+ * Usage over time in the console (docs/console.md#pages): a key's page draws its successful and refused uses as bars
  * (inline SVG), a bar's counts shown on hover; the organization's busiest keys for admins, a chart of any of them. A
  * day of history is written into the tables as the counter would have; the last minute's uses are real exchanges.
  * Screenshots at 1280 and 390 px in test-artifacts/console/.

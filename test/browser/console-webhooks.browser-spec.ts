@@ -102,7 +102,7 @@ describe('console webhooks page in Chromium', () => {
     // Said as what it is: a signing secret kept sealed, not an API key kept as a hash.
     const panel = page.locator('.secret-panel');
     await visible(panel.getByRole('button', { name: 'Copy secret' }));
-    expect(await panel.textContent()).toContain('delete the webhook and add it again');
+    expect(await panel.textContent()).toContain('If you lose it, rotate the secret.');
     expect(await panel.textContent()).not.toMatch(/API key|hash/);
     await page.screenshot({ path: join(ARTIFACTS, 'webhook-secret-1280.png'), fullPage: true });
     await expectAccessible();

@@ -8,6 +8,7 @@ import type { CliResult } from '../../src/cli';
 import { runTestCli } from '../support/cli';
 import { TEST_BUILD_DIR_VARIABLE } from '../support/build-directory';
 import type { Environment } from '../../src/config/configuration';
+import { AuditService } from '../../src/audit/audit.service';
 import { IdentityService } from '../../src/identity/identity.service';
 import { cliChecks } from '../support/cli';
 import { freePort } from '../support/ports';
@@ -79,6 +80,9 @@ describe('admin CLI', () => {
       const org = unique('org');
       const address = email();
       await ok('bootstrap', '--org', org, '--email', address);
+      // The organization's last admin stays one (below); with another admin, the first may become a viewer.
+      await fails(['bootstrap', '--org', org, '--email', address, '--role', 'viewer'], /keeps at least one admin/);
+      await ok('bootstrap', '--org', org, '--email', email(), '--role', 'admin');
       const out = await ok('bootstrap', '--org', org, '--email', address, '--role', 'viewer');
       expect(out.role).toBe('viewer');
     });
@@ -163,11 +167,32 @@ describe('admin CLI', () => {
       const boot = await ok('bootstrap', '--org', org, '--email', address);
       const token = boot.session_token as string;
       await t.http().post('/v1/user-api-keys').set(bearer(token)).send({}).expect(201);
+      await ok('bootstrap', '--org', org, '--email', email(), '--role', 'admin');
 
       const out = await ok('set-role', '--org', org, '--email', address, '--role', 'viewer');
       expect(out).toStrictEqual({ organization_id: boot.organization_id, user_id: boot.user_id, role: 'viewer' });
       await t.http().post('/v1/user-api-keys').set(bearer(token)).send({}).expect(403);
       await t.http().get('/v1/user-api-keys').set(bearer(token)).expect(200);
+    });
+
+    it("refuses to make the organization's last admin anything else (exit 2, nothing changed, nothing audited)", async () => {
+      const org = unique('org');
+      const address = email();
+      const boot = await ok('bootstrap', '--org', org, '--email', address);
+      const events = async () => (await t.get(AuditService).list(boot.organization_id as string)).length;
+      const before = await events();
+      await fails(
+        ['set-role', '--org', org, '--email', address, '--role', 'member'],
+        /^error: an organization keeps at least one admin: make another member an admin first\n$/,
+      );
+      await fails(['remove-member', '--org', org, '--email', address], /keeps at least one admin/);
+      expect(await events()).toBe(before);
+      await t
+        .http()
+        .post('/v1/user-api-keys')
+        .set(bearer(boot.session_token as string))
+        .send({})
+        .expect(201);
     });
 
     it.each([
@@ -186,6 +211,7 @@ describe('admin CLI', () => {
       const org = unique('org');
       const address = email();
       const boot = await ok('bootstrap', '--org', org, '--email', address);
+      await ok('bootstrap', '--org', org, '--email', email(), '--role', 'admin');
       const out = await ok('remove-member', '--org', org, '--email', address);
       expect(out).toStrictEqual({ removed: true, revoked_keys: 0 });
       expectBearerRejected(
@@ -278,6 +304,7 @@ describe('admin CLI', () => {
     it('adding the user back revives none of the keys', async () => {
       const org = unique('org');
       const address = email();
+      await ok('bootstrap', '--org', org, '--email', email(), '--role', 'admin');
       const boot = await ok('bootstrap', '--org', org, '--email', address, '--role', 'member');
       const key = await createKey(boot.session_token, { label: 'before' });
       expect(await ok('remove-member', '--org', org, '--email', address)).toStrictEqual({
@@ -518,7 +545,7 @@ describe('admin CLI', () => {
         client_ip: null,
         request_id: null,
       };
-      // bootstrap's new member first (docs/operations.md#audit-log).
+      // bootstrap's new member first (docs/operations.md#audit-trail).
       const added = { ...expected, action: 'member.added', target_type: 'user', target_id: boot.user_id };
       expect(events).toEqual([added, expected, expected, expected]);
     });

@@ -135,7 +135,7 @@ describe(`console single sign-on: the mix-up attack and its two defences (${DATA
       type: response.headers['content-type'],
       cookie: response.headers['set-cookie'],
     }).toEqual({ status: 400, type: 'text/html; charset=utf-8', cookie });
-    expect(/<p>(.*)<\/p>/.exec(response.text)?.[1]).toMatch(text);
+    expect(/<p class="message message-error" role="alert">(.*)<\/p>/.exec(response.text)?.[1]).toMatch(text);
   }
 
   const ANOTHER_ADDRESS =

@@ -169,15 +169,15 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       status,
       type: 'text/html; charset=utf-8',
     });
-    // The page's sentence, as a person reads it (tags dropped, entities decoded, its first letter capitalised).
-    const sentence = (/<p>(.*)<\/p>/.exec(response.text)?.[1] ?? '')
+    // The page's sentence, as a person reads it (entities decoded; a first letter capitalised, but never an address's).
+    const sentence = (/<p class="message message-error" role="alert">(.*)<\/p>/.exec(response.text)?.[1] ?? '')
       .replace(/&quot;/g, '"')
       .replace(/&#39;/g, "'")
       .replace(/&lt;/g, '<')
       .replace(/&gt;/g, '>')
       .replace(/&amp;/g, '&');
     expect(sentence).toMatch(typeof text === 'string' ? text : new RegExp(text.source, 'i'));
-    expect(response.text).toContain(`<a href="${BASE}/console/sign-in">`);
+    expect(response.text).toContain(`<a class="button button-primary" href="${BASE}/console/sign-in">`);
     expect(response.headers['content-security-policy']).toContain("default-src 'none'");
     expect(response.headers['cache-control']).toBe('no-store');
     expect(response.headers['set-cookie']).toEqual(cookie === 'kept' ? undefined : [CLEARED]);
@@ -248,6 +248,43 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
           status: 400,
           body: { code: 'INVALID_ARGUMENT', message: 'invalid request parameters', reason: 'invalid_argument' },
         });
+      }
+    });
+
+    it('answers a browser (Accept: text/html) with a page that names the organization as typed and leads back', async () => {
+      // What Chromium sends when the sign-in form's navigation lands here.
+      const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+      const typo = await t.http().get('/v1/console/sso').query({ org: 'Acme-Typo <b>' }).set('Accept', BROWSER_ACCEPT);
+      expect({ status: typo.status, type: typo.headers['content-type'] }).toEqual({
+        status: 404,
+        type: 'text/html; charset=utf-8',
+      });
+      expect(typo.text).toContain('<h1>Single sign-on is not set up</h1>');
+      expect(typo.text).toContain(
+        'Gatehouse has no single sign-on for the organization “Acme-Typo &lt;b&gt;”. Check its name',
+      );
+      expect(typo.text).toContain(`<a class="button button-primary" href="${BASE}/console/sign-in">`);
+      expect(typo.text).not.toContain('"code"');
+      expect(typo.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(typo.headers['cache-control']).toBe('no-store');
+      expect(typo.headers['set-cookie']).toBeUndefined();
+      expect(typo.headers.vary).toBe('Accept');
+      // A malformed request: a page too, with the standard sentence.
+      const malformed = await t.http().get('/v1/console/sso').set('Accept', BROWSER_ACCEPT);
+      expect({ status: malformed.status, type: malformed.headers['content-type'] }).toEqual({
+        status: 400,
+        type: 'text/html; charset=utf-8',
+      });
+      expect(malformed.text).toContain('role="alert">Invalid request parameters.</p>');
+      // A client that asks for JSON, or for anything, still gets the standard body.
+      for (const accept of ['application/json', '*/*', 'application/json, text/html;q=0.5']) {
+        const response = await t.http().get('/v1/console/sso').query({ org: 'acme-typo' }).set('Accept', accept);
+        expect({ accept, status: response.status, body: response.body }).toEqual({
+          accept,
+          status: 404,
+          body: { code: 'NOT_FOUND', message: 'no single sign-on for this organization', reason: 'sso_not_configured' },
+        });
+        expect(response.headers.vary).toBe('Accept');
       }
     });
   });
@@ -463,6 +500,12 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
       );
       // A user of another organization is not made a member here either.
       expectPage(await signInAs('olga@acme.test'), 403, /olga@acme\.test has no access/);
+      // The address as the provider sent it, never capitalised nor lower-cased by the page.
+      const page = await signInAs('Newcomer.Two@acme.test');
+      expectPage(page, 403, /has no access/);
+      expect(page.text).toContain('role="alert">Newcomer.Two@acme.test has no access to the console of sso-acme');
+      const lower = await signInAs('newcomer.three@acme.test');
+      expect(lower.text).toContain('role="alert">newcomer.three@acme.test has no access');
       expect(await snapshot()).toEqual(before);
       expect(await t.get(IdentityService).userIdByEmail('newcomer@acme.test')).toBeNull();
     });
@@ -490,6 +533,8 @@ describe(`console single sign-on (${DATABASE_KIND})`, () => {
 
     it('keeps a removed member out, just-in-time role or not: an "access removed" page, nothing added, until an admin adds them again', async () => {
       await trust({ emailDomains: ['acme.test'], jitRole: 'member' });
+      // An admin removed (by another: the last admin is never removed) stays out too.
+      await t.user({ org: ORG, email: 'ada@acme.test', role: 'admin' });
       const leaving = await t.user({ org: ORG, email: 'leo@acme.test', role: 'admin' });
       linkCode(await signInAs('leo@acme.test'));
       const cli = (...argv: string[]) => runTestCli(argv, t.env);

@@ -65,7 +65,8 @@ async function start(env: Record<string, string>, volume?: string): Promise<Cont
 async function stop(container: Container): Promise<number> {
   await run('podman', ['stop', '--time', '20', container.name]);
   const { stdout } = await run('podman', ['inspect', container.name, '--format', '{{.State.ExitCode}}']);
-  await run('podman', ['rm', '--force', container.name]);
+  // --volumes: the anonymous volume of the image's /data when the test mounts none (the PostgreSQL case).
+  await run('podman', ['rm', '--force', '--volumes', container.name]);
   return Number(stdout.trim());
 }
 

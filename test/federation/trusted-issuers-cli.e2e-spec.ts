@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
 import type { CliResult } from '../../src/cli';
 import { runTestCli } from '../support/cli';
-import type { Environment } from '../../src/config/configuration';
+import { type Environment, loadConfiguration } from '../../src/config/configuration';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { TrustedIssuers1765310000000 } from '../../src/database/migrations/1765310000000-trusted-issuers';
@@ -159,7 +159,11 @@ describe('admin CLI: trusted-issuer', () => {
     );
     expect(result).toMatchObject({ exitCode: 0, stderr: '' });
     expect(result.stdout).not.toContain(idp.people.clientSecret);
-    const added = (JSON.parse(result.stdout) as Added).trusted_issuer;
+    const printed = JSON.parse(result.stdout) as Added & { redirect_uri: string };
+    expect(Object.keys(printed)).toEqual(['trusted_issuer', 'redirect_uri']);
+    // The redirect URI to register at the provider: the shared one, as its document announces RFC 9207's `iss`.
+    expect(printed.redirect_uri).toBe(`${loadConfiguration(env).console.publicBaseUrl}/v1/console/sso/callback`);
+    const added = printed.trusted_issuer;
     expect(added).toStrictEqual({
       id: expect.stringMatching(UUID),
       organization_id: acme,
@@ -191,6 +195,44 @@ describe('admin CLI: trusted-issuer', () => {
       /already signs in the people of another organization \(a people issuer serves one organization\)/,
     );
     expect(await rowCount()).toBe(before + 1);
+  });
+
+  it("add --kind people prints the organization's own redirect URI for a provider without `iss` (its name URL-encoded)", async () => {
+    await t.user({ org: 'Fed Plain Co' });
+    const server = createHttpServer((req, res) => {
+      if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/keys`,
+        }),
+      );
+    });
+    const issuer = `http://127.0.0.1:${await listenOnLoopback(server)}`;
+    try {
+      const added = await ok<Added & { redirect_uri: string }>(
+        'add',
+        '--org',
+        'Fed Plain Co',
+        '--issuer',
+        issuer,
+        '--kind',
+        'people',
+        '--client-id',
+        'plain-console',
+        '--client-secret',
+        'plain-secret',
+      );
+      expect(added.redirect_uri).toBe(
+        `${loadConfiguration(env).console.publicBaseUrl}/v1/console/sso/callback/Fed%20Plain%20Co`,
+      );
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('remove prints the entry it removed, audited; list no longer has it; a second remove is refused', async () => {

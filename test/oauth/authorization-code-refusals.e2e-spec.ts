@@ -10,8 +10,8 @@ import { bearer, decodeJwt } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
- * Every refusal of the authorization code grant (docs/mcp.md#refusals): each with a clear error, and nothing left behind
- * (no grant, no token that works).
+ * Every refusal of the authorization code grant (docs/mcp.md#authorization-code): each with a clear error, and nothing
+ * left behind (no grant, no token that works).
  */
 const FORM = 'application/x-www-form-urlencoded';
 const AUDIENCE = 'https://refusals.example.com/mcp';

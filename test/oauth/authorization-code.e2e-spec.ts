@@ -1,10 +1,16 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { CredentialKinds } from '../../src/credentials/credential-kinds';
+import { GrantsService } from '../../src/grants/grants.service';
 import { MembersService } from '../../src/members/members.service';
 import { CLIENT_DOCUMENT_CA } from '../../src/oauth/clients/client-documents';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { duringAuditFailure } from '../support/audit-failure';
 import { ClientDocumentServer, pkce, REDIRECT_URI } from '../support/client-documents';
 import { bearer, decodeJwt, UUID } from '../support/http-assertions';
-import { createTestApp, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
+import { explain } from '../support/query-plans';
+import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
  * The authorization code grant for MCP clients (docs/mcp.md): authorize, consent, code, token, refresh, revoke; the
@@ -73,6 +79,11 @@ describe('authorization code grant', () => {
 
   function token(form: Record<string, string>) {
     return t.http().post('/oauth/token').type(FORM).send(new URLSearchParams(form).toString());
+  }
+
+  /** A refresh token's request by the main client. */
+  function refresh(refreshToken: string) {
+    return token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
   }
 
   async function codeTokens(who = person) {
@@ -195,8 +206,6 @@ describe('authorization code grant', () => {
 
   it('rotates the refresh token; a reused one ends the grant and its tokens', async () => {
     const first = await codeTokens();
-    const refresh = (refreshToken: string) =>
-      token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
     const second = (await refresh(first.refresh_token).expect(200)).body;
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect(decodeJwt(second.access_token).payload).toMatchObject({ aud: AUDIENCE, client_id: clientId });
@@ -236,13 +245,9 @@ describe('authorization code grant', () => {
     });
     await t.http().delete(`/v1/grants/${grantId}`).set(bearer(person.token)).expect(200);
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
-    const refused = await token({
-      grant_type: 'refresh_token',
-      refresh_token: issued.refresh_token,
-      client_id: clientId,
-    });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error).toBe('invalid_grant');
+    // Its refresh tokens are deleted: unknown now, not merely refused for a revoked grant.
+    const refused = await refresh(issued.refresh_token).expect(400);
+    expect(refused.body).toMatchObject({ error: 'invalid_grant', reason: 'refresh_token_invalid' });
     const events = await t
       .get(DataSource)
       .query(`SELECT event_type, subject, payload FROM ssf_events WHERE subject LIKE '%${grantId}%'`);
@@ -286,14 +291,74 @@ describe('authorization code grant', () => {
     expect((await introspect(issued.access_token)).body).toEqual({ active: false });
   });
 
-  it('removing a member revokes their grants', async () => {
+  it('removing a member revokes their grants in the removal, with a credential-change; their refresh tokens die', async () => {
     const leaving = await t.user({ org: 'mcp-people', role: 'member' });
     const issued = await codeTokens(leaving);
-    await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
-    expect((await introspect(issued.access_token)).body).toEqual({ active: false });
     const grantId = decodeJwt(issued.access_token).payload.grant_id as string;
-    const rows = await t.get(DataSource).query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`);
+    const dataSource = t.get(DataSource);
+    // The removal fails whole when the grant's revocation cannot be audited: the grant stays, its tokens work.
+    await expect(
+      duringAuditFailure(dataSource, 'grant.revoked', () =>
+        t.get(MembersService).remove(leaving.organizationId, leaving.userId),
+      ),
+    ).rejects.toThrow();
+    expect((await introspect(issued.access_token)).body.active).toBe(true);
+
+    expect(await t.get(MembersService).remove(leaving.organizationId, leaving.userId)).toEqual({
+      removed: true,
+      revokedKeys: 0,
+    });
+    expect((await introspect(issued.access_token)).body).toEqual({ active: false });
+    const refreshed = await refresh(issued.refresh_token).expect(400);
+    expect(refreshed.body).toMatchObject({ error: 'invalid_grant', reason: 'refresh_token_invalid' });
+    const rows = await dataSource.query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`);
     expect(rows).toEqual([{ status: 'revoked' }]);
+    const audit = await dataSource.query(
+      `SELECT action, reason, actor_user_id FROM audit_events WHERE target_id = '${grantId}' ORDER BY occurred_at, id`,
+    );
+    expect(audit.slice(1)).toEqual([{ action: 'grant.revoked', reason: 'member_removed', actor_user_id: null }]);
+    const events = await dataSource.query(`SELECT payload FROM ssf_events WHERE subject LIKE '%${grantId}%'`);
+    expect(events.map((event: { payload: string }) => JSON.parse(event.payload))).toEqual([
+      expect.objectContaining({ credential_type: 'grant', change_type: 'revoke' }),
+    ]);
+  });
+
+  it('a consent the person gives after their removal stores no grant (401 member_removed)', async () => {
+    const leaving = await t.user({ org: 'mcp-people', role: 'member' });
+    const consent = {
+      clientId,
+      clientName: 'Main client',
+      redirectUri: REDIRECT_URI,
+      codeChallenge: pkce().challenge,
+      resource: AUDIENCE,
+      scopes: ['tools:read'],
+    };
+    await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
+    await expect(t.get(GrantsService).allow(leaving, consent)).rejects.toMatchObject({ reason: 'member_removed' });
+    const rows = await t.get(DataSource).query(`SELECT id FROM oauth_grants WHERE user_id = '${leaving.userId}'`);
+    expect(rows).toEqual([]);
+  });
+
+  it("reads a grant's liveness by primary key, a turn's reads in one query, through the credential core", async () => {
+    const issued = await codeTokens();
+    const grantId = decodeJwt(issued.access_token).payload.grant_id as string;
+    const dataSource = t.get(DataSource);
+    const store = t.get(CredentialKinds).of('grant')!;
+    const query =
+      DATABASE_KIND === 'sqlite'
+        ? jest.spyOn(dataSource, 'query')
+        : jest.spyOn((dataSource.driver as PostgresDriver).master as Pool, 'query');
+    const found = await Promise.all([store.read(grantId), store.read('00000000-0000-4000-8000-000000000000')]);
+    const calls = query.mock.calls as unknown as Array<[string, unknown[]]>;
+    query.mockRestore();
+    expect(calls).toHaveLength(1);
+    expect(found).toEqual([
+      expect.objectContaining({ userId: person.userId, status: 'ACTIVE', scopes: 0, expiresAtMs: null }),
+      undefined,
+    ]);
+    const plan = await explain(dataSource, calls[0][0], calls[0][1], ['seqscan', 'bitmapscan']);
+    expect(plan).not.toMatch(/SCAN (g|oauth_grants)\b|Seq Scan/);
+    expect(plan).toMatch(DATABASE_KIND === 'sqlite' ? /SEARCH g USING INDEX/ : /Index (Only )?Scan/);
   });
 
   it('Deny sends access_denied to the client and grants nothing', async () => {

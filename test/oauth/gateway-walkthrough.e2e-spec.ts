@@ -14,7 +14,7 @@ import { createTestApp, TestApp, TestUser } from '../support/test-app';
 /**
  * docs/resource-servers.md as a platform team follows it, run as written against a local http:// Gatehouse: the
  * walk-through's registration command (`npx gatehouse ...`, run in-process) and its token command (bash and curl), and
- * the openid-client example of #client-credentials (node, with only the issuer's port changed). The gateway blocks
+ * the openid-client example of #client-credentials (below). The gateway blocks
  * themselves run in nginx.e2e-spec.ts, caddy-gateway.e2e-spec.ts and traefik-envoy-gateway.e2e-spec.ts.
  */
 const WALKTHROUGH = '### From registration to a working gateway';
@@ -86,28 +86,78 @@ describe('the walk-through of docs/resource-servers.md, run as written', () => {
       await forwardAuth(stdout).expect(200);
     },
   );
+});
 
-  it('the openid-client example mints a token for the service against a local http:// issuer', async () => {
-    await registered();
-    const key = await t.createKey(admin, 'walkthrough openid-client');
-    const example = documentedBlock('## Client credentials', 'ts');
-    expect(example).toContain("new URL('http://localhost:3000')");
+/**
+ * The openid-client example of #client-credentials on a server where nothing is registered, as a reader who comes from
+ * the README's walk-through runs it: the section's registration command, then the example (node and the real
+ * openid-client, only the issuer's port changed). Without the registration the token endpoint answers invalid_target.
+ */
+describe('the openid-client example of docs/resource-servers.md#client-credentials, run as written', () => {
+  const SECTION = '## Client credentials';
+  let t: TestApp;
+  let issuer: string;
+  let admin: TestUser;
+  let dir: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    issuer = `http://localhost:${port}`;
+    t = await createTestApp({ env: { JWT_ISSUER: issuer, PUBLIC_BASE_URL: issuer } });
+    await t.app.listen(port, '127.0.0.1');
+    admin = await t.user({ org: 'openid-client', role: 'admin' });
     // Inside node_modules/.cache, so that `import 'openid-client'` resolves as in a project that installed it.
     const cache = resolve(__dirname, '../../node_modules/.cache');
     mkdirSync(cache, { recursive: true });
-    const dir = mkdtempSync(join(cache, 'gatehouse-docs-example-'));
+    dir = mkdtempSync(join(cache, 'gatehouse-docs-example-'));
+  });
+
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await t?.close();
+  });
+
+  /** `node token.mjs` as the docs say, with GATEHOUSE_API_KEY set: its token, or its failure's output. */
+  async function runExample(key: string): Promise<{ token?: string; failure?: string }> {
+    const example = documentedBlock(SECTION, 'ts');
+    expect(example).toContain("new URL('http://localhost:3000')");
+    writeFileSync(
+      join(dir, 'token.mjs'),
+      `${example.replace('http://localhost:3000', issuer)}\nprocess.stdout.write(access_token);\n`,
+    );
     try {
-      writeFileSync(
-        join(dir, 'token.mjs'),
-        `${example.replace('http://localhost:3000', issuer)}\nprocess.stdout.write(access_token);\n`,
-      );
       const { stdout } = await run(process.execPath, [join(dir, 'token.mjs')], {
-        env: { ...process.env, GATEHOUSE_API_KEY: key.value },
+        env: { ...process.env, GATEHOUSE_API_KEY: key },
       });
-      expect(decodeJwt(stdout)).toMatchObject({ iss: issuer, aud: ORDERS, scope: 'api_keys:read', client_id: key.id });
-      await forwardAuth(stdout).expect(200);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+      return { token: stdout };
+    } catch (error) {
+      return { failure: String((error as { stderr?: string }).stderr ?? error) };
     }
+  }
+
+  it('mints a token for the service once the section registered it, and fails with invalid_target before', async () => {
+    const key = await t.createKey(admin, 'docs openid-client');
+    expect(await t.get(ResourceServersService).isRegistered(ORDERS)).toBe(false);
+    const before = await runExample(key.value);
+    expect(before.token).toBeUndefined();
+    expect(before.failure).toContain('invalid_target');
+
+    // The section's registration, as written (`npx gatehouse ...`, run in-process).
+    const lines = documentedBlock(SECTION, 'sh')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    expect(lines).toHaveLength(1);
+    const [npx, bin, ...argv] = words(lines[0]);
+    expect([npx, bin]).toEqual(['npx', 'gatehouse']);
+    expect(await runTestCli(argv, t.env)).toMatchObject({ exitCode: 0 });
+
+    const { token, failure } = await runExample(key.value);
+    expect(failure).toBeUndefined();
+    expect(decodeJwt(token!)).toMatchObject({ iss: issuer, aud: ORDERS, scope: 'api_keys:read', client_id: key.id });
+    await t
+      .http()
+      .get(`/v1/forward-auth?audience=${ORDERS}&scope=api_keys:read`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
   });
 });

@@ -33,7 +33,7 @@ describe('docs/client.md examples, compiled as CommonJS and run', () => {
   let diagnostics: string[];
 
   beforeAll(async () => {
-    ({ t, fake } = await startWithFakeDatadog());
+    ({ t, fake } = await startWithFakeDatadog({ MONITORING_VALIDATIONS_PER_MINUTE: '2' }));
     await t.app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     for (const dir of [DIR, OUT]) rmSync(dir, { recursive: true, force: true });
@@ -101,11 +101,19 @@ describe('docs/client.md examples, compiled as CommonJS and run', () => {
     const keys = datadogKeys('client-doc');
     resetFakeDatadog(fake, keys);
     const table = jest.spyOn(console, 'table').mockImplementation(() => undefined);
+    const logged = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
       expect(await tools.checkDatadogKeys(gatehouse, keys.api_key, keys.application_key)).toBe(true);
       expect(table).toHaveBeenCalledTimes(1);
+      // The organization's second validation this minute is its last (MONITORING_VALIDATIONS_PER_MINUTE=2); the third
+      // is refused with the reason the example branches on.
+      expect(await tools.checkDatadogKeys(gatehouse, keys.api_key, keys.application_key)).toBe(true);
+      expect(logged).not.toHaveBeenCalled();
+      expect(await tools.checkDatadogKeys(gatehouse, keys.api_key, keys.application_key)).toBe(false);
+      expect(logged.mock.calls).toEqual([[expect.stringMatching(/^rate limited, retry in \d+ s$/)]]);
     } finally {
       table.mockRestore();
+      logged.mockRestore();
     }
   });
 });

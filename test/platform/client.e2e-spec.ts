@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { apiKeyTokenSource, createGatehouseClient, exchangeApiKey, GatehouseError, unwrap } from '../../client';
+import {
+  apiKeyTokenSource,
+  createGatehouseClient,
+  exchangeApiKey,
+  GatehouseError,
+  toGatehouseError,
+  unwrap,
+} from '../../client';
 import { KEY_VALUE } from '../support/http-assertions';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 
@@ -56,10 +63,16 @@ describe('typed client against a running server', () => {
       status: 401,
       code: 'UNAUTHENTICATED',
       message: 'user not authenticated',
+      reason: 'credential_revoked',
     });
     const refused = await exchangeApiKey(asUser, created.opaque_key).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(GatehouseError);
-    expect(refused).toMatchObject({ status: 401, code: 'UNAUTHENTICATED', message: 'api key revoked' });
+    expect(refused).toMatchObject({
+      status: 401,
+      code: 'UNAUTHENTICATED',
+      message: 'api key revoked',
+      reason: 'api_key_revoked',
+    });
   });
 
   it('apiKeyTokenSource exchanges once and reuses the access token for a tool', async () => {
@@ -93,7 +106,14 @@ describe('typed client against a running server', () => {
       status: 404,
       code: 'NOT_FOUND',
       message: 'api key not found',
+      reason: 'api_key_not_found',
       body: { code: 'NOT_FOUND', message: 'api key not found', reason: 'api_key_not_found' },
     });
+  });
+
+  it("an answer that is not the API's (a proxy's page) is UNKNOWN, with no reason", () => {
+    const page = new Response('<html>Bad Gateway</html>', { status: 502, headers: { 'Retry-After': '5' } });
+    const error = toGatehouseError(page, '<html>Bad Gateway</html>');
+    expect(error).toMatchObject({ status: 502, code: 'UNKNOWN', reason: undefined, retryAfterSeconds: 5, body: {} });
   });
 });

@@ -20,6 +20,7 @@ export function auditEvent(organizationId: string | null, fields: Partial<AuditE
     reason: null,
     clientIp: null,
     requestId: null,
+    changes: null,
     ...fields,
   };
 }
@@ -28,7 +29,8 @@ export function auditEvent(organizationId: string | null, fields: Partial<AuditE
 export async function seedAuditEvents(t: TestApp, events: AuditEvent[]): Promise<void> {
   const repository = t.get(DataSource).getRepository(AuditEvent);
   for (let start = 0; start < events.length; start += 500) {
-    await repository.insert(events.slice(start, start + 500));
+    // `changes` is JSON (any value), which TypeORM's partial-entity type cannot follow.
+    await repository.insert(events.slice(start, start + 500) as Parameters<typeof repository.insert>[0]);
   }
 }
 
@@ -45,6 +47,7 @@ export interface AuditEventBody {
   previous_api_key_expires_at: string | null;
   client_ip: string | null;
   request_id: string | null;
+  changes: Record<string, { before: unknown; after: unknown }> | null;
 }
 
 export interface AuditPageBody {

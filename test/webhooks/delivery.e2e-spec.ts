@@ -113,6 +113,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
       next_attempt_at: null,
       last_attempt_at: expect.stringMatching(ISO_MS),
       created_at: expect.stringMatching(ISO_MS),
+      resent_from: null,
     });
   });
 

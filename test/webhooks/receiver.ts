@@ -3,8 +3,11 @@ import type { Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { listenOnLoopback } from '../support/ports';
 
-/** What a receiver answers one request: a status, or nothing at all (it hangs until closed). */
-export type Answer = number | 'hang';
+/**
+ * What a receiver answers one request: a status (with `ok` as its body), a status with a body and headers of its own,
+ * or nothing at all (it hangs until closed).
+ */
+export type Answer = number | 'hang' | { status: number; body: string | Buffer; headers?: Record<string, string> };
 
 /** A request as the receiver got it, verified with the Standard Webhooks library when its secret is known. */
 export interface Received {
@@ -23,6 +26,8 @@ export class Receiver {
   readonly refused: string[] = [];
   /** Requests answered so far, verified or not. */
   requests = 0;
+  /** Every request as it came, verified or not: to verify with another secret than `secret`. */
+  readonly raw: Array<{ headers: Record<string, string>; body: string }> = [];
   secret: string | undefined;
   /** How long each answer waits (a slow endpoint). */
   delayMs = 0;
@@ -74,6 +79,7 @@ export class Receiver {
     request.on('end', () => {
       this.requests += 1;
       const body = Buffer.concat(chunks).toString('utf8');
+      this.raw.push({ headers: request.headers as Record<string, string>, body });
       const answer = this.answers.shift() ?? this.fallback;
       if (this.secret !== undefined) {
         try {
@@ -92,7 +98,10 @@ export class Receiver {
         }
       }
       if (answer === 'hang') return;
-      const send = (): void => void response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+      const send = (): void =>
+        typeof answer === 'number'
+          ? void response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok')
+          : void response.writeHead(answer.status, answer.headers ?? {}).end(answer.body);
       if (this.delayMs > 0) setTimeout(send, this.delayMs);
       else send();
     });

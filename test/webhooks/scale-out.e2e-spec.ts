@@ -10,7 +10,7 @@ import { Receiver, until } from './receiver';
 import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
- * At-least-once, by one instance at a time (docs/adr/0037-signed-webhooks.md#claim): instances sharing a PostgreSQL
+ * At-least-once, by one instance at a time (docs/adr/0037-signed-webhooks.md#decision): instances sharing a PostgreSQL
  * database deliver each event once, and a delivery claimed by an instance that died is delivered after its lease.
  */
 const ROUTE = '/v1/organization/webhooks';

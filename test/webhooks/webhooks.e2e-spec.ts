@@ -20,7 +20,16 @@ const REASONS: Record<string, string> = {
     'webhook_url_address_not_allowed',
   'webhook url must use https': 'webhook_url_not_https',
 };
-const WEBHOOK_FIELDS = ['created_at', 'disabled_at', 'events', 'id', 'organization_id', 'status', 'url'];
+const WEBHOOK_FIELDS = [
+  'created_at',
+  'disabled_at',
+  'events',
+  'id',
+  'organization_id',
+  'previous_secret_expires_at',
+  'status',
+  'url',
+];
 
 async function webhookRows(t: TestApp): Promise<Array<{ id: string; secret_encrypted: string }>> {
   return t.get(DataSource).query('SELECT id, secret_encrypted FROM webhooks');
@@ -52,6 +61,7 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
       created_at: expect.stringMatching(ISO_MS),
       status: 'active',
       disabled_at: null,
+      previous_secret_expires_at: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
     });
     expect(Buffer.from(webhook.secret.slice('whsec_'.length), 'base64')).toHaveLength(24);
@@ -62,7 +72,14 @@ describe(`webhook endpoints on ${DATABASE_KIND}`, () => {
     expect(row.secret_encrypted).not.toContain(webhook.secret.slice('whsec_'.length));
 
     const list = await t.http().get(ROUTE).set(bearer(admin.token)).expect(200);
-    expect(list.body).toEqual({ webhooks: [expect.any(Object)], page: 1, limit: 20, total_count: 1 });
+    // Outside production a URL on this machine is accepted (RECEIVER is one), and the list says so.
+    expect(list.body).toEqual({
+      webhooks: [expect.any(Object)],
+      page: 1,
+      limit: 20,
+      total_count: 1,
+      loopback_urls_allowed: true,
+    });
     const { secret, ...withoutSecret } = webhook;
     expect(list.body.webhooks[0]).toEqual(withoutSecret);
     expect(JSON.stringify(list.body)).not.toContain(secret);
@@ -225,6 +242,11 @@ describe(`webhook endpoints in production on ${DATABASE_KIND}`, () => {
       await refused(url, 'webhook url must use https');
     }
     expect(await webhookRows(t)).toEqual([]);
+  });
+
+  it('says in the list that URLs on this machine are refused', async () => {
+    const list = await t.http().get(ROUTE).set(bearer(admin.token)).expect(200);
+    expect(list.body).toMatchObject({ loopback_urls_allowed: false });
   });
 
   it('refuses private, loopback, link-local, multicast, reserved and unspecified addresses, however written', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { IssuerKind, TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersRepository } from '../../src/federation/trusted-issuers.repository';
+import { TokenService } from '../../src/auth/token.service';
 import { UnitOfWork } from '../../src/database/unit-of-work';
 import { bearer } from '../support/http-assertions';
 import { TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
@@ -24,6 +25,7 @@ export const IDENTITY_FIELDS = [
   'expires_at',
   'last_used_at',
   'last_used_ip',
+  'revoked_at',
 ];
 
 export interface IdentityBody {
@@ -41,6 +43,7 @@ export interface IdentityBody {
   expires_at: string | null;
   last_used_at: string | null;
   last_used_ip: string | null;
+  revoked_at: string | null;
 }
 
 /**
@@ -85,6 +88,29 @@ export async function createIdentity(
     .send({ ...validBody(issuer), ...fields });
   if (response.status !== 201) throw new Error(`POST /v1/workload-identities: ${response.status} ${response.text}`);
   return response.body.workload_identity as IdentityBody;
+}
+
+/**
+ * What Gatehouse's API answers an access token minted through the identity as the token exchange mints one (for
+ * `owner`, with the identity's default scope api_keys:read): GET /v1/user-api-keys, 200 while the identity is live,
+ * else 401 and why (the token authenticator's reason).
+ */
+export async function identityTokenAnswer(
+  t: TestApp,
+  identity: Pick<IdentityBody, 'id'>,
+  owner: Pick<TestUser, 'userId' | 'organizationId'>,
+): Promise<{ status: number; reason?: string }> {
+  const token = await t.get(TokenService).mint({
+    tokenUse: 'access',
+    userId: owner.userId,
+    organizationId: owner.organizationId,
+    credentialId: identity.id,
+    workloadIdentity: true,
+    scope: 'api_keys:read',
+    lifetimeSeconds: 300,
+  });
+  const response = await t.http().get('/v1/user-api-keys').set(bearer(token));
+  return response.status === 200 ? { status: 200 } : { status: response.status, reason: response.body.reason };
 }
 
 export function validBody(issuer: Pick<TrustedIssuer, 'id'>): Record<string, unknown> {

@@ -3,7 +3,8 @@ import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { WorkloadIdentitiesRepository } from '../../src/workload-identities/workload-identities.repository';
-import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
+import { CredentialKinds } from '../../src/credentials/credential-kinds';
+import { bearer } from '../support/http-assertions';
 import { explain } from '../support/query-plans';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 import { createIdentity, trustIssuer } from './fixtures';
@@ -57,20 +58,26 @@ describe(`workload identity lookups by index on ${DATABASE_KIND}`, () => {
     return explain(dataSource, sql, parameters, ['seqscan', 'bitmapscan']);
   }
 
-  it('answers the per-request lookups of one event-loop turn with one query', async () => {
+  it("answers a turn's liveness reads (the kind store the token authenticator reads) with one query", async () => {
     const made = await Promise.all([1, 2, 3].map(() => createIdentity(t, owner, issuer)));
-    const identities = t.get(WorkloadIdentitiesService);
+    await t.http().delete(`/v1/workload-identities/${made[1].id}`).set(bearer(owner.token)).expect(200);
+    const store = t.get(CredentialKinds).of('workload_identity')!;
     const query = spyOnQueries();
     const found = await Promise.all([
-      ...made.map(({ id }) => identities.usable(id, owner)),
-      identities.usable('00000000-0000-4000-8000-000000000000', owner),
+      ...made.map(({ id }) => store.read(id)),
+      store.read('00000000-0000-4000-8000-000000000000'),
     ]);
-    expect(found.map((usable) => usable?.id ?? null)).toEqual([...made.map(({ id }) => id), null]);
+    expect(found.map((state) => state && { userId: state.userId, status: state.status })).toEqual([
+      { userId: owner.userId, status: 'ACTIVE' },
+      { userId: owner.userId, status: 'REVOKED' },
+      { userId: owner.userId, status: 'ACTIVE' },
+      undefined,
+    ]);
     expect(query).toHaveBeenCalledTimes(1);
   });
 
   it('reads an identity and its owner by primary key, through member_access, without a scan', async () => {
-    const text = await planOf(() => repository.findCredential('cccccccc-0000-4000-8000-000000000001'));
+    const text = await planOf(() => repository.read('cccccccc-0000-4000-8000-000000000001'));
     expect(text).not.toMatch(/MATERIALIZE|SCAN (w|m|o|memberships|organizations|workload_identities)\b|Seq Scan/);
     expect(text).toMatch(DATABASE_KIND === 'sqlite' ? /SEARCH w USING INDEX/ : /Index (Only )?Scan/);
   });

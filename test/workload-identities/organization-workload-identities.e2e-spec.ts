@@ -4,11 +4,17 @@ import { DataSource } from 'typeorm';
 import { runTestCli } from '../support/cli';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { IdentityService } from '../../src/identity/identity.service';
-import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
 import { duringAuditFailure } from '../support/audit-failure';
 import { bearer, expectError, expectInvalidArgument } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
-import { createIdentity, IDENTITY_FIELDS, IdentityBody, identityAudit, trustIssuer } from './fixtures';
+import {
+  createIdentity,
+  IDENTITY_FIELDS,
+  IdentityBody,
+  identityAudit,
+  identityTokenAnswer,
+  trustIssuer,
+} from './fixtures';
 
 interface Organization {
   name: string;
@@ -134,6 +140,7 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
           ...target,
           status: 'REVOKED',
           updated_at: expect.any(String),
+          revoked_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
           owner_email: org.member.email,
         },
       });
@@ -188,7 +195,11 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       const org = await organization();
       const key = await t.createKey(org.member, 'revoked too');
       const removal = await t.get(MembersService).remove(org.member.organizationId, org.member.userId);
-      expect(removal).toEqual({ removed: true, revokedKeys: 1 });
+      expect(removal).toEqual({
+        removed: true,
+        revokedKeys: 1,
+        member: expect.objectContaining({ userId: org.member.userId, role: 'member' }),
+      });
       const { body } = await list(org.admin, { include_revoked: true }).expect(200);
       const status = new Map(body.workload_identities.map((i: IdentityBody) => [i.id, i.status]));
       for (const identity of org.identities) {
@@ -210,10 +221,12 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
           },
         ]);
       }
-      // Their tokens stop: the identity is no longer usable, and the key's revocation came with it.
-      const identities = t.get(WorkloadIdentitiesService);
-      expect(await identities.usable(org.identities[1].id, org.member)).toBeNull();
-      expect(await identities.usable(org.identities[0].id, org.admin)).not.toBeNull();
+      // Their tokens stop (an admin's still work), and the key's revocation came with it.
+      expect(await identityTokenAnswer(t, org.identities[1], org.member)).toEqual({
+        status: 401,
+        reason: 'member_removed',
+      });
+      expect(await identityTokenAnswer(t, org.identities[0], org.admin)).toEqual({ status: 200 });
       const keys = await t
         .http()
         .get('/v1/organization/api-keys')
@@ -225,7 +238,10 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       ]);
       // Added back, they find their identities still revoked.
       await t.get(IdentityService).setRole(org.member.organizationId, org.member.userId, 'member');
-      expect(await identities.usable(org.identities[1].id, org.member)).toBeNull();
+      expect(await identityTokenAnswer(t, org.identities[1], org.member)).toEqual({
+        status: 401,
+        reason: 'credential_revoked',
+      });
     });
 
     it("the admin CLI's remove-member revokes them too; its output is unchanged", async () => {

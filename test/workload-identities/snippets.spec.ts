@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { exchangeCommand, githubActionsSnippet, kubernetesSnippet } from '../../console/src/workload-snippets';
+import {
+  exchangeCommand,
+  exchangeSnippet,
+  githubActionsSnippet,
+  gitlabSnippet,
+  kubernetesSnippet,
+  platformOf,
+} from '../../console/src/workload-snippets';
 
 /**
  * The snippets the console shows for a new workload identity (console/src/workload-snippets.ts): what a GitHub Actions
- * workflow and a Kubernetes pod run to exchange their platform's token, and the same text in
- * docs/workload-identities.md, so the page and the documentation cannot drift apart.
+ * workflow, a GitLab CI job and a Kubernetes pod run to exchange their platform's token (the one of the identity's
+ * platform), the exchange alone elsewhere, and the same text in docs/workload-identities.md, so the page and the
+ * documentation cannot drift apart.
  */
 const BASE = 'https://gatehouse.example.com';
 /** The documentation's example identity and organization audience. */
@@ -80,10 +88,65 @@ describe('workload identity snippets', () => {
     expect(other).toContain('serviceAccountName: SERVICE_ACCOUNT');
   });
 
+  it("the platform: the issuer's when it is a known one, else the subject's usual form, else none", () => {
+    const cases: Array<[string, string, string]> = [
+      ['https://token.actions.githubusercontent.com', 'anything', 'github'],
+      ['https://token.actions.githubusercontent.com/acme', 'repo:acme/deploy:ref:refs/heads/main', 'github'],
+      ['https://token.actions.acme.ghe.com', 'system:serviceaccount:ci:deployer', 'github'],
+      ['https://gitlab.com', 'project_path:acme/deploy:ref_type:branch:ref:main', 'gitlab'],
+      ['https://gitlab.com', 'repo:acme/deploy:ref:refs/heads/main', 'gitlab'],
+      ['https://kubernetes.default.svc.cluster.local', 'anything', 'kubernetes'],
+      ['https://oidc.eks.eu-west-1.amazonaws.com/id/ABC123', 'repo:x', 'kubernetes'],
+      ['https://container.googleapis.com/v1/projects/p/locations/l/clusters/c', 'x', 'kubernetes'],
+      // Self-hosted: the subject's form says which.
+      ['https://github.acme.test/_services/token', 'repo:acme/deploy:environment:production', 'github'],
+      ['https://gitlab.acme.test', 'project_path:acme/deploy:ref_type:tag:ref:v1', 'gitlab'],
+      ['https://k8s.acme.test', 'system:serviceaccount:ci:deployer', 'kubernetes'],
+      ['https://idp.acme.test', 'spiffe://acme/ns/ci', 'other'],
+      ['not a url', 'spiffe://acme/ns/ci', 'other'],
+    ];
+    expect(cases.map(([issuer, subject]) => platformOf(issuer, subject))).toEqual(
+      cases.map(([, , platform]) => platform),
+    );
+  });
+
+  it("GitLab CI: an id_tokens entry for the issuer's audience, exchanged in the script; a branch subject's rule", () => {
+    const input = { baseUrl: BASE, audience: 'https://gatehouse.example.com/orgs?x=1', clientId: CLIENT_ID };
+    const snippet = gitlabSnippet({ ...input, subject: 'project_path:acme/deploy:ref_type:branch:ref:main' });
+    expect(snippet).toContain('  id_tokens:\n    GATEHOUSE_ID_TOKEN:');
+    expect(snippet).toContain('      aud: https://gatehouse.example.com/orgs?x=1');
+    expect(snippet).toContain('    - if: $CI_COMMIT_BRANCH == "main"');
+    expect(snippet).toContain(`      ACCESS_TOKEN=$(curl -sSf -X POST ${BASE}/oauth/token \\`);
+    expect(snippet).toContain(`        -d client_id=${CLIENT_ID} \\`);
+    expect(snippet).toContain('--data-urlencode "subject_token=$GATEHOUSE_ID_TOKEN" | jq -r .access_token)');
+    expect(gitlabSnippet({ ...input, subject: 'project_path:acme/deploy:ref_type:tag:ref:v1' })).not.toContain(
+      'rules:',
+    );
+  });
+
+  it('another platform: the exchange alone, naming the issuer, the audience and the subject its token must carry', () => {
+    const snippet = exchangeSnippet({
+      baseUrl: BASE,
+      audience: 'gatehouse',
+      clientId: CLIENT_ID,
+      subject: 'spiffe://acme/ns/ci',
+      issuer: 'https://idp.acme.test',
+    });
+    expect(snippet.split('\n')[0]).toBe(
+      '# SUBJECT_TOKEN: a JWT of https://idp.acme.test for the audience gatehouse, whose sub is spiffe://acme/ns/ci',
+    );
+    expect(snippet).toContain(
+      `ACCESS_TOKEN=$(${exchangeCommand(BASE, '$SUBJECT_TOKEN', CLIENT_ID)} | jq -r .access_token)`,
+    );
+  });
+
   it('docs/workload-identities.md shows exactly what the console shows', () => {
     const input = { baseUrl: BASE, audience: AUDIENCE, clientId: CLIENT_ID };
     expect(docs).toContain(
       fenced(githubActionsSnippet({ ...input, subject: 'repo:acme/deploy:environment:production' })),
+    );
+    expect(docs).toContain(
+      fenced(gitlabSnippet({ ...input, subject: 'project_path:acme/deploy:ref_type:branch:ref:main' })),
     );
     expect(docs).toContain(fenced(kubernetesSnippet({ ...input, subject: 'system:serviceaccount:ci:deployer' })));
   });

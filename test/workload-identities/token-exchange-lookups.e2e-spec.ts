@@ -4,19 +4,23 @@ import { AcceptedSubjectToken, SubjectTokenVerifier } from '../../src/federation
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { permissionMask } from '../../src/identity/roles';
+import { credentialRefusal } from '../../src/auth/credential-liveness';
+import type { KindStore } from '../../src/credentials/credential-kind';
+import { CredentialKinds } from '../../src/credentials/credential-kinds';
 import { CredentialUseRecorder } from '../../src/credentials/credential-use.recorder';
 import { WorkloadIdentitiesService } from '../../src/workload-identities/workload-identities.service';
 import { bearer } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
-import { createIdentity, IdentityBody, reachableBySubject } from './fixtures';
+import { createIdentity, IdentityBody, identityTokenAnswer, reachableBySubject } from './fixtures';
 
 /**
  * What the token exchange asks of workload identities (docs/workload-identities.md#for-the-token-exchange), against a
  * live identity provider whose tokens SubjectTokenVerifier accepts: `matching` (the identity a verified token
- * matches), `usable` (every request with a token minted through one) and `recordUse` (its usage fields). `matching`
- * (an exchange without `client_id`) sees only identities reachable by subject, those that existed before identities were
- * named: the ones here are made so after their creation, their entries with the audience entries had then.
+ * matches), `recordUse` (its usage fields), and the credential core's kind store, which the token authenticator reads
+ * on every request with a token minted through one. `matching` (an exchange without `client_id`) sees only identities
+ * reachable by subject, those that existed before identities were named: the ones here are made so after their
+ * creation, their entries with the audience entries had then.
  */
 describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`, () => {
   let t: TestApp;
@@ -205,9 +209,11 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
     });
   });
 
-  describe('usable', () => {
+  describe("a token minted through an identity: the kind store the token authenticator reads, and the API's answer", () => {
     let identity: IdentityBody;
+    let store: KindStore;
     beforeAll(async () => {
+      store = t.get(CredentialKinds).of('workload_identity')!;
       identity = await identityOf(member, {
         subject: newSubject(),
         scopes: ['api_keys:read'],
@@ -215,36 +221,41 @@ describe(`workload identity lookups for the token exchange on ${DATABASE_KIND}`,
       });
     });
 
-    it("an ACTIVE identity of the token's user and organization: its scopes, expiry and the owner's role", async () => {
-      expect(await identities.usable(identity.id, member)).toEqual({
-        id: identity.id,
-        organizationId: member.organizationId,
+    it("an ACTIVE identity: its owner, scopes and expiry, and the owner's role read with it", async () => {
+      expect(await store.read(identity.id)).toEqual({
         userId: member.userId,
+        organizationId: member.organizationId,
+        status: 'ACTIVE',
         scopes: permissionMask(['api_keys:read']),
         expiresAtMs: Date.parse(identity.expires_at!),
-        role: 'member',
-        accessTokenLifetime: 1800,
+        allowedCidrs: null,
+        rateLimit: null,
+        ownerAccess: { role: 'member', accessTokenLifetime: 1800 },
       });
       // Any case of the id; lookups of one turn share a query.
-      const many = await Promise.all(
-        [identity.id.toUpperCase(), identity.id, identity.id].map((id) => identities.usable(id, member)),
-      );
-      expect(many.map((found) => found?.id)).toEqual([identity.id, identity.id, identity.id]);
+      const many = await Promise.all([identity.id.toUpperCase(), identity.id, identity.id].map((id) => store.read(id)));
+      expect(many.map((found) => found?.userId)).toEqual([member.userId, member.userId, member.userId]);
+      expect(await identityTokenAnswer(t, identity, member)).toEqual({ status: 200 });
     });
 
-    it('null for another user or organization, an unknown or malformed id, after its expiry', async () => {
-      expect(await identities.usable(identity.id, admin)).toBeNull();
-      expect(await identities.usable(identity.id, { ...member, organizationId: randomUUID() })).toBeNull();
-      expect(await identities.usable(randomUUID(), member)).toBeNull();
-      expect(await identities.usable('not-an-id', member)).toBeNull();
-      expect(await identities.usable(identity.id, member, Date.parse(identity.expires_at!))).toBeNull();
+    it('refused for another user or organization, an unknown or malformed id, and from its expiry on', async () => {
+      const refusal = async (id: string, owner: Pick<TestUser, 'userId' | 'organizationId'>, nowMs = Date.now()) =>
+        credentialRefusal(await store.read(id), owner, nowMs);
+      expect(await refusal(identity.id, admin)).toBe('credential_not_found');
+      expect(await refusal(identity.id, { ...member, organizationId: randomUUID() })).toBe('credential_not_found');
+      expect(await refusal(randomUUID(), member)).toBe('credential_not_found');
+      expect(await refusal('not-an-id', member)).toBe('credential_not_found');
+      expect(await refusal(identity.id, member, Date.parse(identity.expires_at!) - 1)).toBeNull();
+      expect(await refusal(identity.id, member, Date.parse(identity.expires_at!))).toBe('credential_expired');
+      expect(await identityTokenAnswer(t, identity, admin)).toEqual({ status: 401, reason: 'credential_not_found' });
     });
 
-    it('null once revoked, and the role read now', async () => {
+    it('refused once revoked, and the role read now', async () => {
       const mine = await identityOf(admin, { subject: newSubject() });
-      expect((await identities.usable(mine.id, admin))?.role).toBe('admin');
+      expect((await store.read(mine.id))?.ownerAccess?.role).toBe('admin');
+      expect(await identityTokenAnswer(t, mine, admin)).toEqual({ status: 200 });
       await t.http().delete(`/v1/workload-identities/${mine.id}`).set(bearer(admin.token)).expect(200);
-      expect(await identities.usable(mine.id, admin)).toBeNull();
+      expect(await identityTokenAnswer(t, mine, admin)).toEqual({ status: 401, reason: 'credential_revoked' });
     });
   });
 

@@ -114,6 +114,7 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         expires_at: null,
         last_used_at: null,
         last_used_ip: null,
+        revoked_at: null,
       });
       // Conditions in claim-name order.
       expect(Object.keys(identity.conditions)).toEqual(['environment', 'ref', 'repository']);
@@ -400,7 +401,9 @@ describe(`workload identities on ${DATABASE_KIND}`, () => {
         ...identity,
         status: 'REVOKED',
         updated_at: expect.stringMatching(ISO_MS),
+        revoked_at: expect.stringMatching(ISO_MS),
       });
+      expect(body.workload_identity.revoked_at).toBe(body.workload_identity.updated_at);
       const again = await revoke(member, identity.id).expect(200);
       expect(again.body).toStrictEqual(body);
       expect((await get(member, identity.id).expect(200)).body).toStrictEqual(body);

@@ -234,6 +234,9 @@ class FeedVerifier implements Verifier {
         // The JWKS could not be fetched: nothing is known about the token yet.
         throw new VerifyError('feed_stale', "cannot fetch Gatehouse's signing keys");
       }
+      if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') {
+        throw wrongAudience(error.payload.aud, this.options.audience);
+      }
       throw new VerifyError('invalid_token', `the token is not a valid Gatehouse access token (${error.code})`);
     }
     const claims = payload as AccessClaims;
@@ -319,6 +322,22 @@ class FeedVerifier implements Verifier {
     }
     return this.access(String(body.sub), String(body.org), String(body.client_id), splitScope(body.scope), required);
   }
+}
+
+/**
+ * A token Gatehouse signed for another audience: its default one (minted without `resource`) or another resource
+ * server's. Says which, and how to mint one for this resource server (RFC 8707's `resource`); the signature was checked
+ * first, so the audience named is Gatehouse's own word.
+ */
+function wrongAudience(aud: unknown, audience: string): VerifyError {
+  const named = (Array.isArray(aud) ? aud : [aud])
+    .filter((value): value is string => typeof value === 'string')
+    .map((value) => value.replace(/[^\x20-\x7e]/g, '?').slice(0, 200));
+  const is = named.length === 0 ? 'has no audience' : `is for ${named.join(', ')}`;
+  return new VerifyError(
+    'invalid_token',
+    `wrong audience: the token ${is}, not this resource server (${audience}); mint it with resource=${audience}`,
+  );
 }
 
 function addressNotAllowed(): VerifyError {

@@ -6,6 +6,7 @@ import { errors as joseErrors, generateKeyPair } from 'jose';
 import { invalidSetError } from '../src/feed';
 import { createVerifier, Verifier, VerifierOptions, VerifierSetupError, VerifyError } from '../src/index';
 import { gatehouse } from '../src/express';
+import { check } from '../src/http';
 import { GatehouseGuard, GatehouseRefusal } from '../src/nest';
 import {
   AUDIENCE,
@@ -107,6 +108,33 @@ void describe('@gatehouse/verifier', () => {
     for (const audience of ['gatehouse', 'https://billing.example.com']) {
       assert.equal(await refusedWith(verifier.verify(await gh.token({}, { audience }))), 'invalid_token');
     }
+  });
+
+  void it('says a token of another audience is for the wrong audience, and how to mint one for this resource server', async () => {
+    // A token minted without `resource` carries Gatehouse's own audience (JWT_AUDIENCE).
+    assert.equal(
+      await messageOf(verifier.verify(await gh.token({}, { audience: 'gatehouse' }))),
+      `wrong audience: the token is for gatehouse, not this resource server (${AUDIENCE}); mint it with resource=${AUDIENCE}`,
+    );
+    assert.equal(
+      await messageOf(verifier.verify(await gh.token({}, { audience: 'https://billing.example.com' }))),
+      `wrong audience: the token is for https://billing.example.com, not this resource server (${AUDIENCE}); mint it ` +
+        `with resource=${AUDIENCE}`,
+    );
+    // What a resource server using the middleware answers: 401, the same sentence.
+    assert.deepEqual(await check(verifier, `Bearer ${await gh.token({}, { audience: 'gatehouse' })}`, []), {
+      status: 401,
+      headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse", error="invalid_token"' },
+      body: {
+        code: 'invalid_token',
+        message: `wrong audience: the token is for gatehouse, not this resource server (${AUDIENCE}); mint it with resource=${AUDIENCE}`,
+      },
+    });
+    // Another failure still reads as before.
+    assert.match(
+      await messageOf(verifier.verify(await gh.token({}, { typ: 'JWT' }))),
+      /^the token is not a valid Gatehouse access token \(ERR_JWT_CLAIM_VALIDATION_FAILED\)$/,
+    );
   });
 
   void it('made a stream of its own, described by host and pid', () => {

@@ -1,4 +1,4 @@
-import { createGatehouseClient, GatehouseError, unwrap } from '../../../client';
+import { createGatehouseClient, GatehouseError, toGatehouseError, unwrap } from '../../../client';
 import { endSession, getSession } from '../session';
 
 /**
@@ -20,4 +20,4 @@ api.use({
   },
 });
 
-export { GatehouseError, unwrap };
+export { GatehouseError, toGatehouseError, unwrap };

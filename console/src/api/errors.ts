@@ -16,8 +16,20 @@ export function validationOf(error: unknown): ValidationOutcome | undefined {
   return validation !== undefined && Array.isArray(validation.permissions) ? validation : undefined;
 }
 
+/** The API's names of the fields a message may start with, as the console's forms label them. */
+const FIELD_LABELS: Array<[string, string]> = [
+  ['allowed_cidrs', 'Allowed addresses'],
+  ['rate_limit', 'Rate limit'],
+  ['expires_at', 'Expiry'],
+  ['webhook url', 'Webhook URL'],
+];
+
 function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  const field = FIELD_LABELS.find(([name]) => message.startsWith(`${name} `) || message.startsWith(`${name}:`));
+  const text =
+    field === undefined
+      ? message.charAt(0).toUpperCase() + message.slice(1)
+      : field[1] + message.slice(field[0].length);
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
@@ -31,6 +43,13 @@ const BY_MESSAGE: Record<string, string> = {
   'sign-in link belongs to another browser':
     'This sign-in link belongs to a single sign-on started in another browser, so it does not work here. If someone ' +
     'sent it to you, do not use it: it would sign you in as them. Sign in yourself below.',
+  'invitation already used':
+    'This invitation has already been used. Each invitation works once: if it was not you, tell an administrator.',
+  'invitation expired': 'This invitation has expired: invitations work for 7 days. Ask an administrator for a new one.',
+  'invitation invalid':
+    'This invitation is not valid: it was withdrawn or replaced by a newer one, or the link is incomplete. Ask an administrator for a new one.',
+  'member not found': 'This person is no longer a member.',
+  'invitation not found': 'This invitation was used or withdrawn meanwhile.',
   'user not authenticated': 'Your session has ended. Sign in again with a new link.',
   'insufficient permissions': 'Your role does not allow this.',
   'route not found': 'This Gatehouse server does not offer this feature yet.',

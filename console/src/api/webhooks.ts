@@ -10,6 +10,8 @@ export type Webhook = Schemas['WebhookView'];
 export type CreatedWebhook = Schemas['CreatedWebhookView'];
 export type WebhookEvent = Schemas['CreateWebhookDto']['events'][number];
 export type WebhookDelivery = Schemas['DeliveryView'];
+/** A delivery with the body sent and its last answer (GET .../deliveries/{deliveryId}). */
+export type WebhookDeliveryDetail = Schemas['DeliveryDetailView'];
 
 /** The events an endpoint may subscribe to, in catalogue order (src/webhooks/webhook-events.ts), with what each means. */
 export const WEBHOOK_EVENTS: ReadonlyArray<{ name: WebhookEvent; description: string }> = [

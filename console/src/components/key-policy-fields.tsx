@@ -85,7 +85,7 @@ export function KeyPolicyFields({
           onChange={(event) => onChange({ ...draft, requests: event.target.value })}
         />{' '}
         <label className="inline" htmlFor={ids.window}>
-          per seconds
+          per<span className="visually-hidden"> (window in seconds)</span>
         </label>{' '}
         <input
           id={ids.window}
@@ -97,7 +97,10 @@ export function KeyPolicyFields({
           value={draft.windowSeconds}
           className="input-short"
           onChange={(event) => onChange({ ...draft, windowSeconds: event.target.value })}
-        />
+        />{' '}
+        <span aria-hidden="true" data-testid="window-unit">
+          {draft.windowSeconds.trim() === '1' ? 'second' : 'seconds'}
+        </span>
       </fieldset>
     </>
   );

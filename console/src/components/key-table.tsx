@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { ApiKey } from '../api/contract';
-import { compactId, formatTime, keyName, relativeTime } from '../format';
+import { compactId, formatRateLimit, formatTime, keyName, relativeTime } from '../format';
 import { Link } from '../router';
 
 /** A key as the list shows it (docs/api.md#api-key-object). */
@@ -10,7 +10,18 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
-function Expiry({ value, status }: { value: string | null; status: string }) {
+/** When a revoked credential was revoked: what matters once it is, rather than the expiry it no longer reaches. */
+export function Revoked({ at }: { at: string | null }) {
+  if (at === null) return null;
+  return (
+    <span className="detail">
+      revoked <time dateTime={at}>{formatTime(at)}</time>
+    </span>
+  );
+}
+
+export function Expiry({ value, status }: { value: string | null; status: string }) {
+  if (status === 'REVOKED') return <span className="muted">no longer applies</span>;
   if (value === null) return <span className="muted">never</span>;
   return (
     <time dateTime={value} title={value}>
@@ -45,6 +56,28 @@ function Scopes({ scopes }: { scopes: ListedKey['scopes'] }) {
         </li>
       ))}
     </ul>
+  );
+}
+
+/** Where the key may be used from and how often, compactly: the first address, and how many more (all on hover). */
+function Limits({ apiKey }: { apiKey: ListedKey }) {
+  const cidrs = apiKey.allowed_cidrs;
+  return (
+    <>
+      {cidrs === null ? (
+        <span className="detail muted">any address</span>
+      ) : (
+        <span className="detail" title={cidrs.join('\n')}>
+          from <code>{cidrs[0]}</code>
+          {cidrs.length > 1 && ` and ${cidrs.length - 1} more`}
+        </span>
+      )}
+      {apiKey.rate_limit === null ? (
+        <span className="detail muted">no rate limit</span>
+      ) : (
+        <span className="detail">{formatRateLimit(apiKey.rate_limit)}</span>
+      )}
+    </>
   );
 }
 
@@ -100,6 +133,7 @@ export function KeyTable<K extends ListedKey>({
             {owner !== undefined && <th scope="col">Owner</th>}
             <th scope="col">Status</th>
             <th scope="col">Scopes</th>
+            <th scope="col">Limits</th>
             <th scope="col">Created</th>
             <th scope="col">Expires</th>
             <th scope="col">Last used</th>
@@ -128,10 +162,14 @@ export function KeyTable<K extends ListedKey>({
               {owner !== undefined && <td data-label="Owner">{owner(key)}</td>}
               <td data-label="Status">
                 <StatusBadge status={key.status} />
+                <Revoked at={key.revoked_at} />
                 <Rotation apiKey={key} keys={keys} />
               </td>
               <td data-label="Scopes">
                 <Scopes scopes={key.scopes} />
+              </td>
+              <td data-label="Limits">
+                <Limits apiKey={key} />
               </td>
               <td data-label="Created">
                 <time dateTime={key.created_at}>{formatTime(key.created_at)}</time>

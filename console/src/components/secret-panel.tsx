@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from 'react';
 
-/** What the panel says of each kind of secret: a key is kept as a hash, a webhook's signing secret sealed. */
+/** What the panel says of each kind of secret: a key and an invitation are kept as a hash, a webhook's signing secret sealed. */
 const WORDS = {
   'api-key': {
     label: 'New API key',
@@ -10,9 +10,15 @@ const WORDS = {
   },
   'webhook-secret': {
     label: 'Signing secret',
-    kept: 'Gatehouse keeps it encrypted, to sign events with, and never shows it again. If you lose it, delete the webhook and add it again.',
+    kept: 'Gatehouse keeps it encrypted, to sign events with, and never shows it again. If you lose it, rotate the secret.',
     copy: 'Copy secret',
     copyFailed: 'Could not copy: select the secret and copy it by hand.',
+  },
+  invitation: {
+    label: 'Invitation link',
+    kept: 'Gatehouse keeps only a hash of it, so nobody can show it to you later. If it is lost, invite the person again: the new link replaces this one.',
+    copy: 'Copy link',
+    copyFailed: 'Could not copy: select the link and copy it by hand.',
   },
 } as const;
 

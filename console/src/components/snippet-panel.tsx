@@ -1,6 +1,25 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { WorkloadIdentity } from '../api/workload-identities';
-import { githubActionsSnippet, kubernetesSnippet } from '../workload-snippets';
+import {
+  exchangeSnippet,
+  githubActionsSnippet,
+  gitlabSnippet,
+  kubernetesSnippet,
+  type Platform,
+  platformOf,
+  type SnippetInput,
+} from '../workload-snippets';
+
+/** The one snippet for the identity's platform: its title, its text and its test id. */
+const SNIPPETS: Record<
+  Platform,
+  { title: string; testId: string; text: (input: SnippetInput & { issuer: string }) => string }
+> = {
+  github: { title: 'GitHub Actions workflow', testId: 'snippet-github', text: githubActionsSnippet },
+  gitlab: { title: 'GitLab CI job', testId: 'snippet-gitlab', text: gitlabSnippet },
+  kubernetes: { title: 'Kubernetes pod', testId: 'snippet-kubernetes', text: kubernetesSnippet },
+  other: { title: 'The exchange, from any platform', testId: 'snippet-exchange', text: exchangeSnippet },
+};
 
 function Snippet({ title, text, testId }: { title: string; text: string; testId: string }) {
   const id = useId();
@@ -32,8 +51,8 @@ function Snippet({ title, text, testId }: { title: string; text: string; testId:
 }
 
 /**
- * How a workload uses an identity: the GitHub Actions workflow and the Kubernetes pod that exchange their platform's
- * token at POST /oauth/token. Nothing here is secret (the identity has none), so it may be shown again at any time.
+ * How a workload uses an identity: what its platform (by the identity's issuer, else its subject: platformOf) runs to
+ * exchange its token at POST /oauth/token. Nothing here is secret (the identity has none), so it may be shown again.
  */
 export function SnippetPanel({
   identity,
@@ -55,7 +74,9 @@ export function SnippetPanel({
     audience: audience ?? 'AUDIENCE',
     clientId: identity.id,
     subject: identity.subject,
+    issuer: identity.issuer,
   };
+  const snippet = SNIPPETS[platformOf(identity.issuer, identity.subject)];
 
   return (
     <section className="panel" aria-labelledby={headingId}>
@@ -69,8 +90,7 @@ export function SnippetPanel({
         exchange names this identity: <code>client_id={identity.id}</code>. No secret is stored anywhere: ask the
         platform for a token with the audience <code>{input.audience}</code>.
       </p>
-      <Snippet title="GitHub Actions workflow" text={githubActionsSnippet(input)} testId="snippet-github" />
-      <Snippet title="Kubernetes pod" text={kubernetesSnippet(input)} testId="snippet-kubernetes" />
+      <Snippet title={snippet.title} text={snippet.text(input)} testId={snippet.testId} />
       <div className="actions">
         <button type="button" className="button" onClick={onDone}>
           Done

@@ -47,7 +47,7 @@ export function RangePicker({ value, onChange }: { value: UsageRange; onChange: 
 }
 
 /**
- * A credential's usage over time (docs/console.md#usage): a range, its totals per channel and the chart. `load` reads
+ * A credential's usage over time (docs/console.md#pages): a range, its totals per channel and the chart. `load` reads
  * the owner's or the organization's route.
  */
 export function UsagePanel({

@@ -1,9 +1,11 @@
 import { type FormEvent, useId, useState } from 'react';
-import { api, unwrap } from '../api/client';
+import { api, toGatehouseError, unwrap } from '../api/client';
 import type { AuditAction, AuditEvent } from '../api/contract';
+import { Email } from '../components/email';
 import { Empty, ErrorMessage, Loading } from '../components/feedback';
 import { compactId, formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
+import { navigate, useSearch } from '../router';
 
 /**
  * Every action the server records, in its order (docs/api.md#audit-events). Written as the keys of a record of every
@@ -25,6 +27,8 @@ const ACTIONS = Object.keys({
   'member.added': true,
   'member.role_changed': true,
   'member.removed': true,
+  'member.invited': true,
+  'member.invitation_revoked': true,
   'trusted_issuer.added': true,
   'trusted_issuer.removed': true,
   'trusted_issuer.updated': true,
@@ -32,6 +36,7 @@ const ACTIONS = Object.keys({
   'webhook.deleted': true,
   'webhook.disabled': true,
   'webhook.enabled': true,
+  'webhook.secret_rotated': true,
   'workload_identity.created': true,
   'workload_identity.revoked': true,
   'workload_identity.exchanged': true,
@@ -53,40 +58,151 @@ interface Filters {
   until?: string;
 }
 
+type FilterName = keyof Filters;
+const FILTER_NAMES: FilterName[] = ['action', 'actor_user_id', 'actor_email', 'target_id', 'since', 'until'];
+
+/**
+ * The filters the page's address carries (`/console/audit?action=api_key.updated&since=…`), the API's own names and
+ * values (since and until as ISO instants): a reload, a shared link, back and forward show the same list. What the
+ * API would refuse is left out rather than sent.
+ */
+function filtersOf(search: string): Filters {
+  const params = new URLSearchParams(search);
+  const filters: Filters = {};
+  const action = params.get('action');
+  if (action !== null && (ACTIONS as string[]).includes(action)) filters.action = action as AuditAction;
+  const actorId = params.get('actor_user_id');
+  if (actorId !== null && UUID.test(actorId)) filters.actor_user_id = actorId.toLowerCase();
+  const actorEmail = params.get('actor_email');
+  if (actorEmail !== null && EMAIL.test(actorEmail)) filters.actor_email = actorEmail;
+  const target = params.get('target_id');
+  if (target !== null && UUID.test(target)) filters.target_id = target.toLowerCase();
+  for (const name of ['since', 'until'] as const) {
+    const value = params.get(name);
+    if (value !== null && !Number.isNaN(Date.parse(value))) filters[name] = new Date(value).toISOString();
+  }
+  return filters;
+}
+
+function searchOf(filters: Filters): string {
+  const params = new URLSearchParams();
+  for (const name of FILTER_NAMES) {
+    const value = filters[name];
+    if (value !== undefined) params.set(name, value);
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
 /** datetime-local text (local time) as an ISO timestamp, or undefined when empty. */
 function iso(local: string): string | undefined {
   return local === '' ? undefined : new Date(local).toISOString();
+}
+
+/** An ISO instant as datetime-local text in the browser's zone (the form shows what the address holds). */
+function local(instant: string | undefined): string {
+  if (instant === undefined) return '';
+  const date = new Date(instant);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+function formOf(filters: Filters) {
+  return {
+    action: filters.action ?? '',
+    actor: filters.actor_email ?? filters.actor_user_id ?? '',
+    target: filters.target_id ?? '',
+    since: local(filters.since),
+    until: local(filters.until),
+  };
 }
 
 function Who({ event }: { event: AuditEvent }) {
   if (event.actor_user_id === null && event.actor_api_key_id === null) return <span className="muted">no one</span>;
   return (
     <>
-      {event.actor_email !== null && <span className="person">{event.actor_email}</span>}
+      {event.actor_email !== null && <Email address={event.actor_email} />}
       {event.actor_user_id !== null && <code className="id detail">{event.actor_user_id}</code>}
       {event.actor_api_key_id !== null && <span className="detail">with key {compactId(event.actor_api_key_id)}</span>}
     </>
   );
 }
 
-/** The organization's audit log (audit:read), newest first, filtered, page after page. */
+type ChangeValue = NonNullable<AuditEvent['changes']>[string]['before'];
+
+/** A changed field's value in words: none, text in quotes, a list, a rate limit, an instant. */
+function changeValue(value: ChangeValue): string {
+  if (value === null) return 'none';
+  if (Array.isArray(value)) return value.join(', ');
+  if (typeof value === 'object') {
+    const { requests, window_seconds } = value as { requests?: unknown; window_seconds?: unknown };
+    if (typeof requests === 'number' && typeof window_seconds === 'number') {
+      return `${requests} per ${window_seconds} s`;
+    }
+    return JSON.stringify(value);
+  }
+  return /^\d{4}-\d{2}-\d{2}T/.test(value) ? formatTime(value) : `“${value}”`;
+}
+
+/** What a change changed (api_key.updated, webhook.secret_rotated): each field, before → after. */
+function Changes({ changes }: { changes: AuditEvent['changes'] }) {
+  if (changes === null || Object.keys(changes).length === 0) return null;
+  return (
+    <ul className="changes" aria-label="Changes">
+      {Object.entries(changes).map(([field, change]) => (
+        <li key={field}>
+          <code>{field}</code>: {changeValue(change.before)} → {changeValue(change.after)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Saves a download the way a link with `download` does (the export needs the session's Authorization header). */
+function save(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/**
+ * The organization's audit log (audit:read), newest first, filtered (the filters kept in the page's address), page after
+ * page; the filtered events exported as CSV or JSON.
+ */
 export function AuditLogPage() {
   useTitle('Audit log');
-  const ids = { action: useId(), actor: useId(), target: useId(), since: useId(), until: useId() };
-  const [form, setForm] = useState({ action: '', actor: '', target: '', since: '', until: '' });
-  const [filters, setFilters] = useState<Filters>({});
+  const ids = { action: useId(), actor: useId(), target: useId(), since: useId(), until: useId(), exportHint: useId() };
+  const search = useSearch();
+  const filters = filtersOf(search);
+  const filtersKey = JSON.stringify(filters);
+  const [form, setForm] = useState(() => formOf(filters));
   const [more, setMore] = useState<AuditEvent[]>([]);
   const [moreError, setMoreError] = useState<unknown>();
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   const [actorError, setActorError] = useState<string>();
+  const [exporting, setExporting] = useState<'csv' | 'json'>();
+  const [exportError, setExportError] = useState<unknown>();
+
+  // Back, forward or a link changed the address: the form shows its filters (set while rendering, as React advises
+  // for state that follows a value).
+  const [formFilters, setFormFilters] = useState(filtersKey);
+  if (formFilters !== filtersKey) {
+    setFormFilters(filtersKey);
+    setForm(formOf(filters));
+  }
 
   const first = useLoad(async () => {
     const answer = await unwrap(api.GET('/v1/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE } } }));
     setMore([]);
     setNextCursor(answer.next_cursor);
     return answer.audit_events;
-  }, JSON.stringify(filters));
+  }, filtersKey);
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
@@ -96,13 +212,34 @@ export function AuditLogPage() {
       return;
     }
     setActorError(undefined);
-    setFilters({
+    const next = searchOf({
       ...(form.action === '' ? {} : { action: form.action as AuditAction }),
       ...(actor === '' ? {} : UUID.test(actor) ? { actor_user_id: actor.toLowerCase() } : { actor_email: actor }),
       ...(form.target.trim() === '' ? {} : { target_id: form.target.trim() }),
       ...(iso(form.since) === undefined ? {} : { since: iso(form.since) }),
       ...(iso(form.until) === undefined ? {} : { until: iso(form.until) }),
     });
+    // A new address for new filters (back returns to the previous ones); the same filters are read again.
+    if (next === search) first.reload();
+    else navigate(`/audit${next}`);
+  };
+
+  const download = async (format: 'csv' | 'json') => {
+    setExporting(format);
+    setExportError(undefined);
+    try {
+      const { data, error, response } = await api.GET('/v1/audit-events/export', {
+        params: { query: { ...filters, format } },
+        parseAs: 'blob',
+      });
+      if (!response.ok || data === undefined) throw toGatehouseError(response, error);
+      const name = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1];
+      save(data, name ?? `audit-events.${format}`);
+    } catch (failure) {
+      setExportError(failure);
+    } finally {
+      setExporting(undefined);
+    }
   };
 
   const loadMore = async () => {
@@ -173,6 +310,30 @@ export function AuditLogPage() {
           </button>
         </div>
       </form>
+      <div className="actions export-actions">
+        <button
+          type="button"
+          className="button"
+          onClick={() => void download('csv')}
+          disabled={exporting !== undefined}
+          aria-describedby={ids.exportHint}
+        >
+          {exporting === 'csv' ? 'Exporting…' : 'Export CSV'}
+        </button>
+        <button
+          type="button"
+          className="button"
+          onClick={() => void download('json')}
+          disabled={exporting !== undefined}
+          aria-describedby={ids.exportHint}
+        >
+          {exporting === 'json' ? 'Exporting…' : 'Export JSON'}
+        </button>
+        <span className="hint" id={ids.exportHint}>
+          The applied filters, at most 31 days: the last 31 unless Since and Until say otherwise.
+        </span>
+      </div>
+      <ErrorMessage error={exportError} />
       {actorError !== undefined && (
         <p className="message message-error" id={`${ids.actor}-error`} role="alert">
           {actorError}
@@ -206,6 +367,7 @@ export function AuditLogPage() {
                   </td>
                   <th scope="row" data-label="Action">
                     <code>{event.action}</code>
+                    <Changes changes={event.changes} />
                   </th>
                   <td data-label="Reason">{event.reason ?? <span className="muted">—</span>}</td>
                   <td data-label="Actor">
@@ -217,7 +379,7 @@ export function AuditLogPage() {
                     ) : (
                       <>
                         <span className="detail">{event.target_type}</span>{' '}
-                        {event.target_email !== null && <span className="person">{event.target_email}</span>}
+                        {event.target_email !== null && <Email address={event.target_email} />}
                         {event.target_label !== null && (
                           <span className="person">
                             {event.target_label === '' ? '(no label)' : `“${event.target_label}”`}

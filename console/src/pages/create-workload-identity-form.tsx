@@ -6,6 +6,7 @@ import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ErrorMessage } from '../components/feedback';
 import { defaultScopes, PERMISSIONS } from '../permissions';
 import type { Session } from '../session';
+import { type Platform, platformOf } from '../workload-snippets';
 
 /** As the server's limit (docs/workload-identities.md#post-v1workload-identities). */
 const MAX_CONDITIONS = 16;
@@ -25,12 +26,19 @@ interface Condition {
   value: string;
 }
 
-/** The usual subjects of the platforms an issuer is likely to be. */
+const SUBJECTS: Record<Platform, string> = {
+  github:
+    'GitHub: repo:OWNER/REPO:ref:refs/heads/main, repo:OWNER/REPO:environment:NAME or repo:OWNER/REPO:pull_request.',
+  gitlab: 'GitLab: project_path:GROUP/PROJECT:ref_type:branch:ref:main.',
+  kubernetes: 'Kubernetes: system:serviceaccount:NAMESPACE:NAME.',
+  other:
+    'GitHub Actions: repo:OWNER/REPO:environment:NAME. GitLab: project_path:GROUP/PROJECT:ref_type:branch:ref:main. ' +
+    'Kubernetes: system:serviceaccount:NAMESPACE:NAME.',
+};
+
+/** The usual subjects of the platform the issuer is (all of them when it is not a known one). */
 function subjectExamples(issuer: string | undefined): string {
-  if (issuer?.startsWith('https://token.actions.githubusercontent.com')) {
-    return 'GitHub: repo:OWNER/REPO:ref:refs/heads/main, repo:OWNER/REPO:environment:NAME or repo:OWNER/REPO:pull_request.';
-  }
-  return 'GitHub Actions: repo:OWNER/REPO:environment:NAME. Kubernetes: system:serviceaccount:NAMESPACE:NAME.';
+  return SUBJECTS[issuer === undefined ? 'other' : platformOf(issuer, '')];
 }
 
 /**

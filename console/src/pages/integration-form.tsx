@@ -161,23 +161,29 @@ function IntegrationForm({ existing }: { existing?: Integration }) {
             ))}
           </select>
         </div>
-        {editing && (
+        {editing ? (
           <p className="hint" id={ids.keysHint}>
             Stored keys: <LastFour value={existing.config.api_key_last4} label="API key" /> and{' '}
             <LastFour value={existing.config.application_key_last4} label="Application key" />. Leave a key empty to
             keep it; saving checks the keys again either way.
           </p>
+        ) : (
+          <p className="hint" id={ids.keysHint}>
+            Both keys are stored encrypted and never shown again, only their last four characters.
+          </p>
         )}
+        {/* Uncontrolled: React would otherwise copy what is typed into the value attribute, where the DOM shows it. */}
         <div className="field">
           <label htmlFor={ids.apiKey}>API key</label>
           <input
             id={ids.apiKey}
+            type="password"
             required={!editing}
             maxLength={256}
-            value={apiKey}
             autoComplete="off"
+            autoCapitalize="none"
             spellCheck={false}
-            aria-describedby={editing ? ids.keysHint : undefined}
+            aria-describedby={ids.keysHint}
             onChange={(e) => setApiKey(e.target.value)}
           />
         </div>
@@ -185,12 +191,13 @@ function IntegrationForm({ existing }: { existing?: Integration }) {
           <label htmlFor={ids.appKey}>Application key</label>
           <input
             id={ids.appKey}
+            type="password"
             required={!editing}
             maxLength={256}
-            value={applicationKey}
             autoComplete="off"
+            autoCapitalize="none"
             spellCheck={false}
-            aria-describedby={editing ? ids.keysHint : undefined}
+            aria-describedby={ids.keysHint}
             onChange={(e) => setApplicationKey(e.target.value)}
           />
         </div>

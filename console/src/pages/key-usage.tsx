@@ -6,7 +6,7 @@ import { compactId, formatTime, keyName } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { Link } from '../router';
 
-/** One of the member's keys: what it is, and its usage over time (docs/console.md#usage). */
+/** One of the member's keys: what it is, and its usage over time (docs/console.md#pages). */
 export function KeyPage({ id }: { id: string }) {
   const key = useLoad(
     async () => (await unwrap(api.GET('/v1/user-api-keys/{id}', { params: { path: { id } } }))).api_key,
@@ -28,7 +28,7 @@ export function KeyPage({ id }: { id: string }) {
       <LoadStatus loaded={key} what="the key" />
       {key.data !== undefined && (
         <>
-          <dl className="facts">
+          <dl className="credential-facts">
             <div>
               <dt>Id</dt>
               <dd>

@@ -20,11 +20,20 @@ export function SettingsPage() {
 }
 
 function SettingsForm({ settings: loaded }: { settings: OrganizationSettings }) {
-  const ids = { lifetime: useId(), limit: useId(), days: useId(), lifetimeHint: useId(), daysHint: useId() };
+  const ids = {
+    lifetime: useId(),
+    limit: useId(),
+    days: useId(),
+    lifetimeHint: useId(),
+    daysHint: useId(),
+    allowlist: useId(),
+    allowlistHint: useId(),
+  };
   const [settings, setSettings] = useState(loaded);
   const [lifetime, setLifetime] = useState(String(loaded.access_token_lifetime));
   const [limited, setLimited] = useState(loaded.max_key_lifetime_days !== null);
   const [days, setDays] = useState(String(loaded.max_key_lifetime_days ?? 90));
+  const [allowlist, setAllowlist] = useState(loaded.require_key_allowlist);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState(false);
@@ -37,7 +46,11 @@ function SettingsForm({ settings: loaded }: { settings: OrganizationSettings }) 
     try {
       const answer = await unwrap(
         api.PATCH('/v1/organization', {
-          body: { access_token_lifetime: Number(lifetime), max_key_lifetime_days: limited ? Number(days) : null },
+          body: {
+            access_token_lifetime: Number(lifetime),
+            max_key_lifetime_days: limited ? Number(days) : null,
+            require_key_allowlist: allowlist,
+          },
         }),
       );
       setSettings(answer.organization);
@@ -55,7 +68,10 @@ function SettingsForm({ settings: loaded }: { settings: OrganizationSettings }) 
         {settings.name}: access tokens live {formatDuration(settings.access_token_lifetime)};{' '}
         {settings.max_key_lifetime_days === null
           ? 'keys may live for ever.'
-          : `new keys live at most ${settings.max_key_lifetime_days} days.`}
+          : `new keys live at most ${settings.max_key_lifetime_days} days.`}{' '}
+        {settings.require_key_allowlist
+          ? 'New keys must name the addresses they are used from.'
+          : 'New keys may be used from any address.'}
       </p>
       <div className="field">
         <label htmlFor={ids.lifetime}>Access token lifetime (seconds)</label>
@@ -106,6 +122,19 @@ function SettingsForm({ settings: loaded }: { settings: OrganizationSettings }) 
             </p>
           </div>
         )}
+        <label className="inline" htmlFor={ids.allowlist}>
+          <input
+            id={ids.allowlist}
+            type="checkbox"
+            checked={allowlist}
+            aria-describedby={ids.allowlistHint}
+            onChange={(event) => setAllowlist(event.target.checked)}
+          />
+          Require an allowlist on new keys
+        </label>
+        <p className="hint" id={ids.allowlistHint}>
+          A new key must name the addresses it may be used from, and not every address. Existing keys keep theirs.
+        </p>
       </fieldset>
       <ErrorMessage error={error} />
       {saved && <Success>Settings saved.</Success>}

@@ -7,22 +7,38 @@ import { startSession, takeNotice } from '../session';
 import { afterSignIn } from './consent';
 import { SingleSignOnForm } from './sso-sign-in-form';
 
-/** The code of a sign-in link, from the fragment (`#code=…`), which the browser never sends to a server. */
-function codeFromFragment(): string | undefined {
-  const code = new URLSearchParams(window.location.hash.slice(1)).get('code');
-  return code === null || code === '' ? undefined : code;
+/**
+ * What the link opened carries in its fragment, which the browser never sends to a server: a sign-in link's code
+ * (`#code=…`), or an invitation's (`#invitation=…`, an admin's invitation to join: docs/console.md#members).
+ */
+type Credential = { kind: 'code' | 'invitation'; value: string };
+
+function credentialFromFragment(): Credential | undefined {
+  const fragment = new URLSearchParams(window.location.hash.slice(1));
+  for (const kind of ['code', 'invitation'] as const) {
+    const value = fragment.get(kind);
+    if (value !== null && value !== '') return { kind, value };
+  }
+  return undefined;
 }
+
+const same = (a: Credential, b: Credential): boolean => a.kind === b.kind && a.value === b.value;
 
 /**
  * One trade per code at a time, even if the page mounts twice (React's strict mode in development). Only a trade
  * still under way is picked up by a new mount: after a sign-out the page starts from no code, and a link opened
  * again (a used one, in the same tab) is traded again, so the server says it was used.
  */
-let trading: { code: string; result: Promise<void>; settled: boolean } | undefined;
+let trading: { credential: Credential; result: Promise<void>; settled: boolean } | undefined;
 
-function trade(code: string): Promise<void> {
-  if (trading === undefined || trading.code !== code || trading.settled) {
-    const result = unwrap(api.POST('/v1/console/sessions', { body: { code } })).then((answer) => {
+function trade(credential: Credential): Promise<void> {
+  if (trading === undefined || !same(trading.credential, credential) || trading.settled) {
+    const body = { code: credential.value };
+    const answered =
+      credential.kind === 'code'
+        ? unwrap(api.POST('/v1/console/sessions', { body }))
+        : unwrap(api.POST('/v1/console/invitations/accept', { body }));
+    const result = answered.then((answer) => {
       startSession({
         token: answer.session_token,
         expiresAt: Date.now() + answer.expires_in * 1000,
@@ -33,7 +49,7 @@ function trade(code: string): Promise<void> {
         permissions: answer.permissions,
       });
     });
-    const current = { code, result, settled: false };
+    const current = { credential, result, settled: false };
     const settle = () => {
       current.settled = true;
     };
@@ -43,13 +59,13 @@ function trade(code: string): Promise<void> {
   return trading.result;
 }
 
-function pendingCode(): string | undefined {
-  return trading !== undefined && !trading.settled ? trading.code : undefined;
+function pendingCredential(): Credential | undefined {
+  return trading !== undefined && !trading.settled ? trading.credential : undefined;
 }
 
 export function SignInPage() {
   useTitle('Sign in');
-  const [code, setCode] = useState(() => codeFromFragment() ?? pendingCode());
+  const [code, setCode] = useState(() => credentialFromFragment() ?? pendingCredential());
   /** Counts the links opened while the page is shown: the same link opened again is tried again. */
   const [opened, setOpened] = useState(0);
   const [error, setError] = useState<unknown>();
@@ -58,7 +74,7 @@ export function SignInPage() {
   // Another link (or the same one again) opened in this tab while the page is shown changes only the fragment.
   useEffect(() => {
     const follow = () => {
-      const next = codeFromFragment();
+      const next = credentialFromFragment();
       if (next === undefined) return;
       setError(undefined);
       setCode(next);

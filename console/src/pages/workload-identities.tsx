@@ -3,11 +3,11 @@ import { api, unwrap } from '../api/client';
 import type { WorkloadIdentity } from '../api/workload-identities';
 import { ConfirmDialog } from '../components/dialog';
 import { Empty, ErrorMessage, Loading, LoadStatus, Success } from '../components/feedback';
-import { StatusBadge } from '../components/key-table';
+import { Expiry, Revoked, StatusBadge } from '../components/key-table';
 import { Pager } from '../components/pager';
 import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-toggle';
 import { SnippetPanel } from '../components/snippet-panel';
-import { formatTime, relativeTime } from '../format';
+import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { Link } from '../router';
 import { can, type Session } from '../session';
@@ -181,6 +181,7 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
                       </td>
                       <td data-label="Status">
                         <StatusBadge status={identity.status} />
+                        <Revoked at={identity.revoked_at} />
                       </td>
                       <td data-label="Scopes">
                         {identity.scopes.length === 0 ? (
@@ -196,16 +197,7 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
                         )}
                       </td>
                       <td data-label="Expires">
-                        {identity.expires_at === null ? (
-                          <span className="muted">never</span>
-                        ) : (
-                          <time dateTime={identity.expires_at}>
-                            {formatTime(identity.expires_at)}
-                            {identity.status === 'ACTIVE' && (
-                              <span className="muted"> ({relativeTime(identity.expires_at)})</span>
-                            )}
-                          </time>
-                        )}
+                        <Expiry value={identity.expires_at} status={identity.status} />
                       </td>
                       <td data-label="Last used">
                         {identity.last_used_at === null ? (

@@ -6,7 +6,7 @@ import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { Link } from '../router';
 
-/** One of the member's workload identities: what it matches, and its usage over time (docs/console.md#usage). */
+/** One of the member's workload identities: what it matches, and its usage over time (docs/console.md#pages). */
 export function WorkloadIdentityPage({ id }: { id: string }) {
   const identity = useLoad(
     async () => (await unwrap(api.GET('/v1/workload-identities/{id}', { params: { path: { id } } }))).workload_identity,
@@ -29,7 +29,7 @@ export function WorkloadIdentityPage({ id }: { id: string }) {
       <LoadStatus loaded={identity} what="the workload identity" />
       {data !== undefined && (
         <>
-          <dl className="facts">
+          <dl className="credential-facts">
             <div>
               <dt>Issuer</dt>
               <dd>

@@ -1,5 +1,23 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { AUDIT_ACTIONS, AuditAction, AuditEvent } from '../audit-event.entity';
+import { AUDIT_ACTIONS, AuditAction, AuditChanges, AuditEvent } from '../audit-event.entity';
+
+/** A changed field's value: text (a label, an instant), a list (an allowlist), an object (a rate limit), or null. */
+const CHANGE_VALUE = {
+  nullable: true,
+  oneOf: [
+    { type: 'string' },
+    { type: 'array', items: { type: 'string' } },
+    { type: 'object', additionalProperties: true },
+  ],
+};
+
+/** One changed field: its value before and after the change (never a secret). */
+export class AuditChangeView {
+  @ApiProperty({ ...CHANGE_VALUE, description: 'The value before the change (null: none)', example: 'ci deploys' })
+  before: unknown;
+  @ApiProperty({ ...CHANGE_VALUE, description: 'The value after the change (null: none)', example: 'ci releases' })
+  after: unknown;
+}
 
 /** docs/api.md#audit-events: an event as the API shows it (never a secret: none is stored). */
 export class AuditEventView {
@@ -76,6 +94,16 @@ export class AuditEventView {
   client_ip: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'X-Request-Id of the request' })
   request_id: string | null;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: { $ref: '#/components/schemas/AuditChangeView' },
+    description:
+      'What the change changed, by field, each with its value before and after: api_key.updated (label, ' +
+      'allowed_cidrs, rate_limit), webhook.secret_rotated (previous_secret_expires_at); null for other actions',
+    example: { label: { before: 'ci deploys', after: 'ci releases' } },
+  })
+  changes: AuditChanges | null;
 
   static from(
     event: AuditEvent,
@@ -100,6 +128,7 @@ export class AuditEventView {
       previous_api_key_expires_at: event.previousApiKeyExpiresAt?.toISOString() ?? null,
       client_ip: event.clientIp,
       request_id: event.requestId,
+      changes: event.changes,
     };
   }
 }

@@ -37,7 +37,7 @@ class IsoInstant implements ValidatorConstraintInterface {
 @ValidatorConstraint({ name: 'sinceNotAfterUntil' })
 class SinceNotAfterUntil implements ValidatorConstraintInterface {
   validate(until: unknown, args: ValidationArguments): boolean {
-    const { since } = args.object as Partial<ListAuditEventsQuery>;
+    const { since } = args.object as Partial<AuditEventFiltersQuery>;
     if (typeof since !== 'string' || typeof until !== 'string') return true;
     const [from, to] = [parseInstant(since), parseInstant(until)];
     return from === null || to === null || from <= to;
@@ -47,8 +47,11 @@ class SinceNotAfterUntil implements ValidatorConstraintInterface {
 const INSTANT_DESCRIPTION =
   'ISO 8601 date-time with seconds and a zone designator, e.g. 2026-11-21T15:08:12Z or 2026-11-21T16:08:12.868+01:00';
 
-/** docs/api.md#audit-events: every parameter optional, any other parameter 400. */
-export class ListAuditEventsQuery {
+/**
+ * The filters of the audit log, its list and its export alike (docs/api.md#audit-events): every parameter optional, all
+ * given ones must hold.
+ */
+export class AuditEventFiltersQuery {
   @ApiPropertyOptional({ enum: AUDIT_ACTIONS, description: 'Only events of this action' })
   @IsOptional()
   @IsIn(AUDIT_ACTIONS)
@@ -95,7 +98,10 @@ export class ListAuditEventsQuery {
   @Validate(IsoInstant)
   @Validate(SinceNotAfterUntil)
   until?: string;
+}
 
+/** docs/api.md#audit-events: every parameter optional, any other parameter 400. */
+export class ListAuditEventsQuery extends AuditEventFiltersQuery {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
@@ -116,4 +122,19 @@ export class ListAuditEventsQuery {
   @IsString()
   @MaxLength(256)
   cursor?: string;
+}
+
+/** The formats of GET /v1/audit-events/export. */
+export const AUDIT_EXPORT_FORMATS = ['csv', 'json'] as const;
+export type AuditExportFormat = (typeof AUDIT_EXPORT_FORMATS)[number];
+
+/**
+ * docs/api.md#exporting-audit-events: the list's filters, and the format; the range (until, default now; since, default
+ * 31 days before it) is at most MAX_AUDIT_EXPORT_DAYS long.
+ */
+export class ExportAuditEventsQuery extends AuditEventFiltersQuery {
+  @ApiPropertyOptional({ enum: AUDIT_EXPORT_FORMATS, default: 'csv', description: 'csv (RFC 4180) or json (an array)' })
+  @IsOptional()
+  @IsIn(AUDIT_EXPORT_FORMATS)
+  format: AuditExportFormat = 'csv';
 }

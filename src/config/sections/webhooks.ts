@@ -16,8 +16,10 @@ export interface WebhookSettings {
   maxPendingPerEndpoint: number;
   /** Failed attempts in a row, with no success between them, after which an endpoint is disabled. */
   disableAfterFailures: number;
-  /** `POST /v1/organization/webhooks/{id}/test` calls one organization may make per minute. */
+  /** Test deliveries and resends (together) one organization may ask for per minute. */
   testsPerMinute: number;
+  /** Days events and their deliveries (bodies and answers included) are kept before they are pruned. */
+  retentionDays: number;
 }
 
 export function parseWebhooks(r: Reader): WebhookSettings {
@@ -30,5 +32,7 @@ export function parseWebhooks(r: Reader): WebhookSettings {
     maxPendingPerEndpoint: r.int('WEBHOOK_MAX_PENDING_PER_ENDPOINT', 1000, 1, 100000),
     disableAfterFailures: r.int('WEBHOOK_DISABLE_AFTER_FAILURES', 50, 1, 100000),
     testsPerMinute: r.int('WEBHOOK_TESTS_PER_MINUTE', 10, 1, 10000),
+    // More than the 7 days of an expiry notice, whose event must outlive its window to be sent once.
+    retentionDays: r.int('WEBHOOK_RETENTION_DAYS', 30, 8, 3650),
   };
 }

@@ -13,6 +13,16 @@ export class CreateConsoleSessionDto {
   code: string;
 }
 
+/** Body of POST /v1/console/invitations/accept: the code from the invitation's link. */
+export class AcceptInvitationDto {
+  @ApiProperty({
+    description: 'The `invitation` of the link (`…/console/sign-in#invitation=<code>`): 43 characters of base64url',
+    example: 'q8Cq2rR6qjWvV9S0Wm3xYQ2fC7hX1k1oE0rTzq0l5aY',
+  })
+  @IsString()
+  code: string;
+}
+
 export class ConsoleOrganizationView {
   @ApiProperty({ format: 'uuid' })
   id: string;

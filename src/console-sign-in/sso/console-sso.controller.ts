@@ -8,7 +8,7 @@ import { Authenticated, Caller, Public } from '../../identity/access.decorators'
 import { ConsoleSsoService, SsoSignIn } from './console-sso.service';
 import { SsoStartQuery } from './dto/sso-start.query';
 import { SsoCallbackGuard } from './sso-callback.guard';
-import { SsoPageFilter } from './sso-page.filter';
+import { SsoPageFilter, SsoStartPageFilter } from './sso-page.filter';
 
 interface Redirection {
   url: string;
@@ -68,7 +68,8 @@ export class ConsoleSsoController {
     description:
       'Public, for a browser: 302 to the people issuer of the organization (authorization code with PKCE, state, ' +
       'nonce, scope `openid email profile`), with an HttpOnly cookie that binds the sign-in to this browser. 404 for ' +
-      'an organization without single sign-on (an unknown one too).',
+      'an organization without single sign-on (an unknown one too). A refusal is JSON, or an HTML page with a link ' +
+      'back to the sign-in page when the request prefers `text/html` (a browser).',
   })
   @ApiResponse({
     status: 302,
@@ -79,6 +80,7 @@ export class ConsoleSsoController {
     },
   })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND, ErrorCode.RESOURCE_EXHAUSTED, ErrorCode.UNAVAILABLE)
+  @UseFilters(SsoStartPageFilter)
   @Redirect()
   @Header('Cache-Control', 'no-store')
   @Header('Referrer-Policy', 'no-referrer')

@@ -8,6 +8,7 @@ import { FAILURE_COUNTER, FailureCounter } from '../../common/failure-counter';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
 import { SubjectTokenVerifier } from '../../federation/subject-token-verifier';
+import { peopleRedirectUri } from '../../federation/people-redirect-uri';
 import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { TrustedIssuersService } from '../../federation/trusted-issuers.service';
 import { IdentityService } from '../../identity/identity.service';
@@ -71,11 +72,7 @@ const PERSON_ERRORS: Record<Exclude<PersonRefusal, 'no_access' | 'member_removed
 @Injectable()
 export class ConsoleSsoService {
   private readonly logger = new Logger('ConsoleSso');
-  /**
-   * `<PUBLIC_BASE_URL>/v1/console/sso/callback`: the redirect URI shared by the people issuers that send RFC 9207's
-   * `iss`.
-   */
-  private readonly callbackBase: string;
+  private readonly publicBaseUrl: string;
   private readonly cookie: { path: string; secure: boolean };
 
   constructor(
@@ -91,28 +88,13 @@ export class ConsoleSsoService {
     @Inject(SSO_SETTINGS) private readonly settings: SsoSettings,
     @InjectConfig() config: AppConfiguration,
   ) {
-    this.callbackBase = `${config.console.publicBaseUrl}/v1/console/sso/callback`;
+    this.publicBaseUrl = config.console.publicBaseUrl;
     this.cookie = bindingCookieScope(config.console.publicBaseUrl);
   }
 
-  /**
-   * The redirect URI of the organization's people issuer, registered at its identity provider and sent in both the
-   * authorization and the token request; the two defences of RFC 9700 section 4.4.2 against the mix-up attack
-   * (section 4.4.1), docs/adr/0042-sso-redirect-uri-per-organization.md:
-   * - an issuer whose discovery document announces `authorization_response_iss_parameter_supported` gets the shared
-   *   `<PUBLIC_BASE_URL>/v1/console/sso/callback`: openid-client then requires its `iss` in the answer and checks it
-   *   against the issuer the sign-in was started at (RFC 9207 section 2.4), before the code goes anywhere;
-   * - any other gets `<PUBLIC_BASE_URL>/v1/console/sso/callback/<organization>` (its name, URL-encoded), distinct per
-   *   authorization server: the callback knows whose answer it is by where it arrives. Keyed by the organization
-   *   rather than the issuer: each has at most one people issuer and each people issuer serves one organization, and
-   *   the name is known before the operator registers Gatehouse at their provider.
-   */
+  /** The redirect URI of the organization's people issuer (federation's peopleRedirectUri: docs/adr/0042). */
   redirectUriOf(organizationName: string, issParameterSupported: boolean): string {
-    return issParameterSupported ? this.callbackBase : this.perOrganizationUri(organizationName);
-  }
-
-  private perOrganizationUri(organizationName: string): string {
-    return `${this.callbackBase}/${encodeURIComponent(organizationName)}`;
+    return peopleRedirectUri(this.publicBaseUrl, organizationName, issParameterSupported);
   }
 
   /**
@@ -214,8 +196,8 @@ export class ConsoleSsoService {
     // attack, section 4.4.1), or a misconfigured one, and its code must reach no token endpoint. The state is used up
     // and the cookie removed: both have been where they should not. A provider's `error` is refused the same way.
     const expected = this.redirectUriOf(organization.name, await this.client.announcesIss(entry));
-    const arrived =
-      callback.organization === undefined ? this.callbackBase : this.perOrganizationUri(callback.organization);
+    const shared = this.redirectUriOf(organization.name, true);
+    const arrived = callback.organization === undefined ? shared : this.redirectUriOf(callback.organization, false);
     if (arrived !== expected) {
       this.logger.warn(
         { organization: organization.name, expected, arrived },
@@ -235,16 +217,18 @@ export class ConsoleSsoService {
       state,
       nonce: pending.nonce,
       codeVerifier: pending.codeVerifier,
-      requireIss: expected === this.callbackBase,
+      requireIss: expected === shared,
     });
     const claims = await this.verifiedClaims(entry, idToken, now);
     const person = personEmail(claims, entry.emailDomains);
     if (!person.ok) throw PERSON_ERRORS[person.refusal](String(claims.email));
     const member = await this.members.memberFor(entry, person.email, request);
     if (!member.ok) {
+      // The address as the identity provider sent it, not as users.email keeps it (lower case): the person's own.
+      const received = String(claims.email).trim();
       throw member.refusal === 'member_removed'
-        ? SsoErrors.accessRemoved(person.email, organization.name)
-        : SsoErrors.noAccess(person.email, organization.name);
+        ? SsoErrors.accessRemoved(received, organization.name)
+        : SsoErrors.noAccess(received, organization.name);
     }
     // The link is bound to this browser as the sign-in was: someone who sends the link of their own sign-in to another
     // person (login CSRF) signs no one in (docs/adr/0047-issuer-origins-and-bound-sso-links.md).

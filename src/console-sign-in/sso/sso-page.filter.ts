@@ -1,8 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
-import type { Response } from 'express';
-import { CONSOLE_SECURITY_HEADERS } from '../../common/console-assets';
+import type { Request, Response } from 'express';
+import { CONSOLE_SECURITY_HEADERS, consoleStylesheets } from '../../common/console-assets';
 import { AppError, ErrorCode, HTTP_STATUS } from '../../common/errors';
-import { toAppError } from '../../common/exception.filter';
+import { AllExceptionsFilter, toAppError } from '../../common/exception.filter';
 import { InjectConfig } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
 import { StateUntouched } from './sso-errors';
@@ -23,18 +23,30 @@ const TITLES: Record<ErrorCode, string> = {
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escape = (text: string): string => text.replace(/[&<>"']/g, (character) => ESCAPES[character]);
 
-/** A page with no script, no style and no outside resource: the console's Content-Security-Policy holds for it. */
-export function ssoPage(title: string, message: string, signInUrl: string): string {
-  const sentence = message.charAt(0).toUpperCase() + message.slice(1);
+/** A message as a sentence: capitalized, unless it starts with an e-mail address, which stays as it came. */
+function sentence(message: string): string {
+  const first = message.split(' ', 1)[0];
+  const text = first.includes('@') ? message : message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/**
+ * A page with no script, no inline style and no outside resource, styled by the console's own stylesheets (`styles`,
+ * their paths under /console): the console's Content-Security-Policy holds for it, and it looks like the sign-in page
+ * it leads back to.
+ */
+export function ssoPage(title: string, message: string, signInUrl: string, styles: readonly string[] = []): string {
   return [
     '<!doctype html>',
     '<html lang="en">',
     '<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="referrer" content="no-referrer">',
+    ...styles.map((href) => `<link rel="stylesheet" href="${escape(href)}">`),
     `<title>${escape(title)} · Gatehouse</title></head>`,
-    '<body><main>',
+    '<body><main id="main" class="sign-in">',
     `<h1>${escape(title)}</h1>`,
-    `<p>${escape(sentence)}.</p>`,
-    `<p><a href="${escape(signInUrl)}">Back to the console's sign-in page</a></p>`,
+    `<p class="message message-error" role="alert">${escape(sentence(message))}</p>`,
+    `<p class="actions"><a class="button button-primary" href="${escape(signInUrl)}">Back to the console's sign-in page</a></p>`,
     '</main></body>',
     '</html>',
     '',
@@ -52,10 +64,12 @@ export class SsoPageFilter implements ExceptionFilter {
   private readonly logger = new Logger('ConsoleSso');
   private readonly signInUrl: string;
   private readonly cookie: string;
+  private readonly styles: string[];
 
   constructor(@InjectConfig() config: AppConfiguration) {
     this.signInUrl = `${config.console.publicBaseUrl}/console/sign-in`;
     this.cookie = clearedBindingCookie(bindingCookieScope(config.console.publicBaseUrl));
+    this.styles = consoleStylesheets(config.console.assetsDir);
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -78,6 +92,52 @@ export class SsoPageFilter implements ExceptionFilter {
       .status(HTTP_STATUS[error.code])
       .setHeader('Cache-Control', 'no-store')
       .type('text/html; charset=utf-8')
-      .send(ssoPage(TITLES[error.code], error.message, this.signInUrl));
+      .send(ssoPage(TITLES[error.code], error.message, this.signInUrl, this.styles));
+  }
+}
+
+/**
+ * GET /v1/console/sso's refusals: JSON as every route's, except for a browser that asks for a page (the sign-in form's
+ * navigation, `Accept: text/html`), which gets one like the callback's with a way back, never a raw body. An
+ * organization without single sign-on (a mistyped name reads the same) is named as typed. No cookie is touched.
+ */
+@Catch()
+export class SsoStartPageFilter implements ExceptionFilter {
+  private readonly json = new AllExceptionsFilter();
+  private readonly signInUrl: string;
+  private readonly styles: string[];
+
+  constructor(@InjectConfig() config: AppConfiguration) {
+    this.signInUrl = `${config.console.publicBaseUrl}/console/sign-in`;
+    this.styles = consoleStylesheets(config.console.assetsDir);
+  }
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<Request>();
+    const response = host.switchToHttp().getResponse<Response>();
+    const error = toAppError(exception);
+    // The same URL answers a page or JSON as the request asks: a cache must tell them apart.
+    if (!response.headersSent) response.vary('Accept');
+    if (
+      error === undefined ||
+      response.headersSent ||
+      request.accepts(['application/json', 'text/html']) !== 'text/html'
+    ) {
+      this.json.catch(exception, host);
+      return;
+    }
+    const org = typeof request.query.org === 'string' ? request.query.org.trim() : '';
+    const message =
+      error.reason === 'sso_not_configured' && org !== ''
+        ? `Gatehouse has no single sign-on for the organization “${org}”. Check its name (an administrator can tell ` +
+          'you how Gatehouse spells it), or ask an administrator for a one-time sign-in link'
+        : error.message;
+    response.set(CONSOLE_SECURITY_HEADERS);
+    for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
+    response
+      .status(HTTP_STATUS[error.code])
+      .setHeader('Cache-Control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(ssoPage(TITLES[error.code], message, this.signInUrl, this.styles));
   }
 }

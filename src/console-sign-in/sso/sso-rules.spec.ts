@@ -133,15 +133,30 @@ describe('console single sign-on rules', () => {
     });
   });
 
-  it('writes the refusal page with everything escaped and no script or style', () => {
+  it("writes the refusal page with everything escaped, no script and no inline style, in the console's styles", () => {
     const page = ssoPage(
       'No access to the console',
       '<b>eve</b>@acme.test has "no" access',
       'https://gh.test/console/sign-in',
+      ['/console/assets/index-C0ffee.css'],
     );
     expect(page).toContain('<h1>No access to the console</h1>');
-    expect(page).toContain('<p>&lt;b&gt;eve&lt;/b&gt;@acme.test has &quot;no&quot; access.</p>');
-    expect(page).toContain('<a href="https://gh.test/console/sign-in">');
+    expect(page).toContain(
+      '<p class="message message-error" role="alert">&lt;b&gt;eve&lt;/b&gt;@acme.test has &quot;no&quot; access.</p>',
+    );
+    expect(page).toContain('<a class="button button-primary" href="https://gh.test/console/sign-in">');
+    expect(page).toContain('<link rel="stylesheet" href="/console/assets/index-C0ffee.css">');
     expect(page).not.toMatch(/<script|<style|style=/);
+  });
+
+  it('keeps an e-mail address at the start of the message as it came, and makes other messages sentences', () => {
+    const sentenceOf = (message: string) =>
+      /role="alert">([^<]*)<\/p>/.exec(ssoPage('t', message, 'https://gh.test'))?.[1];
+    expect(sentenceOf('Bob@acme.test has no access to the console of acme')).toBe(
+      'Bob@acme.test has no access to the console of acme.',
+    );
+    expect(sentenceOf('bob@acme.test has no access')).toBe('bob@acme.test has no access.');
+    expect(sentenceOf('this sign-in is unknown: start again')).toBe('This sign-in is unknown: start again.');
+    expect(sentenceOf('Already one.')).toBe('Already one.');
   });
 });

@@ -45,6 +45,13 @@ export class CredentialView {
     example: '203.0.113.7',
   })
   last_used_ip: string | null;
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'When it was revoked (the owner, an admin, a rotation, a report or a removal); null while not revoked',
+  })
+  revoked_at: string | null;
 
   static fields(credential: Credential): CredentialView {
     return {
@@ -59,6 +66,7 @@ export class CredentialView {
       updated_at: credential.updatedAt.toISOString(),
       last_used_at: credential.lastUsedAt === null ? null : credential.lastUsedAt.toISOString(),
       last_used_ip: credential.lastUsedIp,
+      revoked_at: credential.revokedAt === null ? null : credential.revokedAt.toISOString(),
     };
   }
 }

@@ -5,7 +5,7 @@ import { UUID } from '../../common/uuid';
 export const MAX_EVENTS = 1000;
 export const DEFAULT_MAX_EVENTS = 100;
 
-/** An RFC 8936 poll request, checked (docs/revocation-feed.md#poll). */
+/** An RFC 8936 poll request, checked (docs/revocation-feed.md#delivery). */
 export interface PollRequest {
   maxEvents: number;
   returnImmediately: boolean;

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { TrustedIssuer } from '../../federation/trusted-issuer.entity';
 import { CredentialView } from '../../credentials/dto/credential.view';
 import type { WorkloadIdentity } from '../workload-identity.entity';
-import { conditionsOf } from '../workload-identity-rows';
+import { conditionsOf } from '../workload-identity-kind';
 
 /** docs/workload-identities.md#the-workload-identity-object. */
 export class WorkloadIdentityView extends CredentialView {

@@ -1,0 +1,378 @@
+import { type FormEvent, useId, useState } from 'react';
+import { api, unwrap } from '../api/client';
+import { type CreatedInvitation, type Invitation, type Member, type Role, ROLES } from '../api/members';
+import { ConfirmDialog } from '../components/dialog';
+import { Empty, ErrorMessage, LoadStatus, Success } from '../components/feedback';
+import { Pager } from '../components/pager';
+import { SecretPanel } from '../components/secret-panel';
+import { formatTime } from '../format';
+import { useLoad, useTitle } from '../hooks';
+import { can, type Session } from '../session';
+
+const PAGE_SIZE = 20;
+
+/** The role options, each with what it may do. */
+function RoleChoices({ name, value, onChange }: { name: string; value: Role; onChange: (role: Role) => void }) {
+  return (
+    <ul className="checkboxes">
+      {ROLES.map((role) => (
+        <li key={role.name}>
+          <label className="inline">
+            <input
+              type="radio"
+              name={name}
+              value={role.name}
+              checked={value === role.name}
+              onChange={() => onChange(role.name)}
+            />
+            <span>
+              <strong>{role.name}</strong> <span className="detail">{role.description}</span>
+            </span>
+          </label>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The invitation form: an e-mail address and the role the person gets. */
+function InviteForm({
+  onCreated,
+  onCancel,
+}: {
+  onCreated: (created: CreatedInvitation) => void;
+  onCancel: () => void;
+}) {
+  const ids = { heading: useId(), email: useId(), hint: useId(), role: useId() };
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { invitation } = await unwrap(
+        api.POST('/v1/organization/members/invitations', { body: { email: email.trim(), role } }),
+      );
+      onCreated(invitation);
+    } catch (failure) {
+      setError(failure);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="panel" onSubmit={(event) => void submit(event)} aria-labelledby={ids.heading}>
+      <h2 id={ids.heading}>Invite a member</h2>
+      <div className="field">
+        <label htmlFor={ids.email}>E-mail address</label>
+        <input
+          id={ids.email}
+          type="email"
+          required
+          maxLength={320}
+          autoComplete="off"
+          spellCheck={false}
+          value={email}
+          aria-describedby={ids.hint}
+          onChange={(event) => setEmail(event.target.value)}
+        />
+        <p className="hint" id={ids.hint}>
+          You get a one-time link to give them. It works once, for 7 days, and signs them in as a member.
+        </p>
+      </div>
+      <fieldset className="field">
+        <legend>Role</legend>
+        <RoleChoices name={ids.role} value={role} onChange={setRole} />
+      </fieldset>
+      <ErrorMessage error={error} />
+      <div className="actions">
+        <button type="submit" className="button button-primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create invitation link'}
+        </button>
+        <button type="button" className="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The invitations neither used nor expired, each with a way to withdraw it. */
+function PendingInvitations({
+  invitations,
+  writable,
+  onWithdraw,
+}: {
+  invitations: Invitation[];
+  writable: boolean;
+  onWithdraw: (invitation: Invitation) => void;
+}) {
+  const headingId = useId();
+  if (invitations.length === 0) return null;
+  return (
+    <section aria-labelledby={headingId}>
+      <h2 id={headingId}>Pending invitations</h2>
+      <div className="table-wrap">
+        <table className="responsive">
+          <caption className="visually-hidden">Pending invitations</caption>
+          <thead>
+            <tr>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Invited</th>
+              <th scope="col">Link works until</th>
+              {writable && (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {invitations.map((invitation) => (
+              <tr key={invitation.id} data-testid="invitation">
+                <th scope="row" data-label="E-mail">
+                  <span className="person">{invitation.email}</span>
+                </th>
+                <td data-label="Role">{invitation.role}</td>
+                <td data-label="Invited">{formatTime(invitation.created_at)}</td>
+                <td data-label="Link works until">{formatTime(invitation.expires_at)}</td>
+                {writable && (
+                  <td data-label="Actions" className="row-actions">
+                    <button
+                      type="button"
+                      className="button button-small button-danger"
+                      onClick={() => onWithdraw(invitation)}
+                    >
+                      Withdraw<span className="visually-hidden"> the invitation of {invitation.email}</span>
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+/**
+ * The organization's members (members:read; changes: members:write): who they are, their role, when they joined and
+ * last signed in; invite one by a one-time link, change a role, remove one. The rules are the server's (the last admin
+ * stays, a removal revokes every credential): a refusal is shown as a sentence.
+ */
+export function MembersPage({ session }: { session: Session }) {
+  useTitle('Members');
+  const writable = can(session, 'members:write');
+  const [page, setPage] = useState(1);
+  const [inviting, setInviting] = useState(false);
+  const [created, setCreated] = useState<CreatedInvitation>();
+  const [withdrawing, setWithdrawing] = useState<Invitation>();
+  const [changing, setChanging] = useState<{ member: Member; role: Role }>();
+  const [removing, setRemoving] = useState<Member>();
+  const [done, setDone] = useState<string>();
+  const roleName = useId();
+  const listId = useId();
+  const members = useLoad(
+    () => unwrap(api.GET('/v1/organization/members', { params: { query: { page, limit: PAGE_SIZE } } })),
+    String(page),
+  );
+  const invitations = useLoad(() => unwrap(api.GET('/v1/organization/members/invitations')), 'invitations');
+
+  return (
+    <>
+      <div className="page-heading">
+        <h1>Members</h1>
+        {writable && !inviting && created === undefined && (
+          <button
+            type="button"
+            className="button button-primary"
+            onClick={() => {
+              setDone(undefined);
+              setInviting(true);
+            }}
+          >
+            Invite member
+          </button>
+        )}
+      </div>
+      <p className="lead">The people of {session.organization.name}, and what each may do.</p>
+      {inviting && (
+        <InviteForm
+          onCancel={() => setInviting(false)}
+          onCreated={(invitation) => {
+            setInviting(false);
+            setCreated(invitation);
+            invitations.reload();
+          }}
+        />
+      )}
+      {created !== undefined && (
+        <SecretPanel
+          secret={created.url}
+          kind="invitation"
+          title={`Invitation for ${created.email} (${created.role})`}
+          note={`Give this link to ${created.email} yourself. It works once, until ${formatTime(created.expires_at)}: opening it signs them in as a ${created.role}. Anyone who has it can use it.`}
+          onDone={() => setCreated(undefined)}
+        />
+      )}
+      {done !== undefined && <Success>{done}</Success>}
+      {invitations.data !== undefined && (
+        <PendingInvitations
+          invitations={invitations.data.invitations}
+          writable={writable}
+          onWithdraw={setWithdrawing}
+        />
+      )}
+      <ErrorMessage error={invitations.error} />
+      {members.data !== undefined && (
+        <h2 id={listId}>
+          {members.data.total_count} member{members.data.total_count === 1 ? '' : 's'}
+        </h2>
+      )}
+      <LoadStatus loaded={members} what="the members" />
+      {members.data !== undefined &&
+        (members.data.members.length === 0 ? (
+          <Empty>No members.</Empty>
+        ) : (
+          <>
+            <div className="table-wrap">
+              <table className="responsive">
+                <caption className="visually-hidden">Members of {session.organization.name}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Member</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Joined</th>
+                    <th scope="col">Last sign-in</th>
+                    {writable && (
+                      <th scope="col">
+                        <span className="visually-hidden">Actions</span>
+                      </th>
+                    )}
+                  </tr>
+                </thead>
+                <tbody>
+                  {members.data.members.map((member) => (
+                    <tr key={member.user_id} data-testid="member">
+                      <th scope="row" data-label="Member">
+                        <span className="person">{member.email}</span>
+                        {member.user_id === session.userId && <span className="detail"> (you)</span>}
+                        <code className="id detail">{member.user_id}</code>
+                      </th>
+                      <td data-label="Role">{member.role}</td>
+                      <td data-label="Joined">{formatTime(member.joined_at)}</td>
+                      <td data-label="Last sign-in">
+                        {member.last_signed_in_at === null ? (
+                          <span className="muted">Not recorded</span>
+                        ) : (
+                          formatTime(member.last_signed_in_at)
+                        )}
+                      </td>
+                      {writable && (
+                        <td data-label="Actions" className="row-actions">
+                          <button
+                            type="button"
+                            className="button button-small"
+                            onClick={() => {
+                              setDone(undefined);
+                              setChanging({ member, role: member.role });
+                            }}
+                          >
+                            Change role<span className="visually-hidden"> of {member.email}</span>
+                          </button>
+                          <button
+                            type="button"
+                            className="button button-small button-danger"
+                            onClick={() => {
+                              setDone(undefined);
+                              setRemoving(member);
+                            }}
+                          >
+                            Remove<span className="visually-hidden"> {member.email}</span>
+                          </button>
+                        </td>
+                      )}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager page={page} limit={PAGE_SIZE} total={members.data.total_count} onPage={setPage} label="Members" />
+          </>
+        ))}
+      {changing !== undefined && (
+        <ConfirmDialog
+          title={`Change the role of ${changing.member.email}`}
+          confirmLabel="Save role"
+          onClose={() => setChanging(undefined)}
+          onConfirm={async () => {
+            const { member } = await unwrap(
+              api.PATCH('/v1/organization/members/{id}', {
+                params: { path: { id: changing.member.user_id } },
+                body: { role: changing.role },
+              }),
+            );
+            setDone(`${member.email} is now ${member.role === 'admin' ? 'an' : 'a'} ${member.role}.`);
+            members.reload();
+          }}
+        >
+          <p>It applies from their next request. An organization keeps at least one admin.</p>
+          <fieldset className="field">
+            <legend>Role</legend>
+            <RoleChoices
+              name={roleName}
+              value={changing.role}
+              onChange={(role) => setChanging({ ...changing, role })}
+            />
+          </fieldset>
+        </ConfirmDialog>
+      )}
+      {removing !== undefined && (
+        <ConfirmDialog
+          title={`Remove ${removing.email} from ${session.organization.name}?`}
+          confirmLabel="Remove member"
+          danger
+          onClose={() => setRemoving(undefined)}
+          onConfirm={async () => {
+            const removed = await unwrap(
+              api.DELETE('/v1/organization/members/{id}', { params: { path: { id: removing.user_id } } }),
+            );
+            setDone(
+              `${removed.member.email} removed; ${removed.revoked_keys} key${removed.revoked_keys === 1 ? '' : 's'} revoked.`,
+            );
+            members.reload();
+          }}
+        >
+          <p>
+            Their sessions end at once, and every key, workload identity and app access of theirs here is revoked for
+            good: adding them back revives none. Single sign-on will not let them back in; only an admin can.
+            {removing.user_id === session.userId && <strong> This is you: you will be signed out.</strong>}
+          </p>
+        </ConfirmDialog>
+      )}
+      {withdrawing !== undefined && (
+        <ConfirmDialog
+          title={`Withdraw the invitation of ${withdrawing.email}?`}
+          confirmLabel="Withdraw invitation"
+          danger
+          onClose={() => setWithdrawing(undefined)}
+          onConfirm={async () => {
+            await unwrap(
+              api.DELETE('/v1/organization/members/invitations/{id}', { params: { path: { id: withdrawing.id } } }),
+            );
+            setDone(`The invitation of ${withdrawing.email} was withdrawn: its link signs no one in.`);
+            invitations.reload();
+          }}
+        >
+          <p>Its link will sign no one in. You can invite them again later.</p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
