@@ -30,7 +30,7 @@ export const MAY_USE = {
     'workload-identities',
   ],
   // The standard protocols over auth: RFC 8414 metadata, client credentials, introspection, forward auth.
-  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation', 'grants', 'audit'],
+  oauth: ['auth', 'api-keys', 'identity', 'resource-servers', 'federation', 'grants', 'audit', 'metrics'],
   // The revocation feed: audit entries become CAEP events (audit's observer), delivered to resource servers, signed
   // with auth's key.
   ssf: ['audit', 'auth', 'identity', 'resource-servers'],
@@ -46,6 +46,7 @@ export const MAY_USE = {
     'resource-servers',
     'federation',
     'members',
+    'oauth',
   ],
   // The console's sign-in links mint session tokens (auth) for members (identity); refusals are counted (metrics). Its
   // single sign-on (sso/) signs people in through their organization's people issuer (federation's trusted issuers,

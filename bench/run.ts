@@ -13,6 +13,8 @@
  *   (h) POST /oauth/token, the token exchange of a workload's JWT through a workload identity (RFC 8693); the JWT is
  *       RS256, as GitHub Actions, GitLab CI and Kubernetes sign theirs
  *   (h2) the same with ES256 JWTs (an issuer with elliptic-curve keys; their signatures cost more to verify)
+ *   (i) POST /oauth/token, the authorization code grant: a fresh code each request (bench/code-grants.ts)
+ *   (j) POST /oauth/token, a refresh token: each answer's refresh token is the next request's
  * then (b) again with 1,000,000 keys in the database, with (a) again beside it (to tell the VM's
  * drift from a cost of the key count). The 1,000 keys made through the API are 1,000 clients:
  * (b)-(d) go round all of them (each key, and the access token minted from it), as a service with
@@ -26,7 +28,7 @@
  * Knobs: BENCH_DURATION (s per measurement, default 5), BENCH_ROUNDS (3), BENCH_WARMUP (s, 4),
  * BENCH_CONNECTIONS (50), BENCH_BULK_KEYS (1000000), BENCH_BASELINE_PATH (/healthz), BENCH_METRICS (on; off
  * serves no metrics and observes no request: the cost of the metrics), BENCH_SERVER_ENV ("NAME=value ..." for the
- * server).
+ * server), BENCH_CODE_RATE (codes seeded per second of a measurement of (i), 6000).
  * For profiling: BENCH_SCENARIOS (letters to measure, e.g. "b", or names, e.g. "h,"; default "abcdefgh"; the ratios
  * need a),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
@@ -41,6 +43,7 @@ import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
 import { freePort, productionSettings, waitFor } from './support';
+import { BenchScenario, codeGrantScenarios } from './code-grants';
 import { WorkloadIssuer } from './workload-issuer';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -50,7 +53,8 @@ const WARM_UP = Number(process.env.BENCH_WARMUP ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BULK_KEYS = Number(process.env.BENCH_BULK_KEYS ?? 1_000_000);
 const BASELINE_PATH = process.env.BENCH_BASELINE_PATH ?? '/healthz';
-const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefgh';
+const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefghij';
+const CODE_RATE = Number(process.env.BENCH_CODE_RATE ?? 6000);
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const SMALL_KEYS = 1000;
 const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined;
@@ -283,6 +287,8 @@ function targetChecks(results: Measurement[], database: string): TargetCheck[] {
     ['g', 'b', 1.05],
     ['h', 'b', 1.3],
     ['f2', 'f', 1.1],
+    ['i', 'b', 1.5],
+    ['j', 'b', 1.5],
   ];
   for (const [letters, against, bound] of cpu) {
     const scenario = of(letters)?.server_cpu_us_per_request;
@@ -511,8 +517,18 @@ async function main(): Promise<void> {
       };
     };
 
+    // (i) and (j): grants through the real flow, then codes and refresh tokens made before each measurement.
+    const codeGrants =
+      ONLY.includes('i') || ONLY.includes('j')
+        ? await codeGrantScenarios(base, session, env, {
+            audience: BENCH_AUDIENCE,
+            connections: CONNECTIONS,
+            codeRate: CODE_RATE,
+          })
+        : undefined;
+
     const warm = (options: autocannon.Options): Promise<unknown> => run('warm-up', { ...options, duration: WARM_UP });
-    const all: Array<[string, autocannon.Options]> = [
+    const all: Array<[string, autocannon.Options, BenchScenario?]> = [
       // The baseline goes through the same request set-up in this process as the others, so that
       // what the load generator spends (on the same two cores) is alike in every scenario.
       [`(a) GET ${BASELINE_PATH}`, roundRobin('GET', () => ({ path: BASELINE_PATH }))],
@@ -566,16 +582,32 @@ async function main(): Promise<void> {
             `&subject_token=${alg === 'RS256' ? c.subjectToken : c.ecSubjectToken}`,
         })),
       ]),
+      ...(codeGrants === undefined
+        ? []
+        : ([
+            [
+              '(i) POST /oauth/token, authorization code',
+              codeGrants.authorizationCode.options,
+              codeGrants.authorizationCode,
+            ],
+            ['(j) POST /oauth/token, refresh token', codeGrants.refreshToken.options, codeGrants.refreshToken],
+          ] as Array<[string, autocannon.Options, BenchScenario]>)),
     ];
     // "abh" measures (a), (b), (h) and (h2); "h,h2" exactly the scenarios named.
     const id = (name: string) => name.slice(1, name.indexOf(')'));
     const scenarios = all.filter(([name]) =>
       ONLY.includes(',') ? ONLY.split(',').includes(id(name)) : ONLY.includes(name[1]),
     );
-    for (const [, options] of scenarios) await warm(options);
+    for (const [, options, prepared] of scenarios) {
+      await prepared?.prepare(WARM_UP);
+      await warm(options);
+    }
     const rounds: Measurement[][] = scenarios.map(() => []);
     for (let round = 0; round < ROUNDS; round += 1) {
-      for (const [index, [name, options]] of scenarios.entries()) rounds[index].push(await run(name, options));
+      for (const [index, [name, options, prepared]] of scenarios.entries()) {
+        await prepared?.prepare(DURATION);
+        rounds[index].push(await run(name, options));
+      }
     }
     const results = rounds.map(median);
     const baseline = results.find((r) => r.name.startsWith('(a)'))?.requests_per_second;
@@ -597,7 +629,10 @@ async function main(): Promise<void> {
     console.log(`seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     await startServer();
     // The same warm-up as before, so that the two sizes meet the same JIT state.
-    for (const [, options] of scenarios) await warm(options);
+    for (const [, options, prepared] of scenarios) {
+      await prepared?.prepare(WARM_UP);
+      await warm(options);
+    }
     // (a) is measured again, interleaved with (b): the VM's speed drifts over the minutes the seeding
     // takes, and (a) moving between the two phases tells drift from a cost of the key count.
     const largeRounds: Measurement[] = [];

@@ -738,6 +738,67 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/oauth/register': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Dynamic client registration (RFC 7591): a public client of the authorization code grant
+     * @description Off unless OAUTH_DYNAMIC_REGISTRATION=on (then 404). redirect_uris: https, or http on a loopback host; token_endpoint_auth_method none. The client is removed once unused for OAUTH_DYNAMIC_CLIENT_IDLE_DAYS.
+     */
+    post: operations['RegistrationController_register'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/oauth-clients': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's registered OAuth clients, newest first (never their secrets) */
+    get: operations['OrganizationClientsController_list'];
+    put?: never;
+    /**
+     * Register an OAuth client for an internal app
+     * @description Recorded as oauth_client.created. A confidential client gets a client_secret, shown in this answer only.
+     */
+    post: operations['OrganizationClientsController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/oauth-clients/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove one of the organization's OAuth clients
+     * @description Its grants are revoked with it (their tokens refused at once, grant.revoked with reason client_removed). Recorded as oauth_client.removed. Another organization's client is 404.
+     */
+    delete: operations['OrganizationClientsController_remove'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/.well-known/ssf-configuration': {
     parameters: {
       query?: never;
@@ -1330,6 +1391,13 @@ export interface components {
       | 'grant_not_found'
       | 'authorization_request_invalid'
       | 'client_refused'
+      | 'registration_disabled'
+      | 'too_many_registrations'
+      | 'client_metadata_invalid'
+      | 'client_redirect_uri_invalid'
+      | 'client_unknown'
+      | 'client_secret_invalid'
+      | 'oauth_client_not_found'
       | 'unauthenticated'
       | 'permission_denied'
       | 'too_many_requests'
@@ -1831,7 +1899,7 @@ export interface components {
       created_at: string;
       /**
        * Format: date-time
-       * @description Its last code or refresh
+       * @description Its last code or refresh, to the minute
        */
       last_used_at: string | null;
     };
@@ -2166,7 +2234,9 @@ export interface components {
         | 'workload_identity.exchanged'
         | 'grant.granted'
         | 'grant.refreshed'
-        | 'grant.revoked';
+        | 'grant.revoked'
+        | 'oauth_client.created'
+        | 'oauth_client.removed';
       /** @description api_key.revoked: user, admin, member_removed, exposed or rotated; token.exchange_failed: why it was refused; else null */
       reason: string | null;
       /** Format: date-time */
@@ -2338,6 +2408,13 @@ export interface components {
       /** @description The client_id URL's host */
       host: string | null;
       logo_uri?: string | null;
+      /**
+       * @description How Gatehouse knows it: its client_id is a metadata document URL (`host`), it registered itself (RFC 7591), or the organization's admins registered it
+       * @enum {string}
+       */
+      registration: 'document' | 'dynamic' | 'organization';
+      /** @description Where the browser goes back to: the redirect URI's host */
+      redirect_host: string;
     };
     ConsentResourceView: {
       audience: string;
@@ -2369,6 +2446,81 @@ export interface components {
     ConsentDecisionResponse: {
       /** @description Where the browser goes next: the client's redirect URI with code or error, state, iss */
       redirect_to: string;
+    };
+    ClientRegistrationResponse: {
+      /** Format: uuid */
+      client_id: string;
+      /** @description When it was registered (seconds since the epoch) */
+      client_id_issued_at: number;
+      client_name: string;
+      redirect_uris: string[];
+      /**
+       * @example [
+       *       "authorization_code",
+       *       "refresh_token"
+       *     ]
+       */
+      grant_types: string[];
+      /**
+       * @example [
+       *       "code"
+       *     ]
+       */
+      response_types: string[];
+      /** @enum {string} */
+      token_endpoint_auth_method: 'none';
+    };
+    OAuthClientView: {
+      /**
+       * Format: uuid
+       * @description Its client_id
+       */
+      client_id: string;
+      /** @enum {string} */
+      registration: 'organization' | 'dynamic';
+      name: string;
+      redirect_uris: string[];
+      /** @description It has a client_secret (only its hash is kept) */
+      confidential: boolean;
+      /**
+       * Format: uuid
+       * @description The admin who registered it
+       */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Its last use, to the hour
+       */
+      last_used_at: string | null;
+    };
+    OAuthClientListResponse: {
+      oauth_clients: components['schemas']['OAuthClientView'][];
+    };
+    CreateOrganizationClientDto: {
+      /** @example Support desk assistant */
+      name: string;
+      /**
+       * @description https, or http on a loopback host (RFC 8252: its port may differ at the request); no fragment
+       * @example [
+       *       "https://assistant.example.com/oauth/callback"
+       *     ]
+       */
+      redirect_uris: string[];
+      /**
+       * @description A confidential client: it gets a client_secret (shown once) and must send it to the token endpoint
+       * @default false
+       */
+      confidential: boolean;
+    };
+    OAuthClientCreatedResponse: {
+      oauth_client: components['schemas']['OAuthClientView'];
+      /** @description A confidential client's secret (gh_cs_…), shown this once; null for a public client */
+      client_secret: string | null;
+    };
+    OAuthClientResponse: {
+      oauth_client: components['schemas']['OAuthClientView'];
     };
     CreateWebhookDto: {
       /**
@@ -5066,7 +5218,9 @@ export interface operations {
           | 'workload_identity.exchanged'
           | 'grant.granted'
           | 'grant.refreshed'
-          | 'grant.revoked';
+          | 'grant.revoked'
+          | 'oauth_client.created'
+          | 'oauth_client.removed';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
@@ -5168,7 +5322,9 @@ export interface operations {
           | 'workload_identity.exchanged'
           | 'grant.granted'
           | 'grant.refreshed'
-          | 'grant.revoked';
+          | 'grant.revoked'
+          | 'oauth_client.created'
+          | 'oauth_client.removed';
         /** @description Only events this user did */
         actor_user_id?: string;
         /** @description Only events the user with this e-mail address (any case) did; with actor_user_id, both must name the same user */
@@ -6313,6 +6469,234 @@ export interface operations {
       };
       /** @description PERMISSION_DENIED: insufficient permissions */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  RegistrationController_register: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          redirect_uris: string[];
+          client_name?: string;
+          /** @enum {string} */
+          token_endpoint_auth_method?: 'none';
+          grant_types?: ('authorization_code' | 'refresh_token')[];
+          response_types?: 'code'[];
+        };
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ClientRegistrationResponse'];
+        };
+      };
+      /** @description invalid_redirect_uri, invalid_client_metadata (RFC 7591 section 3.2.2) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description dynamic client registration is off */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description temporarily_unavailable: OAUTH_REGISTRATIONS_PER_HOUR from this address */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationClientsController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthClientListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationClientsController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateOrganizationClientDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthClientCreatedResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationClientsController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthClientResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ResourceServersService } from './resource-servers/resource-servers.service';
 import { TrustedIssuersService } from './federation/trusted-issuers.service';
+import { RegisteredClients } from './oauth/clients/registered-clients.service';
 import 'reflect-metadata';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -69,6 +70,7 @@ export async function runCli(argv: string[], env?: Environment, options: CliOpti
         members: app.get(MembersService),
         resourceServers: app.get(ResourceServersService),
         trustedIssuers: app.get(TrustedIssuersService),
+        oauthClients: app.get(RegisteredClients),
       };
       const hadOrganizations = await services.identity.hasOrganizations();
       const result = await command(services);

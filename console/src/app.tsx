@@ -11,6 +11,7 @@ import { KeyPage } from './pages/key-usage';
 import { MembersPage } from './pages/members';
 import { MyKeysPage } from './pages/my-keys';
 import { NotFoundPage } from './pages/not-found';
+import { OAuthAppsPage } from './pages/oauth-apps';
 import { OrganizationKeysPage } from './pages/organization-keys';
 import { OrganizationUsagePage } from './pages/organization-usage';
 import { SettingsPage } from './pages/settings';
@@ -37,6 +38,7 @@ const SECTIONS: Section[] = [
   { path: '/organization/usage', label: 'Usage', permission: 'api_keys:manage' },
   { path: '/organization/members', label: 'Members', permission: 'members:read' },
   { path: '/organization/webhooks', label: 'Webhooks', permission: 'webhooks:read' },
+  { path: '/organization/oauth-apps', label: 'OAuth apps', permission: 'organization:write' },
   { path: '/audit', label: 'Audit log', permission: 'audit:read' },
   { path: '/integrations', label: 'Integrations', permission: 'integrations:read' },
   { path: '/settings', label: 'Settings', permission: 'organization:write' },
@@ -66,6 +68,7 @@ function page(path: string, session: Session): ReactNode {
   if (path === '/organization/single-sign-on' && allowed('organization:write'))
     return <SingleSignOnPage session={session} />;
   if (path === '/organization/webhooks' && allowed('webhooks:read')) return <WebhooksPage session={session} />;
+  if (path === '/organization/oauth-apps' && allowed('organization:write')) return <OAuthAppsPage session={session} />;
   if (path === '/audit' && allowed('audit:read')) return <AuditLogPage />;
   if (path === '/settings' && allowed('organization:write')) return <SettingsPage />;
   if (path === '/integrations' && allowed('integrations:read')) return <IntegrationsPage session={session} />;

@@ -33,6 +33,8 @@ export const AUDIT_ACTIONS = [
   'grant.granted',
   'grant.refreshed',
   'grant.revoked',
+  'oauth_client.created',
+  'oauth_client.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -77,6 +79,7 @@ export class AuditEvent {
     | 'webhook'
     | 'workload_identity'
     | 'grant'
+    | 'oauth_client'
     | null;
 
   @Column({ name: 'target_id', type: 'varchar', length: 36, nullable: true })

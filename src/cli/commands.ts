@@ -6,6 +6,7 @@ import type { Role } from '../identity/roles';
 import type { OrganizationSettingsService } from '../organization-settings/organization-settings.service';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service';
 import type { TrustedIssuersService } from '../federation/trusted-issuers.service';
+import type { RegisteredClients } from '../oauth/clients/registered-clients.service';
 
 /**
  * What each admin command does (docs/operations.md#admin-cli), given options already parsed and checked by the program
@@ -24,6 +25,7 @@ export interface CliServices {
   members: MembersService;
   resourceServers: ResourceServersService;
   trustedIssuers: TrustedIssuersService;
+  oauthClients: RegisteredClients;
 }
 
 /** Runs a command with the application's services, and prints what it returns (cli.ts). */

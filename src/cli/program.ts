@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { CommandRunner } from './commands';
 import { addMemberCommands } from './member-commands';
+import { addOAuthClientCommands } from './oauth-client-commands';
 import { addOrganizationSettingsCommands } from './organization-settings-commands';
 import { addResourceServerCommands } from './resource-server-commands';
 import { addTrustedIssuerCommands } from './trusted-issuer-commands';
@@ -24,7 +25,7 @@ export interface ProgramOutput {
 export function buildProgram(run: CommandRunner, output: ProgramOutput): Command {
   const program = new Command('gatehouse')
     .description(
-      'Gatehouse admin command line: organizations, users, roles, session tokens, organization settings, resource servers and trusted issuers.',
+      'Gatehouse admin command line: organizations, users, roles, session tokens, organization settings, resource servers, trusted issuers and OAuth clients.',
     )
     .addHelpText(
       'after',
@@ -50,6 +51,7 @@ export function buildProgram(run: CommandRunner, output: ProgramOutput): Command
   addOrganizationSettingsCommands(program, run);
   addResourceServerCommands(program, run);
   addTrustedIssuerCommands(program, run);
+  addOAuthClientCommands(program, run);
 
   // Every command and group, at any depth, names its own help after an error.
   const commandsAndGroups = [...program.commands];

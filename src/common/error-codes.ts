@@ -34,7 +34,10 @@ export type OAuthErrorName =
   | 'unsupported_grant_type'
   | 'unauthorized_client'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  /** RFC 7591 section 3.2.2: the registration endpoint's own. */
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 /** The OAuth `error` of each code on the OAuth endpoints, unless the error names its own (ERROR_REASONS' `oauth`). */
 export const OAUTH_ERROR: Record<ErrorCode, OAuthErrorName> = {

@@ -243,6 +243,15 @@ export const ERROR_REASONS = {
     message: 'the authorization request has expired or is not valid: start again',
   },
   client_refused: { code: FP, message: SAYS_WHAT },
+  // Registered clients (docs/mcp.md#clients): dynamic registration (RFC 7591), an organization's own, at the token
+  // endpoint.
+  registration_disabled: { code: NF, message: 'dynamic client registration is off' },
+  too_many_registrations: { code: RE, message: Messages.tooManyRequests },
+  client_metadata_invalid: { code: IA, message: SAYS_WHAT, oauth: 'invalid_client_metadata' },
+  client_redirect_uri_invalid: { code: IA, message: SAYS_WHAT, oauth: 'invalid_redirect_uri' },
+  client_unknown: { code: UN, message: SAYS_WHAT },
+  client_secret_invalid: { code: UN, message: 'invalid client credentials' },
+  oauth_client_not_found: { code: NF, message: 'oauth client not found' },
 
   // The framework's own refusals, and what no site expects.
   unauthenticated: { code: UN, message: Messages.userNotAuthenticated },

@@ -50,14 +50,19 @@ const POLL_PATH = /^\/ssf\/poll(?:\/[^/]+)?$/;
 /** 1,000 acknowledgements are about 39 KB (docs/adr/0031-revocation-feed-in-production.md). */
 export const POLL_BODY_LIMIT_BYTES = 64 * 1024;
 
+/** Dynamic client registration (RFC 7591): a public endpoint, its metadata small (docs/mcp.md#dynamic-client-registration). */
+const REGISTRATION_PATH = '/oauth/register';
+export const REGISTRATION_BODY_LIMIT_BYTES = 8 * 1024;
+
 /** Which body a request may carry, decided once from its method and path. */
-type BodyKind = 'none' | 'form' | 'large' | 'poll' | 'json';
+type BodyKind = 'none' | 'form' | 'large' | 'poll' | 'registration' | 'json';
 
 function bodyKind(req: Request, large: LargeBodyRoute): BodyKind {
   const path = routePath(req.path);
   if (path === FORWARD_AUTH_PATH) return 'none';
   if (req.method === 'POST' && FORM_PATHS.includes(path)) return 'form';
   if (req.method === 'POST' && POLL_PATH.test(path)) return 'poll';
+  if (path === REGISTRATION_PATH) return 'registration';
   return req.method === large.method && path === large.path ? 'large' : 'json';
 }
 
@@ -97,6 +102,7 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
   const large = app.get<LargeBodyRoute>(LARGE_BODY_ROUTE);
   const parseLarge = json(Math.max(config.bodyLimitBytes, large.limitBytes));
   const parsePoll = json(Math.max(config.bodyLimitBytes, POLL_BODY_LIMIT_BYTES));
+  const parseRegistration = json(Math.min(config.bodyLimitBytes, REGISTRATION_BODY_LIMIT_BYTES));
   const parseForm = formBody(config.bodyLimitBytes);
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
     const kind = bodyKind(req, large);
@@ -117,6 +123,8 @@ export function configureHttp(app: INestApplication, config: AppConfiguration): 
       parseJson(req, res, next);
     } else if (kind === 'poll') {
       parsePoll(req, res, next);
+    } else if (kind === 'registration') {
+      parseRegistration(req, res, next);
     } else {
       // The admission's refusal (429) comes before a byte of the body is read.
       large.admit(req).then(

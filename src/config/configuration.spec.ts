@@ -92,6 +92,14 @@ describe('loadConfiguration', () => {
       expect(config.exposedReportMinResponseMs).toBe(500);
     });
 
+    it('has dynamic client registration off, idle clients kept 30 days, 10 registrations an hour (docs/mcp.md#clients)', () => {
+      expect(config.oauthClients).toEqual({
+        dynamicRegistration: false,
+        dynamicClientIdleDays: 30,
+        registrationsPerHour: 10,
+      });
+    });
+
     it('keeps audit events 400 days (docs/operations.md#retention)', () => {
       expect(config.audit).toEqual({ retentionDays: 400 });
     });
@@ -224,6 +232,19 @@ describe('loadConfiguration', () => {
       expect(loadConfiguration({ API_KEY_MAX_ACTIVE_PER_USER: raw }).apiKeys.maxActivePerUser).toBe(expected);
     });
 
+    it('reads the dynamic client registration settings', () => {
+      const config = loadConfiguration({
+        OAUTH_DYNAMIC_REGISTRATION: 'on',
+        OAUTH_DYNAMIC_CLIENT_IDLE_DAYS: '7',
+        OAUTH_REGISTRATIONS_PER_HOUR: '3',
+      });
+      expect(config.oauthClients).toEqual({
+        dynamicRegistration: true,
+        dynamicClientIdleDays: 7,
+        registrationsPerHour: 3,
+      });
+    });
+
     it('reads EXPOSED_REPORTS_PER_HOUR and EXPOSED_REPORT_MIN_RESPONSE_MS', () => {
       const config = loadConfiguration({ EXPOSED_REPORTS_PER_HOUR: '5', EXPOSED_REPORT_MIN_RESPONSE_MS: '0' });
       expect(config.rateLimit.exposedReportsPerHour).toBe(5);
@@ -346,6 +367,17 @@ describe('loadConfiguration', () => {
         'MONITORING_MAX_CONCURRENT_VALIDATIONS',
         'many',
         'MONITORING_MAX_CONCURRENT_VALIDATIONS must be an integer from 1 to 1000 (got "many")',
+      ],
+      ['OAUTH_DYNAMIC_REGISTRATION', 'true', 'OAUTH_DYNAMIC_REGISTRATION must be one of off, on (got "true")'],
+      [
+        'OAUTH_DYNAMIC_CLIENT_IDLE_DAYS',
+        '0',
+        'OAUTH_DYNAMIC_CLIENT_IDLE_DAYS must be an integer from 1 to 3650 (got "0")',
+      ],
+      [
+        'OAUTH_REGISTRATIONS_PER_HOUR',
+        '0',
+        'OAUTH_REGISTRATIONS_PER_HOUR must be an integer from 1 to 100000 (got "0")',
       ],
       ['EXPOSED_REPORTS_PER_HOUR', '0', 'EXPOSED_REPORTS_PER_HOUR must be an integer from 1 to 100000 (got "0")'],
       ['EXPOSED_REPORTS_PER_HOUR', '1.5', 'EXPOSED_REPORTS_PER_HOUR must be an integer from 1 to 100000 (got "1.5")'],

@@ -11,6 +11,7 @@ import {
   parseNetwork,
   parsePublicBaseUrl,
 } from './sections/network';
+import { OAuthClientSettings, parseOAuthClients } from './sections/oauth-clients';
 import { parseSecrets } from './sections/secrets';
 import { parseWebhooks, WebhookSettings } from './sections/webhooks';
 
@@ -60,6 +61,8 @@ export interface AppConfiguration {
   ssf: { pollWaitSeconds: number; eventRetentionDays: number; streamIdleSeconds: number; maxWaitingPolls: number };
   /** Signed webhooks (docs/webhooks.md). */
   webhooks: WebhookSettings;
+  /** Dynamic client registration and its limits (docs/mcp.md#dynamic-client-registration). */
+  oauthClients: OAuthClientSettings;
   integrations: {
     encryptionKey: string | undefined;
     encryptionKeyId: string;
@@ -161,6 +164,7 @@ export function loadConfiguration(env: Environment, defaults: ConfigurationDefau
       maxWaitingPolls: r.int('SSF_MAX_WAITING_POLLS', 16, 1, 10000),
     },
     webhooks: parseWebhooks(r),
+    oauthClients: parseOAuthClients(r),
     redisUrl: network.redisUrl,
     redisKeyPrefix: r.string('REDIS_KEY_PREFIX', 'gatehouse:')!,
     rateLimit: {

@@ -38,6 +38,7 @@ import { SignInLinkBinding1765850000000 } from './migrations/1765850000000-sign-
 import { TrustedIssuerAllowedOrigins1765851000000 } from './migrations/1765851000000-trusted-issuer-allowed-origins';
 import { ResourceServerScopes1765852000000 } from './migrations/1765852000000-resource-server-scopes';
 import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grants';
+import { OAuthClients1765890000000 } from './migrations/1765890000000-oauth-clients';
 import { CredentialPermissions1765870000000 } from './migrations/1765870000000-credential-permissions';
 import { MemberInvitations1765900000000 } from './migrations/1765900000000-member-invitations';
 import { CredentialUsage1765910000000 } from './migrations/1765910000000-credential-usage';
@@ -82,6 +83,7 @@ export const MIGRATIONS = [
   ResourceServerScopes1765852000000,
   OAuthGrants1765860000000,
   CredentialPermissions1765870000000,
+  OAuthClients1765890000000,
   MemberInvitations1765900000000,
   CredentialUsage1765910000000,
   WebhookDeliveryDetails1765920000000,

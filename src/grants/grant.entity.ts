@@ -11,7 +11,7 @@ export type GrantStatus = 'active' | 'revoked';
  */
 @Entity({ name: 'oauth_grants' })
 export class OAuthGrant extends CredentialBase<GrantStatus> {
-  /** The client's id: a Client ID Metadata Document's https URL. */
+  /** The client's id: a Client ID Metadata Document's https URL, or a registered client's id. */
   @Column({ name: 'client_id', type: 'varchar', length: 512 })
   clientId: string;
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { batchedById } from '../database/batch-loader';
+import { toDate } from '../database/columns';
 import type { RawRow } from '../database/entity-rows';
 import { param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
@@ -54,12 +55,29 @@ type CredentialRow = {
 
 type RevokeArgs = OwnerIds & { at: string; id?: string };
 
+/** An active grant whose person is a member, as a token request issues under it. */
+export interface LiveGrant extends OwnerIds {
+  clientId: string;
+  resource: string;
+  lastUsedAt: Date | null;
+  access: MembershipAccess;
+}
+
+type LiveGrantRow = MemberAccessColumns & {
+  organization_id: string;
+  user_id: string;
+  client_id: string;
+  resource: string;
+  last_used_at: Date | string | null;
+};
+
 /**
  * Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. A kind of the credential core (CredentialStore):
  * a member's removal revokes the person's grants (revokeAllOf) and a grant's access token is live by `read`.
  */
 @Injectable()
 export class GrantsRepository extends CredentialStore<OAuthGrant> {
+  private readonly liveById: Statement<{ id: string }>;
   private readonly live: Statement<{ id: string; organizationId: string; userId: string }>;
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly byId: Statement<{ id: string }>;
@@ -81,6 +99,11 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     this.live = db.prepare(sql`SELECT a.role, a.access_token_lifetime FROM oauth_grants g ${member('JOIN')}
       WHERE g.id = ${param('id')} AND g.organization_id = ${param('organizationId')} AND g.user_id = ${param('userId')}
         AND g.status = 'active'`);
+    // Every code and refresh token request: the grant active, its client and resource, and its person's membership.
+    this.liveById = db.prepare(sql`SELECT g.organization_id, g.user_id, g.client_id, g.resource, g.last_used_at,
+        a.role, a.access_token_lifetime FROM oauth_grants g
+      JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = g.organization_id AND a.user_id = g.user_id
+      WHERE g.id = ${param('id')} AND g.status = 'active'`);
     // Every request with a grant's access token: the grant and its person's membership by primary key, one query
     // batched per event-loop turn as every kind's (CredentialKinds).
     const credentials = db.prepare<{ ids: readonly string[] }>(sql`SELECT g.id, g.organization_id, g.user_id, g.status,
@@ -127,6 +150,22 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     const args = { id, organizationId: owner.organizationId, userId: owner.userId };
     const rows = await this.db.rows<MemberAccessColumns, OwnerIds & { id: string }>(this.live, args);
     return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
+  }
+
+  /** The grant when it is active and its person still a member, with their membership; else null. One query. */
+  async liveGrant(id: string): Promise<LiveGrant | null> {
+    const rows = await this.db.rows<LiveGrantRow, { id: string }>(this.liveById, { id });
+    const row = rows[0];
+    const access = row === undefined ? null : toMembershipAccess(row);
+    if (row === undefined || access === null) return null;
+    return {
+      organizationId: row.organization_id,
+      userId: row.user_id,
+      clientId: row.client_id,
+      resource: row.resource,
+      lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
+      access,
+    };
   }
 
   /**
@@ -202,6 +241,24 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
   /** Every active grant of the owner revoked (a member's removal, under the owner's lock), their refresh tokens deleted. */
   async revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]> {
     return this.revokeWith(this.revokeAll, { ...ownerArgs(owner), at: at.toISOString() }, tx);
+  }
+
+  /** Revokes every active grant of the client (its removal): their ids and owners. */
+  async revokeForClient(clientId: string, at: Date, tx: Transaction): Promise<Array<OwnerIds & { id: string }>> {
+    const columns = 'id, organization_id, user_id';
+    const statement = this.db.prepare<{ clientId: string; at: string }>(
+      this.db.returning(
+        sql`UPDATE oauth_grants SET status = 'revoked', revoked_at = ${param('at')}
+          WHERE client_id = ${param('clientId')} AND status = 'active' RETURNING ${raw(columns)}`,
+        columns,
+      ),
+    );
+    const rows = await this.db.run<
+      { id: string; organization_id: string; user_id: string },
+      { clientId: string; at: string }
+    >(tx, statement, { clientId, at: at.toISOString() });
+    if (rows.length > 0) await this.db.affected(tx, this.deleteTokens, { ids: rows.map((row) => row.id) });
+    return rows.map((row) => ({ id: row.id, organizationId: row.organization_id, userId: row.user_id }));
   }
 
   async touch(id: string, at: Date, tx: Transaction): Promise<void> {

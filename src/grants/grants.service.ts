@@ -11,6 +11,8 @@ import { CodeBinding, Grant, GrantsRepository } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
 export const CODE_SECONDS = 60;
+/** A grant's last_used_at is written when it is this much older than a use. */
+const LAST_USED_PRECISION_MS = 60_000;
 
 type Owner = { organizationId: string; userId: string };
 
@@ -154,7 +156,7 @@ export class GrantsService {
       if (binding === 'unknown') return invalidGrant('the code is not valid', 'code_invalid');
       const refused = this.bindingRefusal(binding, presented);
       if (refused !== null) return refused;
-      return this.issue(binding.grantId, binding.scope, now, tx);
+      return this.issue(binding.grantId, binding.scope, now, tx, null);
     });
     if (outcome instanceof AppError) throw outcome;
     return outcome;
@@ -164,7 +166,7 @@ export class GrantsService {
    * A refresh token (OAuth 2.1 section 4.3): used once and replaced; a used one presented again ends the whole grant
    * (RFC 9700 section 4.14.2). The client must be the grant's.
    */
-  async refresh(token: string, clientId: string | undefined, request?: RequestContext, now = new Date()) {
+  async refresh(token: string, clientId: string, request?: RequestContext, now = new Date()) {
     const hash = secretHash(token, REFRESH_PREFIX);
     if (hash === null) throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
     const outcome = await this.unitOfWork.run(async (tx) => {
@@ -174,11 +176,7 @@ export class GrantsService {
         await this.revokeInside(used.reused, 'refresh_token_reused', now, tx);
         return invalidGrant('the refresh token was used already: its grant is revoked', 'refresh_token_reused');
       }
-      const grant = await this.grants.findById(used.grantId);
-      if (grant === null || grant.clientId !== clientId) {
-        return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
-      }
-      return this.issue(used.grantId, used.scope, now, tx);
+      return this.issue(used.grantId, used.scope, now, tx, clientId);
     });
     if (outcome instanceof AppError) throw outcome;
     this.audit.recordSoon(this.entry('grant.refreshed', outcome, outcome.grantId, outcome.userId, null, request));
@@ -219,6 +217,15 @@ export class GrantsService {
     return Object.assign(grant, { status: 'revoked', revokedAt: now });
   }
 
+  /**
+   * A client's removal (docs/mcp.md#clients): every grant to it revoked, in any organization; the entries to record
+   * with the removal (reason `client_removed`).
+   */
+  async revokeClientGrants(clientId: string, at: Date, tx: Transaction): Promise<AuditEntry[]> {
+    const revoked = await this.grants.revokeForClient(clientId, at, tx);
+    return revoked.map((grant) => this.entry('grant.revoked', grant, grant.id, null, 'client_removed'));
+  }
+
   private async revokeInside(grantId: string, reason: string, now: Date, tx: Transaction): Promise<void> {
     const grant = await this.grants.findById(grantId);
     if (grant === null) return;
@@ -245,14 +252,29 @@ export class GrantsService {
     return null;
   }
 
-  /** The grant's tokens to mint and a new refresh token, stored in the same transaction. */
-  private async issue(grantId: string, scope: string, now: Date, tx: Transaction): Promise<GrantTokens | AppError> {
-    const grant = await this.grants.findById(grantId);
-    const access = grant === null ? null : await this.grants.liveAccess(grantId, grant);
-    if (grant === null || access === null) return invalidGrant('the grant was revoked', 'grant_revoked');
+  /**
+   * The grant's tokens to mint and a new refresh token, stored in the same transaction; for a refresh, only to the
+   * grant's client (`clientId`; null for a code, whose binding named it).
+   */
+  private async issue(
+    grantId: string,
+    scope: string,
+    now: Date,
+    tx: Transaction,
+    clientId: string | null,
+  ): Promise<GrantTokens | AppError> {
+    const grant = await this.grants.liveGrant(grantId);
+    if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');
+    if (clientId !== null && grant.clientId !== clientId) {
+      return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
+    }
+    const { access } = grant;
     const refreshToken = newSecret(REFRESH_PREFIX);
     await this.grants.insertRefreshToken(secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
-    await this.grants.touch(grantId, now, tx);
+    // Its last use, to the minute: a busy grant is not written on every token request.
+    if (grant.lastUsedAt === null || grant.lastUsedAt.getTime() <= now.getTime() - LAST_USED_PRECISION_MS) {
+      await this.grants.touch(grantId, now, tx);
+    }
     return {
       grantId,
       organizationId: grant.organizationId,

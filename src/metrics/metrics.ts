@@ -19,7 +19,9 @@ export type RateLimiter =
   /** An API key's own rate limit, at the exchange and forward auth (docs/api.md#allowlists-and-rate-limits). */
   | 'key_requests'
   /** POST /v1/organization/webhooks/{id}/test: test deliveries per organization per minute (docs/webhooks.md#limits). */
-  | 'webhook_tests';
+  | 'webhook_tests'
+  /** POST /oauth/register: dynamic registrations per client network per hour (docs/mcp.md#dynamic-client-registration). */
+  | 'oauth_registrations';
 
 const RATE_LIMITERS: readonly RateLimiter[] = [
   'token_failures',
@@ -30,6 +32,7 @@ const RATE_LIMITERS: readonly RateLimiter[] = [
   'console_sso_starts',
   'key_requests',
   'webhook_tests',
+  'oauth_registrations',
 ];
 
 /** Seconds: most answers take ms; a DB outage 503s in 1-2 s; a credentials validation may take up to 15 s. */

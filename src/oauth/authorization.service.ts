@@ -23,6 +23,8 @@ export type AuthorizeParameters = Record<string, string | undefined>;
 /** What the consent page shows (docs/mcp.md#consent). */
 export interface ConsentDescription {
   client: OAuthClient;
+  /** Where the browser goes back to: the redirect URI's host (and port). */
+  redirectHost: string;
   resource: { audience: string; name: string };
   scopes: Array<{ name: string; description: string }>;
   organization: { id: string; name: string };
@@ -112,13 +114,14 @@ export class AuthorizationService {
   async describe(principal: Principal, encoded: string): Promise<ConsentDescription> {
     const request = this.request(encoded);
     const [client, resource, organization] = await Promise.all([
-      this.consentClient(request),
+      this.consentClient(request, principal),
       describeResource(this.resourceServers, request.resource),
       this.identity.organizationById(principal.organizationId),
     ]);
     if (resource === null) throw requestRefused();
     return {
       client,
+      redirectHost: new URL(request.redirectUri).host,
       resource: { audience: resource.audience, name: resource.name },
       scopes: request.scopes.map((name) => ({ name, description: resource.scopes.get(name) ?? '' })),
       organization: { id: organization.id, name: organization.name },
@@ -136,7 +139,7 @@ export class AuthorizationService {
         state: request.state,
       });
     }
-    const client = await this.consentClient(request);
+    const client = await this.consentClient(request, principal);
     const code = await this.grants.allow(
       principal,
       {
@@ -163,15 +166,23 @@ export class AuthorizationService {
     return request;
   }
 
-  private async consentClient(request: AuthorizationRequest): Promise<OAuthClient> {
+  /** The request's client, still good, and usable in the person's organization (an organization's own: its members). */
+  private async consentClient(request: AuthorizationRequest, principal: Principal): Promise<OAuthClient> {
+    let client: OAuthClient;
     try {
-      return await this.clients.client(request.clientId);
+      client = await this.clients.client(request.clientId);
     } catch (error) {
       if (error instanceof ClientRefused) {
         throw new AppError('client_refused', { message: `the client was refused: ${error.message}` });
       }
       throw error;
     }
+    if (client.organizationId !== null && client.organizationId !== principal.organizationId) {
+      throw new AppError('client_refused', {
+        message: 'the client was refused: another organization registered it, for its own members only',
+      });
+    }
+    return client;
   }
 
   /** The redirect to the client: its parameters added to the redirect URI's own query, with `iss` (RFC 9207). */

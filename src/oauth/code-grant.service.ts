@@ -30,24 +30,26 @@ export class CodeGrantService {
     private readonly tokens: TokenService,
   ) {}
 
-  async token(grantType: CodeGrantType, form: FormParameters, request: RequestContext): Promise<OAuthTokenResponse> {
-    if (form.client_secret !== undefined) {
-      throw new AppError('client_secret_not_accepted');
-    }
-    if (form.client_id === undefined) throw required('client_id');
+  /** `clientId`: the client the request named, authenticated when it has a secret (ClientGrant). */
+  async token(
+    grantType: CodeGrantType,
+    clientId: string,
+    form: FormParameters,
+    request: RequestContext,
+  ): Promise<OAuthTokenResponse> {
     let issued: GrantTokens;
     if (grantType === 'authorization_code') {
       if (form.code === undefined) throw required('code');
       issued = await this.grants.redeem({
         code: form.code,
-        clientId: form.client_id,
+        clientId,
         redirectUri: form.redirect_uri,
         codeVerifier: form.code_verifier,
         resource: form.resource,
       });
     } else {
       if (form.refresh_token === undefined) throw required('refresh_token');
-      issued = await this.grants.refresh(form.refresh_token, form.client_id, request);
+      issued = await this.grants.refresh(form.refresh_token, clientId, request);
       if (form.resource !== undefined && form.resource !== issued.resource) {
         throw new AppError('resource_not_of_grant');
       }

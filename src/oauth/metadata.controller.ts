@@ -49,6 +49,8 @@ export class MetadataController {
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
+      // Named only while dynamic registration is on: clients fall back to it when they have no metadata document.
+      ...(config.oauthClients.dynamicRegistration ? { registration_endpoint: `${base}/oauth/register` } : {}),
     };
   }
 

@@ -40,6 +40,12 @@ const DECLARED: Record<string, string> = {
   'DELETE /v1/grants/{id}': 'bearer + api_keys:revoke',
   'GET /v1/organization/grants': 'bearer + api_keys:manage',
   'DELETE /v1/organization/grants/{id}': 'bearer + api_keys:manage',
+  // Clients (docs/mcp.md#clients): dynamic registration is open to anyone while on, a few per address an hour; an
+  // organization's own clients are its admins'
+  'POST /oauth/register': 'public, guarded by RegistrationLimitGuard',
+  'GET /v1/organization/oauth-clients': 'bearer + organization:write',
+  'POST /v1/organization/oauth-clients': 'bearer + organization:write',
+  'DELETE /v1/organization/oauth-clients/{id}': 'bearer + organization:write',
   // The revocation feed (docs/revocation-feed.md): its configuration is public; the streams and their polls
   // authenticate the resource server by its client credentials
   'GET /.well-known/ssf-configuration': 'public',

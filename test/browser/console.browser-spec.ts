@@ -589,6 +589,8 @@ describe('web console in Chromium', () => {
       'grant.granted',
       'grant.refreshed',
       'grant.revoked',
+      'oauth_client.created',
+      'oauth_client.removed',
     ]);
     await page.getByLabel('Action').selectOption('console.sign_in_refused');
     await page.getByRole('button', { name: 'Apply filters' }).click();

@@ -31,11 +31,6 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
   let server: McpServerProcess;
   let member: TestUser;
   const clients: Client[] = [];
-  /**
-   * The SDK's discovery (1.32) refuses RFC 8414 metadata without `authorization_endpoint`, which Gatehouse publishes
-   * once it has the authorization code grant (docs/mcp.md); until then the SDK's steps are checked by hand below.
-   */
-  let sdkDiscovers = false;
 
   beforeAll(async () => {
     const gatehousePort = await freePort();
@@ -46,15 +41,7 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
     const { clientId, clientSecret } = await t.get(ResourceServersService).register('Notes', audience, SCOPES);
     server = await McpServerProcess.start({ issuer, audience, clientId, clientSecret });
     member = await t.user({ org: 'mcp-agents', role: 'member' });
-    const metadata = (await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as object;
-    sdkDiscovers = 'authorization_endpoint' in metadata;
   }, 60_000);
-
-  /** Whether the SDK's client can run here; says so when it cannot. */
-  const withSdk = (): boolean => {
-    if (!sdkDiscovers) console.warn('mcp: no authorization_endpoint in the metadata yet: the SDK client is not run');
-    return sdkDiscovers;
-  };
 
   afterAll(async () => {
     for (const client of clients) await client.close();
@@ -156,7 +143,6 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
   });
 
   it('the SDK client discovers Gatehouse, gets a token for the resource with tools:read, lists and calls a tool', async () => {
-    if (!withSdk()) return;
     const key = await t.createKey(member, 'agent-read');
     const { client, provider } = await connect(key, 'tools:read');
     const { tools } = await client.listTools();
@@ -168,7 +154,6 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
   });
 
   it('a tool needing tools:write is 403 insufficient_scope with the scope to ask for; a token with it may call it', async () => {
-    if (!withSdk()) return;
     const readOnly = await t.createKey(member, 'agent-step-up');
     const { client, provider } = await connect(readOnly, 'tools:read');
     await expect(client.callTool({ name: 'add_note', arguments: { text: 'first' } })).rejects.toMatchObject({
@@ -194,16 +179,9 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
 
   it("refuses a revoked key's token at the MCP server within 1 s (the verifier's feed)", async () => {
     const key = await t.createKey(member, 'agent-revoked');
-    let client: Client | undefined;
-    let accessToken: string;
-    if (sdkDiscovers) {
-      const connected = await connect(key, 'tools:read');
-      client = connected.client;
-      await client.callTool({ name: 'list_notes', arguments: {} });
-      accessToken = connected.provider.tokens()!.access_token;
-    } else {
-      accessToken = (await token({ resource: audience, scope: 'tools:read' }, key).expect(200)).body.access_token;
-    }
+    const { client, provider } = await connect(key, 'tools:read');
+    await client.callTool({ name: 'list_notes', arguments: {} });
+    const accessToken = provider.tokens()!.access_token;
     expect((await callTool(accessToken, 'list_notes')).status).toBe(200);
     await t.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${member.token}`).expect(200);
     const revokedAt = performance.now();
@@ -211,7 +189,7 @@ describe(`an MCP server protected by Gatehouse, an agent with an API key, on ${D
       timeoutMs: 1000,
     });
     console.log(`mcp (${DATABASE_KIND}): revoked key refused ${(performance.now() - revokedAt).toFixed(0)} ms after`);
-    if (client !== undefined) await expect(client.callTool({ name: 'list_notes', arguments: {} })).rejects.toThrow();
+    await expect(client.callTool({ name: 'list_notes', arguments: {} })).rejects.toThrow();
   });
 
   describe('tokens for a resource server that declares scopes', () => {

@@ -83,11 +83,17 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
     expect(url.searchParams.get('iss')).toBe(TEST_ISSUER);
   }
 
-  async function grantCount(): Promise<number> {
-    const rows = await t
-      .get(DataSource)
-      .query(`SELECT id FROM oauth_grants WHERE user_id = '${person.userId}' AND status = 'active'`);
-    return rows.length;
+  /** What a refusal must not leave behind: the person's grants, codes and refresh tokens. */
+  async function leftBehind(): Promise<{ grants: number; codes: number; refreshTokens: number }> {
+    const db = t.get(DataSource);
+    const count = async (query: string) => Number((await db.query(query))[0].n);
+    return {
+      grants: await count(`SELECT COUNT(*) AS n FROM oauth_grants WHERE user_id = '${person.userId}'`),
+      codes: await count(
+        `SELECT COUNT(*) AS n FROM oauth_codes c JOIN oauth_grants g ON g.id = c.grant_id WHERE g.user_id = '${person.userId}'`,
+      ),
+      refreshTokens: await refreshTokenCount(),
+    };
   }
 
   async function code(challenge: string): Promise<string> {
@@ -166,6 +172,13 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       );
       expect(verifier).not.toBe(challenge);
       expect(await refreshTokenCount()).toBe(before);
+      // Each refused code is spent: its right verifier now gets code_reused, and nothing is issued.
+      expectInvalidGrant(
+        await redeem({ code: wrong, code_verifier: verifier }),
+        'the code was used already: its grant is revoked',
+        'code_reused',
+      );
+      expect(await refreshTokenCount()).toBe(before);
     });
 
     it('refuses a code for another redirect URI or client', async () => {
@@ -218,7 +231,9 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       freezeDate(now);
       const late = await code(challenge);
       jest.setSystemTime(now + 60_000);
+      const before = await refreshTokenCount();
       expectInvalidGrant(await redeem({ code: late, code_verifier: verifier }), 'the code has expired', 'code_expired');
+      expect(await refreshTokenCount()).toBe(before);
       const inTime = await code(challenge);
       jest.setSystemTime(now + 60_000 + 59_000);
       await redeem({ code: inTime, code_verifier: verifier }).expect(200);
@@ -243,11 +258,45 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
         reason: 'parameter_missing',
       });
     });
+
+    it('refuses a reused refresh token and ends the whole grant: its newest refresh token too, none left stored', async () => {
+      const { verifier, challenge } = pkce();
+      const first = (await redeem({ code: await code(challenge), code_verifier: verifier }).expect(200)).body;
+      const grantId = decodeJwt(first.access_token).payload.grant_id as string;
+      const refresh = (refreshToken: string) =>
+        t
+          .http()
+          .post('/oauth/token')
+          .type(FORM)
+          .send(
+            new URLSearchParams({
+              grant_type: 'refresh_token',
+              refresh_token: refreshToken,
+              client_id: clientId,
+            }).toString(),
+          );
+      const second = (await refresh(first.refresh_token).expect(200)).body;
+      expectInvalidGrant(
+        await refresh(first.refresh_token),
+        'the refresh token was used already: its grant is revoked',
+        'refresh_token_reused',
+      );
+      expectInvalidGrant(
+        await refresh(second.refresh_token),
+        'the refresh token is not valid',
+        'refresh_token_invalid',
+      );
+      const db = t.get(DataSource);
+      expect(await db.query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`)).toEqual([
+        { status: 'revoked' },
+      ]);
+      expect(await db.query(`SELECT token_hash FROM oauth_refresh_tokens WHERE grant_id = '${grantId}'`)).toEqual([]);
+    });
   });
 
   describe('at the authorization endpoint', () => {
     it('shows a page, never a redirect, while the client or its redirect URI is not known', async () => {
-      const before = await grantCount();
+      const before = await leftBehind();
       await expectPage(query({ client_id: undefined }), 'client_id is required');
       await expectPage(query({ redirect_uri: undefined }), 'redirect_uri is required');
       await expectPage(
@@ -256,7 +305,8 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       );
       await expectPage(query({ client_id: 'my-client' }), 'neither an https URL');
       await expectPage(query({ client_id: 'https://localhost/' }), 'a path');
-      expect(await grantCount()).toBe(before);
+      await expectPage(query({ client_id: '00000000-0000-4000-8000-000000000000' }), 'nor a registered client');
+      expect(await leftBehind()).toEqual(before);
     });
 
     it('accepts a loopback redirect URI on another port (RFC 8252)', async () => {
@@ -270,7 +320,7 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
     });
 
     it('sends the other refusals back to the client with iss', async () => {
-      const before = await grantCount();
+      const before = await leftBehind();
       await expectRedirect(
         query({ response_type: 'token' }),
         'unsupported_response_type',
@@ -295,10 +345,11 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       );
       // Gatehouse's own permissions are no resource server's scopes.
       await expectRedirect(query({ scope: 'api_keys:read' }), 'invalid_scope', /does not declare api_keys:read/);
-      expect(await grantCount()).toBe(before);
+      expect(await leftBehind()).toEqual(before);
     });
 
     it('refuses a client metadata document that is too large, too slow, or names another client_id', async () => {
+      const before = await leftBehind();
       const big = documents.client('/clients/big.json', { client_name: 'x'.repeat(6 * 1024) });
       await expectPage(query({ client_id: big }), /larger than 5120 bytes/);
       const slow = documents.client('/clients/slow.json', {}, { delayMs: 5_000 });
@@ -311,6 +362,7 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
         token_endpoint_auth_method: 'client_secret_basic',
       });
       await expectPage(query({ client_id: confidential }), /only public clients/);
+      expect(await leftBehind()).toEqual(before);
     });
 
     it('keeps a document as long as its Cache-Control says', async () => {
@@ -387,14 +439,18 @@ describe(`client metadata documents in production (${DATABASE_KIND})`, () => {
     await documents.close();
   });
 
-  it('refuses a document on a loopback or private address', async () => {
+  it('refuses a document on a loopback or private address, without a request to it and leaving nothing', async () => {
     const clientId = documents.client('/clients/local.json');
-    const response = await t
-      .http()
-      .get('/oauth/authorize')
-      .query({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code' });
-    expect(response.status).toBe(400);
-    expect(response.text).toMatch(/private, loopback, link-local/);
+    for (const id of [clientId, 'https://10.1.2.3/clients/private.json', 'https://[fd00::1]/clients/private.json']) {
+      const response = await t
+        .http()
+        .get('/oauth/authorize')
+        .query({ client_id: id, redirect_uri: REDIRECT_URI, response_type: 'code' });
+      expect(response.status).toBe(400);
+      expect(response.headers.location).toBeUndefined();
+      expect(response.text).toMatch(/private, loopback, link-local/);
+    }
     expect(documents.hits.get('/clients/local.json')).toBeUndefined();
+    expect(Number((await t.get(DataSource).query('SELECT COUNT(*) AS n FROM oauth_grants'))[0].n)).toBe(0);
   });
 });

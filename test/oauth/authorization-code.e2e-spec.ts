@@ -132,7 +132,14 @@ describe('authorization code grant', () => {
     const request = new URL(started.headers.location).searchParams.get('request')!;
     const { body } = await t.http().get('/v1/oauth/consent').query({ request }).set(bearer(person.token)).expect(200);
     expect(body).toEqual({
-      client: { client_id: clientId, client_name: 'Main client', host: new URL(clientId).host, logo_uri: null },
+      client: {
+        client_id: clientId,
+        client_name: 'Main client',
+        host: new URL(clientId).host,
+        logo_uri: null,
+        registration: 'document',
+        redirect_host: new URL(REDIRECT_URI).host,
+      },
       resource: { audience: AUDIENCE, name: 'Docs MCP' },
       scopes: [{ name: 'tools:read', description: 'List and call read-only tools' }],
       organization: { id: person.organizationId, name: 'mcp-people' },

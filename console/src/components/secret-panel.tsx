@@ -8,6 +8,12 @@ const WORDS = {
     copy: 'Copy key',
     copyFailed: 'Could not copy: select the key and copy it by hand.',
   },
+  'client-secret': {
+    label: 'Client secret',
+    kept: 'Gatehouse keeps only a hash of the secret, so nobody can show it to you later. If you lose it, remove the app and register it again.',
+    copy: 'Copy secret',
+    copyFailed: 'Could not copy: select the secret and copy it by hand.',
+  },
   'webhook-secret': {
     label: 'Signing secret',
     kept: 'Gatehouse keeps it encrypted, to sign events with, and never shows it again. If you lose it, rotate the secret.',

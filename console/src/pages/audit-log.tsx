@@ -43,6 +43,8 @@ const ACTIONS = Object.keys({
   'grant.granted': true,
   'grant.refreshed': true,
   'grant.revoked': true,
+  'oauth_client.created': true,
+  'oauth_client.removed': true,
 } satisfies Record<AuditAction, true>) as AuditAction[];
 const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -74,8 +74,13 @@ export function ConsentPage() {
             asks to act for you at <strong>{data.resource.name}</strong> ({data.resource.audience}) in the organization{' '}
             <strong>{data.organization.name}</strong>.
           </p>
-          <p className="message message-muted">
-            The app chose its own name; the address it comes from is {data.client.host ?? data.client.client_id}.
+          <p className="message message-muted" data-testid="client-registration">
+            {data.client.registration === 'document' &&
+              `The app chose its own name; the address it comes from is ${data.client.host ?? data.client.client_id}.`}
+            {data.client.registration === 'dynamic' &&
+              `The app registered itself with Gatehouse and chose its own name: nobody vouches for it. It returns to ${data.client.redirect_host}.`}
+            {data.client.registration === 'organization' &&
+              `Registered by the admins of ${data.organization.name} for an internal app; it returns to ${data.client.redirect_host}.`}
           </p>
           {data.scopes.length === 0 ? (
             <p>It asks for no particular permission of this resource server.</p>

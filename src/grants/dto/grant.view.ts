@@ -19,7 +19,12 @@ export class GrantView {
   user_id: string;
   @ApiProperty({ format: 'date-time' })
   created_at: string;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Its last code or refresh' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Its last code or refresh, to the minute',
+  })
   last_used_at: string | null;
 
   static from(grant: Grant): GrantView {

@@ -5,15 +5,21 @@ import { addressKind } from '../../common/address-rules';
  * client_id URL may be and what its document must say (docs/mcp.md#clients).
  */
 
+/** How Gatehouse knows a client: its metadata document's URL, a dynamic registration, or an organization's admins. */
+export type ClientRegistration = 'document' | 'dynamic' | 'organization';
+
 /** A client as the authorization endpoint and the consent page use it. */
 export interface OAuthClient {
   clientId: string;
-  /** Untrusted: the consent page shows `host` beside it. */
+  /** Untrusted (but an organization's): the consent page shows `host`, or who registered it, beside it. */
   name: string;
   /** The client_id's host (a metadata document's), or null for a client registered here. */
   host: string | null;
   logoUri: string | null;
   redirectUris: readonly string[];
+  registration: ClientRegistration;
+  /** The organization whose members alone may use it (registration `organization`); else null. */
+  organizationId: string | null;
 }
 
 /** Why a client_id or its document was refused, in words the person (or the client's developer) can act on. */
@@ -73,6 +79,8 @@ export function clientFromDocument(clientId: string, document: unknown): OAuthCl
     host,
     logoUri: stringOrNull(doc.logo_uri),
     redirectUris: uris as string[],
+    registration: 'document',
+    organizationId: null,
   };
 }
 
@@ -108,6 +116,7 @@ export function redirectUriAllowed(client: OAuthClient, redirectUri: string): bo
   });
 }
 
-function isLoopback(hostname: string): boolean {
+/** 127.0.0.0/8, [::1] or localhost: the hosts of RFC 8252's loopback redirects. */
+export function isLoopback(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || addressKind(hostname.replace(/^\[|\]$/g, '')) === 'loopback';
 }

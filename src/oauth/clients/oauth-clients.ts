@@ -1,14 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { ClientRefused, isDocumentUrl, OAuthClient } from './client-document';
+import { isDocumentUrl, OAuthClient } from './client-document';
 import { ClientDocuments } from './client-documents';
+import { RegisteredClients } from './registered-clients.service';
 
-/** The clients the authorization endpoint knows: a client_id URL names its metadata document (docs/mcp.md#clients). */
+/**
+ * The clients the authorization endpoint knows (docs/mcp.md#clients): a client_id URL names its metadata document;
+ * any other is a client registered here, dynamically or by an organization's admins.
+ */
 @Injectable()
 export class OAuthClients {
-  constructor(private readonly documents: ClientDocuments) {}
+  constructor(
+    private readonly documents: ClientDocuments,
+    private readonly registered: RegisteredClients,
+  ) {}
 
-  async client(clientId: string): Promise<OAuthClient> {
-    if (isDocumentUrl(clientId)) return this.documents.client(clientId);
-    throw new ClientRefused('client_id is neither an https URL of a client metadata document nor a registered client');
+  client(clientId: string): Promise<OAuthClient> {
+    return isDocumentUrl(clientId) ? this.documents.client(clientId) : this.registered.client(clientId);
   }
 }

@@ -33,6 +33,15 @@ export class ConsentClientView {
   host: string | null;
   @ApiPropertyOptional({ type: String, nullable: true })
   logo_uri: string | null;
+  @ApiProperty({
+    enum: ['document', 'dynamic', 'organization'],
+    description:
+      'How Gatehouse knows it: its client_id is a metadata document URL (`host`), it registered itself (RFC 7591), ' +
+      "or the organization's admins registered it",
+  })
+  registration: 'document' | 'dynamic' | 'organization';
+  @ApiProperty({ description: "Where the browser goes back to: the redirect URI's host" })
+  redirect_host: string;
 }
 
 export class ConsentScopeView {
@@ -72,7 +81,14 @@ export class ConsentView {
   static from(consent: ConsentDescription): ConsentView {
     const { client } = consent;
     return {
-      client: { client_id: client.clientId, client_name: client.name, host: client.host, logo_uri: client.logoUri },
+      client: {
+        client_id: client.clientId,
+        client_name: client.name,
+        host: client.host,
+        logo_uri: client.logoUri,
+        registration: client.registration,
+        redirect_host: consent.redirectHost,
+      },
       resource: consent.resource,
       scopes: consent.scopes,
       organization: consent.organization,
