@@ -34,7 +34,14 @@ export interface CliResult {
 /** Exit code of every error: a refused argument, an unknown command, a failed command. */
 const ERROR_EXIT_CODE = 2;
 
-async function createContext(env: Environment | undefined, options: CliOptions): Promise<INestApplicationContext> {
+/**
+ * The application context the commands run against: the CLI boots one per command (runCli), closed after it. Exported
+ * for callers that run many commands against one context (the tests), which pass it as `CliOptions.context`.
+ */
+export async function createCliContext(
+  env: Environment | undefined,
+  options: Pick<CliOptions, 'workerDirectory'> = {},
+): Promise<INestApplicationContext> {
   // Logs are JSON lines on stderr (stdout carries the one result); warnings and errors only,
   // unless LOG_LEVEL asks for more.
   const app = await NestFactory.createApplicationContext(
@@ -50,7 +57,13 @@ async function createContext(env: Environment | undefined, options: CliOptions):
   return app;
 }
 
-export type CliOptions = Pick<AppModuleOptions, 'workerDirectory'>;
+export interface CliOptions extends Pick<AppModuleOptions, 'workerDirectory'> {
+  /**
+   * A context from {@link createCliContext} with the same `env`, to run the command against instead of booting one;
+   * it stays open. Its boot-time facts (local secrets generated) are those of its own boot.
+   */
+  context?: INestApplicationContext;
+}
 
 /** Runs one command; `env` given -> exactly that environment (tests), else process.env and .env. */
 export async function runCli(argv: string[], env?: Environment, options: CliOptions = {}): Promise<CliResult> {
@@ -61,7 +74,7 @@ export async function runCli(argv: string[], env?: Environment, options: CliOpti
   const program = buildProgram(
     async (command) => {
       // Booted only once the arguments are good: --help and a typo never touch the database.
-      app = await createContext(env, options);
+      app = options.context ?? (await createCliContext(env, options));
       const services: CliServices = {
         identity: app.get(IdentityService),
         tokens: app.get(TokenService),
@@ -110,7 +123,7 @@ export async function runCli(argv: string[], env?: Environment, options: CliOpti
     // application failing to start (a bad setting, an unreachable database).
     return { exitCode: ERROR_EXIT_CODE, stdout: '', stderr: `${stderr}error: ${cliMessage(error)}\n` };
   } finally {
-    await app?.close();
+    if (app !== options.context) await app?.close();
   }
 }
 

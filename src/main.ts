@@ -8,9 +8,10 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureHttp } from './common/http-setup';
 import { ExpressPlatform } from './common/http-platform';
-import { exitGracefullyOnSignals, HttpConnections } from './common/shutdown.state';
+import { exitGracefullyOnSignals, HttpConnections, ShutdownState } from './common/shutdown.state';
 import { APP_CONFIG } from './config/config.module';
 import { AppConfiguration, ConfigurationError } from './config/configuration';
+import { Metrics } from './metrics/metrics';
 
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), new ExpressPlatform(), {
@@ -24,6 +25,15 @@ async function bootstrap(): Promise<void> {
   configureHttp(app, config);
   // Known from the first connection on, so that shutdown can close each one without resetting it.
   const connections = new HttpConnections(app.getHttpServer());
+  const shutdown = app.get(ShutdownState);
+  app.get(Metrics).watchHttp({
+    get openConnections() {
+      return connections.count;
+    },
+    get requestsInFlight() {
+      return shutdown.inFlightCount;
+    },
+  });
   await app.listen(config.port, config.host);
   const { port } = app.getHttpServer().address() as AddressInfo;
   // Where it listens and where people reach it, which the CLI's sign-in links use (PUBLIC_BASE_URL).

@@ -114,7 +114,11 @@ describe('graceful shutdown timings (the built server as a child process)', () =
     const server = await ServerProcess.start(mainJs, database, { SHUTDOWN_DRAIN_MS: '2000' });
     try {
       const created = await send(server.port, 'POST', '/v1/user-api-keys', json(), '{}');
-      const run = await sigtermUnderLoad(server, { Authorization: `ApiKey ${created.body.opaque_key}` });
+      const run = await sigtermUnderLoad(
+        server,
+        { Authorization: `ApiKey ${created.body.opaque_key}` },
+        { loadMs: 1000 },
+      );
       const accepted = (counts: typeof run.before) => counts.answered + counts.unavailable + counts.reset;
       const total = accepted(run.before) + accepted(run.after);
       const resetCount = run.before.reset + run.after.reset;

@@ -46,6 +46,12 @@ export interface ConnectionPool {
   readonly options: { max?: number };
 }
 
+/** What the HTTP gauges read: the server's open connections and the requests it is answering. */
+export interface HttpLoad {
+  readonly openConnections: number;
+  readonly requestsInFlight: number;
+}
+
 /** A registry per app, so several apps in one process (tests) count separately (docs/operations.md#metrics). */
 export class Metrics {
   readonly registry = new Registry();
@@ -128,6 +134,26 @@ export class Metrics {
 
   providerCall(check: string, outcome: string): void {
     this.providerCalls.inc({ check, outcome });
+  }
+
+  /** The listening server's (main.ts): read at each scrape, as the pool gauges are. */
+  watchHttp(load: HttpLoad): void {
+    new Gauge({
+      name: 'gatehouse_http_connections_open',
+      help: 'Connections to the public port open now, idle keep-alive ones included',
+      registers: [this.registry],
+      collect() {
+        this.set(load.openConnections);
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_http_requests_in_flight',
+      help: 'Requests of the public port being answered now (arrived, response not finished)',
+      registers: [this.registry],
+      collect() {
+        this.set(load.requestsInFlight);
+      },
+    });
   }
 
   /** Read at each scrape (collect callback): no timer, nothing on the request path. */

@@ -21,7 +21,7 @@ export interface SignedHeaders {
  * with the secret's decoded bytes, the timestamp in whole seconds. On node:crypto rather than the library, which the
  * tests use to verify (docs/adr/0037-signed-webhooks.md). With several secrets (a rotation's overlap: the new one
  * first, then the old), one signature each, space-separated, as the specification allows for zero-downtime rotation
- * (docs/adr/0059-delivery-details-secret-overlap-audit-export.md).
+ * (docs/adr/0059-delivery-answers-secret-overlap-export.md).
  */
 export function signWebhook(secrets: string | readonly string[], id: string, at: Date, body: string): SignedHeaders {
   const timestamp = String(Math.floor(at.getTime() / 1000));

@@ -7,7 +7,7 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
 import { buildIdentityProviderWorker } from './identity-provider-build';
 
 /**
- * The console's people pages in headless Chromium against the built server (docs/console.md#members,
+ * The console's people pages in headless Chromium against the built server (docs/console.md#pages, docs/api.md#members,
  * docs/console.md#single-sign-on): an admin invites a person, whose own browser signs in through the one-time link;
  * changes their role and removes them; sets up single sign-on with node-oidc-provider as the company's identity
  * provider (tested, the redirect URI copied, the secret never shown back), through which a person then signs in; and

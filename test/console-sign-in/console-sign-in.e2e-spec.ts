@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import type { CliResult } from '../../src/cli';
-import { runTestCli } from '../support/cli';
+import { startTestCli, TestCli } from '../support/cli';
 import { ConsoleSignInService } from '../../src/console-sign-in/console-sign-in.service';
 import { PERMISSION_CATALOGUE } from '../support/api-key-records';
 import {
@@ -27,18 +27,21 @@ describe('console sign-in links', () => {
   let t: TestApp;
   let second: TestApp;
   let admin: TestUser;
+  let commands: TestCli;
 
   beforeAll(async () => {
     t = await createTestApp({ env: { PUBLIC_BASE_URL: 'https://gatehouse.example.com/' } });
     second = await createTestApp({ database: t.database, env: { PUBLIC_BASE_URL: 'https://gatehouse.example.com' } });
     admin = await t.user({ org: 'console-org' });
+    commands = await startTestCli(t.env);
   }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
+    await commands?.close();
     await second.close();
     await t.close();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => commands.run(...argv);
   const codeOf = (url: string): string => new URL(url).hash.replace(/^#code=/, '');
 
   async function link(user: TestUser = admin): Promise<{ url: string; code: string }> {
@@ -200,16 +203,19 @@ describe('console sign-in links', () => {
 describe('console sign-out', () => {
   let t: TestApp;
   let second: TestApp;
+  let commands: TestCli;
   beforeAll(async () => {
     t = await createTestApp();
     second = await createTestApp({ database: t.database });
+    commands = await startTestCli(t.env);
   }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
+    await commands?.close();
     await second.close();
     await t.close();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => commands.run(...argv);
   const signOut = (token: string, app: TestApp = t) =>
     app.http().delete('/v1/console/sessions/current').set(bearer(token));
   const keys = (token: string, app: TestApp = t) => app.http().get('/v1/user-api-keys').set(bearer(token));
@@ -298,12 +304,17 @@ describe('console sign-out', () => {
  */
 describe('console sign-ins are audited', () => {
   let t: TestApp;
+  let commands: TestCli;
   beforeAll(async () => {
     t = await createTestApp({ env: { TRUST_PROXY: 'loopback' } });
+    commands = await startTestCli(t.env);
+  }, SET_UP_TIMEOUT_MS);
+  afterAll(async () => {
+    await commands?.close();
+    await t.close();
   });
-  afterAll(() => t.close());
 
-  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(argv, t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => commands.run(...argv);
   async function linkFor(user: TestUser): Promise<string> {
     const result = await cli('console-link', '--org', 'audited-org', '--email', user.email);
     return new URL(JSON.parse(result.stdout).url).hash.replace(/^#code=/, '');

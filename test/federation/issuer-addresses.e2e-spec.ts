@@ -4,7 +4,7 @@ import { createServer, Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import type { CliResult } from '../../src/cli';
-import { runTestCli } from '../support/cli';
+import { startTestCli, TestCli } from '../support/cli';
 import { DEFAULT_FEDERATION_TIMINGS, FEDERATION_TIMINGS } from '../../src/federation/federation-timings';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -12,6 +12,7 @@ import { cliChecks } from '../support/cli';
 import { b64, bearer } from '../support/http-assertions';
 import { listenOnLoopback } from '../support/ports';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 import { workloadForm } from '../support/token-exchange';
 
 /**
@@ -117,6 +118,7 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
   let target: Target;
   const fakes: FakeIssuer[] = [];
   const log = logSink();
+  let commands: TestCli;
 
   beforeAll(async () => {
     target = await Target.start();
@@ -128,8 +130,10 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
         builder.overrideProvider(FEDERATION_TIMINGS).useValue({ ...DEFAULT_FEDERATION_TIMINGS, metadataMaxAgeMs: 0 }),
     });
     await t.user({ org: 'origins-acme' });
-  });
+    commands = await startTestCli(t.env);
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
+    await commands?.close();
     for (const fake of fakes) fake.close();
     target.close();
     await t.close();
@@ -141,7 +145,7 @@ describe(`trusted issuers' addresses (${DATABASE_KIND})`, () => {
     fakes.push(started);
     return started;
   };
-  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['trusted-issuer', ...argv], t.env);
+  const cli = (...argv: string[]): Promise<CliResult> => commands.run('trusted-issuer', ...argv);
   const { ok, fails } = cliChecks(cli);
   const rowCount = async () =>
     Number((await t.get(DataSource).query('SELECT count(*) AS n FROM trusted_issuers'))[0].n as string);

@@ -4,7 +4,7 @@ import { createServer as createTcpServer, Socket } from 'node:net';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
 import type { CliResult } from '../../src/cli';
-import { runTestCli } from '../support/cli';
+import { runTestCli, startTestCli, TestCli } from '../support/cli';
 import { type Environment, loadConfiguration } from '../../src/config/configuration';
 import type { TrustedIssuerView } from '../../src/federation/trusted-issuer.command';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
@@ -27,6 +27,7 @@ import {
   TestDatabase,
   testEnvironment,
 } from '../support/test-app';
+import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /** `gatehouse trusted-issuer ...` (docs/federation.md#the-admin-cli) against a live identity provider. */
 describe('admin CLI: trusted-issuer', () => {
@@ -37,6 +38,7 @@ describe('admin CLI: trusted-issuer', () => {
   let acme: string;
   let globex: string;
   let initech: string;
+  let commands: TestCli;
 
   beforeAll(async () => {
     database = createTestDatabase();
@@ -45,14 +47,16 @@ describe('admin CLI: trusted-issuer', () => {
     acme = (await t.user({ org: 'fed-acme' })).organizationId;
     globex = (await t.user({ org: 'fed-globex' })).organizationId;
     initech = (await t.user({ org: 'fed-initech' })).organizationId;
-  }, 30_000);
+    commands = await startTestCli(env);
+  }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
+    await commands?.close();
     await IdentityProvider.stopAll();
     await t.close();
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['trusted-issuer', ...argv], env);
+  const cli = (...argv: string[]): Promise<CliResult> => commands.run('trusted-issuer', ...argv);
   const { ok, fails } = cliChecks(cli);
   type Added = { trusted_issuer: TrustedIssuerView };
   type Listed = { trusted_issuers: TrustedIssuerView[] };

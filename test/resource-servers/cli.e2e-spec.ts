@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { CliResult } from '../../src/cli';
-import { runTestCli } from '../support/cli';
+import { runTestCli, startTestCli, TestCli } from '../support/cli';
 import type { Environment } from '../../src/config/configuration';
 import { ResourceServer } from '../../src/resource-servers/resource-server.entity';
 import type {
@@ -19,19 +19,22 @@ describe('admin CLI: resource-server', () => {
   let database: TestDatabase;
   let env: Environment;
   let t: TestApp;
+  let commands: TestCli;
 
   beforeAll(async () => {
     database = createTestDatabase();
     env = testEnvironment(database);
     t = await createTestApp({ database });
     await t.user({ org: 'cli-resource-servers' });
+    commands = await startTestCli(env);
   }, SET_UP_TIMEOUT_MS);
   afterAll(async () => {
+    await commands?.close();
     await t.close();
     await database.drop();
   });
 
-  const cli = (...argv: string[]): Promise<CliResult> => runTestCli(['resource-server', ...argv], env);
+  const cli = (...argv: string[]): Promise<CliResult> => commands.run('resource-server', ...argv);
   const { ok, fails } = cliChecks(cli);
   type Credentials = ResourceServerCredentialsView;
   type Listed = { resource_servers: ResourceServerView[] };

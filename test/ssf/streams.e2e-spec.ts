@@ -14,7 +14,8 @@ import { MAX_INSTANCE_STREAMS } from '../../src/ssf/ssf-streams.service';
 import { SsfRepository } from '../../src/ssf/ssf.repository';
 import { SsfRetention } from '../../src/ssf/ssf-retention';
 import { expectError, UUID } from '../support/http-assertions';
-import { pause, waitFor } from '../support/wait';
+import { clockAdvance } from '../support/clock';
+import { waitFor } from '../support/wait';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -42,6 +43,8 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
   let admin: TestUser;
   let server: Server;
   let other: Server;
+  /** Polls' own reads of their pending SETs under way (the read after a long poll enters the hub). */
+  let ownReads = 0;
 
   async function register(app: TestApp, name: string): Promise<Server> {
     const audience = `https://${name}.example.com`;
@@ -53,6 +56,16 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
     admin = await t.user({ org: 'streams', role: 'admin' });
     server = await register(t, 'streams');
     other = await register(t, 'other-streams');
+    const repository = t.get(SsfRepository);
+    const findPending = repository.findPending.bind(repository);
+    jest.spyOn(repository, 'findPending').mockImplementation(async (...args) => {
+      ownReads += 1;
+      try {
+        return await findPending(...args);
+      } finally {
+        ownReads -= 1;
+      }
+    });
   });
 
   afterAll(() => t.close());
@@ -100,12 +113,14 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
   const deliveriesOf = (streamId: string) => t.get(DataSource).getRepository(SsfDelivery).countBy({ streamId });
   const storedStream = (id: string) => t.get(DataSource).getRepository(SsfStream).findOneBy({ id });
 
-  async function waitForWaiters(count: number, app = t): Promise<void> {
-    const hub = app.get(PollHub);
-    await waitFor(`${count} waiting polls`, () => hub.count() >= count).catch(() => undefined);
-    expect(hub.count()).toBe(count);
-    // Their first reads are done: what comes next reaches them through the hub.
-    await pause(150);
+  /**
+   * `count` long polls waiting in the hub, each past its own first read: what comes next reaches them through the hub
+   * (a poll enters the hub before that read, so an event committed meanwhile would be in the read).
+   */
+  async function waitForWaiters(count: number): Promise<void> {
+    const hub = t.get(PollHub);
+    await waitFor(`${count} waiting polls`, () => hub.count() >= count && ownReads === 0).catch(() => undefined);
+    expect({ waiting: hub.count(), reading: ownReads }).toEqual({ waiting: count, reading: 0 });
   }
 
   describe('stream management (SSF 1.0)', () => {
@@ -424,7 +439,7 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
       await poll(server, id).expect(200);
       const polledAt = (await storedStream(id))!.lastPolledAt;
       expect(Date.now() - polledAt.getTime()).toBeLessThan(5000);
-      await pause(20);
+      await clockAdvance(20);
       await poll(server, id).expect(200);
       expect((await storedStream(id))!.lastPolledAt).toEqual(polledAt);
     });
@@ -468,13 +483,28 @@ describe(`instance streams on ${DATABASE_KIND}`, () => {
   describe('at most MAX_INSTANCE_STREAMS streams per resource server', () => {
     it('refuses one more with 429 and Retry-After, even at once; another server is not affected', async () => {
       const capped = await register(t, 'capped');
-      const answers: Response[] = [];
-      for (let start = 0; start < MAX_INSTANCE_STREAMS + 10; start += 20) {
-        answers.push(...(await Promise.all(Array.from({ length: 20 }, () => create(capped, {})))));
+      // All but the last 20 stored directly (a thousand requests are a minute on a busy machine); then 30 at once.
+      const stored = MAX_INSTANCE_STREAMS - 20;
+      const now = new Date();
+      const rows = Array.from({ length: stored }, () => ({
+        id: randomUUID(),
+        resourceServerId: capped.clientId,
+        description: null,
+        createdAt: now,
+        lastPolledAt: now,
+      }));
+      for (let start = 0; start < rows.length; start += 200) {
+        await t
+          .get(DataSource)
+          .getRepository(SsfStream)
+          .insert(rows.slice(start, start + 200));
       }
+      const answers = await Promise.all(Array.from({ length: 30 }, () => create(capped, {})));
       const statuses = answers.map((answer) => answer.status);
-      expect(statuses.filter((status) => status === 201)).toHaveLength(MAX_INSTANCE_STREAMS);
-      expect(statuses.filter((status) => status === 429)).toHaveLength(answers.length - MAX_INSTANCE_STREAMS);
+      expect(statuses.filter((status) => status === 201)).toHaveLength(MAX_INSTANCE_STREAMS - stored);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(
+        answers.length - (MAX_INSTANCE_STREAMS - stored),
+      );
       const refused = answers.find((answer) => answer.status === 429)!;
       expect(refused.body).toEqual({
         code: 'RESOURCE_EXHAUSTED',
@@ -562,15 +592,21 @@ describe(`the feed at shutdown and in the access log on ${DATABASE_KIND}`, () =>
         await t.http().get('/ssf/stream').set('Authorization', authorization),
       ];
       expect(calls.map((call) => call.status)).toEqual([200, 200, 401, 404, 200]);
-      await pause(50);
-      const lines = captured
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as { level: string; requestId?: string; res?: unknown; msg?: string });
+      const accessLines = () =>
+        captured
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line) as { level: string; requestId?: string; res?: unknown; msg?: string })
+          .filter((line) => line.res !== undefined);
+      // Written as each response finishes, which may be after the client has read it.
+      const lines = await waitFor('an access line for each call', () => {
+        const written = accessLines();
+        return calls.every((call) => written.some((line) => line.requestId === call.headers['x-request-id']))
+          ? written
+          : undefined;
+      }).catch(() => accessLines());
       const levels = calls.map((call) => {
-        const access = lines.filter(
-          (line) => line.requestId === call.headers['x-request-id'] && line.res !== undefined,
-        );
+        const access = lines.filter((line) => line.requestId === call.headers['x-request-id']);
         expect(access).toHaveLength(1);
         return `${access[0].level} ${access[0].msg}`;
       });

@@ -125,6 +125,34 @@ export class ServerProcess {
     return server;
   }
 
+  /**
+   * A gauge or counter of the process's /metrics (its listener on the port it logged: METRICS_PORT=0), or undefined
+   * when the scrape does not have it.
+   */
+  async metric(name: string): Promise<number | undefined> {
+    const listening = /"port":(\d+)[^\n]*"msg":"metrics listening"/.exec(this.output);
+    if (listening === null) throw new Error(`the server logged no metrics port:\n${this.output}`);
+    const scrape = await fetch(`http://127.0.0.1:${listening[1]}/metrics`).then((response) => response.text());
+    const line = new RegExp(`^${name} (\\S+)$`, 'm').exec(scrape);
+    return line === null ? undefined : Number(line[1]);
+  }
+
+  /** Waits until the gauge `name` reads `value`: what the process has accepted and is answering, seen from outside. */
+  async untilMetric(name: string, value: number): Promise<void> {
+    let last: number | undefined;
+    await waitFor(`${name} at ${value}`, async () => (last = await this.metric(name)) === value || undefined, {
+      timeoutMs: 20_000,
+      everyMs: 20,
+    }).catch((error: Error) => {
+      throw new Error(`${error.message} (last: ${last})\n${this.output}`, { cause: error });
+    });
+  }
+
+  /** Waits until the process has logged `text` (its log lines come on stdout, LOG_LEVEL=info). */
+  async untilLogged(text: string): Promise<void> {
+    await waitFor(`the server logging "${text}"`, () => this.output.includes(text), { timeoutMs: 20_000 });
+  }
+
   /** Sends request headers and the first part of a body now; `finish()` sends the rest later. */
   async startSlowRequest(method: string, path: string, headers: Record<string, string>, body: string) {
     const connection = await openConnection(this.port);
@@ -164,12 +192,13 @@ export interface LoadRun {
  * SIGTERM under load: `clients` clients each open a new connection per token exchange (with
  * `apiKey`), in a loop, while a balancer routes to the instance; the balancer probes GET /readyz every
  * 100 ms and takes the instance out after two failures in a row (as Kubernetes does with
- * periodSeconds and failureThreshold: 2). SIGTERM comes after a second of load.
+ * periodSeconds and failureThreshold: 2). SIGTERM comes once the clients have had 4 answers each on average, or after
+ * `loadMs` of load.
  */
 export async function sigtermUnderLoad(
   server: ServerProcess,
   apiKey: Record<string, string>,
-  clients = 8,
+  { clients = 8, loadMs }: { clients?: number; loadMs?: number } = {},
 ): Promise<LoadRun> {
   const port = server.port;
   const counts = {
@@ -222,7 +251,13 @@ export async function sigtermUnderLoad(
   };
 
   const running = [balancer(), ...Array.from({ length: clients }, client)];
-  await pause(1000);
+  if (loadMs !== undefined) {
+    await pause(loadMs); // a benchmark's fixed length of load, for figures comparable between runs
+  } else {
+    await waitFor('the load answered before the signal', () => counts.before.answered >= 4 * clients, {
+      timeoutMs: 30_000,
+    });
+  }
   const signalledAt = performance.now();
   signalled = true;
   server.child.kill('SIGTERM');

@@ -12,12 +12,14 @@ import type TestAgent from 'supertest/lib/agent';
 import type { CreateApiKeyResponse } from '../../src/api-keys/dto/api-key.view';
 import { AppModule } from '../../src/app.module';
 import { testBuildDirectory } from './build-directory';
+import { closed, keepUntilClosed } from './leftovers';
 import { TokenService } from '../../src/auth/token.service';
 import { configureHttp } from '../../src/common/http-setup';
 import { ExpressPlatform } from '../../src/common/http-platform';
 import { APP_CONFIG } from '../../src/config/config.module';
 import type { AppConfiguration, Environment } from '../../src/config/configuration';
 import { IdentityService } from '../../src/identity/identity.service';
+import { loadBetterSqlite3 } from '../../src/database/sqlite-driver';
 import type { Role } from '../../src/identity/roles';
 
 /** Which database the suite runs on: PostgreSQL when DATABASE_URL points at one, else SQLite. */
@@ -25,6 +27,10 @@ export const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL 
   ? process.env.DATABASE_URL
   : undefined;
 export const DATABASE_KIND = POSTGRES_URL === undefined ? 'sqlite' : 'postgres';
+
+// better-sqlite3 loads its native addon at the first `new Database()`: here, while the file's modules load, not in an
+// application that a timed-out `beforeAll` left booting, where Jest refuses the load ("require(...) is not a function").
+if (POSTGRES_URL === undefined) new (loadBetterSqlite3())(':memory:').close();
 
 /**
  * Secrets shared by every test app of this process (and the CLI under test): one key pair, one pepper, one issuer
@@ -156,6 +162,7 @@ export class TestApp {
   }
 
   async close(): Promise<void> {
+    closed(this);
     await this.app.close();
     if (this.ownsDatabase) await this.database.drop();
   }
@@ -169,8 +176,15 @@ export function testEnvironment(database: TestDatabase, extra: Environment = {})
   return { LOG_LEVEL: 'silent', METRICS_PORT: '0', ...testSecrets, ...database.env, ...extra };
 }
 
-/** Boots the real AppModule through Nest's testing module with the server's HTTP set-up. */
-export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+/**
+ * Boots the real AppModule through Nest's testing module with the server's HTTP set-up. Closed with `close()`; one the
+ * suite never closes (its set-up timed out meanwhile) is closed when the file ends (test/support/leftovers.ts).
+ */
+export function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  return keepUntilClosed(boot(options), (t) => t.close());
+}
+
+async function boot(options: TestAppOptions): Promise<TestApp> {
   const database = options.database ?? createTestDatabase();
   const env = testEnvironment(database, options.env);
   let builder = Test.createTestingModule({
@@ -179,8 +193,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   if (options.override !== undefined) builder = options.override(builder);
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication(new ExpressPlatform(), { bodyParser: false, bufferLogs: true });
-  app.useLogger(app.get(Logger));
-  configureHttp(app, app.get<AppConfiguration>(APP_CONFIG));
-  await app.init();
+  try {
+    app.useLogger(app.get(Logger));
+    configureHttp(app, app.get<AppConfiguration>(APP_CONFIG));
+    await app.init();
+  } catch (error) {
+    // Compiled, it holds database connections and worker threads: a failed start leaves nothing running.
+    await app.close().catch(() => undefined);
+    if (options.database === undefined) await database.drop().catch(() => undefined);
+    throw error;
+  }
   return new TestApp(app, env, database, options.database === undefined);
 }

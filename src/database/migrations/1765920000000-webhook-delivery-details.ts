@@ -3,7 +3,7 @@ import { sqlTypes } from './sql-types';
 
 /**
  * What the console shows of a delivery and the secret rotation's overlap (docs/webhooks.md#the-delivery-log,
- * docs/adr/0059-delivery-details-secret-overlap-audit-export.md):
+ * docs/adr/0059-delivery-answers-secret-overlap-export.md):
  * - a delivery keeps its last attempt's answer: the time it took, a subset of its headers (JSON), the first 4 KiB of its
  *   body and whether there was more; and the delivery it resends, if any;
  * - an endpoint keeps its previous secret, sealed, while it still signs beside the new one (until
