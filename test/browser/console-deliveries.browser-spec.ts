@@ -290,7 +290,7 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
       page.getByRole('button', { name: 'Export CSV' }).click(),
     ]);
     expect(csv.suggestedFilename()).toMatch(/^audit-events_\d{4}-\d{2}-\d{2}_\d{4}-\d{2}-\d{2}\.csv$/);
-    const text = readFileSync((await csv.path())!, 'utf8');
+    const text = readFileSync(await csv.path(), 'utf8');
     const lines = text.trimEnd().split('\r\n');
     expect(lines[0]).toMatch(/^id,occurred_at,action,/);
     expect(lines).toHaveLength(2);
@@ -301,7 +301,7 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
       page.getByRole('button', { name: 'Export JSON' }).click(),
     ]);
     expect(json.suggestedFilename()).toMatch(/\.json$/);
-    const events = JSON.parse(readFileSync((await json.path())!, 'utf8')) as Array<Record<string, unknown>>;
+    const events = JSON.parse(readFileSync(await json.path(), 'utf8')) as Array<Record<string, unknown>>;
     expect(events.map((event) => event.action)).toEqual(['api_key.updated']);
     expect(events[0].changes).toMatchObject({ label: { before: 'before', after: 'after' } });
     await countOf(page.getByRole('alert'), 0);

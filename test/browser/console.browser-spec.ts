@@ -726,6 +726,7 @@ describe('web console in Chromium', () => {
       '/console/organization/keys',
       '/console/audit',
       '/console/settings',
+      '/console/organization/oauth-apps',
       '/console/integrations',
       '/console/integrations/new',
     ];

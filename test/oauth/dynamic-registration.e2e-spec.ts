@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { Metrics } from '../../src/metrics/metrics';
 import { IdleClientSweep } from '../../src/oauth/clients/idle-client-sweep';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { freezeDate } from '../support/clock';
@@ -356,7 +357,14 @@ describe(`dynamic client registration's limit per address (${DATABASE_KIND})`, (
     await t.close();
   });
 
+  /** gatehouse_rate_limit_refusals_total{limiter="oauth_registrations"} (docs/operations.md#metrics). */
+  async function refusalsCounted(): Promise<number> {
+    const metric = await t.get(Metrics).registry.getSingleMetric('gatehouse_rate_limit_refusals_total')!.get();
+    return metric.values.find((value) => value.labels.limiter === 'oauth_registrations')?.value ?? -1;
+  }
+
   it('counts every request, refused ones too, and answers 429 past OAUTH_REGISTRATIONS_PER_HOUR', async () => {
+    expect(await refusalsCounted()).toBe(0);
     await register(t, { redirect_uris: ['http://example.com/cb'] }).expect(400);
     await register(t, { redirect_uris: [REDIRECT] }).expect(201);
     await register(t, { redirect_uris: [REDIRECT] }).expect(201);
@@ -368,6 +376,7 @@ describe(`dynamic client registration's limit per address (${DATABASE_KIND})`, (
     });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
     expect(await rowCount(t, 'oauth_clients')).toBe(2);
+    expect(await refusalsCounted()).toBe(1);
   });
 });
 
