@@ -101,6 +101,26 @@ export interface paths {
     patch: operations['ApiKeysController_update'];
     trace?: never;
   };
+  '/v1/user-api-keys/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One of the caller's keys: its successful and refused uses over time, per minute, hour or day
+     * @description Per channel: POST /v1/token, POST /oauth/token, forward auth, introspection (docs/api.md#usage-over-time).
+     */
+    get: operations['ApiKeysController_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/api-keys': {
     parameters: {
       query?: never;
@@ -136,6 +156,26 @@ export interface paths {
      * @description Recorded as api_key.revoked with reason admin. Another organization's key is 404.
      */
     delete: operations['OrganizationApiKeysController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/api-keys/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Any key of the caller's organization: its uses over time, as GET /v1/user-api-keys/{id}/usage
+     * @description Another organization's key is 404.
+     */
+    get: operations['OrganizationApiKeysController_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1094,6 +1134,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/workload-identities/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One of the caller's workload identities: its successful and refused uses over time
+     * @description Per minute, hour or day and per channel, as a key's (docs/api.md#usage-over-time).
+     */
+    get: operations['WorkloadIdentitiesController_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/workload-identities': {
     parameters: {
       query?: never;
@@ -1134,6 +1194,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/workload-identities/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Any workload identity of the caller's organization: its uses over time
+     * @description Another organization's identity is 404.
+     */
+    get: operations['OrganizationWorkloadIdentitiesController_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/usage/top': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The organization's busiest keys and workload identities in a range (default: the last 24 hours)
+     * @description Most uses, successful and refused, first; each with its label, status and owner.
+     */
+    get: operations['CredentialUsageController_top'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1146,6 +1246,7 @@ export interface components {
       | 'page_cursor_invalid'
       | 'audit_export_range_too_long'
       | 'expires_at_invalid'
+      | 'usage_range_invalid'
       | 'token_missing'
       | 'token_malformed'
       | 'token_sent_twice'
@@ -1607,6 +1708,61 @@ export interface components {
       limit: number;
       total_count: number;
       api_keys: components['schemas']['ApiKeyView'][];
+    };
+    UsageCountsView: {
+      /** @description Successful uses */
+      succeeded: number;
+      /** @description Refused uses of the identified credential */
+      refused: number;
+    };
+    UsageByChannelView: {
+      /** @description POST /v1/token */
+      key_exchange?: components['schemas']['UsageCountsView'];
+      /** @description POST /oauth/token (client credentials, token exchange) */
+      oauth_token?: components['schemas']['UsageCountsView'];
+      /** @description /v1/forward-auth */
+      forward_auth?: components['schemas']['UsageCountsView'];
+      /** @description POST /oauth/introspect */
+      introspection?: components['schemas']['UsageCountsView'];
+    };
+    UsageBucketView: {
+      /** @description Successful uses */
+      succeeded: number;
+      /** @description Refused uses of the identified credential */
+      refused: number;
+      /**
+       * Format: date-time
+       * @description The bucket's first instant
+       */
+      start: string;
+      channels: components['schemas']['UsageByChannelView'];
+    };
+    UsageView: {
+      /** @description Successful uses */
+      succeeded: number;
+      /** @description Refused uses of the identified credential */
+      refused: number;
+      /** Format: uuid */
+      credential_id: string;
+      /** @enum {string} */
+      granularity: 'minute' | 'hour' | 'day';
+      /**
+       * Format: date-time
+       * @description The first bucket’s start
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The last bucket’s end
+       */
+      to: string;
+      /** @description The totals per channel */
+      channels: components['schemas']['UsageByChannelView'];
+      /** @description Every bucket of the range, oldest first, empty ones too */
+      buckets: components['schemas']['UsageBucketView'][];
+    };
+    UsageResponse: {
+      usage: components['schemas']['UsageView'];
     };
     OrganizationApiKeyView: {
       /** Format: uuid */
@@ -2930,6 +3086,32 @@ export interface components {
     OrganizationWorkloadIdentityResponse: {
       workload_identity: components['schemas']['OrganizationWorkloadIdentityView'];
     };
+    BusyCredentialView: {
+      /** @description Successful uses */
+      succeeded: number;
+      /** @description Refused uses of the identified credential */
+      refused: number;
+      /** @enum {string} */
+      kind: 'api_key' | 'workload_identity';
+      /** Format: uuid */
+      id: string;
+      /** @description "" when none was given */
+      label: string;
+      /** @enum {string} */
+      status: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
+      /** Format: uuid */
+      user_id: string;
+      /** @description The owner's e-mail address */
+      owner_email: string | null;
+    };
+    BusiestResponse: {
+      /** Format: date-time */
+      from: string;
+      /** Format: date-time */
+      to: string;
+      /** @description Most uses (successful and refused) first */
+      credentials: components['schemas']['BusyCredentialView'][];
+    };
   };
   responses: never;
   parameters: never;
@@ -3407,6 +3589,79 @@ export interface operations {
       };
     };
   };
+  ApiKeysController_usage: {
+    parameters: {
+      query?: {
+        /** @description An RFC 3339 instant; rounded down to the granularity. Default: `to` less 60 minutes, 24 hours or 30 days */
+        from?: string;
+        /** @description An RFC 3339 instant after `from`; rounded up to the granularity. Default: now */
+        to?: string;
+        /** @description The buckets: a minute, an hour or a day (UTC); at most 1440 of them */
+        granularity?: 'minute' | 'hour' | 'day';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationApiKeysController_list: {
     parameters: {
       query?: {
@@ -3489,6 +3744,79 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OrganizationApiKeyResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationApiKeysController_usage: {
+    parameters: {
+      query?: {
+        /** @description An RFC 3339 instant; rounded down to the granularity. Default: `to` less 60 minutes, 24 hours or 30 days */
+        from?: string;
+        /** @description An RFC 3339 instant after `from`; rounded up to the granularity. Default: now */
+        to?: string;
+        /** @description The buckets: a minute, an hour or a day (UTC); at most 1440 of them */
+        granularity?: 'minute' | 'hour' | 'day';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageResponse'];
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */
@@ -7920,6 +8248,79 @@ export interface operations {
       };
     };
   };
+  WorkloadIdentitiesController_usage: {
+    parameters: {
+      query?: {
+        /** @description An RFC 3339 instant; rounded down to the granularity. Default: `to` less 60 minutes, 24 hours or 30 days */
+        from?: string;
+        /** @description An RFC 3339 instant after `from`; rounded up to the granularity. Default: now */
+        to?: string;
+        /** @description The buckets: a minute, an hour or a day (UTC); at most 1440 of them */
+        granularity?: 'minute' | 'hour' | 'day';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationWorkloadIdentitiesController_list: {
     parameters: {
       query?: {
@@ -8033,6 +8434,140 @@ export interface operations {
       };
       /** @description NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationWorkloadIdentitiesController_usage: {
+    parameters: {
+      query?: {
+        /** @description An RFC 3339 instant; rounded down to the granularity. Default: `to` less 60 minutes, 24 hours or 30 days */
+        from?: string;
+        /** @description An RFC 3339 instant after `from`; rounded up to the granularity. Default: now */
+        to?: string;
+        /** @description The buckets: a minute, an hour or a day (UTC); at most 1440 of them */
+        granularity?: 'minute' | 'hour' | 'day';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  CredentialUsageController_top: {
+    parameters: {
+      query?: {
+        /** @description An RFC 3339 instant; rounded down to the granularity. Default: `to` less 60 minutes, 24 hours or 30 days */
+        from?: string;
+        /** @description An RFC 3339 instant after `from`; rounded up to the granularity. Default: now */
+        to?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BusiestResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
         headers: {
           [name: string]: unknown;
         };

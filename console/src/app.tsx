@@ -7,16 +7,19 @@ import { ConnectedAppsPage } from './pages/connected-apps';
 import { afterSignIn, ConsentPage, rememberConsentRequest } from './pages/consent';
 import { IntegrationFormPage } from './pages/integration-form';
 import { IntegrationsPage } from './pages/integrations';
+import { KeyPage } from './pages/key-usage';
 import { MembersPage } from './pages/members';
 import { MyKeysPage } from './pages/my-keys';
 import { NotFoundPage } from './pages/not-found';
 import { OAuthAppsPage } from './pages/oauth-apps';
 import { OrganizationKeysPage } from './pages/organization-keys';
+import { OrganizationUsagePage } from './pages/organization-usage';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
 import { SingleSignOnPage } from './pages/single-sign-on';
 import { WebhooksPage } from './pages/webhooks';
 import { WorkloadIdentitiesPage } from './pages/workload-identities';
+import { WorkloadIdentityPage } from './pages/workload-identity-usage';
 import { Link, navigate, usePath } from './router';
 import { can, endSession, type Session, useSession } from './session';
 
@@ -32,6 +35,7 @@ const SECTIONS: Section[] = [
   { path: '/workload-identities', label: 'Workload identities', permission: 'workload_identities:read' },
   { path: '/apps', label: 'Connected apps', permission: 'api_keys:read' },
   { path: '/organization/keys', label: 'Organization keys', permission: 'api_keys:manage' },
+  { path: '/organization/usage', label: 'Usage', permission: 'api_keys:manage' },
   { path: '/organization/members', label: 'Members', permission: 'members:read' },
   { path: '/organization/webhooks', label: 'Webhooks', permission: 'webhooks:read' },
   { path: '/organization/oauth-apps', label: 'OAuth apps', permission: 'organization:write' },
@@ -48,6 +52,15 @@ function page(path: string, session: Session): ReactNode {
   if (path === '/keys' && allowed('api_keys:read')) return <MyKeysPage session={session} />;
   if (path === '/workload-identities' && allowed('workload_identities:read'))
     return <WorkloadIdentitiesPage session={session} />;
+  const key = new RegExp(`^/keys/(${UUID})$`).exec(path);
+  if (key !== null && allowed('api_keys:read')) return <KeyPage key={key[1]} id={key[1]} />;
+  const identity = new RegExp(`^/workload-identities/(${UUID})$`).exec(path);
+  if (identity !== null && allowed('workload_identities:read')) {
+    return <WorkloadIdentityPage key={identity[1]} id={identity[1]} />;
+  }
+  if (path === '/organization/usage' && allowed('api_keys:manage') && allowed('workload_identities:manage')) {
+    return <OrganizationUsagePage session={session} />;
+  }
   if (path === '/apps' && allowed('api_keys:read')) return <ConnectedAppsPage />;
   if (path === '/consent') return <ConsentPage />;
   if (path === '/organization/keys' && allowed('api_keys:manage')) return <OrganizationKeysPage session={session} />;

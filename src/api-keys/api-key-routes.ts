@@ -18,6 +18,11 @@ export const API_KEY_ROUTES = credentialRoutes({
     list: { summary: "List the caller's keys, newest first" },
     get: { summary: "Read one of the caller's keys (without its secret)" },
     revoke: { summary: 'Revoke a key at once and for good (idempotent)' },
+    usage: {
+      summary: "One of the caller's keys: its successful and refused uses over time, per minute, hour or day",
+      description:
+        'Per channel: POST /v1/token, POST /oauth/token, forward auth, introspection (docs/api.md#usage-over-time).',
+    },
   },
   organization: {
     path: 'v1/organization/api-keys',
@@ -30,6 +35,10 @@ export const API_KEY_ROUTES = credentialRoutes({
     revoke: {
       summary: "Revoke any key of the caller's organization at once and for good (idempotent)",
       description: "Recorded as api_key.revoked with reason admin. Another organization's key is 404.",
+    },
+    usage: {
+      summary: "Any key of the caller's organization: its uses over time, as GET /v1/user-api-keys/{id}/usage",
+      description: "Another organization's key is 404.",
     },
   },
 });

@@ -1,19 +1,13 @@
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
+import { deletePaced, PACED_FIRST_BATCH_SIZE, PACED_MAX_BATCH_SIZE } from '../database/paced-deletes';
 import { AuditRepository } from './audit.repository';
 
-export const RETENTION_BATCH_SIZE = 1000;
+export const RETENTION_BATCH_SIZE = PACED_MAX_BATCH_SIZE;
 /** The first statement's size, and the least any statement deletes. */
-export const RETENTION_FIRST_BATCH_SIZE = 100;
-const RETENTION_MIN_BATCH_SIZE = 10;
-/** What one statement should take: the batch grows (at most doubling) or shrinks towards it. */
-export const RETENTION_STATEMENT_TARGET_MS = 20;
-/** Least pause between two statements; at least four times the last statement's time. */
-export const RETENTION_PAUSE_MS = 100;
+export const RETENTION_FIRST_BATCH_SIZE = PACED_FIRST_BATCH_SIZE;
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -70,28 +64,19 @@ export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
     return run;
   }
 
-  private async run({
-    now = new Date(),
-    maxBatchSize = RETENTION_BATCH_SIZE,
-    pauseMs = RETENTION_PAUSE_MS,
-  }: PruneOptions): Promise<number> {
+  private async run({ now = new Date(), maxBatchSize, pauseMs }: PruneOptions): Promise<number> {
     const cutoff = new Date(now.getTime() - this.config.audit.retentionDays * DAY_MS);
     const signal = this.stopping.signal;
-    let size = Math.min(RETENTION_FIRST_BATCH_SIZE, maxBatchSize);
     let deleted = 0;
     let statements = 0;
+    const deleteBatch = async (size: number): Promise<number> => {
+      const count = await this.events.deleteOlderThan(cutoff, size);
+      deleted += count;
+      statements += 1;
+      return count;
+    };
     try {
-      while (!signal.aborted) {
-        const started = performance.now();
-        const count = await this.events.deleteOlderThan(cutoff, size);
-        const tookMs = performance.now() - started;
-        deleted += count;
-        statements += 1;
-        if (count < size) break;
-        const fitting = Math.round((size * RETENTION_STATEMENT_TARGET_MS) / Math.max(tookMs, 1));
-        size = Math.max(RETENTION_MIN_BATCH_SIZE, Math.min(maxBatchSize, size * 2, fitting));
-        await sleep(Math.max(pauseMs, tookMs * 4), undefined, { signal }).catch(() => undefined);
-      }
+      await deletePaced(deleteBatch, { maxBatchSize, pauseMs, signal });
     } catch (error) {
       this.logger.warn({ err: error, deleted, cutoff }, 'audit retention: pruning failed; the next run tries again');
       return deleted;

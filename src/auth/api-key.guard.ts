@@ -13,9 +13,9 @@ export interface ApiKeyCaller {
   client: ExchangeClient;
 }
 
-/** Who asks, for the failure limit, the audit trail and the key's usage fields. */
-export function exchangeClient(request: Request): ExchangeClient {
-  return { address: clientAddress(request), requestId: request.id, userAgent: request.headers['user-agent'] };
+/** Who asks, for the failure limit, the audit trail and the key's usage fields; and where (usage over time). */
+export function exchangeClient(request: Request, channel: ExchangeClient['channel']): ExchangeClient {
+  return { address: clientAddress(request), requestId: request.id, userAgent: request.headers['user-agent'], channel };
 }
 
 /**
@@ -30,7 +30,7 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    const client = exchangeClient(request);
+    const client = exchangeClient(request, 'key_exchange');
     const exchange = await this.exchange.authenticateKey(this.presentedKey(request.headers.authorization), client);
     setCaller(request, { exchange, client } satisfies ApiKeyCaller);
     return true;

@@ -14,6 +14,7 @@ import {
   NamedRefusal,
   WorkloadIdentitiesService,
 } from '../workload-identities/workload-identities.service';
+import { CredentialUsageCounter } from '../credentials/credential-usage.counter';
 import { CountedRefusal } from './exchange-outcome';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
 import type { ExchangeClient } from './token-exchange.service';
@@ -96,6 +97,7 @@ export class SubjectTokenExchangeService {
     private readonly identity: IdentityService,
     private readonly tokens: TokenService,
     private readonly idTokenUses: IdTokenUses,
+    private readonly usage: CredentialUsageCounter,
   ) {}
 
   /**
@@ -240,6 +242,11 @@ export class SubjectTokenExchangeService {
     } catch (error) {
       if (error instanceof SubjectTokenRefused) {
         this.metrics.tokenExchange(`subject_token_${error.outcome}`);
+        // A verified token refused by the identity `client_id` named: a refused use of that identity.
+        if (error.workloadIdentityId !== null && error.organizationIds.length === 1) {
+          const [organizationId] = error.organizationIds;
+          this.usage.count('workload_identity', error.workloadIdentityId, organizationId, client.channel, false);
+        }
         if (error.organizationIds.length > 0) {
           const target =
             error.workloadIdentityId === null

@@ -1,4 +1,5 @@
 import { AppError, ErrorCode } from '../common/errors';
+import type { CredentialUsageCounter } from '../credentials/credential-usage.counter';
 import type { IdentityService } from '../identity/identity.service';
 import { roleMask } from '../identity/roles';
 import type { CredentialLivenessKinds, CredentialLiveness, CredentialState } from './credential-liveness';
@@ -50,11 +51,13 @@ describe('TokenAuthenticator', () => {
     workload_identity: jest.fn(),
   };
   const take = jest.fn();
+  const count = jest.fn();
   const authenticator = new TokenAuthenticator(
     { audience: OWN, verification: () => verification } as unknown as TokenService,
     { sessionAccess: () => Promise.resolve(session) } as unknown as IdentityService,
     { of: (kind: string): CredentialLiveness => ({ read: reads[kind] }) } as unknown as CredentialLivenessKinds,
     { take } as unknown as KeyRequestLimiter,
+    { count } as unknown as CredentialUsageCounter,
   );
 
   const verified = (c: TokenClaims, permissions = roleMask('admin')): VerifiedToken => ({ claims: c, permissions });
@@ -67,6 +70,7 @@ describe('TokenAuthenticator', () => {
     reads.api_key.mockReset().mockResolvedValue(key());
     reads.workload_identity.mockReset().mockResolvedValue(key());
     take.mockReset().mockResolvedValue({ 'RateLimit-Policy': 'p', RateLimit: 'r' });
+    count.mockReset();
   });
 
   it("accepts a live key's access token: the role, narrowed by the key's and the token's scopes", async () => {
@@ -178,6 +182,47 @@ describe('TokenAuthenticator', () => {
     const outside = await authenticator.authenticate('t', { countRequest: true, address: () => '198.51.100.7' });
     expect(reason(outside)).toBe('address_not_allowed');
     expect(take).not.toHaveBeenCalled();
+  });
+
+  it('counts the refusals of the credential a verified token names in usage over time, when asked', async () => {
+    const forward = { audience: ORDERS, usage: 'forward_auth' as const };
+    verification = verified(claims({ aud: ORDERS }));
+    reads.api_key.mockResolvedValue(key({ status: 'REVOKED' }));
+    expect(reason(await authenticator.authenticate('t', forward))).toBe('credential_revoked');
+    expect(count).toHaveBeenLastCalledWith('api_key', KEY, ORG, 'forward_auth', false);
+    // Another audience, a workload identity's token: its kind.
+    verification = verified(claims({ aud: OWN, client_type: 'workload_identity' }));
+    expect(reason(await authenticator.authenticate('t', { ...forward, usage: 'introspection' }))).toBe(
+      'token_wrong_audience',
+    );
+    expect(count).toHaveBeenLastCalledWith('workload_identity', KEY, ORG, 'introspection', false);
+    // Past its rate limit: counted, and thrown as before.
+    verification = verified(claims({ aud: ORDERS }));
+    reads.api_key.mockResolvedValue(key({ rateLimit: { requests: 1, windowSeconds: 60 } }));
+    take.mockRejectedValue(new AppError('credential_rate_limited'));
+    await expect(authenticator.authenticate('t', { ...forward, countRequest: true })).rejects.toThrow(AppError);
+    expect(count).toHaveBeenCalledTimes(3);
+
+    count.mockReset();
+    // Not identified: a token that does not verify, a credential not found, a session token; nor without `usage`.
+    verification = 'invalid';
+    await authenticator.authenticate('t', forward);
+    verification = verified(claims({ aud: ORDERS }));
+    reads.api_key.mockResolvedValue(undefined);
+    expect(reason(await authenticator.authenticate('t', forward))).toBe('credential_not_found');
+    verification = verified(claims({ client_id: undefined, token_use: 'session' }));
+    expect(reason(await authenticator.authenticate('t', forward))).toBe('token_wrong_use');
+    reads.api_key.mockResolvedValue(key({ status: 'REVOKED' }));
+    verification = verified(claims({ aud: ORDERS }));
+    expect(reason(await authenticator.authenticate('t', { audience: ORDERS }))).toBe('credential_revoked');
+    expect(count).not.toHaveBeenCalled();
+
+    // A success is the entry point's to count, once its own checks passed.
+    reads.api_key.mockResolvedValue(key());
+    const accepted = (await authenticator.authenticate('t', forward)) as TokenAuthentication;
+    expect(count).not.toHaveBeenCalled();
+    authenticator.countUse(accepted, 'forward_auth', true);
+    expect(count).toHaveBeenCalledWith('api_key', KEY, ORG, 'forward_auth', true);
   });
 
   it("renders a refusal as the own API's error with its reason: 401 with the Bearer challenge, 403 for the address", () => {

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { KeyRateLimit } from '../api-keys/key-policies';
 import { allowList } from '../common/cidr';
 import { AppError } from '../common/errors';
+import { CredentialUsageCounter } from '../credentials/credential-usage.counter';
+import type { UsageChannel } from '../credentials/credential-usage.entity';
 import type { Principal } from '../identity/principal';
 import { roleMask } from '../identity/roles';
 import { IdentityService } from '../identity/identity.service';
@@ -79,6 +81,11 @@ export interface TokenCheck {
   address?: () => string | undefined;
   /** Count this request against the credential's rate limit (forward auth: docs/api.md#allowlists-and-rate-limits). */
   countRequest?: boolean;
+  /**
+   * Usage over time's channel (docs/api.md#usage-over-time): a refusal of the credential the token names is counted
+   * there; the entry point counts the use it serves (countUse), once its own checks have passed.
+   */
+  usage?: Extract<UsageChannel, 'forward_auth' | 'introspection'>;
 }
 
 /** A credential's own policies, whatever presented it: a token or the credential itself (the key exchange). */
@@ -111,6 +118,7 @@ export class TokenAuthenticator {
     private readonly identity: IdentityService,
     private readonly kinds: CredentialLivenessKinds,
     private readonly keyRequests: KeyRequestLimiter,
+    private readonly usage: CredentialUsageCounter,
   ) {}
 
   async authenticate(token: string, check: TokenCheck = {}): Promise<TokenAuthentication | TokenRefusal> {
@@ -120,34 +128,89 @@ export class TokenAuthenticator {
     }
     const { claims } = verified;
     if (check.audience === undefined) {
-      if (claims.aud !== this.tokens.audience) return new TokenRefusal('token_wrong_audience');
+      if (claims.aud !== this.tokens.audience) return this.refused('token_wrong_audience', claims, check);
     } else {
-      if (claims.token_use !== 'access') return new TokenRefusal('token_wrong_use');
+      if (claims.token_use !== 'access') return this.refused('token_wrong_use', claims, check);
       const audience = typeof check.audience === 'string' ? check.audience : check.audience();
       // Never the default audience: Gatehouse's own tokens are not a resource server's.
-      if (claims.aud !== audience || audience === this.tokens.audience) return new TokenRefusal('token_wrong_audience');
+      if (claims.aud !== audience || audience === this.tokens.audience) {
+        return this.refused('token_wrong_audience', claims, check);
+      }
     }
     const live = await this.live(verified);
-    if (live instanceof TokenRefusal) return live;
+    if (live instanceof TokenRefusal) {
+      this.countRefusal(live.reason, claims, check);
+      return live;
+    }
     const { principal } = live;
     let rateLimit: RateLimitFields | null = null;
     if (
       principal.credentialId !== undefined &&
       (principal.credentialAllowedCidrs != null || principal.credentialRateLimit != null)
     ) {
-      const admitted = await this.admit(
-        {
-          id: principal.credentialId,
-          allowedCidrs: principal.credentialAllowedCidrs,
-          rateLimit: principal.credentialRateLimit,
-        },
-        check.address,
-        check.countRequest === true,
-      );
-      if (admitted instanceof TokenRefusal) return admitted;
+      let admitted: RateLimitFields | null | TokenRefusal;
+      try {
+        admitted = await this.admit(
+          {
+            id: principal.credentialId,
+            allowedCidrs: principal.credentialAllowedCidrs,
+            rateLimit: principal.credentialRateLimit,
+          },
+          check.address,
+          check.countRequest === true,
+        );
+      } catch (error) {
+        // Past its rate limit (429).
+        if (error instanceof AppError && error.reason === 'credential_rate_limited') {
+          this.countRefusal(error.reason, claims, check);
+        }
+        throw error;
+      }
+      if (admitted instanceof TokenRefusal) {
+        this.countRefusal(admitted.reason, claims, check);
+        return admitted;
+      }
       rateLimit = admitted;
     }
     return { principal, claims, rateLimit };
+  }
+
+  /**
+   * Counts a use the entry point served (`succeeded`) or refused after the authenticator accepted the token (forward
+   * auth's scope), in usage over time (docs/api.md#usage-over-time): a key's or a workload identity's, not a session's
+   * or a grant's.
+   */
+  countUse(authentication: TokenAuthentication, channel: NonNullable<TokenCheck['usage']>, succeeded: boolean): void {
+    const { claims, principal } = authentication;
+    if (principal.credentialId === undefined || claims.grant_id !== undefined) return;
+    this.usage.count(claims.client_type ?? 'api_key', principal.credentialId, claims.org, channel, succeeded);
+  }
+
+  /** A refusal after the token's signature was verified, counted (countRefusal). */
+  private refused(reason: TokenRefusalReason, claims: TokenClaims, check: TokenCheck): TokenRefusal {
+    this.countRefusal(reason, claims, check);
+    return new TokenRefusal(reason);
+  }
+
+  /**
+   * Counts a refusal in the channel of `check.usage` against the credential the token names: its claims are ours (the
+   * signature was verified), so no table grows from garbage; not when it names none (a session), a grant, or a
+   * credential that is not found.
+   */
+  private countRefusal(
+    reason: TokenRefusalReason | 'credential_rate_limited',
+    claims: TokenClaims,
+    check: TokenCheck,
+  ): void {
+    const { usage } = check;
+    if (
+      usage !== undefined &&
+      reason !== 'credential_not_found' &&
+      claims.client_id !== undefined &&
+      claims.grant_id === undefined
+    ) {
+      this.usage.count(claims.client_type ?? 'api_key', claims.client_id, claims.org, usage, false);
+    }
   }
 
   /**

@@ -2,7 +2,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import type { ParsedApiKey } from '../api-keys/api-key-codec';
 import { AuditService } from '../audit/audit.service';
-import { AppError } from '../common/errors';
+import { AppError, ErrorCode } from '../common/errors';
+import { CredentialUsageCounter } from '../credentials/credential-usage.counter';
+import type { UsageChannel } from '../credentials/credential-usage.entity';
 import { Metrics } from '../metrics/metrics';
 import { roleMask } from '../identity/roles';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
@@ -12,16 +14,18 @@ import { refusalOutcome } from './exchange-outcome';
 import { AddressNotAllowed, ExchangeRefused, KeyExchangeRules } from './key-exchange';
 import { TokenAuthenticator, TokenRefusal } from './token-authenticator';
 import { TokenAttemptLimiter } from './token-attempt-limiter';
-import { ApiKeyExchange, TokenNarrowing, TokenService } from './token.service';
+import { AccessGrant, ApiKeyExchange, TokenNarrowing, TokenService } from './token.service';
 
 /** A well-formed key: its parts, and the value as presented (the failure limit's key). */
 export type PresentedKey = [ParsedApiKey, string];
 
-/** Who asks, for the failure limit, the audit trail and the key's usage fields. */
+/** Who asks, for the failure limit, the audit trail and the key's usage fields; and where, for usage over time. */
 export interface ExchangeClient {
   address: string | undefined;
   requestId: string;
   userAgent: string | undefined;
+  /** POST /v1/token (`key_exchange`) or POST /oauth/token (`oauth_token`). */
+  channel: Extract<UsageChannel, 'key_exchange' | 'oauth_token'>;
 }
 
 /** Raised when `resource` names no registered resource server (400 `unknown resource`; OAuth: invalid_target). */
@@ -50,6 +54,7 @@ export class TokenExchangeService {
     private readonly resourceServers: ResourceServersService,
     private readonly identities: WorkloadIdentitiesService,
     private readonly authenticator: TokenAuthenticator,
+    private readonly usage: CredentialUsageCounter,
   ) {}
 
   /** The key value as presented (its protocol's own checks passed), parsed; or the refusal to count. */
@@ -63,17 +68,28 @@ export class TokenExchangeService {
    * the failure limit; a key reaches the database only with a slot taken. Refusals are counted, audited and thrown.
    */
   async authenticateKey(presented: PresentedKey | ExchangeRefused, client: ExchangeClient): Promise<ApiKeyExchange> {
+    let exchange: ApiKeyExchange | undefined;
     try {
       if (presented instanceof ExchangeRefused) {
         await this.limiter.countFailure(client.address);
         throw presented;
       }
       const [parsed, value] = presented;
-      const exchange = await this.limiter.attempt(client.address, value, () => this.check(parsed, client.address));
+      exchange = await this.limiter.attempt(client.address, value, () => this.check(parsed, client.address));
       if (exchange.allowedCidrs != null || exchange.rateLimit != null) await this.admit(exchange, client);
       return exchange;
     } catch (error) {
-      this.metrics.tokenExchange(refusalOutcome(error));
+      const outcome = refusalOutcome(error);
+      this.metrics.tokenExchange(outcome);
+      // A refusal of a key the secret proved (revoked, expired, owner removed, its allowlist or rate limit) counts in
+      // its usage over time; an unknown key or a wrong secret nowhere (docs/api.md#usage-over-time).
+      const key =
+        exchange === undefined
+          ? refusedKey(error)
+          : { id: exchange.credentialId, organizationId: exchange.organizationId };
+      if (key !== undefined && outcome !== 'unavailable' && outcome !== 'error') {
+        this.usage.count('api_key', key.id, key.organizationId, client.channel, false);
+      }
       // 429s are neither recorded nor logged here (the access log has them), so that a client hammering
       // a closed door costs no write at all.
       if (error instanceof ExchangeRefused || error instanceof AddressNotAllowed)
@@ -102,13 +118,24 @@ export class TokenExchangeService {
     narrowing: TokenNarrowing,
     client: ExchangeClient,
   ): Promise<AccessTokenResponse> {
-    let declared: readonly string[] = [];
-    if (narrowing.resource !== undefined) {
-      const scopes = await this.resourceServers.declaredScopes(narrowing.resource);
-      if (scopes === null) throw new UnknownResource();
-      declared = scopes.map((scope) => scope.name);
+    const kind = exchange.workloadIdentity === true ? 'workload_identity' : 'api_key';
+    let granted: AccessGrant;
+    try {
+      let declared: readonly string[] = [];
+      if (narrowing.resource !== undefined) {
+        const scopes = await this.resourceServers.declaredScopes(narrowing.resource);
+        if (scopes === null) throw new UnknownResource();
+        declared = scopes.map((scope) => scope.name);
+      }
+      granted = this.tokens.accessGrant(exchange, narrowing, declared);
+    } catch (error) {
+      // A scope or resource it may not have: a refused use of the credential.
+      if (error instanceof AppError && error.code === ErrorCode.INVALID_ARGUMENT) {
+        this.usage.count(kind, exchange.credentialId, exchange.organizationId, client.channel, false);
+      }
+      throw error;
     }
-    const { scope, lifetimeSeconds } = this.tokens.accessGrant(exchange, narrowing, declared);
+    const { scope, lifetimeSeconds } = granted;
     let accessToken: string;
     try {
       accessToken = await this.tokens.mint({
@@ -128,6 +155,7 @@ export class TokenExchangeService {
       this.metrics.tokenExchange('mint_failed');
       throw new AppError('mint_failed');
     }
+    this.usage.count(kind, exchange.credentialId, exchange.organizationId, client.channel, true);
     if (exchange.workloadIdentity === true) {
       this.identities.recordUse(exchange.credentialId, exchange.clientAddress);
       // Once the token exists: an exchange that `scope` or `resource` refused above exchanged nothing.
@@ -191,4 +219,9 @@ export class TokenExchangeService {
       request: { id: client.requestId, ip: client.address },
     });
   }
+}
+
+/** The key a refusal names once its secret matched (ExchangeRefused's `key`); undefined for an unknown one. */
+function refusedKey(error: unknown): { id: string; organizationId: string } | undefined {
+  return error instanceof ExchangeRefused || error instanceof AddressNotAllowed ? error.key : undefined;
 }

@@ -35,6 +35,7 @@ export const ERROR_REASONS = {
   page_cursor_invalid: { code: IA, message: Messages.invalidArgument },
   audit_export_range_too_long: { code: IA, message: 'an audit export covers at most 31 days: narrow since and until' },
   expires_at_invalid: { code: IA, message: Messages.invalidArgument },
+  usage_range_invalid: { code: IA, message: SAYS_WHAT },
 
   // Bearer tokens and permissions.
   // The TokenAuthenticator's refusals (docs/adr/0048-one-token-authenticator.md), every one a 401 with the Bearer

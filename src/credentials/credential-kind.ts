@@ -58,6 +58,8 @@ export interface KindStore {
   readonly kind: StoredKind;
   /** The credential with this id for a token's liveness (one query, batched per kind); undefined when there is none. */
   read(id: string): Promise<CredentialState | undefined>;
+  /** The credential with this id, whoever owns it (batched): a kind with every shared column (CredentialsRepository). */
+  findById?(id: string): Promise<Credential | undefined>;
   lockOwner(owner: OwnerIds, tx: Transaction): Promise<void>;
   revokeAllOf(owner: OwnerIds, at: Date, tx: Transaction): Promise<string[]>;
   recordLastUsed(uses: ReadonlyArray<readonly [id: string, use: CredentialUse]>): Promise<void>;

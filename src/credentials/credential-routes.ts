@@ -11,8 +11,10 @@ import type { Permission } from '../identity/roles';
 import type { Credential } from './credential.entity';
 import { CredentialsRepository } from './credentials.repository';
 import { CredentialsService } from './credentials.service';
+import { CredentialUsageService } from './credential-usage.service';
 import { CredentialView } from './dto/credential.view';
 import { ListCredentialsQuery, ListOrganizationCredentialsQuery } from './dto/list-credentials.query';
+import { UsageQuery, UsageResponse } from './dto/usage.dto';
 
 type Summary = { summary: string; description?: string };
 
@@ -28,8 +30,8 @@ export interface CredentialRoutesOf<T extends Credential, V extends CredentialVi
   one: string;
   many: string;
   permissions: { read: Permission; revoke: Permission; manage: Permission };
-  owner: { list: Summary; get: Summary; revoke: Summary };
-  organization: { path: string; controller: string; list: Summary; revoke: Summary };
+  owner: { list: Summary; get: Summary; revoke: Summary; usage: Summary };
+  organization: { path: string; controller: string; list: Summary; revoke: Summary; usage: Summary };
 }
 
 /** A class under the name the OpenAPI document shows (schemas and operation ids are named after classes). */
@@ -39,9 +41,9 @@ function named<C extends Type>(name: string, type: C): C {
 }
 
 /**
- * The routes every kind has, from its description: the owner's list, read and revocation (a base class its controller
- * extends and adds its own routes to), the organization's list and revocation for admins (a controller), and their
- * response schemas. Each handler is one call of CredentialsService.
+ * The routes every kind has, from its description: the owner's list, read, revocation and usage over time (a base class
+ * its controller extends and adds its own routes to), the organization's list, revocation and usage for admins (a
+ * controller), and their response schemas. Each handler is one call of CredentialsService or CredentialUsageService.
  */
 export function credentialRoutes<T extends Credential, V extends CredentialView>(routes: CredentialRoutesOf<T, V>) {
   const View: Type<CredentialView> = routes.view;
@@ -73,6 +75,7 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
   abstract class OwnerRoutes {
     @Inject(CredentialsService) protected readonly credentials: CredentialsService;
     @Inject(routes.store) protected readonly store: CredentialsRepository<T>;
+    @Inject(CredentialUsageService) protected readonly usageOverTime: CredentialUsageService;
 
     @Get()
     @Authenticated({ permissions: [routes.permissions.read] })
@@ -94,6 +97,19 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
       return { [routes.one]: routes.view.from(await this.credentials.get(this.store, principal, id)) };
     }
 
+    @Get(':id/usage')
+    @Authenticated({ permissions: [routes.permissions.read] })
+    @ApiOperation(routes.owner.usage)
+    @ApiOkResponse({ type: UsageResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async usage(
+      @Caller() principal: Principal,
+      @Param('id', UuidPipe) id: string,
+      @Query() query: UsageQuery,
+    ): Promise<UsageResponse> {
+      return { usage: await this.usageOverTime.series(this.store, principal, id, query) };
+    }
+
     @Delete(':id')
     @Authenticated({ permissions: [routes.permissions.revoke] })
     @ApiOperation(routes.owner.revoke)
@@ -113,6 +129,7 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
   class OrganizationController {
     constructor(
       private readonly credentials: CredentialsService,
+      private readonly usageOverTime: CredentialUsageService,
       @Inject(routes.store) private readonly store: CredentialsRepository<T>,
     ) {}
 
@@ -147,6 +164,19 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     ): Promise<Record<string, unknown>> {
       const { credential, emails } = await this.credentials.revokeInOrganization(this.store, principal, id, request);
       return { [routes.one]: withOwner(credential, emails) };
+    }
+
+    @Get(':id/usage')
+    @Authenticated({ permissions: [routes.permissions.manage] })
+    @ApiOperation(routes.organization.usage)
+    @ApiOkResponse({ type: UsageResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async usage(
+      @Caller() principal: Principal,
+      @Param('id', UuidPipe) id: string,
+      @Query() query: UsageQuery,
+    ): Promise<UsageResponse> {
+      return { usage: await this.usageOverTime.seriesInOrganization(this.store, principal, id, query) };
     }
   }
 

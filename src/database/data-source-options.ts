@@ -41,6 +41,7 @@ import { OAuthGrants1765860000000 } from './migrations/1765860000000-oauth-grant
 import { OAuthClients1765890000000 } from './migrations/1765890000000-oauth-clients';
 import { CredentialPermissions1765870000000 } from './migrations/1765870000000-credential-permissions';
 import { MemberInvitations1765900000000 } from './migrations/1765900000000-member-invitations';
+import { CredentialUsage1765910000000 } from './migrations/1765910000000-credential-usage';
 import { WebhookDeliveryDetails1765920000000 } from './migrations/1765920000000-webhook-delivery-details';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
@@ -84,6 +85,7 @@ export const MIGRATIONS = [
   CredentialPermissions1765870000000,
   OAuthClients1765890000000,
   MemberInvitations1765900000000,
+  CredentialUsage1765910000000,
   WebhookDeliveryDetails1765920000000,
 ];
 

@@ -70,6 +70,8 @@ export class GatewayTokenGuard implements CanActivate {
       // (TRUST_PROXY), then one request of the key counted, its RateLimit fields on every answer that follows.
       address: () => clientAddress(request),
       countRequest: true,
+      // Usage over time (docs/api.md#usage-over-time): refusals counted there, this answer below.
+      usage: 'forward_auth',
     });
     if (authenticated instanceof TokenRefusal) throw unauthorized(authenticated);
     const { principal, rateLimit } = authenticated;
@@ -78,7 +80,9 @@ export class GatewayTokenGuard implements CanActivate {
       response.setHeader('RateLimit-Policy', rateLimit['RateLimit-Policy']);
       response.setHeader('RateLimit', rateLimit.RateLimit);
     }
-    if (!holds(principal, required)) throw insufficientScope(required);
+    const allowed = holds(principal, required);
+    this.authenticator.countUse(authenticated, 'forward_auth', allowed);
+    if (!allowed) throw insufficientScope(required);
     setCaller(request, principal satisfies Principal);
     return true;
   }

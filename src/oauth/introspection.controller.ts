@@ -102,9 +102,11 @@ export class IntrospectionController {
     const found = await this.authenticator.authenticate(form.token, {
       audience: server.audience,
       address: clientIp === undefined ? undefined : () => clientIp,
+      usage: 'introspection',
     });
     // RFC 7662 section 2.2: every refusal, whatever its reason, is the same `{ active: false }`.
     if (found instanceof TokenRefusal) return INACTIVE;
+    this.authenticator.countUse(found, 'introspection', true);
     const { principal, claims } = found;
     const allowed = principal.credentialAllowedCidrs;
     const answer: Extract<IntrospectionResponse, { active: true }> = {

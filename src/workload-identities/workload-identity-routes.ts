@@ -26,6 +26,10 @@ export const WORKLOAD_IDENTITY_ROUTES = credentialRoutes({
       description:
         'The tokens minted through it stop working at once here, and a credential-change event tells every verifier.',
     },
+    usage: {
+      summary: "One of the caller's workload identities: its successful and refused uses over time",
+      description: "Per minute, hour or day and per channel, as a key's (docs/api.md#usage-over-time).",
+    },
   },
   organization: {
     path: 'v1/organization/workload-identities',
@@ -38,6 +42,10 @@ export const WORKLOAD_IDENTITY_ROUTES = credentialRoutes({
     revoke: {
       summary: "Revoke any workload identity of the caller's organization at once and for good (idempotent)",
       description: "Recorded as workload_identity.revoked with reason admin. Another organization's identity is 404.",
+    },
+    usage: {
+      summary: "Any workload identity of the caller's organization: its uses over time",
+      description: "Another organization's identity is 404.",
     },
   },
 });

@@ -79,6 +79,13 @@ const DECLARED: Record<string, string> = {
   // Organization key management (docs/api.md#organization-key-management): every member's keys, for admins
   'GET /v1/organization/api-keys': 'bearer + api_keys:manage',
   'DELETE /v1/organization/api-keys/{id}': 'bearer + api_keys:manage',
+  // Usage over time (docs/api.md#usage-over-time): a credential's, as its read is (the owner) and its organization's
+  // list is (admins); the busiest of every kind need the management of both kinds
+  'GET /v1/user-api-keys/{id}/usage': 'bearer + api_keys:read',
+  'GET /v1/organization/api-keys/{id}/usage': 'bearer + api_keys:manage',
+  'GET /v1/workload-identities/{id}/usage': 'bearer + workload_identities:read',
+  'GET /v1/organization/workload-identities/{id}/usage': 'bearer + workload_identities:manage',
+  'GET /v1/organization/usage/top': 'bearer + api_keys:manage + workload_identities:manage',
   // Organization settings (docs/api.md#organization-settings): every member reads them, admins change them
   'GET /v1/organization': 'bearer, any member',
   'PATCH /v1/organization': 'bearer + organization:write',

@@ -17,3 +17,10 @@ export type RotatedApiKey = Schemas['RotateApiKeyResponse'];
 export type AuditEvent = Schemas['AuditEventView'];
 export type AuditAction = AuditEvent['action'];
 export type OrganizationSettings = Schemas['OrganizationView'];
+/** A credential's counts over time (docs/api.md#usage-over-time). */
+export type Usage = Schemas['UsageView'];
+export type UsageBucket = Schemas['UsageBucketView'];
+export type UsageChannels = Schemas['UsageByChannelView'];
+export type Granularity = Usage['granularity'];
+/** One of the organization's busiest credentials. */
+export type BusyCredential = Schemas['BusyCredentialView'];

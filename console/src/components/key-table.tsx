@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { ApiKey } from '../api/contract';
 import { compactId, formatRateLimit, formatTime, keyName, relativeTime } from '../format';
+import { Link } from '../router';
 
 /** A key as the list shows it (docs/api.md#api-key-object). */
 export type ListedKey = ApiKey;
@@ -113,11 +114,14 @@ export function KeyTable<K extends ListedKey>({
   caption,
   owner,
   actions,
+  link,
 }: {
   keys: K[];
   caption: string;
   owner?: (key: K) => ReactNode;
   actions: (key: K) => ReactNode;
+  /** The key's own page (its usage over time), when it has one. */
+  link?: (key: K) => string;
 }) {
   return (
     <div className="table-wrap">
@@ -142,7 +146,15 @@ export function KeyTable<K extends ListedKey>({
           {keys.map((key) => (
             <tr key={key.id} data-key-id={key.id}>
               <th scope="row" data-label="Label">
-                {key.label === '' ? <span className="muted">(no label)</span> : key.label}
+                {link === undefined ? (
+                  key.label === '' ? (
+                    <span className="muted">(no label)</span>
+                  ) : (
+                    key.label
+                  )
+                ) : (
+                  <Link to={link(key)}>{key.label === '' ? '(no label)' : key.label}</Link>
+                )}
                 <span className="detail id" title="The key's id, as in the key string: dev.<id>.<secret>.<check>">
                   {compactId(key.id)}
                 </span>

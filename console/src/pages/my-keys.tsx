@@ -127,6 +127,7 @@ export function MyKeysPage({ session }: { session: Session }) {
             <KeyTable
               keys={keys.data.api_keys}
               caption="Your API keys"
+              link={(key) => `/keys/${key.id}`}
               actions={(key) =>
                 key.status === 'ACTIVE' ? (
                   <>

@@ -9,6 +9,7 @@ import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-to
 import { SnippetPanel } from '../components/snippet-panel';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
+import { Link } from '../router';
 import { can, type Session } from '../session';
 import { CreateWorkloadIdentityForm } from './create-workload-identity-form';
 
@@ -170,7 +171,9 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
                   {identities.data.workload_identities.map((identity) => (
                     <tr key={identity.id} data-identity-id={identity.id}>
                       <th scope="row" data-label="Label">
-                        {identity.label === '' ? <span className="muted">(no label)</span> : identity.label}
+                        <Link to={`/workload-identities/${identity.id}`}>
+                          {identity.label === '' ? '(no label)' : identity.label}
+                        </Link>
                         <span className="detail id">{identity.id}</span>
                       </th>
                       <td data-label="Matches">

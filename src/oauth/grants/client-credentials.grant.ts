@@ -24,7 +24,7 @@ export class ClientCredentialsGrant implements OAuthGrant<ApiKeyCaller> {
   constructor(private readonly exchange: TokenExchangeService) {}
 
   async authenticate(request: Request, form: FormParameters): Promise<ApiKeyCaller> {
-    const client = exchangeClient(request);
+    const client = exchangeClient(request, 'oauth_token');
     const exchange = await this.exchange.authenticateKey(this.presentedKey(clientCredentials(request, form)), client);
     return { exchange, client };
   }

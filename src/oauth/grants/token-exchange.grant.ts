@@ -51,7 +51,7 @@ export class TokenExchangeGrant implements OAuthGrant<SubjectCaller> {
     if (form.audience !== undefined) {
       throw new AppError('audience_not_supported');
     }
-    const client = exchangeClient(request);
+    const client = exchangeClient(request, 'oauth_token');
     if (type === TokenTypes.idToken) {
       if (requested !== undefined && requested !== TokenTypes.jwt) {
         throw invalidRequest('for an id_token, requested_token_type must be urn:ietf:params:oauth:token-type:jwt');
