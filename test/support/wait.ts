@@ -32,6 +32,27 @@ export async function waitFor<T>(
 }
 
 /**
+ * Like {@link waitFor} for an assertion: until `assertion` stops throwing (an `expect` that does not hold yet, a page
+ * element not there yet), tried every `everyMs` (default 100 ms), for at most `timeoutMs` (10 s); past it, the
+ * assertion's last error.
+ */
+export async function untilPasses(
+  assertion: () => unknown,
+  { timeoutMs = 10_000, everyMs = 100 }: WaitOptions = {},
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      await assertion();
+      return;
+    } catch (error) {
+      if (performance.now() > deadline) throw error;
+    }
+    await pause(everyMs);
+  }
+}
+
+/**
  * The pace of a loop that measures or drives something over time (a probe every 100 ms, a load of requests), never a
  * wait for something: that is {@link waitFor}.
  */
