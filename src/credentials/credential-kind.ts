@@ -1,6 +1,6 @@
 import type { AuditAction, AuditEvent } from '../audit/audit-event.entity';
 import type { AppError } from '../common/errors';
-import type { MembershipAccess } from '../identity/member-access';
+import { MemberAccessColumns, MembershipAccess, toMembershipAccess } from '../identity/member-access';
 import type { PermissionMask } from '../identity/roles';
 import type { Transaction } from '../database/unit-of-work';
 import type { Credential, CredentialBase } from './credential.entity';
@@ -51,6 +51,27 @@ export interface CredentialState {
   rateLimit: { requests: number; windowSeconds: number } | null;
   /** null: the owner is no longer a member of the credential's organization. */
   ownerAccess: MembershipAccess | null;
+}
+
+/** What a kind keeps of a credential's state besides its status; what it leaves out it does not have (none). */
+export type KindState = Pick<CredentialState, 'status'> &
+  Partial<Pick<CredentialState, 'scopes' | 'expiresAtMs' | 'allowedCidrs' | 'rateLimit'>>;
+
+/** A liveness row (the credential's owner and that owner's membership, one query) and what the kind keeps as a state. */
+export function credentialState(
+  row: { user_id: string; organization_id: string } & MemberAccessColumns,
+  own: KindState,
+): CredentialState {
+  return {
+    userId: row.user_id,
+    organizationId: row.organization_id,
+    status: own.status,
+    scopes: own.scopes ?? 0,
+    expiresAtMs: own.expiresAtMs ?? null,
+    allowedCidrs: own.allowedCidrs ?? null,
+    rateLimit: own.rateLimit ?? null,
+    ownerAccess: toMembershipAccess(row),
+  };
 }
 
 /** What the core asks of every kind's repository (CredentialStore implements it; CredentialsRepository extends that). */

@@ -6,7 +6,7 @@ import { toDate } from '../database/columns';
 import type { RawRow } from '../database/entity-rows';
 import { param, raw, sql, Sql, Statement } from '../database/sql';
 import type { Transaction } from '../database/unit-of-work';
-import type { CredentialState, StoredKind } from '../credentials/credential-kind';
+import { credentialState, CredentialState, StoredKind } from '../credentials/credential-kind';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import type { OwnerIds } from '../credentials/credential-owner';
 import { CredentialStore } from '../credentials/credentials.repository';
@@ -175,17 +175,9 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
    */
   async read(id: string): Promise<CredentialState | undefined> {
     const row = await this.credentialById(id);
-    if (row === undefined) return undefined;
-    return {
-      userId: row.user_id,
-      organizationId: row.organization_id,
-      status: row.status === 'active' ? 'ACTIVE' : 'REVOKED',
-      scopes: 0,
-      expiresAtMs: null,
-      allowedCidrs: null,
-      rateLimit: null,
-      ownerAccess: toMembershipAccess(row),
-    };
+    return row === undefined
+      ? undefined
+      : credentialState(row, { status: row.status === 'active' ? 'ACTIVE' : 'REVOKED' });
   }
 
   async findById(id: string): Promise<Grant | null> {

@@ -14,7 +14,7 @@ import type { PermissionMask } from '../identity/roles';
 import type { WorkloadIdentity } from './workload-identity.entity';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import { CredentialsRepository, SharedInsertArgs } from '../credentials/credentials.repository';
-import type { CredentialState } from '../credentials/credential-kind';
+import { credentialState, CredentialState } from '../credentials/credential-kind';
 import { WORKLOAD_IDENTITY_KIND } from './workload-identity-kind';
 
 /** An ACTIVE identity of the token exchange's candidates, with its owner's membership (the owner is a member). */
@@ -168,16 +168,11 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
   async read(id: string): Promise<CredentialState | undefined> {
     const row = await this.credentialById(id);
     if (row === undefined) return undefined;
-    return {
-      userId: row.user_id,
-      organizationId: row.organization_id,
+    return credentialState(row, {
       status: row.status,
       scopes: Number(row.scopes),
       expiresAtMs: expiresAtMs(row.expires_at_ms),
-      allowedCidrs: null,
-      rateLimit: null,
-      ownerAccess: toMembershipAccess(row),
-    };
+    });
   }
 
   /**
