@@ -60,7 +60,7 @@ export function signatureVerifies(
     return verify(
       algorithm.digest,
       Buffer.from(signingInput, 'ascii'),
-      { ...algorithm.options, key: keyObject },
+      Object.assign({ key: keyObject }, algorithm.options),
       Buffer.from(signature, 'base64url'),
     );
   } catch {

@@ -93,7 +93,7 @@ export class SubjectTokenVerifier {
     const [encodedHeader, encodedPayload, signature] = segments;
     try {
       const keys = await this.keys.keysOf(issuer, originsAllowedByAll(entries));
-      const key = await keys({ ...header, alg }, { payload: encodedPayload, signature });
+      const key = await keys(Object.assign({}, header, { alg }), { payload: encodedPayload, signature });
       if (!signatureVerifies(alg, key, `${encodedHeader}.${encodedPayload}`, signature)) {
         return refused('bad_signature', issuer, "the signature does not verify with the issuer's key");
       }

@@ -194,7 +194,9 @@ export class WorkloadIdentitiesRepository extends CredentialsRepository<Workload
    */
   async findNamed(id: string): Promise<NamedIdentity | undefined> {
     const row = await this.candidateById(id);
-    return row === undefined ? undefined : { ...toCandidate(row, toMembershipAccess(row)), status: row.status };
+    return row === undefined
+      ? undefined
+      : Object.assign(toCandidate(row, toMembershipAccess(row)), { status: row.status });
   }
 
   /** Marks every ACTIVE identity that names the trusted issuer REVOKED (expired ones too): the ids it revoked. */

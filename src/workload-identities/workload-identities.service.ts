@@ -234,7 +234,7 @@ export class WorkloadIdentitiesService {
     if (found.status !== 'ACTIVE' || ownerAccess === null || isExpired(found.expiresAtMs, nowMs)) {
       return refusal('workload_identity_not_usable');
     }
-    const identity = toMatched({ ...found, ownerAccess });
+    const identity = toMatched(Object.assign({}, found, { ownerAccess }));
     if (!conditionsMet(identity.conditions, claims)) return refusal('workload_identity_conditions_not_met');
     return { outcome: 'matched', identity };
   }

@@ -45,13 +45,14 @@ export class ApiKeyView extends CredentialView {
   rate_limit: KeyRateLimitView | null;
 
   static from(key: ApiKey): ApiKeyView {
-    return {
-      ...CredentialView.fields(key),
+    // Added to the fields' object, not spread into a new one: on Node 20 a spread followed by more properties costs
+    // 10-30 µs (docs/performance.md#object-spread-on-node-20).
+    return Object.assign(CredentialView.fields(key), {
       last_used_user_agent: key.lastUsedUserAgent,
       replaced_by: key.replacedBy,
       allowed_cidrs: allowedCidrsOf(key.allowedCidrs),
       rate_limit: rateLimitView(key),
-    };
+    });
   }
 }
 

@@ -59,7 +59,7 @@ abstract class ClientGrant implements OAuthGrant<CodeGrantCaller> {
     } else {
       await this.registered.authenticate(presented);
     }
-    return { ...exchangeClient(request, 'oauth_token'), clientId: presented.clientId };
+    return Object.assign(exchangeClient(request, 'oauth_token'), { clientId: presented.clientId });
   }
 
   issue(caller: CodeGrantCaller, form: FormParameters): Promise<OAuthTokenResponse> {

@@ -84,6 +84,6 @@ export class TokenExchangeGrant implements OAuthGrant<SubjectCaller> {
       };
     }
     const granted = await this.exchange.grant(caller.exchange, accessTokenNarrowing(form), caller.client);
-    return { ...granted, issued_token_type: TokenTypes.accessToken };
+    return Object.assign(granted, { issued_token_type: TokenTypes.accessToken });
   }
 }

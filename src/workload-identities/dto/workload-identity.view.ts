@@ -25,12 +25,11 @@ export class WorkloadIdentityView extends CredentialView {
   conditions: Record<string, string>;
 
   static from(identity: WorkloadIdentity): WorkloadIdentityView {
-    return {
-      ...CredentialView.fields(identity),
+    return Object.assign(CredentialView.fields(identity), {
       issuer: identity.issuer,
       subject: identity.subject,
-      conditions: { ...conditionsOf(identity) },
-    };
+      conditions: conditionsOf(identity),
+    });
   }
 }
 
