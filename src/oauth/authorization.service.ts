@@ -10,7 +10,8 @@ import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
 import { AUTHORIZATION_REQUEST_MS, AuthorizationRequest, AuthorizationRequestCodec } from './authorization-request';
-import { ClientRefused, OAuthClient, redirectUriAllowed } from './clients/client-document';
+import { ClientRefused, OAuthClient } from './clients/client-document';
+import { redirectUriAllowed } from './clients/redirect-uris';
 import { OAuthClients } from './clients/oauth-clients';
 import { describeResource } from './resource-scopes';
 
@@ -73,7 +74,7 @@ export class AuthorizationService {
       throw error;
     }
     if (redirectUri === undefined || redirectUri === '') return { page: 'redirect_uri is required.' };
-    if (!redirectUriAllowed(client, redirectUri)) {
+    if (!redirectUriAllowed(client.redirectUris, redirectUri)) {
       return { page: `redirect_uri ${redirectUri} is not one of the client's redirect URIs.` };
     }
     const state = query.state ?? null;

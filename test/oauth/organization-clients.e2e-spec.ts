@@ -96,12 +96,23 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
   it('refuses bad redirect URIs and names, saying what is wrong, and stores nothing', async () => {
     const before = await rowCount(t, 'oauth_clients');
     expectError(
-      await create(admin, { name: 'x', redirect_uris: ['http://assistant.example.com/cb'] }),
+      await create(admin, { name: 'x', redirect_uris: ['http://assistant.example.com/cb'], confidential: true }),
       400,
       'INVALID_ARGUMENT',
       'the redirect URI "http://assistant.example.com/cb" must be https, or http on a loopback host (127.0.0.1, [::1] or localhost)',
       'client_redirect_uri_invalid',
     );
+    // A private-use scheme is a native (public) app's: a confidential web app gets none.
+    expectError(
+      await create(admin, { name: 'x', redirect_uris: ['com.example.desk:/cb'], confidential: true }),
+      400,
+      'INVALID_ARGUMENT',
+      'the redirect URI "com.example.desk:/cb" must be https, or http on a loopback host (127.0.0.1, [::1] or localhost)',
+      'client_redirect_uri_invalid',
+    );
+    expect(
+      (await create(admin, { name: 'x', redirect_uris: ['javascript:alert(1)'] }).expect(400)).body.message,
+    ).toMatch(/must be https, http on a loopback host .*, or a native app's private-use scheme/);
     expectError(
       await create(admin, { name: 'x\u0000y', redirect_uris: [REDIRECT] }),
       400,

@@ -70,6 +70,7 @@ export class RegisteredClients {
   private readonly hasher: SecretHasher;
   private readonly dynamicOn: boolean;
   private readonly idleMs: number;
+  private readonly dynamicMax: number;
 
   constructor(
     private readonly repository: RegisteredClientsRepository,
@@ -82,6 +83,7 @@ export class RegisteredClients {
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
     this.dynamicOn = config.oauthClients.dynamicRegistration;
     this.idleMs = config.oauthClients.dynamicClientIdleDays * DAY_MS;
+    this.dynamicMax = config.oauthClients.dynamicClientsMax;
   }
 
   get dynamicRegistration(): boolean {
@@ -129,7 +131,10 @@ export class RegisteredClients {
     if (!this.hasher.matches(presented.secret, found.secretHash)) throw new AppError('client_secret_invalid');
   }
 
-  /** POST /oauth/register (RFC 7591): a public client, audited; only while dynamic registration is on. */
+  /**
+   * POST /oauth/register (RFC 7591): a public client, audited; only while dynamic registration is on, and while fewer
+   * than OAUTH_DYNAMIC_CLIENTS_MAX are registered (429 `dynamic_clients_full` past it: idle ones are removed daily).
+   */
   async register(metadata: unknown, request?: RequestContext, now = new Date()): Promise<RegisteredClient> {
     if (!this.dynamicOn) throw new AppError('registration_disabled');
     let parsed;
@@ -140,10 +145,12 @@ export class RegisteredClients {
       throw error;
     }
     const client = this.newClient('dynamic', parsed.name, parsed.redirectUris, null, null, null, now);
-    await this.unitOfWork.run(async (tx) => {
-      await this.repository.insert(client, tx);
+    const stored = await this.unitOfWork.run(async (tx) => {
+      if (!(await this.repository.insertDynamic(client, this.dynamicMax, tx))) return false;
       await this.audit.record(this.entry('oauth_client.created', client, null, 'dynamic', request), tx);
+      return true;
     });
+    if (!stored) throw new AppError('dynamic_clients_full');
     return client;
   }
 
@@ -158,7 +165,8 @@ export class RegisteredClients {
     if (problem !== null) throw refused('client_metadata_invalid', problem.replace('client_name', 'name'));
     let redirectUris: string[];
     try {
-      redirectUris = checkRedirectUris(input.redirectUris);
+      // A confidential client is a web app: a private-use scheme is a native (public) app's (RFC 8252 section 7.1).
+      redirectUris = checkRedirectUris(input.redirectUris, { privateUseSchemes: !input.confidential });
     } catch (error) {
       if (error instanceof RegistrationRefused) throw refused(error.reason, error.message);
       throw error;
