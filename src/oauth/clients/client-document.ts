@@ -71,7 +71,7 @@ export function clientFromDocument(clientId: string, document: unknown): OAuthCl
   if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string')) {
     throw new ClientRefused('the client metadata document has no valid redirect_uris');
   }
-  for (const uri of uris as string[]) {
+  for (const uri of uris) {
     const problem = redirectUriProblem(uri);
     if (problem !== null) throw new ClientRefused(`the client metadata document's redirect_uris: ${problem}`);
   }
@@ -85,7 +85,7 @@ export function clientFromDocument(clientId: string, document: unknown): OAuthCl
     name: (stringOrNull(doc.client_name) ?? host).slice(0, 255),
     host,
     logoUri: stringOrNull(doc.logo_uri),
-    redirectUris: uris as string[],
+    redirectUris: uris,
     registration: 'document',
     organizationId: null,
   };
