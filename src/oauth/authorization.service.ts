@@ -24,7 +24,7 @@ export type AuthorizeParameters = Record<string, string | undefined>;
 /** What the consent page shows (docs/mcp.md#consent). */
 export interface ConsentDescription {
   client: OAuthClient;
-  /** Where the browser goes back to: the redirect URI's host (and port). */
+  /** Where the browser goes back to: the redirect URI's host (and port), or a native app's scheme (and host). */
   redirectHost: string;
   resource: { audience: string; name: string };
   scopes: Array<{ name: string; description: string }>;
@@ -122,7 +122,7 @@ export class AuthorizationService {
     if (resource === null) throw requestRefused();
     return {
       client,
-      redirectHost: new URL(request.redirectUri).host,
+      redirectHost: redirectTarget(request.redirectUri),
       resource: { audience: resource.audience, name: resource.name },
       scopes: request.scopes.map((name) => ({ name, description: resource.scopes.get(name) ?? '' })),
       organization: { id: organization.id, name: organization.name },
@@ -193,4 +193,11 @@ export class AuthorizationService {
     url.searchParams.append('iss', this.issuer);
     return url.href;
   }
+}
+
+/** A web redirect's host; a private-use one's scheme, and host if it has one (`com.example.app:`, `cursor://host`). */
+function redirectTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.host;
+  return url.host === '' ? url.protocol : `${url.protocol}//${url.host}`;
 }

@@ -272,8 +272,19 @@ describe(`dynamic client registration, on (${DATABASE_KIND})`, () => {
     const response = await register(t, { client_name: 'Cursor', redirect_uris: [cursor, reverse] }).expect(201);
     expect(response.body.redirect_uris).toEqual([cursor, reverse]);
     const clientId = response.body.client_id as string;
-    for (const redirectUri of [cursor, reverse]) {
+    for (const [redirectUri, shown] of [
+      [cursor, 'cursor://anysphere.cursor-mcp'],
+      [reverse, 'com.example.agent:'],
+    ]) {
       const request = { clientId, redirectUri, resource: AUDIENCE };
+      // The consent page says where the browser returns: the app's scheme.
+      const described = await t
+        .http()
+        .get('/v1/oauth/consent')
+        .query({ request: await consentRequest(t, request) })
+        .set(bearer(person.token))
+        .expect(200);
+      expect(described.body.client.redirect_host).toBe(shown);
       const { code, verifier } = await allowedCode(t, person, request);
       const issued = await tokenRequest(t, {
         grant_type: 'authorization_code',
