@@ -1393,6 +1393,7 @@ export interface components {
       | 'client_refused'
       | 'registration_disabled'
       | 'too_many_registrations'
+      | 'dynamic_clients_full'
       | 'client_metadata_invalid'
       | 'client_redirect_uri_invalid'
       | 'client_unknown'

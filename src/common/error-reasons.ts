@@ -247,6 +247,10 @@ export const ERROR_REASONS = {
   // endpoint.
   registration_disabled: { code: NF, message: 'dynamic client registration is off' },
   too_many_registrations: { code: RE, message: Messages.tooManyRequests },
+  dynamic_clients_full: {
+    code: RE,
+    message: 'this server keeps no more dynamically registered clients for now: try again later',
+  },
   client_metadata_invalid: { code: IA, message: SAYS_WHAT, oauth: 'invalid_client_metadata' },
   client_redirect_uri_invalid: { code: IA, message: SAYS_WHAT, oauth: 'invalid_redirect_uri' },
   client_unknown: { code: UN, message: SAYS_WHAT },

@@ -92,11 +92,12 @@ describe('loadConfiguration', () => {
       expect(config.exposedReportMinResponseMs).toBe(500);
     });
 
-    it('has dynamic client registration off, idle clients kept 30 days, 10 registrations an hour (docs/mcp.md#clients)', () => {
+    it('has dynamic client registration off, idle clients kept 30 days, 10 registrations an hour, 10,000 clients (docs/mcp.md#clients)', () => {
       expect(config.oauthClients).toEqual({
         dynamicRegistration: false,
         dynamicClientIdleDays: 30,
         registrationsPerHour: 10,
+        dynamicClientsMax: 10000,
       });
     });
 
@@ -237,11 +238,13 @@ describe('loadConfiguration', () => {
         OAUTH_DYNAMIC_REGISTRATION: 'on',
         OAUTH_DYNAMIC_CLIENT_IDLE_DAYS: '7',
         OAUTH_REGISTRATIONS_PER_HOUR: '3',
+        OAUTH_DYNAMIC_CLIENTS_MAX: '500',
       });
       expect(config.oauthClients).toEqual({
         dynamicRegistration: true,
         dynamicClientIdleDays: 7,
         registrationsPerHour: 3,
+        dynamicClientsMax: 500,
       });
     });
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { UsageRecorder } from '../database/usage-recorder';
-import type { Credential } from './credential.entity';
+import type { Credential, CredentialBase } from './credential.entity';
 import type { CredentialUse } from './credential-kind';
 
 /**
@@ -22,6 +22,15 @@ export class CredentialUseRecorder extends UsageRecorder<CredentialUse> {
       credential.lastUsedAt = pending.at;
       credential.lastUsedIp = pending.ip;
       if (pending.store.kind.keepsUserAgent) credential.lastUsedUserAgent = pending.userAgent;
+    }
+    return credential;
+  }
+
+  /** A kind whose usage is last_used_at alone (an MCP grant): its pending use's time, when later than the stored one. */
+  withPendingTime<T extends CredentialBase>(credential: T): T {
+    const pending = this.pendingUse(credential.id);
+    if (pending !== undefined && (credential.lastUsedAt === null || credential.lastUsedAt < pending.at)) {
+      credential.lastUsedAt = pending.at;
     }
     return credential;
   }

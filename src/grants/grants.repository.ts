@@ -59,17 +59,51 @@ type RevokeArgs = OwnerIds & { at: string; id?: string };
 export interface LiveGrant extends OwnerIds {
   clientId: string;
   resource: string;
-  lastUsedAt: Date | null;
   access: MembershipAccess;
 }
 
-type LiveGrantRow = MemberAccessColumns & {
-  organization_id: string;
-  user_id: string;
-  client_id: string;
-  resource: string;
-  last_used_at: Date | string | null;
+/**
+ * A registered public client a redemption checks in its own statement (the token endpoint's client authentication of
+ * a client without a secret): it exists, has no secret, and is an organization's or a dynamic one used (or
+ * registered) after `usedAfter`.
+ */
+export interface PublicClientCondition {
+  id: string;
+  usedAfter: Date;
+}
+
+/** What one redemption statement found: the code's binding (or the refresh token's grant and scope), and its grant if live. */
+export interface Redeemed<B> {
+  redeemed: B;
+  live: LiveGrant | null;
+}
+
+/** A redeemed refresh token: its grant and the scope it carried. */
+export interface RefreshBinding {
+  grantId: string;
+  scope: string;
+}
+
+/** The live grant's columns the redemption statements return (PostgreSQL: joined; SQLite: one JSON array). */
+type LiveColumns = MemberAccessColumns & {
+  organization_id: string | null;
+  user_id: string | null;
+  grant_client_id: string | null;
+  grant_resource: string | null;
 };
+
+const CODE_COLUMNS = 'grant_id, client_id, redirect_uri, code_challenge, resource, scope';
+type CodeRow = {
+  grant_id: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  resource: string;
+  scope: string;
+};
+const REFRESH_COLUMNS = 'grant_id, scope';
+type RefreshRow = { grant_id: string; scope: string };
+type RedeemArgs = { hash: string; at: string; client?: string; usedAfter?: string };
 
 /**
  * Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. A kind of the credential core (CredentialStore):
@@ -77,8 +111,11 @@ type LiveGrantRow = MemberAccessColumns & {
  */
 @Injectable()
 export class GrantsRepository extends CredentialStore<OAuthGrant> {
-  private readonly liveById: Statement<{ id: string }>;
-  private readonly live: Statement<{ id: string; organizationId: string; userId: string }>;
+  private readonly codeRedemption: RedeemStatements;
+  private readonly refreshRedemption: RedeemStatements;
+  private readonly spentCode: Statement<{ hash: string }>;
+  private readonly spentRefresh: Statement<{ hash: string }>;
+  private readonly insertRefresh: Statement<Record<string, string>>;
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly byId: Statement<{ id: string }>;
   private readonly ownerGrants: Statement<OwnerIds>;
@@ -95,15 +132,6 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     const { columns } = this.rows;
     const member = (join: string) => sql`${raw(join)} ${raw(MEMBER_ACCESS_VIEW)} a
       ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
-    // A code's or a refresh token's redemption: the grant active and its person a member, one query.
-    this.live = db.prepare(sql`SELECT a.role, a.access_token_lifetime FROM oauth_grants g ${member('JOIN')}
-      WHERE g.id = ${param('id')} AND g.organization_id = ${param('organizationId')} AND g.user_id = ${param('userId')}
-        AND g.status = 'active'`);
-    // Every code and refresh token request: the grant active, its client and resource, and its person's membership.
-    this.liveById = db.prepare(sql`SELECT g.organization_id, g.user_id, g.client_id, g.resource, g.last_used_at,
-        a.role, a.access_token_lifetime FROM oauth_grants g
-      JOIN ${raw(MEMBER_ACCESS_VIEW)} a ON a.organization_id = g.organization_id AND a.user_id = g.user_id
-      WHERE g.id = ${param('id')} AND g.status = 'active'`);
     // Every request with a grant's access token: the grant and its person's membership by primary key, one query
     // batched per event-loop turn as every kind's (CredentialKinds).
     const credentials = db.prepare<{ ids: readonly string[] }>(sql`SELECT g.id, g.organization_id, g.user_id, g.status,
@@ -143,29 +171,60 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     this.revokeOne = revoke(sql` AND id = ${param('id')}`);
     this.revokeAll = revoke(sql``);
     this.deleteTokens = db.prepare(sql`DELETE FROM oauth_refresh_tokens WHERE ${db.idIn('grant_id', 'ids')}`);
+    // A code's or a refresh token's redemption, one statement (docs/adr/0061-code-and-refresh-cost.md): marked used
+    // once, on any instance (the UPDATE decides), returning what it was bound to and its grant if active and its
+    // person a member; with a public client's check when the request named a registered client without a secret.
+    this.codeRedemption = this.redeemStatements(
+      'oauth_codes',
+      'code_hash',
+      sql` AND expires_at > ${param('at')}`,
+      CODE_COLUMNS,
+    );
+    this.refreshRedemption = this.redeemStatements('oauth_refresh_tokens', 'token_hash', sql``, REFRESH_COLUMNS);
+    // Why a code or refresh token redeemed nothing (the rare path): unknown, expired, or used already (and whose).
+    this.spentCode = db.prepare(
+      sql`SELECT used_at, expires_at, grant_id FROM oauth_codes WHERE code_hash = ${param('hash')}`,
+    );
+    this.spentRefresh = db.prepare(
+      sql`SELECT used_at, grant_id FROM oauth_refresh_tokens WHERE token_hash = ${param('hash')}`,
+    );
+    this.insertRefresh = db.prepare(sql`INSERT INTO oauth_refresh_tokens
+      (token_hash, grant_id, scope, created_at, used_at)
+      VALUES (${param('tokenHash')}, ${param('grantId')}, ${param('scope')}, ${param('at')}, NULL)`);
   }
 
-  /** The person's membership when the grant is active and they are still a member; else null. */
-  async liveAccess(id: string, owner: OwnerIds): Promise<MembershipAccess | null> {
-    const args = { id, organizationId: owner.organizationId, userId: owner.userId };
-    const rows = await this.db.rows<MemberAccessColumns, OwnerIds & { id: string }>(this.live, args);
-    return rows[0] === undefined ? null : toMembershipAccess(rows[0]);
-  }
-
-  /** The grant when it is active and its person still a member, with their membership; else null. One query. */
-  async liveGrant(id: string): Promise<LiveGrant | null> {
-    const rows = await this.db.rows<LiveGrantRow, { id: string }>(this.liveById, { id });
-    const row = rows[0];
-    const access = row === undefined ? null : toMembershipAccess(row);
-    if (row === undefined || access === null) return null;
-    return {
-      organizationId: row.organization_id,
-      userId: row.user_id,
-      clientId: row.client_id,
-      resource: row.resource,
-      lastUsedAt: row.last_used_at === null ? null : toDate(row.last_used_at),
-      access,
+  /**
+   * UPDATE ... RETURNING the row's `columns` and its grant when live: on PostgreSQL the UPDATE in a CTE joined to the
+   * grant and the member's access; on SQLite (which joins nothing to a RETURNING) one scalar subquery as a JSON array.
+   * Two variants: without and with the public client's condition.
+   */
+  private redeemStatements(table: string, hashColumn: string, unexpired: Sql, columns: string): RedeemStatements {
+    const db = this.db;
+    const statement = (clientCheck: boolean): Statement<RedeemArgs> => {
+      // The client exists, has no secret, and is an organization's or a dynamic one not idle (nor registration off).
+      const client = clientCheck
+        ? sql` AND EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = ${param('client')} AND c.secret_hash IS NULL
+            AND (c.kind = 'organization' OR COALESCE(c.last_used_at, c.created_at) > ${param('usedAfter')}))`
+        : sql``;
+      const update = sql`UPDATE ${raw(table)} SET used_at = ${param('at')}
+        WHERE ${raw(hashColumn)} = ${param('hash')} AND used_at IS NULL${unexpired}${client}`;
+      const grant = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
+        ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
+      if (db.kind === 'postgres') {
+        const selected = columns
+          .split(', ')
+          .map((column) => `ch.${column}`)
+          .join(', ');
+        return db.prepare(sql`WITH changed AS (${update} RETURNING ${raw(columns)})
+          SELECT ${raw(selected)}, g.organization_id, g.user_id, g.client_id AS grant_client_id,
+            g.resource AS grant_resource, a.role, a.access_token_lifetime
+          FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'`);
+      }
+      return db.prepare(sql`${update} RETURNING ${raw(columns)},
+        (SELECT json_array(g.organization_id, g.user_id, g.client_id, g.resource, a.role, a.access_token_lifetime)
+          FROM ${grant} WHERE g.id = ${raw(table)}.grant_id AND g.status = 'active') AS live`);
     };
+    return { plain: statement(false), withClient: statement(true) };
   }
 
   /**
@@ -253,13 +312,6 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     return rows.map((row) => ({ id: row.id, organizationId: row.organization_id, userId: row.user_id }));
   }
 
-  async touch(id: string, at: Date, tx: Transaction): Promise<void> {
-    const statement = this.db.prepare<{ id: string; at: string }>(
-      sql`UPDATE oauth_grants SET last_used_at = ${param('at')} WHERE id = ${param('id')}`,
-    );
-    await this.db.affected(tx, statement, { id, at: at.toISOString() });
-  }
-
   async insertCode(codeHash: string, binding: CodeBinding, expiresAt: Date): Promise<void> {
     const statement = this.db.prepare<Record<string, string>>(sql`INSERT INTO oauth_codes
       (code_hash, grant_id, client_id, redirect_uri, code_challenge, resource, scope, expires_at, used_at)
@@ -273,59 +325,62 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
   }
 
   /**
-   * Marks the code used, once, on any instance (the UPDATE decides): its binding, or why not. Expired codes are deleted
-   * here, a few at a time, so the table holds only the last minute's.
+   * Redeems the code, once (the UPDATE decides): its binding and its grant if live; null when it redeemed nothing
+   * (spentCodeReason says why). Expired codes are deleted by pruneCodes, so the table holds only the last minute's.
    */
-  async consumeCode(codeHash: string, now: Date, tx: Transaction): Promise<CodeBinding | SpentReason> {
-    const at = now.toISOString();
-    const columns = 'grant_id, client_id, redirect_uri, code_challenge, resource, scope';
-    const consume = this.db.prepare<{ codeHash: string; at: string }>(
-      this.db.returning(
-        sql`UPDATE oauth_codes SET used_at = ${param('at')}
-          WHERE code_hash = ${param('codeHash')} AND used_at IS NULL AND expires_at > ${param('at')}
-          RETURNING ${raw(columns)}`,
-        columns,
-      ),
-    );
-    const rows = await this.db.run<
-      {
-        grant_id: string;
-        client_id: string;
-        redirect_uri: string;
-        code_challenge: string;
-        resource: string;
-        scope: string;
-      },
-      { codeHash: string; at: string }
-    >(tx, consume, { codeHash, at });
-    const row = rows[0];
-    if (row !== undefined) {
-      return {
+  async redeemCode(
+    codeHash: string,
+    now: Date,
+    client: PublicClientCondition | null,
+    tx: Transaction,
+  ): Promise<Redeemed<CodeBinding> | null> {
+    const row = await this.redeem<CodeRow>(this.codeRedemption, codeHash, now, client, tx);
+    if (row === null) return null;
+    return {
+      redeemed: {
         grantId: row.grant_id,
         clientId: row.client_id,
         redirectUri: row.redirect_uri,
         codeChallenge: row.code_challenge,
         resource: row.resource,
         scope: row.scope,
-      };
-    }
-    const find = this.db.prepare<{ codeHash: string }>(
-      sql`SELECT used_at, grant_id FROM oauth_codes WHERE code_hash = ${param('codeHash')}`,
-    );
-    const found = await this.db.run<{ used_at: unknown; grant_id: string }, { codeHash: string }>(tx, find, {
-      codeHash,
-    });
-    if (found[0] === undefined) return 'unknown';
-    return found[0].used_at === null ? 'expired' : 'used';
+      },
+      live: liveOf(row),
+    };
   }
 
-  /** The grant a used code was for: its reuse ends it (OAuth 2.1 section 4.1.3). */
-  async codeGrant(codeHash: string, tx: Transaction): Promise<string | null> {
-    const find = this.db.prepare<{ codeHash: string }>(
-      sql`SELECT grant_id FROM oauth_codes WHERE code_hash = ${param('codeHash')}`,
-    );
-    const rows = await this.db.run<{ grant_id: string }, { codeHash: string }>(tx, find, { codeHash });
-    return rows[0]?.grant_id ?? null;
+  /** Marks the refresh token used, once (the UPDATE decides): its grant and scope, and the grant if live; else null. */
+  async redeemRefreshToken(
+    tokenHash: string,
+    now: Date,
+    client: PublicClientCondition | null,
+    tx: Transaction,
+  ): Promise<Redeemed<RefreshBinding> | null> {
+    const row = await this.redeem<RefreshRow>(this.refreshRedemption, tokenHash, now, client, tx);
+    if (row === null) return null;
+    return { redeemed: { grantId: row.grant_id, scope: row.scope }, live: liveOf(row) };
+  }
+
+  /** Why a code redeemed nothing: unknown, expired, or used already (with its grant, which the reuse ends). */
+  async spentCodeReason(codeHash: string, now: Date): Promise<SpentReason | { used: string }> {
+    const rows = await this.db.rows<
+      { used_at: unknown; expires_at: Date | string; grant_id: string },
+      { hash: string }
+    >(this.spentCode, { hash: codeHash });
+    const row = rows[0];
+    if (row === undefined) return 'unknown';
+    if (row.used_at !== null) return { used: row.grant_id };
+    return toDate(row.expires_at).getTime() <= now.getTime() ? 'expired' : 'unknown';
+  }
+
+  /** Why a refresh token redeemed nothing: unknown, or used already (with its grant, which the reuse ends). */
+  async spentRefreshReason(tokenHash: string): Promise<'unknown' | { used: string }> {
+    const rows = await this.db.rows<{ used_at: unknown; grant_id: string }, { hash: string }>(this.spentRefresh, {
+      hash: tokenHash,
+    });
+    const row = rows[0];
+    if (row === undefined || row.used_at === null) return 'unknown';
+    return { used: row.grant_id };
   }
 
   async pruneCodes(before: Date): Promise<void> {
@@ -336,35 +391,40 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
   }
 
   async insertRefreshToken(tokenHash: string, grantId: string, scope: string, at: Date, tx: Transaction) {
-    const statement = this.db.prepare<Record<string, string>>(sql`INSERT INTO oauth_refresh_tokens
-      (token_hash, grant_id, scope, created_at, used_at)
-      VALUES (${param('tokenHash')}, ${param('grantId')}, ${param('scope')}, ${param('at')}, NULL)`);
-    await this.db.run(tx, statement, { tokenHash, grantId, scope, at: at.toISOString() });
+    await this.db.run(tx, this.insertRefresh, { tokenHash, grantId, scope, at: at.toISOString() });
   }
 
-  /** Marks the refresh token used, once (the UPDATE decides); its grant and scope, or the grant of a used one. */
-  async useRefreshToken(
-    tokenHash: string,
-    at: Date,
+  private async redeem<Row>(
+    statements: RedeemStatements,
+    hash: string,
+    now: Date,
+    client: PublicClientCondition | null,
     tx: Transaction,
-  ): Promise<{ grantId: string; scope: string } | { reused: string } | null> {
-    const use = this.db.prepare<{ tokenHash: string; at: string }>(
-      this.db.returning(
-        sql`UPDATE oauth_refresh_tokens SET used_at = ${param('at')}
-          WHERE token_hash = ${param('tokenHash')} AND used_at IS NULL RETURNING grant_id, scope`,
-        'grant_id, scope',
-      ),
-    );
-    const rows = await this.db.run<{ grant_id: string; scope: string }, { tokenHash: string; at: string }>(tx, use, {
-      tokenHash,
-      at: at.toISOString(),
-    });
-    if (rows[0] !== undefined) return { grantId: rows[0].grant_id, scope: rows[0].scope };
-    const find = this.db.prepare<{ tokenHash: string }>(
-      sql`SELECT grant_id FROM oauth_refresh_tokens WHERE token_hash = ${param('tokenHash')}`,
-    );
-    const found = await this.db.run<{ grant_id: string }, { tokenHash: string }>(tx, find, { tokenHash });
-    return found[0] === undefined ? null : { reused: found[0].grant_id };
+  ): Promise<(Row & LiveColumns) | null> {
+    const at = now.toISOString();
+    const rows =
+      client === null
+        ? await this.db.run<Row & LiveRow, RedeemArgs>(tx, statements.plain, { hash, at })
+        : await this.db.run<Row & LiveRow, RedeemArgs>(tx, statements.withClient, {
+            hash,
+            at,
+            client: client.id,
+            usedAfter: client.usedAfter.toISOString(),
+          });
+    const row = rows[0];
+    if (row === undefined) return null;
+    if (row.live === undefined) return row as Row & LiveColumns;
+    // SQLite: the grant's columns in one JSON array, or null.
+    const live = row.live === null ? [] : (JSON.parse(row.live) as Array<string | number | null>);
+    return {
+      ...row,
+      organization_id: (live[0] as string | undefined) ?? null,
+      user_id: (live[1] as string | undefined) ?? null,
+      grant_client_id: (live[2] as string | undefined) ?? null,
+      grant_resource: (live[3] as string | undefined) ?? null,
+      role: (live[4] as MemberAccessColumns['role'] | undefined) ?? null,
+      access_token_lifetime: live[5] ?? null,
+    };
   }
 
   private async revokeWith(statement: Statement<RevokeArgs>, args: RevokeArgs, tx: Transaction): Promise<string[]> {
@@ -372,6 +432,28 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     if (ids.length > 0) await this.db.affected(tx, this.deleteTokens, { ids });
     return ids;
   }
+}
+
+/** The statements of one redemption: without, and with, a public client's condition. */
+interface RedeemStatements {
+  plain: Statement<RedeemArgs>;
+  withClient: Statement<RedeemArgs>;
+}
+
+/** SQLite's redemption rows carry the live grant as JSON text (`live`); PostgreSQL's carry its columns. */
+type LiveRow = Partial<LiveColumns> & { live?: string | null };
+
+/** The grant of a redemption's row, if active and its person a member. */
+function liveOf(row: LiveColumns): LiveGrant | null {
+  const access = toMembershipAccess(row);
+  if (access === null || row.organization_id === null || row.user_id === null) return null;
+  return {
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    clientId: row.grant_client_id!,
+    resource: row.grant_resource!,
+    access,
+  };
 }
 
 function ownerArgs(owner: OwnerIds): OwnerIds {

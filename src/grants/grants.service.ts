@@ -4,15 +4,15 @@ import { AuditEntry, AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { AppError, ErrorReason, unauthenticatedBearer } from '../common/errors';
 import { ownerQueue } from '../credentials/credential-owner';
+import { CredentialUseRecorder } from '../credentials/credential-use.recorder';
+import type { CredentialStore } from '../credentials/credentials.repository';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { OAuthGrant } from './grant.entity';
 import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
-import { CodeBinding, Grant, GrantsRepository } from './grants.repository';
+import { CodeBinding, Grant, GrantsRepository, LiveGrant, PublicClientCondition } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
 export const CODE_SECONDS = 60;
-/** A grant's last_used_at is written when it is this much older than a use. */
-const LAST_USED_PRECISION_MS = 60_000;
 
 type Owner = { organizationId: string; userId: string };
 
@@ -48,6 +48,15 @@ export interface GrantTokens {
   refreshToken: string;
 }
 
+/**
+ * A registered public client named by a token request without a secret: the redemption's statement checks it
+ * (`condition`), and `refusal` throws its refusal (client_unknown and the like) when it is what was wrong.
+ */
+export interface ClientCheck {
+  condition: PublicClientCondition;
+  refusal: () => Promise<void>;
+}
+
 /** RFC 6749 section 5.2's invalid_grant, with a reason clients can branch on. */
 export function invalidGrant(description: string, reason: ErrorReason): AppError {
   return new AppError(reason, { message: description });
@@ -69,6 +78,7 @@ export class GrantsService {
     private readonly grants: GrantsRepository,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
+    private readonly uses: CredentialUseRecorder,
   ) {}
 
   /** Whether an active grant already covers these scopes (the consent is remembered). */
@@ -140,55 +150,72 @@ export class GrantsService {
   /**
    * The code's token request (OAuth 2.1 section 4.1.3): used once (a second use ends the grant), unexpired, by the
    * client it was issued to, with its redirect URI, PKCE verifier and resource; the grant still active and its person a
-   * member. A refused code stays used.
+   * member. A refused code stays used. `client`: a registered public client whose check is the redemption's own (it
+   * stays unused when the client is refused); its `refusal` says why, before the code's reason is looked for.
    */
-  async redeem(presented: CodeRedemption, now = new Date()): Promise<GrantTokens> {
+  async redeem(presented: CodeRedemption, client: ClientCheck | null = null, now = new Date()): Promise<GrantTokens> {
     const hash = secretHash(presented.code, CODE_PREFIX);
-    if (hash === null) throw invalidGrant('the code is not valid', 'code_invalid');
+    if (hash === null) {
+      await client?.refusal();
+      throw invalidGrant('the code is not valid', 'code_invalid');
+    }
     const outcome = await this.unitOfWork.run(async (tx) => {
-      const binding = await this.grants.consumeCode(hash, now, tx);
-      if (binding === 'used') {
-        const grantId = await this.grants.codeGrant(hash, tx);
-        if (grantId !== null) await this.revokeInside(grantId, 'code_reused', now, tx);
-        return invalidGrant('the code was used already: its grant is revoked', 'code_reused');
-      }
-      if (binding === 'expired') return invalidGrant('the code has expired', 'code_expired');
-      if (binding === 'unknown') return invalidGrant('the code is not valid', 'code_invalid');
-      const refused = this.bindingRefusal(binding, presented);
+      const found = await this.grants.redeemCode(hash, now, client?.condition ?? null, tx);
+      if (found === null) return null;
+      const refused = this.bindingRefusal(found.redeemed, presented);
       if (refused !== null) return refused;
-      return this.issue(binding.grantId, binding.scope, now, tx, null);
+      return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, null);
     });
     if (outcome instanceof AppError) throw outcome;
-    return outcome;
+    if (outcome !== null) return outcome;
+    await client?.refusal();
+    const spent = await this.grants.spentCodeReason(hash, now);
+    if (spent === 'expired') throw invalidGrant('the code has expired', 'code_expired');
+    if (typeof spent === 'string') throw invalidGrant('the code is not valid', 'code_invalid');
+    await this.unitOfWork.run((tx) => this.revokeInside(spent.used, 'code_reused', now, tx));
+    throw invalidGrant('the code was used already: its grant is revoked', 'code_reused');
   }
 
   /**
    * A refresh token (OAuth 2.1 section 4.3): used once and replaced; a used one presented again ends the whole grant
-   * (RFC 9700 section 4.14.2). The client must be the grant's.
+   * (RFC 9700 section 4.14.2). The client must be the grant's; `client` as for redeem.
    */
-  async refresh(token: string, clientId: string, request?: RequestContext, now = new Date()) {
+  async refresh(
+    token: string,
+    clientId: string,
+    client: ClientCheck | null = null,
+    request?: RequestContext,
+    now = new Date(),
+  ): Promise<GrantTokens> {
     const hash = secretHash(token, REFRESH_PREFIX);
-    if (hash === null) throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
+    if (hash === null) {
+      await client?.refusal();
+      throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
+    }
     const outcome = await this.unitOfWork.run(async (tx) => {
-      const used = await this.grants.useRefreshToken(hash, now, tx);
-      if (used === null) return invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
-      if ('reused' in used) {
-        await this.revokeInside(used.reused, 'refresh_token_reused', now, tx);
-        return invalidGrant('the refresh token was used already: its grant is revoked', 'refresh_token_reused');
-      }
-      return this.issue(used.grantId, used.scope, now, tx, clientId);
+      const found = await this.grants.redeemRefreshToken(hash, now, client?.condition ?? null, tx);
+      if (found === null) return null;
+      return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, clientId);
     });
     if (outcome instanceof AppError) throw outcome;
+    if (outcome === null) {
+      await client?.refusal();
+      const spent = await this.grants.spentRefreshReason(hash);
+      if (spent === 'unknown') throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
+      await this.unitOfWork.run((tx) => this.revokeInside(spent.used, 'refresh_token_reused', now, tx));
+      throw invalidGrant('the refresh token was used already: its grant is revoked', 'refresh_token_reused');
+    }
     this.audit.recordSoon(this.entry('grant.refreshed', outcome, outcome.grantId, outcome.userId, null, request));
     return outcome;
   }
 
-  listForOwner(owner: Owner): Promise<Grant[]> {
-    return this.grants.listForOwner(owner);
+  /** Grants with this instance's last uses not written yet (docs/api.md#usage-fields). */
+  async listForOwner(owner: Owner): Promise<Grant[]> {
+    return (await this.grants.listForOwner(owner)).map((grant) => this.uses.withPendingTime(grant));
   }
 
-  listForOrganization(organizationId: string): Promise<Grant[]> {
-    return this.grants.listForOrganization(organizationId);
+  async listForOrganization(organizationId: string): Promise<Grant[]> {
+    return (await this.grants.listForOrganization(organizationId)).map((grant) => this.uses.withPendingTime(grant));
   }
 
   /**
@@ -254,27 +281,25 @@ export class GrantsService {
 
   /**
    * The grant's tokens to mint and a new refresh token, stored in the same transaction; for a refresh, only to the
-   * grant's client (`clientId`; null for a code, whose binding named it).
+   * grant's client (`clientId`; null for a code, whose binding named it). Its last use goes to the batched writer.
    */
   private async issue(
     grantId: string,
+    grant: LiveGrant | null,
     scope: string,
     now: Date,
     tx: Transaction,
     clientId: string | null,
   ): Promise<GrantTokens | AppError> {
-    const grant = await this.grants.liveGrant(grantId);
     if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');
     if (clientId !== null && grant.clientId !== clientId) {
       return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
     }
-    const { access } = grant;
     const refreshToken = newSecret(REFRESH_PREFIX);
     await this.grants.insertRefreshToken(secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
-    // Its last use, to the minute: a busy grant is not written on every token request.
-    if (grant.lastUsedAt === null || grant.lastUsedAt.getTime() <= now.getTime() - LAST_USED_PRECISION_MS) {
-      await this.grants.touch(grantId, now, tx);
-    }
+    // Recorded through the credential core's store (the repository's own findById differs from the core's).
+    const store: CredentialStore<OAuthGrant> = this.grants;
+    this.uses.record(grantId, { at: now, ip: null, userAgent: null, store });
     return {
       grantId,
       organizationId: grant.organizationId,
@@ -282,7 +307,7 @@ export class GrantsService {
       clientId: grant.clientId,
       resource: grant.resource,
       scope,
-      lifetimeSeconds: access.accessTokenLifetime,
+      lifetimeSeconds: grant.access.accessTokenLifetime,
       refreshToken,
     };
   }

@@ -10,7 +10,8 @@ import { IdentityService } from '../identity/identity.service';
 import type { Principal } from '../identity/principal';
 import { ResourceServersService } from '../resource-servers/resource-servers.service';
 import { AUTHORIZATION_REQUEST_MS, AuthorizationRequest, AuthorizationRequestCodec } from './authorization-request';
-import { ClientRefused, OAuthClient, redirectUriAllowed } from './clients/client-document';
+import { ClientRefused, OAuthClient } from './clients/client-document';
+import { redirectUriAllowed } from './clients/redirect-uris';
 import { OAuthClients } from './clients/oauth-clients';
 import { describeResource } from './resource-scopes';
 
@@ -23,7 +24,7 @@ export type AuthorizeParameters = Record<string, string | undefined>;
 /** What the consent page shows (docs/mcp.md#consent). */
 export interface ConsentDescription {
   client: OAuthClient;
-  /** Where the browser goes back to: the redirect URI's host (and port). */
+  /** Where the browser goes back to: the redirect URI's host (and port), or a native app's scheme (and host). */
   redirectHost: string;
   resource: { audience: string; name: string };
   scopes: Array<{ name: string; description: string }>;
@@ -73,7 +74,7 @@ export class AuthorizationService {
       throw error;
     }
     if (redirectUri === undefined || redirectUri === '') return { page: 'redirect_uri is required.' };
-    if (!redirectUriAllowed(client, redirectUri)) {
+    if (!redirectUriAllowed(client.redirectUris, redirectUri)) {
       return { page: `redirect_uri ${redirectUri} is not one of the client's redirect URIs.` };
     }
     const state = query.state ?? null;
@@ -121,7 +122,7 @@ export class AuthorizationService {
     if (resource === null) throw requestRefused();
     return {
       client,
-      redirectHost: new URL(request.redirectUri).host,
+      redirectHost: redirectTarget(request.redirectUri),
       resource: { audience: resource.audience, name: resource.name },
       scopes: request.scopes.map((name) => ({ name, description: resource.scopes.get(name) ?? '' })),
       organization: { id: organization.id, name: organization.name },
@@ -192,4 +193,11 @@ export class AuthorizationService {
     url.searchParams.append('iss', this.issuer);
     return url.href;
   }
+}
+
+/** A web redirect's host; a private-use one's scheme, and host if it has one (`com.example.app:`, `cursor://host`). */
+function redirectTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.host;
+  return url.host === '' ? url.protocol : `${url.protocol}//${url.host}`;
 }

@@ -3,7 +3,7 @@ import type { RequestContext } from '../audit/request-context';
 import { TokenService } from '../auth/token.service';
 import { AppError } from '../common/errors';
 import type { FormParameters } from '../common/client-credentials';
-import { GrantTokens, GrantsService } from '../grants/grants.service';
+import { ClientCheck, GrantTokens, GrantsService } from '../grants/grants.service';
 import type { OAuthTokenResponse } from './openapi';
 
 /** The grant types of public clients (docs/mcp.md#authorization-code): no client secret, the code or token is the proof. */
@@ -30,26 +30,39 @@ export class CodeGrantService {
     private readonly tokens: TokenService,
   ) {}
 
-  /** `clientId`: the client the request named, authenticated when it has a secret (ClientGrant). */
+  /**
+   * `clientId`: the client the request named, authenticated when it has a secret (ClientGrant); `client`: a registered
+   * public client's check, left to the redemption's statement.
+   */
   async token(
     grantType: CodeGrantType,
     clientId: string,
+    client: ClientCheck | null,
     form: FormParameters,
     request: RequestContext,
   ): Promise<OAuthTokenResponse> {
     let issued: GrantTokens;
     if (grantType === 'authorization_code') {
-      if (form.code === undefined) throw required('code');
-      issued = await this.grants.redeem({
-        code: form.code,
-        clientId,
-        redirectUri: form.redirect_uri,
-        codeVerifier: form.code_verifier,
-        resource: form.resource,
-      });
+      if (form.code === undefined) {
+        await client?.refusal();
+        throw required('code');
+      }
+      issued = await this.grants.redeem(
+        {
+          code: form.code,
+          clientId,
+          redirectUri: form.redirect_uri,
+          codeVerifier: form.code_verifier,
+          resource: form.resource,
+        },
+        client,
+      );
     } else {
-      if (form.refresh_token === undefined) throw required('refresh_token');
-      issued = await this.grants.refresh(form.refresh_token, clientId, request);
+      if (form.refresh_token === undefined) {
+        await client?.refusal();
+        throw required('refresh_token');
+      }
+      issued = await this.grants.refresh(form.refresh_token, clientId, client, request);
       if (form.resource !== undefined && form.resource !== issued.resource) {
         throw new AppError('resource_not_of_grant');
       }

@@ -365,6 +365,28 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       expect(await leftBehind()).toEqual(before);
     });
 
+    it("accepts a document's private-use redirect URI (RFC 8252 section 7.1); refuses one with javascript: or plain http", async () => {
+      const cursor = 'cursor://anysphere.cursor-mcp/oauth/callback';
+      const native = documents.client('/clients/native.json', { redirect_uris: [cursor, REDIRECT_URI] });
+      await t
+        .http()
+        .get('/oauth/authorize')
+        .query(query({ client_id: native, redirect_uri: cursor }))
+        .expect(302)
+        .expect('location', /\/console\/consent\?request=/);
+      const before = await leftBehind();
+      for (const [path, uri] of [
+        ['/clients/script.json', 'javascript:alert(document.domain)'],
+        ['/clients/data.json', 'data:text/html,hi'],
+        ['/clients/http.json', 'http://app.example.com/cb'],
+        ['/clients/scheme.json', 'myapp:/cb'],
+      ]) {
+        const refused = documents.client(path, { redirect_uris: [REDIRECT_URI, uri] });
+        await expectPage(query({ client_id: refused }), /redirect_uris: the redirect URI .* must be https/);
+      }
+      expect(await leftBehind()).toEqual(before);
+    });
+
     it('keeps a document as long as its Cache-Control says', async () => {
       const cached = documents.client('/clients/cached.json', {}, { cacheControl: 'max-age=600' });
       const uncached = documents.client('/clients/uncached.json', {}, { cacheControl: 'no-store' });

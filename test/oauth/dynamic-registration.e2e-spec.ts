@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Metrics } from '../../src/metrics/metrics';
 import { IdleClientSweep } from '../../src/oauth/clients/idle-client-sweep';
+import { RegisteredClients } from '../../src/oauth/clients/registered-clients.service';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { freezeDate } from '../support/clock';
 import { allowedCode, authorizeQuery, consentRequest, tokenRequest } from '../support/code-flow';
@@ -125,9 +126,17 @@ describe(`dynamic client registration, on (${DATABASE_KIND})`, () => {
         'http on a public host',
         { redirect_uris: ['http://app.example.com/cb'] },
         'invalid_redirect_uri',
-        /must be https, or http on a loopback host/,
+        /must be https, http on a loopback host/,
       ],
-      ['a private-use scheme', { redirect_uris: ['com.example.app:/cb'] }, 'invalid_redirect_uri', /must be https/],
+      [
+        'a private-use scheme that is not a reverse domain name',
+        { redirect_uris: ['myapp:/cb'] },
+        'invalid_redirect_uri',
+        /or a native app's private-use scheme: a reverse domain name/,
+      ],
+      ['javascript:', { redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri', /must be https/],
+      ['data:', { redirect_uris: ['data:text/html,hi'] }, 'invalid_redirect_uri', /must be https/],
+      ['file:', { redirect_uris: ['file:///tmp/cb'] }, 'invalid_redirect_uri', /must be https/],
       ['a fragment', { redirect_uris: ['https://app.example.com/cb#x'] }, 'invalid_redirect_uri', /has a fragment/],
       ['credentials', { redirect_uris: ['https://u:p@app.example.com/cb'] }, 'invalid_redirect_uri', /has credentials/],
       ['a relative URI', { redirect_uris: ['/cb'] }, 'invalid_redirect_uri', /is not an absolute URL/],
@@ -257,6 +266,54 @@ describe(`dynamic client registration, on (${DATABASE_KIND})`, () => {
     expect(row.last_used_at).not.toBeNull();
   });
 
+  it("a native app's private-use redirect URIs (RFC 8252 section 7.1): the code goes to the app's scheme", async () => {
+    const cursor = 'cursor://anysphere.cursor-mcp/oauth/callback';
+    const reverse = 'com.example.agent:/oauth2redirect';
+    const response = await register(t, { client_name: 'Cursor', redirect_uris: [cursor, reverse] }).expect(201);
+    expect(response.body.redirect_uris).toEqual([cursor, reverse]);
+    const clientId = response.body.client_id as string;
+    for (const [redirectUri, shown] of [
+      [cursor, 'cursor://anysphere.cursor-mcp'],
+      [reverse, 'com.example.agent:'],
+    ]) {
+      const request = { clientId, redirectUri, resource: AUDIENCE };
+      // The consent page says where the browser returns: the app's scheme.
+      const described = await t
+        .http()
+        .get('/v1/oauth/consent')
+        .query({ request: await consentRequest(t, request) })
+        .set(bearer(person.token))
+        .expect(200);
+      expect(described.body.client.redirect_host).toBe(shown);
+      const { code, verifier } = await allowedCode(t, person, request);
+      const issued = await tokenRequest(t, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }).expect(200);
+      expect(decodeJwt(issued.body.access_token).payload).toMatchObject({ client_id: clientId, aud: AUDIENCE });
+    }
+    const signed = await consentRequest(t, { clientId, redirectUri: cursor, resource: AUDIENCE });
+    const decided = await t
+      .http()
+      .post('/v1/oauth/consent')
+      .set(bearer(person.token))
+      .send({ request: signed, decision: 'deny' })
+      .expect(200);
+    expect(decided.body.redirect_to).toBe(
+      `${cursor}?error=access_denied&error_description=the+person+denied+the+request&state=st&iss=${encodeURIComponent(TEST_ISSUER)}`,
+    );
+    // Exactly as registered: no other path, and no port or host change as a loopback redirect may have.
+    const page = await t
+      .http()
+      .get('/oauth/authorize')
+      .query(authorizeQuery({ clientId, redirectUri: 'cursor://anysphere.cursor-mcp/other', resource: AUDIENCE }))
+      .expect(400);
+    expect(page.text).toMatch(/is not one of the client&#39;s redirect URIs/);
+  });
+
   it('refuses a redirect URI the client did not register with a page, leaving no grant or code', async () => {
     const { client_id: clientId } = (await register(t, { redirect_uris: [REDIRECT, 'https://app.example.com/cb'] }))
       .body;
@@ -377,6 +434,47 @@ describe(`dynamic client registration's limit per address (${DATABASE_KIND})`, (
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
     expect(await rowCount(t, 'oauth_clients')).toBe(2);
     expect(await refusalsCounted()).toBe(1);
+  });
+});
+
+describe(`dynamic client registration's cap, OAUTH_DYNAMIC_CLIENTS_MAX (${DATABASE_KIND})`, () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { OAUTH_DYNAMIC_REGISTRATION: 'on', OAUTH_REGISTRATIONS_PER_HOUR: '100', OAUTH_DYNAMIC_CLIENTS_MAX: '2' },
+    });
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers 429 dynamic_clients_full past the cap, storing and auditing nothing; a removal makes room', async () => {
+    const first = (await register(t, { redirect_uris: [REDIRECT] }).expect(201)).body.client_id as string;
+    await register(t, { redirect_uris: [REDIRECT] }).expect(201);
+    const full = await register(t, { client_name: 'Third', redirect_uris: [REDIRECT] }).expect(429);
+    expect(full.body).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'this server keeps no more dynamically registered clients for now: try again later',
+      reason: 'dynamic_clients_full',
+    });
+    expect(await rowCount(t, 'oauth_clients')).toBe(2);
+    const audited = await t
+      .get(DataSource)
+      .query(`SELECT COUNT(*) AS n FROM audit_events WHERE action = 'oauth_client.created'`);
+    expect(Number(audited[0].n)).toBe(2);
+    // An organization's own clients are not counted against it.
+    const admin = await t.user({ org: 'cap-org', role: 'admin' });
+    await t
+      .http()
+      .post('/v1/organization/oauth-clients')
+      .set(bearer(admin.token))
+      .send({ name: 'Internal', redirect_uris: [REDIRECT] })
+      .expect(201);
+    await register(t, { redirect_uris: [REDIRECT] }).expect(429);
+    await t.get(RegisteredClients).remove(first);
+    await register(t, { redirect_uris: [REDIRECT] }).expect(201);
   });
 });
 

@@ -115,7 +115,7 @@ describe(`gatehouse oauth-client (${DATABASE_KIND})`, () => {
   it('checks its arguments before anything runs', async () => {
     await fails(
       ['oauth-client', 'add', '--org', 'cli-clients', '--name', 'x', '--redirect-uri', 'http://example.com/cb'],
-      /must be https, or http on a loopback host/,
+      /must be https, http on a loopback host/,
     );
     await fails(['oauth-client', 'remove', '--id', 'not-an-id'], /--id must be a registered client_id/);
     await fails(['oauth-client', 'list', '--kind', 'other'], /Allowed choices are dynamic, organization/);

@@ -1,8 +1,10 @@
 import { DataSource } from 'typeorm';
+import { MembersService } from '../../src/members/members.service';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { allowedCode, basic, consentRequest, FORM, tokenRequest } from '../support/code-flow';
 import { bearer, decodeJwt, expectError, UUID } from '../support/http-assertions';
 import { rowCount } from '../support/row-counts';
+import { statementsDuring } from '../support/statements';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -96,12 +98,23 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
   it('refuses bad redirect URIs and names, saying what is wrong, and stores nothing', async () => {
     const before = await rowCount(t, 'oauth_clients');
     expectError(
-      await create(admin, { name: 'x', redirect_uris: ['http://assistant.example.com/cb'] }),
+      await create(admin, { name: 'x', redirect_uris: ['http://assistant.example.com/cb'], confidential: true }),
       400,
       'INVALID_ARGUMENT',
       'the redirect URI "http://assistant.example.com/cb" must be https, or http on a loopback host (127.0.0.1, [::1] or localhost)',
       'client_redirect_uri_invalid',
     );
+    // A private-use scheme is a native (public) app's: a confidential web app gets none.
+    expectError(
+      await create(admin, { name: 'x', redirect_uris: ['com.example.desk:/cb'], confidential: true }),
+      400,
+      'INVALID_ARGUMENT',
+      'the redirect URI "com.example.desk:/cb" must be https, or http on a loopback host (127.0.0.1, [::1] or localhost)',
+      'client_redirect_uri_invalid',
+    );
+    expect(
+      (await create(admin, { name: 'x', redirect_uris: ['javascript:alert(1)'] }).expect(400)).body.message,
+    ).toMatch(/must be https, http on a loopback host .*, or a native app's private-use scheme/);
     expectError(
       await create(admin, { name: 'x\u0000y', redirect_uris: [REDIRECT] }),
       400,
@@ -214,6 +227,87 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
       status: 400,
       reason: 'client_authentication_not_accepted',
     });
+  });
+
+  it("a public one's code and refresh token requests each send four statements: one transaction", async () => {
+    // The cost of a code or refresh request (docs/adr/0061-code-and-refresh-cost.md): the redemption, the client's and
+    // the grant's checks in one statement, the next refresh token, and the transaction around both.
+    const clientId = (await create(admin, { name: 'Counted', redirect_uris: [REDIRECT] }).expect(201)).body.oauth_client
+      .client_id as string;
+    const { code, verifier } = await allowedCode(t, member, { clientId, redirectUri: REDIRECT, resource: AUDIENCE });
+    const dataSource = t.get(DataSource);
+    const transaction = (table: string) => [
+      expect.stringMatching(/^(BEGIN|START) TRANSACTION$/),
+      expect.stringMatching(new RegExp(`^(WITH changed AS \\()?UPDATE ${table} SET used_at`)),
+      expect.stringMatching(/^INSERT INTO oauth_refresh_tokens /),
+      'COMMIT',
+    ];
+    let refreshToken = '';
+    const redeemed = await statementsDuring(dataSource, async () => {
+      const issued = await tokenRequest(t, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      }).expect(200);
+      refreshToken = issued.body.refresh_token as string;
+    });
+    expect(redeemed).toEqual(transaction('oauth_codes'));
+    for (let round = 0; round < 2; round += 1) {
+      const refreshed = await statementsDuring(dataSource, async () => {
+        const issued = await tokenRequest(t, {
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: clientId,
+        }).expect(200);
+        refreshToken = issued.body.refresh_token as string;
+      });
+      expect(refreshed).toEqual(transaction('oauth_refresh_tokens'));
+    }
+    // The grant's last use is the batched writer's, shown at once.
+    const { body } = await t.http().get('/v1/grants').set(bearer(member.token)).expect(200);
+    const grant = body.grants.find((g: { client_id: string }) => g.client_id === clientId);
+    expect(grant.last_used_at).toEqual(expect.any(String));
+  });
+
+  it("refuses a code at once once its grant is revoked or its person removed: the redemption's own check", async () => {
+    const clientId = (await create(admin, { name: 'Checked', redirect_uris: [REDIRECT] }).expect(201)).body.oauth_client
+      .client_id as string;
+    const request = { clientId, redirectUri: REDIRECT, resource: AUDIENCE };
+    const redeem = (code: string, verifier: string) =>
+      tokenRequest(t, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      });
+    const revoking = await t.user({ org: 'internal', role: 'member' });
+    const pending = await allowedCode(t, revoking, request);
+    const grants = (await t.http().get('/v1/grants').set(bearer(revoking.token)).expect(200)).body.grants;
+    await t
+      .http()
+      .delete(`/v1/grants/${grants[0].id as string}`)
+      .set(bearer(revoking.token))
+      .expect(200);
+    const revoked = await redeem(pending.code, pending.verifier).expect(400);
+    expect(revoked.body).toEqual({
+      error: 'invalid_grant',
+      error_description: 'the grant was revoked',
+      reason: 'grant_revoked',
+    });
+
+    const leaving = await t.user({ org: 'internal', role: 'member' });
+    const left = await allowedCode(t, leaving, request);
+    await t.get(MembersService).remove(leaving.organizationId, leaving.userId);
+    expect((await redeem(left.code, left.verifier).expect(400)).body.reason).toBe('grant_revoked');
+    // Neither request issued a refresh token.
+    const [{ n }] = await t.get(DataSource).query(
+      `SELECT COUNT(*) AS n FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
+         WHERE g.client_id = '${clientId}'`,
+    );
+    expect(Number(n)).toBe(0);
   });
 
   it('a confidential one authenticates at the token endpoint, by HTTP Basic or the form; a code outlives a refused authentication', async () => {

@@ -8,6 +8,8 @@ export interface OAuthClientSettings {
   dynamicClientIdleDays: number;
   /** Registrations one client address (IPv6: its /64) may ask per hour; every request counts. */
   registrationsPerHour: number;
+  /** Dynamically registered clients kept at most: past it, registration is refused until idle ones are removed. */
+  dynamicClientsMax: number;
 }
 
 export function parseOAuthClients(r: Reader): OAuthClientSettings {
@@ -15,5 +17,6 @@ export function parseOAuthClients(r: Reader): OAuthClientSettings {
     dynamicRegistration: r.oneOf('OAUTH_DYNAMIC_REGISTRATION', ['off', 'on'] as const, 'off') === 'on',
     dynamicClientIdleDays: r.int('OAUTH_DYNAMIC_CLIENT_IDLE_DAYS', 30, 1, 3650),
     registrationsPerHour: r.int('OAUTH_REGISTRATIONS_PER_HOUR', 10, 1, 100000),
+    dynamicClientsMax: r.int('OAUTH_DYNAMIC_CLIENTS_MAX', 10000, 1, 10000000),
   };
 }

@@ -1,4 +1,4 @@
-import { addressKind } from '../../common/address-rules';
+import { redirectUriProblem } from './redirect-uris';
 
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, the MCP 2025-11-25 default): what a
@@ -55,7 +55,10 @@ function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-/** The document's client, or why not: its client_id must be the URL it came from, its redirect URIs absolute. */
+/**
+ * The document's client, or why not: its client_id must be the URL it came from, its redirect URIs those a public
+ * client may have (redirect-uris.ts: https, loopback http, a native app's private-use scheme).
+ */
 export function clientFromDocument(clientId: string, document: unknown): OAuthClient {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
     throw new ClientRefused('the client metadata document is not a JSON object');
@@ -65,8 +68,12 @@ export function clientFromDocument(clientId: string, document: unknown): OAuthCl
     throw new ClientRefused('the client metadata document names another client_id than its URL');
   }
   const uris = doc.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string' && absolute(uri))) {
+  if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string')) {
     throw new ClientRefused('the client metadata document has no valid redirect_uris');
+  }
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem !== null) throw new ClientRefused(`the client metadata document's redirect_uris: ${problem}`);
   }
   const method = doc.token_endpoint_auth_method;
   if (method !== undefined && method !== 'none') {
@@ -78,45 +85,8 @@ export function clientFromDocument(clientId: string, document: unknown): OAuthCl
     name: (stringOrNull(doc.client_name) ?? host).slice(0, 255),
     host,
     logoUri: stringOrNull(doc.logo_uri),
-    redirectUris: uris as string[],
+    redirectUris: uris,
     registration: 'document',
     organizationId: null,
   };
-}
-
-function absolute(uri: string): boolean {
-  try {
-    const url = new URL(uri);
-    return url.hash === '' && !uri.includes('#');
-  } catch {
-    return false;
-  }
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * `redirectUri` is one of the client's exactly, or (RFC 8252 section 7.3) an http loopback one that differs only in its
- * port: native apps listen on a port the system picks.
- */
-export function redirectUriAllowed(client: OAuthClient, redirectUri: string): boolean {
-  if (client.redirectUris.includes(redirectUri)) return true;
-  let asked: URL;
-  try {
-    asked = new URL(redirectUri);
-  } catch {
-    return false;
-  }
-  if (asked.protocol !== 'http:' || !isLoopback(asked.hostname)) return false;
-  return client.redirectUris.some((registered) => {
-    const url = new URL(registered);
-    if (url.protocol !== 'http:' || !isLoopback(url.hostname)) return false;
-    url.port = asked.port;
-    return url.href === asked.href;
-  });
-}
-
-/** 127.0.0.0/8, [::1] or localhost: the hosts of RFC 8252's loopback redirects. */
-export function isLoopback(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || addressKind(hostname.replace(/^\[|\]$/g, '')) === 'loopback';
 }

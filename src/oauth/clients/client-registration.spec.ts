@@ -8,16 +8,37 @@ describe('redirect URIs of registered clients (OAuth 2.1 section 2.3.1, RFC 8252
     'http://127.5.6.7/cb',
     'http://[::1]:8080/cb',
     'http://localhost:3000/cb',
+    // RFC 8252 section 7.1: a native app's private-use scheme, a reverse domain name or a known editor's.
+    'com.example.app:/oauth2redirect',
+    'com.example.app://callback',
+    'cursor://anysphere.cursor-mcp/oauth/callback',
+    'vscode://vscode.github-authentication/did-authenticate',
+    'vscode-insiders://callback',
   ])('accepts %s', (uri) => {
     expect(redirectUriProblem(uri)).toBeNull();
   });
 
+  it.each(['com.example.app:/oauth2redirect', 'cursor://anysphere.cursor-mcp/oauth/callback'])(
+    "refuses %s for a confidential client (a web app's)",
+    (uri) => {
+      expect(redirectUriProblem(uri, { privateUseSchemes: false })).toMatch(
+        /must be https, or http on a loopback host \(/,
+      );
+    },
+  );
+
   it.each([
-    ['http://app.example.com/cb', /must be https, or http on a loopback host/],
+    ['http://app.example.com/cb', /must be https, http on a loopback host/],
     ['http://10.0.0.1/cb', /must be https/],
     ['http://localhost.example.com/cb', /must be https/],
-    ['com.example.app:/oauth', /must be https/],
     ['javascript:alert(1)', /must be https/],
+    ['JavaScript://comment%0Aalert(1)', /must be https/],
+    ['data:text/html,<script>alert(1)</script>', /must be https/],
+    ['file:///etc/passwd', /must be https/],
+    ['blob:https://app.example.com/uuid', /must be https/],
+    ['myapp:/callback', /a reverse domain name \(com\.example\.app:\/callback\) or cursor, vscode/],
+    ['ftp://files.example.com/cb', /must be https/],
+    ['com.example.app:/cb#x', /has a fragment/],
     ['https://app.example.com/cb#frag', /has a fragment/],
     ['https://app.example.com/cb#', /has a fragment/],
     ['https://user@app.example.com/cb', /has credentials/],

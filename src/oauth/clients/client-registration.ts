@@ -1,14 +1,15 @@
 import type { ErrorReason } from '../../common/errors';
-import { isLoopback } from './client-document';
+import { MAX_REDIRECT_URI_LENGTH, RedirectUriRules, redirectUriProblem } from './redirect-uris';
+
+export { MAX_REDIRECT_URI_LENGTH, redirectUriProblem };
 
 /**
  * What a registered client may say of itself (docs/mcp.md#clients): RFC 7591's metadata for a dynamic registration,
- * an organization admin's name and redirect URIs for an internal app; the same redirect URI rules for both (OAuth 2.1
- * section 2.3.1, RFC 8252 section 7.3).
+ * an organization admin's name and redirect URIs for an internal app; the same redirect URI rules for both and for
+ * metadata documents (OAuth 2.1 section 2.3.1, RFC 8252 sections 7.1 and 7.3).
  */
 
 export const MAX_REDIRECT_URIS = 10;
-export const MAX_REDIRECT_URI_LENGTH = 2000;
 export const MAX_CLIENT_NAME = 255;
 /** What a dynamic client without a client_name is called on the consent page. */
 export const UNNAMED_CLIENT = 'Unnamed app';
@@ -27,30 +28,8 @@ export class RegistrationRefused extends Error {
   }
 }
 
-/** A value quoted in a refusal, cut short. */
-function quoted(value: string): string {
-  return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
-}
-
-/** Why a redirect URI is refused, or null: https, or http on a loopback host; absolute, no fragment or credentials. */
-export function redirectUriProblem(uri: string): string | null {
-  if (uri.length > MAX_REDIRECT_URI_LENGTH)
-    return `a redirect URI is longer than ${MAX_REDIRECT_URI_LENGTH} characters`;
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return `the redirect URI ${quoted(uri)} is not an absolute URL`;
-  }
-  if (uri.includes('#')) return `the redirect URI ${quoted(uri)} has a fragment`;
-  if (url.username !== '' || url.password !== '') return `the redirect URI ${quoted(uri)} has credentials`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && isLoopback(url.hostname)) return null;
-  return `the redirect URI ${quoted(uri)} must be https, or http on a loopback host (127.0.0.1, [::1] or localhost)`;
-}
-
 /** 1-10 distinct redirect URIs, each good; else a refusal naming the first problem. */
-export function checkRedirectUris(value: unknown): string[] {
+export function checkRedirectUris(value: unknown, rules?: RedirectUriRules): string[] {
   if (!Array.isArray(value) || value.length === 0) {
     throw new RegistrationRefused('client_redirect_uri_invalid', 'redirect_uris must be a list of 1 to 10 URIs');
   }
@@ -61,7 +40,7 @@ export function checkRedirectUris(value: unknown): string[] {
     if (typeof uri !== 'string') {
       throw new RegistrationRefused('client_redirect_uri_invalid', 'every redirect URI must be a string');
     }
-    const problem = redirectUriProblem(uri);
+    const problem = redirectUriProblem(uri, rules);
     if (problem !== null) throw new RegistrationRefused('client_redirect_uri_invalid', problem);
   }
   return [...new Set(value as string[])];

@@ -6,6 +6,9 @@ import { Dialect, join, param, raw, sql, Statement } from '../../database/sql';
 import type { Transaction } from '../../database/unit-of-work';
 import { RegisteredClient, RegisteredClientKind } from './registered-client.entity';
 
+/** The advisory lock class of dynamic registrations ("dcrg"). */
+const DYNAMIC_LOCK_CLASS = 0x64637267;
+
 /** Every query on oauth_clients (docs/mcp.md#clients). */
 @Injectable()
 export class RegisteredClientsRepository {
@@ -19,6 +22,8 @@ export class RegisteredClientsRepository {
   private readonly idle: Statement<{ cutoff: string; limit: number }>;
   private readonly insertClient: Statement<RawRow>;
   private readonly deleteClient: Statement<{ id: string }>;
+  private readonly dynamicLock: Statement<Record<string, never>> | null;
+  private readonly dynamicCount: Statement<Record<string, never>>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.db = Dialect.of(dataSource);
@@ -43,6 +48,10 @@ export class RegisteredClientsRepository {
         ', ',
       )})`);
     this.deleteClient = this.db.prepare(sql`DELETE FROM oauth_clients WHERE id = ${param('id')}`);
+    // Dynamic registrations count and insert one at a time (PostgreSQL; SQLite has one writer), so the cap is exact.
+    const lock = this.db.transactionLock(DYNAMIC_LOCK_CLASS, sql`'dynamic'`);
+    this.dynamicLock = lock === null ? null : this.db.prepare(lock);
+    this.dynamicCount = this.db.prepare(sql`SELECT COUNT(*) AS n FROM oauth_clients WHERE kind = 'dynamic'`);
   }
 
   async findById(id: string): Promise<RegisteredClient | null> {
@@ -65,6 +74,15 @@ export class RegisteredClientsRepository {
 
   async insert(client: RegisteredClient, tx: Transaction): Promise<void> {
     await this.db.run(tx, this.insertClient, this.rows.toRecord(client));
+  }
+
+  /** Stores a dynamic client unless `max` of them are stored already (under a lock: one registration at a time). */
+  async insertDynamic(client: RegisteredClient, max: number, tx: Transaction): Promise<boolean> {
+    if (this.dynamicLock !== null) await this.db.run(tx, this.dynamicLock, {});
+    const [{ n }] = await this.db.run<{ n: number | string }>(tx, this.dynamicCount, {});
+    if (Number(n) >= max) return false;
+    await this.insert(client, tx);
+    return true;
   }
 
   /** Whether the client was there to delete. */

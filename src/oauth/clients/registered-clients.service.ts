@@ -9,7 +9,7 @@ import { InjectConfig, InjectSecrets } from '../../config/config.module';
 import type { AppConfiguration } from '../../config/configuration';
 import type { Secrets } from '../../config/local-secrets';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { GrantsService } from '../../grants/grants.service';
+import { ClientCheck, GrantsService } from '../../grants/grants.service';
 import { ClientRefused, OAuthClient } from './client-document';
 import {
   checkRedirectUris,
@@ -26,6 +26,8 @@ const SECRET_PREFIX = 'gh_cs_';
 const NO_HASH = '0'.repeat(64);
 const DAY_MS = 86_400_000;
 const TOUCH_EVERY_MS = 3_600_000;
+/** Later than any use. */
+const NEVER = new Date('9999-12-31T00:00:00.000Z');
 
 /** Who acts on an organization's clients: an admin (the API, the console), or the operator (the CLI: no actor). */
 export interface ClientActor {
@@ -70,6 +72,9 @@ export class RegisteredClients {
   private readonly hasher: SecretHasher;
   private readonly dynamicOn: boolean;
   private readonly idleMs: number;
+  private readonly dynamicMax: number;
+  /** When this instance last wrote each client's use (recordUse). */
+  private readonly touched = new Map<string, number>();
 
   constructor(
     private readonly repository: RegisteredClientsRepository,
@@ -82,6 +87,7 @@ export class RegisteredClients {
     this.hasher = new SecretHasher(secrets.apiKeyPepper);
     this.dynamicOn = config.oauthClients.dynamicRegistration;
     this.idleMs = config.oauthClients.dynamicClientIdleDays * DAY_MS;
+    this.dynamicMax = config.oauthClients.dynamicClientsMax;
   }
 
   get dynamicRegistration(): boolean {
@@ -129,7 +135,38 @@ export class RegisteredClients {
     if (!this.hasher.matches(presented.secret, found.secretHash)) throw new AppError('client_secret_invalid');
   }
 
-  /** POST /oauth/register (RFC 7591): a public client, audited; only while dynamic registration is on. */
+  /**
+   * The token endpoint's client authentication (docs/adr/0061-code-and-refresh-cost.md): done now for a client that
+   * presents a secret, or whose id is no registered client's; for a registered client's id without a secret, left to
+   * the redemption's statement (the client exists, has no secret, is usable), with the refusal to give if it was not.
+   */
+  async tokenClient(presented: PresentedClient, now = new Date()): Promise<ClientCheck | null> {
+    if (presented.secret !== undefined || presented.viaHeader || !UUID.test(presented.clientId)) {
+      await this.authenticate(presented, now);
+      return null;
+    }
+    return {
+      condition: {
+        id: presented.clientId,
+        // While dynamic registration is off, no dynamic client is usable: a bound no use is after.
+        usedAfter: this.dynamicOn ? new Date(now.getTime() - this.idleMs) : NEVER,
+      },
+      refusal: () => this.authenticate(presented, now),
+    };
+  }
+
+  /** A public client's token request (tokenClient): its use written at most once an hour per instance. */
+  async recordUse(id: string, now = new Date()): Promise<void> {
+    const last = this.touched.get(id);
+    if (last !== undefined && last > now.getTime() - TOUCH_EVERY_MS) return;
+    this.touched.set(id, now.getTime());
+    await this.repository.touch(id, now);
+  }
+
+  /**
+   * POST /oauth/register (RFC 7591): a public client, audited; only while dynamic registration is on, and while fewer
+   * than OAUTH_DYNAMIC_CLIENTS_MAX are registered (429 `dynamic_clients_full` past it: idle ones are removed daily).
+   */
   async register(metadata: unknown, request?: RequestContext, now = new Date()): Promise<RegisteredClient> {
     if (!this.dynamicOn) throw new AppError('registration_disabled');
     let parsed;
@@ -140,10 +177,12 @@ export class RegisteredClients {
       throw error;
     }
     const client = this.newClient('dynamic', parsed.name, parsed.redirectUris, null, null, null, now);
-    await this.unitOfWork.run(async (tx) => {
-      await this.repository.insert(client, tx);
+    const stored = await this.unitOfWork.run(async (tx) => {
+      if (!(await this.repository.insertDynamic(client, this.dynamicMax, tx))) return false;
       await this.audit.record(this.entry('oauth_client.created', client, null, 'dynamic', request), tx);
+      return true;
     });
+    if (!stored) throw new AppError('dynamic_clients_full');
     return client;
   }
 
@@ -158,7 +197,8 @@ export class RegisteredClients {
     if (problem !== null) throw refused('client_metadata_invalid', problem.replace('client_name', 'name'));
     let redirectUris: string[];
     try {
-      redirectUris = checkRedirectUris(input.redirectUris);
+      // A confidential client is a web app: a private-use scheme is a native (public) app's (RFC 8252 section 7.1).
+      redirectUris = checkRedirectUris(input.redirectUris, { privateUseSchemes: !input.confidential });
     } catch (error) {
       if (error instanceof RegistrationRefused) throw refused(error.reason, error.message);
       throw error;
@@ -255,6 +295,9 @@ export class RegisteredClients {
     // last_used_at only says which clients are idle: written at most once an hour, whatever the traffic.
     if (client.lastUsedAt === null || client.lastUsedAt.getTime() <= now.getTime() - TOUCH_EVERY_MS) {
       await this.repository.touch(client.id, now);
+      this.touched.set(client.id, now.getTime());
+    } else {
+      this.touched.set(client.id, client.lastUsedAt.getTime());
     }
     return client;
   }

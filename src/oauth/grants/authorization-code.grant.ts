@@ -5,14 +5,18 @@ import type { ExchangeClient } from '../../auth/token-exchange.service';
 import { basicCredentials } from '../../common/basic-auth';
 import { FormParameters, unauthenticatedClient } from '../../common/client-credentials';
 import { AppError } from '../../common/errors';
+import type { ClientCheck } from '../../grants/grants.service';
 import { isDocumentUrl } from '../clients/client-document';
 import { PresentedClient, RegisteredClients } from '../clients/registered-clients.service';
 import { CodeGrantService, CodeGrantType } from '../code-grant.service';
 import type { OAuthTokenResponse } from '../openapi';
 import type { OAuthGrant } from './oauth-grant';
 
-/** The client as the token request named it, authenticated if it has a secret. */
-export type CodeGrantCaller = ExchangeClient & { clientId: string };
+/**
+ * The client as the token request named it, authenticated if it has a secret; a registered public client's check is
+ * the redemption's (`clientCheck`), one statement fewer per request.
+ */
+export type CodeGrantCaller = ExchangeClient & { clientId: string; clientCheck: ClientCheck | null };
 
 /** client_id, and a secret by HTTP Basic or the form (RFC 6749 section 2.3.1), by one method at most. */
 function presentedClient(request: Request, form: FormParameters): PresentedClient {
@@ -53,17 +57,24 @@ abstract class ClientGrant implements OAuthGrant<CodeGrantCaller> {
 
   async authenticate(request: Request, form: FormParameters): Promise<CodeGrantCaller> {
     const presented = presentedClient(request, form);
+    let clientCheck: ClientCheck | null = null;
     if (isDocumentUrl(presented.clientId)) {
       if (presented.viaHeader) throw new AppError('client_authentication_not_accepted');
       if (presented.secret !== undefined) throw new AppError('client_secret_not_accepted');
     } else {
-      await this.registered.authenticate(presented);
+      clientCheck = await this.registered.tokenClient(presented);
     }
-    return Object.assign(exchangeClient(request, 'oauth_token'), { clientId: presented.clientId });
+    return Object.assign(exchangeClient(request, 'oauth_token'), { clientId: presented.clientId, clientCheck });
   }
 
-  issue(caller: CodeGrantCaller, form: FormParameters): Promise<OAuthTokenResponse> {
-    return this.codeGrants.token(this.type, caller.clientId, form, { id: caller.requestId, ip: caller.address });
+  async issue(caller: CodeGrantCaller, form: FormParameters): Promise<OAuthTokenResponse> {
+    const { clientId, clientCheck } = caller;
+    const issued = await this.codeGrants.token(this.type, clientId, clientCheck, form, {
+      id: caller.requestId,
+      ip: caller.address,
+    });
+    if (clientCheck !== null) await this.registered.recordUse(clientId);
+    return issued;
   }
 }
 
