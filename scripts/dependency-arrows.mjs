@@ -1,4 +1,4 @@
-// The dependency arrows of README.md and docs/architecture.md, generated from MAY_USE in .dependency-cruiser.mjs
+// The dependency arrows of docs/architecture.md, generated from MAY_USE in .dependency-cruiser.mjs
 // (the table `depcruise` enforces), and the ports of docs/architecture.md, generated from the `provide:` entries of
 // the *.module.ts files, so that the docs cannot drift from the rules or the wiring.
 //   node scripts/dependency-arrows.mjs          rewrites the blocks
@@ -68,7 +68,7 @@ const portLines = [...ports.values()]
 const portsBlock = [PORTS_BEGIN, '', '```text', ...portLines, '```', '', PORTS_END].join('\n');
 
 const blocks = [
-  { begin: BEGIN, end: END, block, files: ['README.md', 'docs/architecture.md'] },
+  { begin: BEGIN, end: END, block, files: ['docs/architecture.md'] },
   { begin: PORTS_BEGIN, end: PORTS_END, block: portsBlock, files: ['docs/architecture.md'] },
 ];
 const updates = new Map();

@@ -2,7 +2,7 @@
 // it; the dependency arrows are generated instead: scripts/dependency-arrows.mjs). Each map has columns written by hand
 // (permission, success, a folder's contents, a decision's short name), so it is checked, not generated:
 //   - docs/api.md's route table lists exactly the routes of client/openapi.json, and its links reach a heading;
-//   - the folder maps of README.md and docs/architecture.md name every folder under src/ and every top-level folder of
+//   - the folder map of docs/architecture.md names every folder under src/ and every top-level folder of
 //     the repository, and nothing that does not exist;
 //   - docs/adr/README.md links every docs/adr/NNNN-*.md exactly once, in order;
 //   - README.md and docs/**/*.md stay under WORD_LIMIT words together (wc -w's count), so that they stay read;
@@ -97,10 +97,7 @@ const topFolders = [
       .map((file) => file.slice(0, file.indexOf('/') + 1)),
   ),
 ];
-for (const [file, heading] of [
-  ['README.md', '## Architecture'],
-  ['docs/architecture.md', '## Folder map'],
-]) {
+for (const [file, heading] of [['docs/architecture.md', '## Folder map']]) {
   const parents = [];
   const top = [];
   const underSource = [];
