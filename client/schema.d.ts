@@ -121,6 +121,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/user-api-keys/{id}/revoked-by': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who revoked one of the caller's api keys, and why (null while it is not revoked)
+     * @description From its revocation's audit entry (docs/api.md#who-revoked-a-credential).
+     */
+    get: operations['ApiKeysController_revokedBy'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/api-keys': {
     parameters: {
       query?: never;
@@ -148,7 +168,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * Read any of the api keys of the caller's organization, with its owner's e-mail
+     * @description Another organization's is 404.
+     */
+    get: operations['OrganizationApiKeysController_get'];
     put?: never;
     post?: never;
     /**
@@ -156,6 +180,26 @@ export interface paths {
      * @description Recorded as api_key.revoked with reason admin. Another organization's key is 404.
      */
     delete: operations['OrganizationApiKeysController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/api-keys/{id}/revoked-by': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who revoked any of the api keys of the caller's organization, and why
+     * @description As the owner's route (docs/api.md#who-revoked-a-credential). Another organization's is 404.
+     */
+    get: operations['OrganizationApiKeysController_revokedBy'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1052,6 +1096,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/single-sign-on/allowed-origins': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Replace the allowed origins of the organization's people issuer
+     * @description The origins besides the issuer's own where its discovery document may place its key set and endpoints, under the rules of trusted-issuer set-origins: each must be a https origin Gatehouse may call, and the document must pass with them. Audited as trusted_issuer.updated (reason allowed_origins). None set up: 404. Discoveries: at most 10 a minute per organization with the test and saving.
+     */
+    put: operations['SingleSignOnController_setAllowedOrigins'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/single-sign-on/test': {
     parameters: {
       query?: never;
@@ -1154,6 +1218,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/workload-identities/{id}/revoked-by': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who revoked one of the caller's workload identities, and why (null while it is not revoked)
+     * @description From its revocation's audit entry (docs/api.md#who-revoked-a-credential).
+     */
+    get: operations['WorkloadIdentitiesController_revokedBy'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/organization/workload-identities': {
     parameters: {
       query?: never;
@@ -1181,7 +1265,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * Read any of the workload identities of the caller's organization, with its owner's e-mail
+     * @description Another organization's is 404.
+     */
+    get: operations['OrganizationWorkloadIdentitiesController_get'];
     put?: never;
     post?: never;
     /**
@@ -1189,6 +1277,26 @@ export interface paths {
      * @description Recorded as workload_identity.revoked with reason admin. Another organization's identity is 404.
      */
     delete: operations['OrganizationWorkloadIdentitiesController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/workload-identities/{id}/revoked-by': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who revoked any of the workload identities of the caller's organization, and why
+     * @description As the owner's route (docs/api.md#who-revoked-a-credential). Another organization's is 404.
+     */
+    get: operations['OrganizationWorkloadIdentitiesController_revokedBy'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1764,6 +1872,37 @@ export interface components {
     };
     UsageResponse: {
       usage: components['schemas']['UsageView'];
+    };
+    RevokedByView: {
+      /**
+       * Format: date-time
+       * @description When the revocation was recorded
+       */
+      at: string;
+      /**
+       * @description Why: user (its owner), admin (organization key management), rotated, exposed (a leak report), member_removed, trusted_issuer_removed, …
+       * @example admin
+       */
+      reason: string | null;
+      /**
+       * Format: uuid
+       * @description The person who revoked it; null: nobody did (a report, a removal)
+       */
+      user_id: string | null;
+      /**
+       * @description That person's e-mail address
+       * @example admin@acme.test
+       */
+      email: string | null;
+      /**
+       * Format: uuid
+       * @description The key whose token they used, if one
+       */
+      api_key_id: string | null;
+    };
+    RevokedByResponse: {
+      /** @description null while the credential is not revoked, or when its audit entry is past retention */
+      revoked_by: components['schemas']['RevokedByView'] | null;
     };
     OrganizationApiKeyView: {
       /** Format: uuid */
@@ -2755,7 +2894,7 @@ export interface components {
        * @enum {string|null}
        */
       jit_role: 'admin' | 'member' | 'viewer' | null;
-      /** @description Origins besides the issuer's own for its key set and endpoints (set with the admin CLI) */
+      /** @description Origins besides the issuer's own for its key set and endpoints (PUT …/allowed-origins, or the admin CLI's trusted-issuer set-origins) */
       allowed_origins: string[];
       /** Format: date-time */
       created_at: string;
@@ -2790,6 +2929,18 @@ export interface components {
        * @example https://gatehouse.example.com/v1/console/sso/callback/acme
        */
       redirect_uri: string;
+    };
+    SetAllowedOriginsDto: {
+      /**
+       * @description `https://host[:port]` each, held to the rules of the issuer URL (trusted-issuer set-origins)
+       * @example [
+       *       "https://www.googleapis.com"
+       *     ]
+       */
+      allowed_origins: string[];
+    };
+    ChangedSingleSignOnResponse: {
+      single_sign_on: components['schemas']['SingleSignOnView'];
     };
     TestSingleSignOnDto: {
       /** @example https://acme.okta.com */
@@ -3663,6 +3814,72 @@ export interface operations {
       };
     };
   };
+  ApiKeysController_revokedBy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RevokedByResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationApiKeysController_list: {
     parameters: {
       query?: {
@@ -3728,6 +3945,72 @@ export interface operations {
       };
     };
   };
+  OrganizationApiKeysController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationApiKeyResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationApiKeysController_revoke: {
     parameters: {
       query?: never;
@@ -3745,6 +4028,72 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OrganizationApiKeyResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationApiKeysController_revokedBy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RevokedByResponse'];
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */
@@ -7865,6 +8214,92 @@ export interface operations {
       };
     };
   };
+  SingleSignOnController_setAllowedOrigins: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetAllowedOriginsDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ChangedSingleSignOnResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   SingleSignOnController_test: {
     parameters: {
       query?: never;
@@ -8322,6 +8757,72 @@ export interface operations {
       };
     };
   };
+  WorkloadIdentitiesController_revokedBy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RevokedByResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationWorkloadIdentitiesController_list: {
     parameters: {
       query?: {
@@ -8387,6 +8888,72 @@ export interface operations {
       };
     };
   };
+  OrganizationWorkloadIdentitiesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationWorkloadIdentityResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   OrganizationWorkloadIdentitiesController_revoke: {
     parameters: {
       query?: never;
@@ -8404,6 +8971,72 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OrganizationWorkloadIdentityResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationWorkloadIdentitiesController_revokedBy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RevokedByResponse'];
         };
       };
       /** @description INVALID_ARGUMENT: malformed request or parameters */

@@ -64,6 +64,10 @@ function page(path: string, session: Session): ReactNode {
   if (path === '/apps' && allowed('api_keys:read')) return <ConnectedAppsPage />;
   if (path === '/consent') return <ConsentPage />;
   if (path === '/organization/keys' && allowed('api_keys:manage')) return <OrganizationKeysPage session={session} />;
+  const organizationKey = new RegExp(`^/organization/keys/(${UUID})$`).exec(path);
+  if (organizationKey !== null && allowed('api_keys:manage')) {
+    return <KeyPage key={`organization/${organizationKey[1]}`} id={organizationKey[1]} organization />;
+  }
   if (path === '/organization/members' && allowed('members:read')) return <MembersPage session={session} />;
   if (path === '/organization/single-sign-on' && allowed('organization:write'))
     return <SingleSignOnPage session={session} />;

@@ -10,10 +10,11 @@ import type { Principal } from '../identity/principal';
 import type { Permission } from '../identity/roles';
 import type { Credential } from './credential.entity';
 import { CredentialsRepository } from './credentials.repository';
-import { CredentialsService } from './credentials.service';
+import { CredentialsService, Revoker } from './credentials.service';
 import { CredentialUsageService } from './credential-usage.service';
 import { CredentialView } from './dto/credential.view';
 import { ListCredentialsQuery, ListOrganizationCredentialsQuery } from './dto/list-credentials.query';
+import { RevokedByResponse, RevokedByView } from './dto/revoked-by.view';
 import { UsageQuery, UsageResponse } from './dto/usage.dto';
 
 type Summary = { summary: string; description?: string };
@@ -110,6 +111,19 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
       return { usage: await this.usageOverTime.series(this.store, principal, id, query) };
     }
 
+    @Get(':id/revoked-by')
+    @Authenticated({ permissions: [routes.permissions.read] })
+    @ApiOperation({
+      summary: `Who revoked one of the caller's ${routes.tag.toLowerCase()}, and why (null while it is not revoked)`,
+      description: "From its revocation's audit entry (docs/api.md#who-revoked-a-credential).",
+    })
+    @ApiOkResponse({ type: RevokedByResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async revokedBy(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<RevokedByResponse> {
+      const credential = await this.credentials.get(this.store, principal, id);
+      return revokedByResponse(await this.credentials.revokedBy(credential, this.store.kind));
+    }
+
     @Delete(':id')
     @Authenticated({ permissions: [routes.permissions.revoke] })
     @ApiOperation(routes.owner.revoke)
@@ -152,6 +166,32 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
       return { [routes.many]: page.items.map((credential) => withOwner(credential, emails)), ...PageMetaView.of(page) };
     }
 
+    @Get(':id')
+    @Authenticated({ permissions: [routes.permissions.manage] })
+    @ApiOperation({
+      summary: `Read any of the ${routes.tag.toLowerCase()} of the caller's organization, with its owner's e-mail`,
+      description: "Another organization's is 404.",
+    })
+    @ApiOkResponse({ type: OrganizationResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<Record<string, unknown>> {
+      const { credential, emails } = await this.credentials.getInOrganization(this.store, principal, id);
+      return { [routes.one]: withOwner(credential, emails) };
+    }
+
+    @Get(':id/revoked-by')
+    @Authenticated({ permissions: [routes.permissions.manage] })
+    @ApiOperation({
+      summary: `Who revoked any of the ${routes.tag.toLowerCase()} of the caller's organization, and why`,
+      description: "As the owner's route (docs/api.md#who-revoked-a-credential). Another organization's is 404.",
+    })
+    @ApiOkResponse({ type: RevokedByResponse })
+    @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
+    async revokedBy(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<RevokedByResponse> {
+      const { credential } = await this.credentials.getInOrganization(this.store, principal, id);
+      return revokedByResponse(await this.credentials.revokedBy(credential, this.store.kind));
+    }
+
     @Delete(':id')
     @Authenticated({ permissions: [routes.permissions.manage] })
     @ApiOperation(routes.organization.revoke)
@@ -189,4 +229,8 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     OrganizationResponse,
     OrganizationListResponse,
   };
+}
+
+function revokedByResponse(revoker: Revoker | null): RevokedByResponse {
+  return { revoked_by: revoker === null ? null : RevokedByView.from(revoker) };
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AuditEvent } from '../audit/audit-event.entity';
 import { AuditEntry, AuditService } from '../audit/audit.service';
 import type { RequestContext } from '../audit/request-context';
 import { LIST_WINDOW, Page } from '../common/pagination';
@@ -27,6 +28,16 @@ export interface OrganizationCredentialsQuery extends ListCredentialsQuery {
 /** Credentials and their owners' e-mail addresses, to show beside the owner ids. */
 export interface WithOwnerEmails {
   emails: ReadonlyMap<string, string>;
+}
+
+/** A revocation as its audit entry tells it: when, why (`user`, `admin`, `exposed`, …) and by whom (null: nobody). */
+export interface Revoker {
+  at: Date;
+  reason: string | null;
+  userId: string | null;
+  email: string | null;
+  /** The key whose token the revoker used, when it was one. */
+  apiKeyId: string | null;
 }
 
 /** What a member's removal revoked: how many of each kind, and the audit entries to record with the removal's. */
@@ -120,12 +131,38 @@ export class CredentialsService {
       if (!(await store.revokeInOrganization(caller.organizationId, id, at, tx))) return;
       await this.audit.record({ ...revocation(store, id, 'admin'), ...actor(caller), request }, tx);
     });
+    return this.getInOrganization(store, caller, id);
+  }
+
+  /** Any credential of the caller's organization, with its owner's e-mail; another organization's is "not found". */
+  async getInOrganization<T extends Credential>(
+    store: CredentialsRepository<T>,
+    caller: OwnerIds,
+    id: string,
+  ): Promise<WithOwnerEmails & { credential: T }> {
     const credential = await store.findById(id);
     if (credential === undefined || credential.organizationId !== caller.organizationId) throw store.kind.notFound();
     return {
       credential: this.uses.withPendingUse(credential),
       emails: await this.identity.emailsOf([credential.userId]),
     };
+  }
+
+  /**
+   * Who revoked the credential and why, as its revocation's audit entry says (docs/api.md#who-revoked-a-credential):
+   * one read through the audit trail's target index, no column of its own. null while it is not revoked, and when no
+   * entry says any more (past the audit retention).
+   */
+  async revokedBy(credential: Credential, kind: { revokedAction: AuditEvent['action'] }): Promise<Revoker | null> {
+    if (credential.revokedAt === null) return null;
+    const event = await this.audit.latest(credential.organizationId, {
+      targetId: credential.id,
+      action: kind.revokedAction,
+    });
+    if (event === null) return null;
+    const userId = event.actorUserId;
+    const email = userId === null ? undefined : (await this.identity.emailsOf([userId])).get(userId);
+    return { at: event.occurredAt, reason: event.reason, userId, email: email ?? null, apiKeyId: event.actorApiKeyId };
   }
 
   /**

@@ -6,10 +6,12 @@ import { ApiErrors } from '../common/openapi';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import {
+  ChangedSingleSignOnResponse,
   DiscoveryResponse,
   DiscoveryView,
   SavedSingleSignOnResponse,
   SaveSingleSignOnDto,
+  SetAllowedOriginsDto,
   SingleSignOnResponse,
   SingleSignOnView,
   TestSingleSignOnDto,
@@ -89,6 +91,39 @@ export class SingleSignOnController {
       ),
     );
     return { single_sign_on: SingleSignOnView.from(saved.entry), redirect_uri: saved.redirectUri ?? '' };
+  }
+
+  @Put('allowed-origins')
+  @Authenticated({ permissions: ['organization:write'] })
+  @ApiOperation({
+    summary: "Replace the allowed origins of the organization's people issuer",
+    description:
+      "The origins besides the issuer's own where its discovery document may place its key set and endpoints, under " +
+      'the rules of trusted-issuer set-origins: each must be a https origin Gatehouse may call, and the document must ' +
+      'pass with them. Audited as trusted_issuer.updated (reason allowed_origins). None set up: 404. Discoveries: at ' +
+      'most 10 a minute per organization with the test and saving.',
+  })
+  @ApiOkResponse({ type: ChangedSingleSignOnResponse })
+  @ApiErrors(
+    ErrorCode.INVALID_ARGUMENT,
+    ErrorCode.FAILED_PRECONDITION,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.RESOURCE_EXHAUSTED,
+  )
+  async setAllowedOrigins(
+    @Caller() principal: Principal,
+    @Body() body: SetAllowedOriginsDto,
+    @CurrentRequestContext() request: RequestContext,
+  ): Promise<ChangedSingleSignOnResponse> {
+    const entry = await rendered(() =>
+      this.issuers.setPeopleAllowedOrigins(
+        principal.organizationId,
+        body.allowed_origins,
+        changeBy(principal, request),
+      ),
+    );
+    return { single_sign_on: SingleSignOnView.from(entry) };
   }
 
   @Delete()

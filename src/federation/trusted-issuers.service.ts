@@ -323,9 +323,42 @@ export class TrustedIssuersService {
    * how an entry whose key set or endpoints live on another origin (Google) is kept working without being removed,
    * which would revoke its workload identities. Audited `trusted_issuer.updated` (reason `allowed_origins`).
    */
-  async setAllowedOrigins(id: string, values: string[]): Promise<TrustedIssuer> {
+  async setAllowedOrigins(id: string, values: string[], by: IssuerChangeBy = {}): Promise<TrustedIssuer> {
     const entry = await this.repository.findById(id);
     if (entry === null) throw new TrustedIssuerError('trusted_issuer_not_found', `no trusted issuer has the id ${id}`);
+    return this.changeAllowedOrigins(entry, values, by);
+  }
+
+  /**
+   * The allowed origins of the organization's people issuer, as its admins set them in the console
+   * (PUT /v1/organization/single-sign-on/allowed-origins): setAllowedOrigins' rules and audit entry, the admin as
+   * actor; `sso_not_configured` without one. At most DISCOVERIES_PER_MINUTE per organization with testPeople.
+   */
+  async setPeopleAllowedOrigins(
+    organizationId: string,
+    values: string[],
+    by: IssuerChangeBy = {},
+  ): Promise<TrustedIssuer> {
+    const current = await this.repository.peopleIssuerOf(organizationId);
+    if (current === null) throw new AppError('sso_not_configured');
+    await this.takeDiscovery(organizationId);
+    try {
+      return await this.changeAllowedOrigins(current, values, by);
+    } catch (error) {
+      // Removed meanwhile.
+      if (error instanceof TrustedIssuerError && error.reason === 'trusted_issuer_not_found') {
+        throw new AppError('sso_not_configured');
+      }
+      throw error;
+    }
+  }
+
+  private async changeAllowedOrigins(
+    entry: TrustedIssuer,
+    values: string[],
+    by: IssuerChangeBy,
+  ): Promise<TrustedIssuer> {
+    const id = entry.id;
     const updated = Object.assign(new TrustedIssuer(), entry, { allowedOrigins: this.allowedOrigins(values) });
     await this.checkDiscovery(updated);
     const found = await this.unitOfWork.run(async (tx) => {
@@ -337,6 +370,7 @@ export class TrustedIssuersService {
           targetType: 'trusted_issuer',
           targetId: entry.id,
           reason: 'allowed_origins',
+          ...actor(by),
         },
         tx,
       );

@@ -86,6 +86,13 @@ const DECLARED: Record<string, string> = {
   'GET /v1/workload-identities/{id}/usage': 'bearer + workload_identities:read',
   'GET /v1/organization/workload-identities/{id}/usage': 'bearer + workload_identities:manage',
   'GET /v1/organization/usage/top': 'bearer + api_keys:manage + workload_identities:manage',
+  // Who revoked a credential (docs/api.md#who-revoked-a-credential), and an organization's one credential, for admins
+  'GET /v1/user-api-keys/{id}/revoked-by': 'bearer + api_keys:read',
+  'GET /v1/organization/api-keys/{id}': 'bearer + api_keys:manage',
+  'GET /v1/organization/api-keys/{id}/revoked-by': 'bearer + api_keys:manage',
+  'GET /v1/workload-identities/{id}/revoked-by': 'bearer + workload_identities:read',
+  'GET /v1/organization/workload-identities/{id}': 'bearer + workload_identities:manage',
+  'GET /v1/organization/workload-identities/{id}/revoked-by': 'bearer + workload_identities:manage',
   // Organization settings (docs/api.md#organization-settings): every member reads them, admins change them
   'GET /v1/organization': 'bearer, any member',
   'PATCH /v1/organization': 'bearer + organization:write',
@@ -104,6 +111,7 @@ const DECLARED: Record<string, string> = {
   'PUT /v1/organization/single-sign-on': 'bearer + organization:write',
   'DELETE /v1/organization/single-sign-on': 'bearer + organization:write',
   'POST /v1/organization/single-sign-on/test': 'bearer + organization:write',
+  'PUT /v1/organization/single-sign-on/allowed-origins': 'bearer + organization:write',
   // Reports of exposed keys: anyone may send one, at most EXPOSED_REPORTS_PER_HOUR per client address (docs/api.md#post-v1api-keysexposed)
   'POST /v1/api-keys/exposed': 'public, guarded by ExposedReportLimitGuard',
   // Audit log (docs/api.md#audit-events)

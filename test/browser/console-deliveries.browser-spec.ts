@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, chromium, Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import { untilPasses } from '../support/wait';
+import {
+  atBothWidths,
+  ConsoleBrowser,
+  countOf,
+  expectAccessible,
+  NARROW,
+  screenshot,
+  visible,
+  WIDE,
+} from './console-browser';
+import type { ConsoleServer } from './console-server';
+import { type ReceivedDelivery, type ReceiverAnswer, WebhookReceiver } from './webhook-receiver';
 
 /**
  * Webhook deliveries and the audit log in headless Chromium against the built server (docs/webhooks.md,
@@ -15,66 +23,21 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
  * back and forward), exports them as CSV and JSON, shows what api_key.updated changed, and never breaks an e-mail
  * address inside a word. Screenshots at 1280 and 390 px go to test-artifacts/console/.
  */
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
-
-async function until(assertion: () => Promise<void>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
-
-const visible = (locator: Locator): Promise<void> => locator.first().waitFor({ state: 'visible' });
-const countOf = (locator: Locator, count: number): Promise<void> =>
-  until(async () => expect(await locator.count()).toBe(count));
 
 describe('console webhook deliveries, secret rotation and the audit log in Chromium', () => {
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let receiverUrl: string;
-  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+  let received: ReceivedDelivery[];
   /** The receiver's next answers, in order; then 204. */
-  const answers: Array<{ status: number; body: string }> = [];
-  let browser: Browser;
+  const answers: ReceiverAnswer[] = [];
   let page: Page;
   let token: string;
 
   const ORG = 'deliveries';
   // Long enough to need two lines at 390 px: it may break before its @ and dots only.
   const ADMIN = 'firstname.middlename.lastname@engineering.example-corporation.test';
-
-  async function shoot(name: string): Promise<void> {
-    const width = page.viewportSize()?.width ?? 0;
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
-  }
-
-  /** Both widths: the page fits (no sideways scroll), a screenshot of each; back at 1280. */
-  async function shootBoth(name: string): Promise<void> {
-    for (const viewport of [NARROW, WIDE]) {
-      await page.setViewportSize(viewport);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect({ name, width: viewport.width, overflow }).toEqual({ name, width: viewport.width, overflow: 0 });
-      await shoot(name);
-    }
-  }
-
-  async function expectAccessible(): Promise<void> {
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    const serious = result.violations
-      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    expect(serious).toEqual([]);
-  }
 
   async function call(method: string, path: string, body?: object): Promise<Record<string, unknown>> {
     const response = await fetch(`${server.baseUrl}${path}`, {
@@ -87,33 +50,20 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
   }
 
   beforeAll(async () => {
-    receiver = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        received.push({ headers: request.headers, body });
-        const answer = answers.shift() ?? { status: 204, body: '' };
-        response.writeHead(answer.status, { 'content-type': 'application/json', 'x-request-id': 'rcv-1' });
-        response.end(answer.body);
-      });
-    });
-    await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    receiver = await WebhookReceiver.start(() => answers.shift() ?? { status: 204 });
+    ({ url: receiverUrl, received } = receiver);
     // The metrics listener on a free port: another server on this machine may hold the default one.
-    server = await ConsoleServer.start({ WEBHOOK_POLL_INTERVAL_MS: '200', METRICS_PORT: '0' });
+    suite = await ConsoleBrowser.start({ WEBHOOK_POLL_INTERVAL_MS: '200', METRICS_PORT: '0' });
+    server = suite.server;
     await server.member(ORG, ADMIN, 'admin');
     token = String((await server.cli('session', '--email', ADMIN, '--org', ORG)).session_token);
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    const context = await browser.newContext({ viewport: WIDE, baseURL: server.baseUrl, acceptDownloads: true });
-    page = await context.newPage();
-    await page.goto(await server.signInLink(ORG, ADMIN));
-    await page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    ({ page } = await suite.newPage({ acceptDownloads: true }));
+    await suite.signIn(page, ORG, ADMIN);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await new Promise((ok) => receiver?.close(ok));
+    await suite?.stop();
+    await receiver?.close();
   });
 
   let secret = '';
@@ -130,9 +80,9 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
     // The receiver refuses the test event with a body that says why.
     answers.push({ status: 422, body: '{"error":"unknown event type webhook.test"}' });
     await page.getByRole('button', { name: `Send test to ${receiverUrl}` }).click();
-    await until(() => Promise.resolve(expect(received.length).toBe(1)));
+    await untilPasses(() => Promise.resolve(expect(received.length).toBe(1)));
     const rows = page.getByTestId('delivery');
-    await until(async () => {
+    await untilPasses(async () => {
       await page.getByRole('button', { name: 'Refresh deliveries' }).click();
       expect(await rows.first().locator('td[data-label="Last response"]').textContent()).toBe('HTTP 422');
     });
@@ -159,19 +109,18 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
       '{"error":"unknown event type webhook.test"}',
     );
     expect(await page.content()).not.toContain(secret);
-    await expectAccessible();
-    await shootBoth('webhook-delivery-open');
+    await atBothWidths(page, 'webhook-delivery-open');
 
     // Resent: a new delivery of the same event (same webhook-id), answered 204 this time.
     await opened.getByRole('button', { name: 'Resend webhook.test event' }).click();
     await visible(page.getByText('The webhook.test event is sent again: a new delivery, at the top of the log.'));
     // (The first delivery's own retry may come too: the same event either way.)
-    await until(() => Promise.resolve(expect(received.length).toBeGreaterThanOrEqual(2)));
+    await untilPasses(() => Promise.resolve(expect(received.length).toBeGreaterThanOrEqual(2)));
     for (const again of received.slice(1)) {
       expect(again.headers['webhook-id']).toBe(received[0].headers['webhook-id']);
       expect(again.body).toBe(received[0].body);
     }
-    await until(async () => {
+    await untilPasses(async () => {
       await page.getByRole('button', { name: 'Refresh deliveries' }).click();
       const first = await rows.first().locator('th, td').allTextContents();
       expect(first.slice(0, 4)).toEqual(['webhook.testresent', 'succeeded', '1', 'HTTP 204']);
@@ -181,12 +130,11 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
       .first()
       .getByRole('button', { name: /^Details of the webhook\.test delivery/ })
       .click();
-    await until(async () => {
+    await untilPasses(async () => {
       const texts = await page.getByTestId('delivery-detail').allTextContents();
       expect(texts.some((text) => text.includes('Resends') && text.includes('HTTP 204'))).toBe(true);
     });
-    await expectAccessible();
-    await shootBoth('webhook-delivery-resent');
+    await atBothWidths(page, 'webhook-delivery-resent');
   });
 
   it('rotates the secret: the new one shown once, both signing until the overlap ends', async () => {
@@ -194,14 +142,14 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
     const dialog = page.getByRole('dialog', { name: `Rotate the signing secret of ${receiverUrl}?` });
     await visible(dialog);
     expect(await dialog.getByLabel(/^Overlap/).inputValue()).toBe('86400');
-    await expectAccessible();
+    await expectAccessible(page);
     await dialog.getByRole('button', { name: 'Rotate secret' }).click();
     await visible(page.getByRole('heading', { name: `New signing secret of ${receiverUrl}` }));
     const fresh = (await page.getByTestId('new-secret').textContent()) ?? '';
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(secret);
     expect(await page.locator('.secret-panel').textContent()).toMatch(/is signed with the old and the new secret/);
-    await shootBoth('webhook-secret-rotated');
+    await atBothWidths(page, 'webhook-secret-rotated');
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();
     await countOf(page.getByTestId('new-secret'), 0);
     expect(await page.content()).not.toContain(fresh);
@@ -214,13 +162,13 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
     // An event now carries two signatures: a receiver on either secret accepts it.
     const from = received.length;
     await call('POST', '/v1/user-api-keys', { label: 'after the rotation' });
-    await until(() => Promise.resolve(expect(received.length).toBe(from + 1)));
+    await untilPasses(() => Promise.resolve(expect(received.length).toBe(from + 1)));
     const request = received[from];
     expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
     const headers = request.headers as Record<string, string>;
     expect(new Webhook(secret).verify(request.body, headers)).toMatchObject({ type: 'api_key.created' });
     expect(new Webhook(fresh).verify(request.body, headers)).toMatchObject({ type: 'api_key.created' });
-    await expectAccessible();
+    await expectAccessible(page);
   });
 
   it('keeps the audit filters in the address: reload, back and forward show the same list', async () => {
@@ -273,13 +221,13 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
     // The actor by e-mail in the address too.
     await page.getByLabel(/^Actor/).fill(ADMIN.toUpperCase());
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await until(() =>
+    await untilPasses(() =>
       Promise.resolve(expect(new URL(page.url()).searchParams.get('actor_email')).toBe(ADMIN.toUpperCase())),
     );
     await page.reload();
     expect(await page.getByLabel(/^Actor/).inputValue()).toBe(ADMIN.toUpperCase());
     await visible(page.getByRole('row', { name: /api_key\.updated/ }));
-    await expectAccessible();
+    await expectAccessible(page);
   });
 
   it('exports the filtered events as CSV and JSON downloads', async () => {
@@ -310,7 +258,7 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
     await page.getByLabel('Since').fill('2026-01-01T00:00');
     await page.getByLabel('Until').fill('2026-03-01T00:00');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await until(() => Promise.resolve(expect(new URL(page.url()).searchParams.get('since')).not.toBeNull()));
+    await untilPasses(() => Promise.resolve(expect(new URL(page.url()).searchParams.get('since')).not.toBeNull()));
     await page.getByRole('button', { name: 'Export CSV' }).click();
     await visible(page.getByRole('alert'));
     expect(await page.getByRole('alert').textContent()).toMatch(/31 days/);
@@ -336,8 +284,8 @@ describe('console webhook deliveries, secret rotation and the audit log in Chrom
           .evaluateAll((parts) => new Set(parts.map((part) => Math.round(part.getBoundingClientRect().top))).size);
         expect(tops).toBeGreaterThan(1);
       }
-      await shoot('audit-log-changes');
+      await screenshot(page, 'audit-log-changes');
     }
-    await expectAccessible();
+    await expectAccessible(page);
   });
 });

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import axe from 'axe-core';
 import { decodeJwt } from 'jose';
-import { Browser, chromium, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { IdentityProvider } from '../support/identity-provider';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import { atBothWidths, ConsoleBrowser, expectAccessible, textOf } from './console-browser';
+import type { ConsoleServer } from './console-server';
 import { buildIdentityProviderWorker } from './identity-provider-build';
 
 /**
@@ -15,88 +14,31 @@ import { buildIdentityProviderWorker } from './identity-provider-build';
  * the built server outside production, with node-oidc-provider as a workloads issuer. Screenshots at 1280 and 390 px go
  * to test-artifacts/console/.
  */
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
 const run = promisify(execFile);
-
-async function until(assertion: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
-
-const textOf = (locator: Locator, text: string | RegExp): Promise<void> =>
-  until(async () => {
-    const actual = ((await locator.first().textContent()) ?? '').trim();
-    if (typeof text === 'string') expect(actual).toBe(text);
-    else expect(actual).toMatch(text);
-  });
-
-async function screenshots(page: Page, name: string): Promise<void> {
-  for (const viewport of [WIDE, NARROW]) {
-    await page.setViewportSize(viewport);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport.width}.png`), fullPage: true });
-  }
-  await page.setViewportSize(WIDE);
-}
-
-async function expectAccessible(page: Page): Promise<void> {
-  await page.evaluate(axe.source);
-  const result = await page.evaluate(() =>
-    (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-  );
-  expect(
-    result.violations
-      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => violation.id),
-  ).toEqual([]);
-}
 
 describe('web console forms in Chromium', () => {
   const ORG = 'builders';
   const ADMIN = 'admin@builders.test';
   const AUDIENCE = 'https://gatehouse.builders.test';
   let removeWorker: () => void;
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
   let idp: IdentityProvider;
-  let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
     removeWorker = await buildIdentityProviderWorker();
-    server = await ConsoleServer.start({});
+    suite = await ConsoleBrowser.start();
+    server = suite.server;
     idp = await IdentityProvider.start();
     await server.member(ORG, ADMIN, 'admin');
-    await server.cli(
-      'trusted-issuer',
-      'add',
-      '--org',
-      ORG,
-      '--issuer',
-      idp.issuer,
-      '--kind',
-      'workloads',
-      '--audience',
-      AUDIENCE,
-    );
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    const context = await browser.newContext({ baseURL: server.baseUrl, viewport: WIDE });
-    page = await context.newPage();
-    await page.goto(await server.signInLink(ORG, ADMIN));
-    await page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    await server.trust(ORG, idp, 'workloads', AUDIENCE);
+    page = await suite.signedIn(ORG, ADMIN);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await suite?.stop();
     await IdentityProvider.stopAll();
-    await server?.stop();
     removeWorker?.();
   });
 
@@ -133,7 +75,7 @@ describe('web console forms in Chromium', () => {
     const snippet = (await other.getByTestId('snippet-exchange').textContent()) ?? '';
     expect(snippet).not.toMatch(/GitHub|kubectl|serviceAccount/);
     await expectAccessible(page);
-    await screenshots(page, 'workload-identity-exchange-snippet');
+    await atBothWidths(page, 'workload-identity-exchange-snippet');
 
     // Run as written, with the issuer's token for the audience: an access token of this identity.
     const identityId = /client_id=([0-9a-f-]{36})/.exec(snippet)![1];
@@ -165,7 +107,7 @@ describe('web console forms in Chromium', () => {
     // The field's description is the hint.
     const described = await page.getByLabel('Endpoint URL').getAttribute('aria-describedby');
     expect(await page.locator(`[id="${described}"]`).textContent()).toBe(await hint.textContent());
-    await screenshots(page, 'webhook-form-hint');
+    await atBothWidths(page, 'webhook-form-hint', { accessible: false });
 
     // As it says: an http address on this machine is taken.
     await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hooks');
@@ -186,6 +128,6 @@ describe('web console forms in Chromium', () => {
     expect(await page.content()).not.toContain('dd-api-secret-0000001234');
     expect(await page.locator('body').innerText()).not.toContain('secret-0000001234');
     await expectAccessible(page);
-    await screenshots(page, 'integration-new-password-fields');
+    await atBothWidths(page, 'integration-new-password-fields');
   });
 });

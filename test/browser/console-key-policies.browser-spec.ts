@@ -1,7 +1,6 @@
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, chromium, Locator, Page } from 'playwright-core';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import type { Page } from 'playwright-core';
+import { untilPasses } from '../support/wait';
+import { atBothWidths, ConsoleBrowser, expectAccessible, NARROW, textOf, valueOf, WIDE } from './console-browser';
 
 /**
  * A key's allowlist and rate limit in the console (docs/console.md, docs/api.md#allowlists-and-rate-limits): set in the
@@ -9,59 +8,18 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
  * refusal said in words; a revoked key says when. One server and one browser for the file; screenshots at 1280 and
  * 390 px go to test-artifacts/console/.
  */
-async function until(assertion: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
-
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
-
-const valueOf = (locator: Locator, value: string): Promise<void> =>
-  until(async () => expect(await locator.inputValue()).toBe(value));
-const textOf = (locator: Locator, text: string | RegExp): Promise<void> =>
-  until(async () => {
-    const actual = ((await locator.first().textContent()) ?? '').trim();
-    if (typeof text === 'string') expect(actual).toBe(text);
-    else expect(actual).toMatch(text);
-  });
-
-/** Both widths: the page as it is now, then at 390 px (tables become cards), back to 1280 px. */
-async function screenshots(page: Page, name: string): Promise<void> {
-  for (const viewport of [WIDE, NARROW]) {
-    await page.setViewportSize(viewport);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport.width}.png`), fullPage: true });
-  }
-  await page.setViewportSize(WIDE);
-}
 
 describe('web console: key allowlists and rate limits', () => {
-  let server: ConsoleServer;
-  let browser: Browser;
+  let suite: ConsoleBrowser;
   let page: Page;
 
   beforeAll(async () => {
-    server = await ConsoleServer.start({});
-    await server.member('policies', 'owner@example.com', 'admin');
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    const context = await browser.newContext({ baseURL: server.baseUrl, viewport: WIDE });
-    page = await context.newPage();
-    await page.goto(await server.signInLink('policies', 'owner@example.com'));
-    await page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    suite = await ConsoleBrowser.start();
+    await suite.server.member('policies', 'owner@example.com', 'admin');
+    page = await suite.signedIn('policies', 'owner@example.com');
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => suite?.stop());
 
   it('creates a key with an allowlist and a rate limit, shows them as stored, and changes them', async () => {
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -74,7 +32,7 @@ describe('web console: key allowlists and rate limits', () => {
     await textOf(unit, 'second');
     await page.getByLabel('per (window in seconds)').fill('60');
     await textOf(unit, 'seconds');
-    await screenshots(page, 'key-policies-create');
+    await atBothWidths(page, 'key-policies-create');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();
 
@@ -91,11 +49,7 @@ describe('web console: key allowlists and rate limits', () => {
     await valueOf(form.getByLabel('Allowed addresses'), '203.0.113.0/24\n2001:db8::1/128');
     await valueOf(form.getByLabel('Requests'), '100');
     await valueOf(form.getByLabel('per (window in seconds)'), '60');
-    await page.evaluate(axe.source);
-    const violations = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    expect(violations.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await expectAccessible(page);
 
     // A malformed entry: refused in words, nothing changed.
     await form.getByLabel('Allowed addresses').fill('10.0.0.300/8');
@@ -106,7 +60,7 @@ describe('web console: key allowlists and rate limits', () => {
     await form.getByLabel('Allowed addresses').fill('10.0.0.0/8');
     await form.getByLabel('Requests').fill('');
     await form.getByRole('button', { name: 'Save changes' }).click();
-    await until(async () => expect(await page.getByText(/^Key “office only” \(.*\) saved\.$/).count()).toBe(1));
+    await untilPasses(async () => expect(await page.getByText(/^Key “office only” \(.*\) saved\.$/).count()).toBe(1));
     await page.getByRole('button', { name: /^Edit “office only”/ }).click();
     const again = page.getByRole('form', { name: /^Edit “office only”/ });
     await valueOf(again.getByLabel('Allowed addresses'), '10.0.0.0/8');
@@ -131,7 +85,7 @@ describe('web console: key allowlists and rate limits', () => {
     await textOf(anywhere.locator('.detail').nth(1), '1 request per 90 seconds');
     const office = page.locator('tbody tr', { hasText: 'office only' }).locator('td[data-label="Limits"]');
     await textOf(office.locator('.detail').nth(0), 'from 10.0.0.0/8');
-    await screenshots(page, 'key-policies-organization-keys');
+    await atBothWidths(page, 'key-policies-organization-keys');
   });
 
   it('says when a revoked key was revoked, instead of an expiry it no longer reaches', async () => {
@@ -140,7 +94,7 @@ describe('web console: key allowlists and rate limits', () => {
     await page.getByRole('button', { name: /^Revoke “anywhere”/ }).click();
     const revokedAt = Date.now();
     await page.getByRole('button', { name: 'Revoke key' }).click();
-    await until(async () => expect(await page.getByText(/^Key “anywhere” \(.*\) revoked\.$/).count()).toBe(1));
+    await untilPasses(async () => expect(await page.getByText(/^Key “anywhere” \(.*\) revoked\.$/).count()).toBe(1));
     await page.getByLabel('Show revoked keys').check();
     const row = page.locator('tbody tr', { hasText: 'anywhere' });
     await textOf(row.locator('td[data-label="Status"] .badge'), 'REVOKED');
@@ -148,7 +102,7 @@ describe('web console: key allowlists and rate limits', () => {
     await textOf(row.locator('td[data-label="Status"] .detail').first(), /^revoked .*(UTC|GMT)/);
     expect(Math.abs(Date.parse((await when.getAttribute('datetime'))!) - revokedAt)).toBeLessThan(60_000);
     await textOf(row.locator('td[data-label="Expires"]'), 'no longer applies');
-    await screenshots(page, 'key-revoked');
+    await atBothWidths(page, 'key-revoked');
     // As a card, a revoked key has no empty "Actions" heading.
     await page.setViewportSize(NARROW);
     expect(await row.locator('td[data-label="Actions"]').isVisible()).toBe(false);

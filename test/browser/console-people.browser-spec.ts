@@ -1,9 +1,8 @@
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, BrowserContext, chromium, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { IdentityProvider } from '../support/identity-provider';
 import { freePort } from '../support/ports';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import { atBothWidths, ConsoleBrowser, screenshot, textOf, visible } from './console-browser';
+import type { ConsoleServer } from './console-server';
 import { buildIdentityProviderWorker } from './identity-provider-build';
 
 /**
@@ -13,92 +12,35 @@ import { buildIdentityProviderWorker } from './identity-provider-build';
  * provider (tested, the redirect URI copied, the secret never shown back), through which a person then signs in; and
  * turns on the key allowlist policy. Screenshots at 1280 and 390 px go to test-artifacts/console/.
  */
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
 const ORG = 'people-co';
 const ADMIN = 'ada@people.test';
 const NEWCOMER = 'nora@people.test';
 
-async function until(assertion: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
-
-const visible = (locator: Locator): Promise<void> => locator.first().waitFor({ state: 'visible' });
-const textOf = (locator: Locator, text: string | RegExp): Promise<void> =>
-  until(async () => {
-    const actual = ((await locator.first().textContent()) ?? '').trim();
-    if (typeof text === 'string') expect(actual).toBe(text);
-    else expect(actual).toMatch(text);
-  });
-
 describe('web console: members and single sign-on', () => {
   let removeWorker: () => void;
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
   let idp: IdentityProvider;
-  let browser: Browser;
   let admin: { context: BrowserContext; page: Page };
 
-  async function newPage(viewport = WIDE): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport, baseURL: server.baseUrl });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
-    return { context, page: await context.newPage() };
-  }
-
-  async function screenshot(page: Page, name: string): Promise<void> {
-    const viewport = page.viewportSize();
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport?.width ?? 0}.png`), fullPage: true });
-  }
-
-  async function expectAccessible(page: Page): Promise<void> {
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    const serious = result.violations
-      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    expect(serious).toEqual([]);
-  }
-
-  /** The page at 1280 and 390 px: nothing wider than the window, no serious axe-core violation, a screenshot of each. */
-  async function bothWidths(page: Page, name: string): Promise<void> {
-    for (const viewport of [WIDE, NARROW]) {
-      await page.setViewportSize(viewport);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect({ name, width: viewport.width, overflow }).toEqual({ name, width: viewport.width, overflow: 0 });
-      await screenshot(page, name);
-      await expectAccessible(page);
-    }
-    await page.setViewportSize(WIDE);
-  }
+  const newPage = () => suite.newPage({ clipboard: true });
 
   const row = (page: Page, email: string): Locator => page.getByTestId('member').filter({ hasText: email });
 
   beforeAll(async () => {
     removeWorker = await buildIdentityProviderWorker();
-    server = await ConsoleServer.start({});
+    suite = await ConsoleBrowser.start();
+    server = suite.server;
     idp = await IdentityProvider.start({ redirectUris: [`${server.baseUrl}/v1/console/sso/callback`] });
     await server.member(ORG, ADMIN, 'admin');
     await server.member(ORG, 'mo@people.test', 'member');
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     admin = await newPage();
-    await admin.page.goto(await server.signInLink(ORG, ADMIN));
-    await admin.page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    await suite.signIn(admin.page, ORG, ADMIN);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await suite?.stop();
     await IdentityProvider.stopAll();
-    await server?.stop();
     removeWorker?.();
   });
 
@@ -122,7 +64,7 @@ describe('web console: members and single sign-on', () => {
     await visible(page.getByText('Copied to the clipboard.'));
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link);
     await visible(page.getByTestId('invitation').filter({ hasText: NEWCOMER }));
-    await bothWidths(page, 'members-invitation-link');
+    await atBothWidths(page, 'members-invitation-link');
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();
     expect(await page.getByTestId('new-secret').count()).toBe(0);
     // The link is nowhere in the page's storage.
@@ -162,7 +104,7 @@ describe('web console: members and single sign-on', () => {
     await page.getByRole('button', { name: `Change role of ${NEWCOMER}` }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('radio', { name: /^viewer/ }).check();
-    await bothWidths(page, 'members-change-role');
+    await atBothWidths(page, 'members-change-role');
     await dialog.getByRole('button', { name: 'Save role' }).click();
     await visible(page.getByText(`${NEWCOMER} is now a viewer.`));
     await textOf(row(page, NEWCOMER).locator('td[data-label="Role"]'), 'viewer');
@@ -185,7 +127,7 @@ describe('web console: members and single sign-on', () => {
     await dialog.getByRole('button', { name: 'Remove member' }).click();
     await visible(page.getByText(`${NEWCOMER} removed; 0 keys revoked.`));
     expect(await row(page, NEWCOMER).count()).toBe(0);
-    await bothWidths(page, 'members');
+    await atBothWidths(page, 'members');
     await nora.page.goto('/console/keys');
     await nora.page.getByRole('heading', { name: 'Sign in to the Gatehouse console' }).waitFor();
     await nora.context.close();
@@ -218,7 +160,7 @@ describe('web console: members and single sign-on', () => {
     await secret.fill(idp.people.clientSecret);
     await page.getByLabel('E-mail domains').fill('people.test');
     await page.getByLabel('People who are not members yet').selectOption('viewer');
-    await bothWidths(page, 'sso-setup');
+    await atBothWidths(page, 'sso-setup');
     await page.getByRole('button', { name: 'Save single sign-on' }).click();
     await visible(page.getByText(/^Single sign-on saved\./));
     await textOf(page.getByTestId('saved-redirect-uri'), redirectUri);
@@ -233,7 +175,7 @@ describe('web console: members and single sign-on', () => {
     expect(await page.getByLabel('Client secret').inputValue()).toBe('');
     await textOf(page.getByTestId('redirect-uri'), redirectUri);
     expect(await page.content()).not.toContain(idp.people.clientSecret);
-    await bothWidths(page, 'sso-configured');
+    await atBothWidths(page, 'sso-configured');
 
     // A person of the domain signs in through the provider's own pages: just in time, a viewer.
     const person = await newPage();
@@ -259,7 +201,7 @@ describe('web console: members and single sign-on', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await visible(page.getByText('Settings saved.'));
     await visible(page.getByText(/New keys must name the addresses they are used from\./));
-    await bothWidths(page, 'settings-allowlist-policy');
+    await atBothWidths(page, 'settings-allowlist-policy');
     await page.reload();
     expect(await page.getByLabel('Require an allowlist on new keys').isChecked()).toBe(true);
     // The create form follows it: an allowlist is asked for.

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { loadBetterSqlite3 } from '../../src/database/sqlite-driver';
 import { Client } from 'pg';
 import type { Environment } from '../../src/config/configuration';
+import type { IdentityProvider } from '../support/identity-provider';
 import { freePort } from '../support/ports';
 import { createTestDatabase, TestDatabase } from '../support/test-app';
 
@@ -85,6 +86,29 @@ export class ConsoleServer {
     return JSON.parse(stdout);
   }
 
+  /**
+   * `trusted-issuer add` of the provider for `org`: for single sign-on with its people client, or for workloads with
+   * `audience`; the entry's id.
+   */
+  async trust(org: string, provider: IdentityProvider, kind: 'people' | 'workloads', audience = ''): Promise<string> {
+    const flags =
+      kind === 'people'
+        ? ['--client-id', provider.people.clientId, '--client-secret', provider.people.clientSecret]
+        : ['--audience', audience];
+    const out = await this.cli(
+      'trusted-issuer',
+      'add',
+      '--org',
+      org,
+      '--issuer',
+      provider.issuer,
+      '--kind',
+      kind,
+      ...flags,
+    );
+    return (out.trusted_issuer as { id: string }).id;
+  }
+
   /** A member of `org` (made if missing) and a fresh sign-in link for them. */
   async member(org: string, email: string, role: 'admin' | 'member' | 'viewer'): Promise<{ userId: string }> {
     const out = await this.cli('bootstrap', '--org', org, '--email', email, '--role', role);
@@ -108,31 +132,11 @@ export class ConsoleServer {
 
   /** Sets `expires_at` of the row of `table` whose `column` is `value` (timestamps are ISO 8601 text on SQLite). */
   private async update(table: string, column: string, value: string, expiresAt: Date): Promise<void> {
-    const url = this.database.env.DATABASE_URL!;
-    if (url.startsWith('sqlite:')) {
-      const db = new Database(url.slice('sqlite:'.length));
-      try {
-        const { changes } = db
-          .prepare(`UPDATE ${table} SET expires_at = ? WHERE ${column} = ?`)
-          .run(expiresAt.toISOString(), value);
-        if (changes !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
-      } finally {
-        db.close();
-      }
-      return;
-    }
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(`SET search_path TO "${this.database.env.DATABASE_SCHEMA}"`);
-      const { rowCount } = await client.query(`UPDATE ${table} SET expires_at = $1 WHERE ${column} = $2`, [
-        expiresAt.toISOString(),
-        value,
-      ]);
-      if (rowCount !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
-    } finally {
-      await client.end();
-    }
+    const changed = await this.run(`UPDATE ${table} SET expires_at = ? WHERE ${column} = ?`, [
+      expiresAt.toISOString(),
+      value,
+    ]);
+    if (changed !== 1) throw new Error(`no ${table} row with ${column} ${value}`);
   }
 
   /**
@@ -140,25 +144,30 @@ export class ConsoleServer {
    * test needs that no route makes, such as weeks of usage counts.
    */
   async execute(statement: string, values: unknown[] = []): Promise<void> {
+    await this.run(statement, values);
+  }
+
+  /** The statement run on SQLite or PostgreSQL; how many rows it changed. */
+  private async run(statement: string, values: unknown[]): Promise<number> {
     const url = this.database.env.DATABASE_URL!;
     if (url.startsWith('sqlite:')) {
       const db = new Database(url.slice('sqlite:'.length));
       try {
-        db.prepare(statement).run(...values);
+        return db.prepare(statement).run(...values).changes;
       } finally {
         db.close();
       }
-      return;
     }
     const client = new Client({ connectionString: url });
     await client.connect();
     try {
       await client.query(`SET search_path TO "${this.database.env.DATABASE_SCHEMA}"`);
       let n = 0;
-      await client.query(
+      const result = await client.query(
         statement.replace(/\?/g, () => `$${(n += 1)}`),
         values,
       );
+      return result.rowCount ?? 0;
     } finally {
       await client.end();
     }

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, chromium, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { IdentityProvider } from '../support/identity-provider';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import { atBothWidths, ConsoleBrowser, screenshot } from './console-browser';
+import type { ConsoleServer } from './console-server';
 import { buildIdentityProviderWorker } from './identity-provider-build';
 
 /**
@@ -16,53 +15,31 @@ describe('console single sign-on in Chromium', () => {
   const ORG = 'acme';
   const EMAIL = 'dana@acme.test';
   let removeWorker: () => void;
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
   let idp: IdentityProvider;
-  let browser: Browser;
 
   beforeAll(async () => {
     removeWorker = await buildIdentityProviderWorker();
-    server = await ConsoleServer.start({});
+    suite = await ConsoleBrowser.start();
+    server = suite.server;
     idp = await IdentityProvider.start({ redirectUris: [`${server.baseUrl}/v1/console/sso/callback`] });
     await server.member(ORG, EMAIL, 'member');
-    await server.cli(
-      'trusted-issuer',
-      'add',
-      '--org',
-      ORG,
-      '--issuer',
-      idp.issuer,
-      '--kind',
-      'people',
-      '--client-id',
-      idp.people.clientId,
-      '--client-secret',
-      idp.people.clientSecret,
-    );
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+    await server.trust(ORG, idp, 'people');
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await suite?.stop();
     await IdentityProvider.stopAll();
-    await server?.stop();
     removeWorker?.();
   });
 
   it("signs in through the identity provider's own login page and lands signed in on the console", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
+    const { context, page } = await suite.newPage();
     await page.goto(`${server.baseUrl}/console/sign-in`);
     await page.getByLabel('Organization').fill(ORG);
     // The form beside the one-time link's instructions: no serious or critical axe-core violation.
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    expect(
-      result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical'),
-    ).toEqual([]);
-    await page.screenshot({ path: join(ARTIFACTS, 'sso-sign-in-1280.png'), fullPage: true });
+    await atBothWidths(page, 'sso-sign-in');
     await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
 
     // The identity provider's pages: its login form (any password), then its consent.
@@ -76,7 +53,7 @@ describe('console single sign-on in Chromium', () => {
     let link = '';
     await page.route(`${server.baseUrl}/v1/console/sessions`, async (route) => {
       link = `${server.baseUrl}/console/sign-in#code=${(route.request().postDataJSON() as { code: string }).code}`;
-      const other = await browser.newContext();
+      const other = await suite.browser.newContext();
       const elsewhere = await other.newPage();
       await elsewhere.goto(link);
       await elsewhere.getByRole('alert').getByText('belongs to a single sign-on started in another browser').waitFor();
@@ -93,7 +70,7 @@ describe('console single sign-on in Chromium', () => {
     );
     expect(link).toMatch(new RegExp(`^${server.baseUrl}/console/sign-in#code=[A-Za-z0-9_-]{43}$`));
     expect((await context.cookies(server.baseUrl)).map((cookie) => cookie.name)).not.toContain('gatehouse_sso');
-    await page.screenshot({ path: join(ARTIFACTS, 'sso-signed-in-1280.png'), fullPage: true });
+    await screenshot(page, 'sso-signed-in');
 
     await context.close();
   });
@@ -117,16 +94,8 @@ describe('console single sign-on in Chromium', () => {
     });
   }
 
-  async function screenshots(page: Page, name: string): Promise<void> {
-    for (const width of [1280, 390]) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
-    }
-  }
-
   it('shows a person who is no member a "no access" page with the address as they typed it, and a way back', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
+    const { context, page } = await suite.newPage();
     await page.goto(`${server.baseUrl}/console/sign-in`);
     await page.getByLabel('Organization').fill(ORG);
     await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
@@ -142,12 +111,7 @@ describe('console single sign-on in Chromium', () => {
       'Bob.Stranger@acme.test has no access to the console of acme: ask one of its administrators to add you.',
     );
     await expectConsoleStyled(page);
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
-    await screenshots(page, 'sso-no-access');
+    await atBothWidths(page, 'sso-no-access');
 
     await page.getByRole('link', { name: "Back to the console's sign-in page" }).click();
     await page.getByRole('heading', { name: 'Sign in to the Gatehouse console' }).waitFor();
@@ -155,8 +119,7 @@ describe('console single sign-on in Chromium', () => {
   });
 
   it('shows a mistyped organization a page that names it and leads back to the form, never a JSON body', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
+    const { context, page } = await suite.newPage();
     await page.goto(`${server.baseUrl}/console/sign-in`);
     await page.getByLabel('Organization').fill('acme-typo');
     await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
@@ -168,7 +131,7 @@ describe('console single sign-on in Chromium', () => {
     );
     expect(await page.content()).not.toContain('"code"');
     await expectConsoleStyled(page);
-    await screenshots(page, 'sso-unknown-organization');
+    await atBothWidths(page, 'sso-unknown-organization');
 
     await page.getByRole('link', { name: "Back to the console's sign-in page" }).click();
     await page.getByLabel('Organization').waitFor();

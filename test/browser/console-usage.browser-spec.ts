@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, chromium, Locator, Page } from 'playwright-core';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import type { Page } from 'playwright-core';
+import { untilPasses } from '../support/wait';
+import { atBothWidths, ConsoleBrowser, expectAccessible, NARROW, screenshot, textOf, WIDE } from './console-browser';
+import type { ConsoleServer } from './console-server';
 
 /**
  * Usage over time in the console (docs/console.md#pages): a key's page draws its successful and refused uses as bars
@@ -9,30 +9,9 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
  * day of history is written into the tables as the counter would have; the last minute's uses are real exchanges.
  * Screenshots at 1280 and 390 px in test-artifacts/console/.
  */
-async function until(assertion: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
-
-const textOf = (locator: Locator, text: string | RegExp): Promise<void> =>
-  until(async () => {
-    const actual = ((await locator.first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
-    if (typeof text === 'string') expect(actual).toBe(text);
-    else expect(actual).toMatch(text);
-  });
 
 const ORG = 'usage-console';
 const OWNER = 'owner@usage.test';
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
 const MINUTE = 60_000;
 
 /**
@@ -55,28 +34,13 @@ function history(nowMs: number): Array<{ minute: number; succeeded: number; refu
 }
 
 describe('web console: usage over time', () => {
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
-  let browser: Browser;
   let page: Page;
   let key: { id: string; value: string };
   let quiet: { id: string };
   let seeded: { succeeded: number; refused: number };
-
-  async function screenshot(name: string): Promise<void> {
-    const viewport = page.viewportSize();
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport?.width ?? 0}.png`), fullPage: true });
-  }
-
-  async function expectAccessible(): Promise<void> {
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    const serious = result.violations
-      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    expect(serious).toEqual([]);
-  }
+  let organizationId: string;
 
   /** POST with the owner's session token (as the admin CLI prints it). */
   async function asOwner(path: string, body: unknown): Promise<Record<string, unknown>> {
@@ -96,7 +60,8 @@ describe('web console: usage over time', () => {
 
   beforeAll(async () => {
     // Counts written every 100 ms: the page shows the exchanges below without waiting a second.
-    server = await ConsoleServer.start({ API_KEY_LAST_USED_FLUSH_MS: '100' });
+    suite = await ConsoleBrowser.start({ API_KEY_LAST_USED_FLUSH_MS: '100' });
+    server = suite.server;
     await server.member(ORG, OWNER, 'admin');
     const created = await asOwner('/v1/user-api-keys', { label: 'deploy-bot' });
     key = { id: (created.api_key as { id: string }).id, value: created.opaque_key as string };
@@ -118,6 +83,7 @@ describe('web console: usage over time', () => {
       hours.set(hour, { succeeded: sum.succeeded + row.succeeded, refused: sum.refused + row.refused });
     }
     const org = (created.api_key as { organization_id: string }).organization_id;
+    organizationId = org;
     const insert = async (table: string, entries: Array<[number, { succeeded: number; refused: number }]>) => {
       const values = entries.map(() => `(?, ?, 'key_exchange', 'api_key', ?, ?, ?)`).join(', ');
       await server.execute(
@@ -133,31 +99,27 @@ describe('web console: usage over time', () => {
     }
     await insert('credential_usage_hours', [...hours]);
 
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    const context = await browser.newContext({ viewport: WIDE, baseURL: server.baseUrl });
-    page = await context.newPage();
-    await page.goto(await server.signInLink(ORG, OWNER));
-    await page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    page = await suite.signedIn(ORG, OWNER);
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => suite?.stop());
 
   it("draws a key's successful and refused uses on its page; a bar's counts on hover", async () => {
     // Three exchanges now, early enough in a minute for the page to show them in it.
-    await until(() => Promise.resolve(expect(new Date().getSeconds()).toBeLessThan(30)), 40_000);
+    await untilPasses(() => Promise.resolve(expect(new Date().getSeconds()).toBeLessThan(30)), {
+      timeoutMs: 40_000,
+    });
     for (let n = 0; n < 3; n += 1) expect(await exchange(key.value)).toBe(200);
 
     await page.getByRole('link', { name: 'deploy-bot' }).click();
     await page.getByRole('heading', { name: /^Key “deploy-bot”/ }).waitFor();
-    const chart = page.getByRole('img', { name: /^Key “deploy-bot”/ });
+    // The chart of every channel; those of each channel are named after it too.
+    const chart = page.getByRole('img', { name: /^Key “deploy-bot” \([0-9a-f]{8}…\): / });
     const bars = () => chart.evaluate((svg) => Number(svg.getAttribute('viewBox')!.split(' ')[2]));
 
     // The last hour by the minute: pointing at the current minute's bar shows its three exchanges.
     await page.getByText('Last hour', { exact: true }).click();
-    await until(async () => expect(await bars()).toBeGreaterThanOrEqual(60));
+    await untilPasses(async () => expect(await bars()).toBeGreaterThanOrEqual(60));
     const box = (await chart.boundingBox())!;
     const minutes = await bars();
     await page.mouse.move(box.x + ((minutes - 0.5) / minutes) * box.width, box.y + box.height / 2);
@@ -165,11 +127,11 @@ describe('web console: usage over time', () => {
       page.getByTestId('usage-readout'),
       /\(minute\) 3 successful · 0 refused Key exchange \(POST \/v1\/token\): 3 successful, 0 refused$/,
     );
-    await screenshot('usage-key-hour');
+    await screenshot(page, 'usage-key-hour');
 
     // The last 24 hours by the hour: the day written and this minute's three.
     await page.getByText('Last 24 hours', { exact: true }).click();
-    await until(async () => expect(await bars()).toBe(25));
+    await untilPasses(async () => expect(await bars()).toBe(25));
     const format = new Intl.NumberFormat('en-US');
     await textOf(page.getByTestId('usage-succeeded'), format.format(seeded.succeeded + 3));
     await textOf(page.getByTestId('usage-refused'), format.format(seeded.refused));
@@ -182,16 +144,16 @@ describe('web console: usage over time', () => {
     await page.keyboard.press('ArrowLeft');
     await page.keyboard.press('ArrowLeft');
     await textOf(page.getByTestId('usage-readout'), /\(hour\) [\d,]+ successful · 1\d\d refused/);
-    await expectAccessible();
-    await screenshot('usage-key-day');
+    await expectAccessible(page);
+    await screenshot(page, 'usage-key-day');
 
     await page.setViewportSize(NARROW);
     await page.mouse.move(0, 0);
-    await screenshot('usage-key-day');
+    await screenshot(page, 'usage-key-day');
     await page.getByText('Last 30 days', { exact: true }).click();
-    await until(async () => expect(await bars()).toBe(31));
-    await expectAccessible();
-    await screenshot('usage-key-month');
+    await untilPasses(async () => expect(await bars()).toBe(31));
+    await expectAccessible(page);
+    await screenshot(page, 'usage-key-month');
     await page.setViewportSize(WIDE);
   });
 
@@ -200,7 +162,7 @@ describe('web console: usage over time', () => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Usage' }).click();
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
     const rows = page.locator('table.busiest tbody tr');
-    await until(async () => expect(await rows.count()).toBe(1));
+    await untilPasses(async () => expect(await rows.count()).toBe(1));
     await textOf(rows.first().locator('th'), /^API key “deploy-bot”/);
     await textOf(rows.first().locator('td[data-label="Owner"]'), OWNER);
     // The other key, never used: not among them.
@@ -209,10 +171,41 @@ describe('web console: usage over time', () => {
     await page.getByRole('button', { name: 'Chart of API key “deploy-bot”' }).click();
     await page.getByRole('heading', { name: 'Usage of API key “deploy-bot”' }).waitFor();
     await page.getByRole('img', { name: /^API key “deploy-bot”/ }).waitFor();
-    await expectAccessible();
-    await screenshot('usage-organization');
+    await expectAccessible(page);
+    await screenshot(page, 'usage-organization');
     await page.setViewportSize(NARROW);
-    await screenshot('usage-organization');
+    await screenshot(page, 'usage-organization');
     await page.setViewportSize(WIDE);
+  });
+
+  it('draws each channel apart once more than one was used: exchanges, forward auth and introspection', async () => {
+    // Five minutes ago, the key's tokens at forward auth and at introspection, as the counter writes them.
+    const minute = Math.floor(Date.now() / MINUTE) - 5;
+    for (const [table, start] of [
+      ['credential_usage_minutes', minute],
+      ['credential_usage_hours', Math.floor(minute / 60) * 60],
+    ] as const) {
+      await server.execute(
+        `INSERT INTO ${table} (credential_id, minute, channel, credential_kind, organization_id, succeeded, refused)
+         VALUES (?, ?, 'forward_auth', 'api_key', ?, 40, 2), (?, ?, 'introspection', 'api_key', ?, 7, 5)`,
+        [key.id, start, organizationId, key.id, start, organizationId],
+      );
+    }
+    await page.goto(`/console/keys/${key.id}`);
+    await page.getByText('Last 24 hours', { exact: true }).click();
+    const channels = page.getByRole('region', { name: 'Per channel' });
+    await untilPasses(async () => expect(await channels.getByRole('img').count()).toBe(3));
+    const label = (channel: string) =>
+      page.getByTestId(`usage-channel-${channel}`).getByRole('img').getAttribute('aria-label');
+    expect(await label('key_exchange')).toMatch(
+      /^Key “deploy-bot” \([0-9a-f]{8}…\), Key exchange \(POST \/v1\/token\): [\d,]+ successful and [\d,]+ refused uses, per hour$/,
+    );
+    expect(await label('forward_auth')).toMatch(/, Forward auth: 40 successful and 2 refused uses, per hour$/);
+    expect(await label('introspection')).toMatch(/, Introspection: 7 successful and 5 refused uses, per hour$/);
+    // Each chart's bars are its channel's alone.
+    const forward = page.getByTestId('usage-channel-forward_auth').getByRole('img');
+    expect(await forward.locator('rect.usage-succeeded').count()).toBe(1);
+    expect(await forward.locator('rect.usage-refused').count()).toBe(1);
+    await atBothWidths(page, 'usage-key-channels');
   });
 });

@@ -1,9 +1,8 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, chromium, Locator, Page } from 'playwright-core';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import type { Page } from 'playwright-core';
+import { untilPasses } from '../support/wait';
+import { atBothWidths, ConsoleBrowser, countOf, expectAccessible, visible } from './console-browser';
+import type { ConsoleServer } from './console-server';
+import { type ReceivedDelivery, WebhookReceiver } from './webhook-receiver';
 
 /**
  * The console's Webhooks page (docs/webhooks.md) in headless Chromium against the built server: an admin adds an
@@ -11,72 +10,33 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
  * its delivery in the log, and deletes the endpoint; an endpoint disabled after failing shows as disabled and is enabled
  * again with a click.
  */
-async function until(assertion: () => Promise<void>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
-
-const visible = (locator: Locator): Promise<void> => locator.first().waitFor({ state: 'visible' });
-const countOf = (locator: Locator, count: number): Promise<void> =>
-  until(async () => expect(await locator.count()).toBe(count));
 
 describe('console webhooks page in Chromium', () => {
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let receiverUrl: string;
-  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+  let received: ReceivedDelivery[];
   /** While set, the receiver answers 500. */
   let failing = false;
-  let browser: Browser;
   let page: Page;
 
   const ORG = 'acme';
   const ADMIN = 'admin@example.com';
 
-  async function expectAccessible(): Promise<void> {
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    const serious = result.violations
-      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    expect(serious).toEqual([]);
-  }
-
   beforeAll(async () => {
-    receiver = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        received.push({ headers: request.headers, body });
-        response.writeHead(failing ? 500 : 204).end();
-      });
-    });
-    await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    receiver = await WebhookReceiver.start(() => ({ status: failing ? 500 : 204 }));
+    ({ url: receiverUrl, received } = receiver);
     // One failed attempt disables an endpoint: the second test needs no more.
-    server = await ConsoleServer.start({ WEBHOOK_POLL_INTERVAL_MS: '200', WEBHOOK_DISABLE_AFTER_FAILURES: '1' });
+    suite = await ConsoleBrowser.start({ WEBHOOK_POLL_INTERVAL_MS: '200', WEBHOOK_DISABLE_AFTER_FAILURES: '1' });
+    server = suite.server;
     await server.member(ORG, ADMIN, 'admin');
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: server.baseUrl });
-    page = await context.newPage();
-    await page.goto(await server.signInLink(ORG, ADMIN));
-    await page.getByRole('heading', { name: 'My API keys' }).waitFor();
+    page = await suite.signedIn(ORG, ADMIN);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await new Promise((ok) => receiver?.close(ok));
+    await suite?.stop();
+    await receiver?.close();
   });
 
   it('adds a webhook, shows its secret once, sends a test delivery, shows it in the log, and deletes it', async () => {
@@ -92,7 +52,7 @@ describe('console webhooks page in Chromium', () => {
     await visible(page.getByText('Choose at least one event.'));
     await page.getByRole('checkbox', { name: /api_key\.revoked/ }).check();
     await page.getByRole('checkbox', { name: /member\.removed/ }).check();
-    await expectAccessible();
+    await expectAccessible(page);
     await page.getByRole('button', { name: 'Create webhook' }).click();
 
     // The secret, once.
@@ -104,8 +64,7 @@ describe('console webhooks page in Chromium', () => {
     await visible(panel.getByRole('button', { name: 'Copy secret' }));
     expect(await panel.textContent()).toContain('If you lose it, rotate the secret.');
     expect(await panel.textContent()).not.toMatch(/API key|hash/);
-    await page.screenshot({ path: join(ARTIFACTS, 'webhook-secret-1280.png'), fullPage: true });
-    await expectAccessible();
+    await atBothWidths(page, 'webhook-secret');
     await page.getByRole('button', { name: 'Done, I have stored it' }).click();
     await countOf(page.getByTestId('new-secret'), 0);
     expect(await page.content()).not.toContain(secret);
@@ -122,17 +81,16 @@ describe('console webhooks page in Chromium', () => {
     // A test event: delivered to the receiver, and in the log.
     await page.getByRole('button', { name: `Send test to ${receiverUrl}` }).click();
     await visible(page.getByRole('heading', { name: `Deliveries to ${receiverUrl}` }));
-    await until(() => Promise.resolve(expect(received.length).toBe(1)));
+    await untilPasses(() => Promise.resolve(expect(received.length).toBe(1)));
     expect(JSON.parse(received[0].body)).toMatchObject({ type: 'webhook.test' });
     expect(received[0].headers['webhook-signature']).toMatch(/^v1,/);
     const delivery = page.getByTestId('delivery');
-    await until(async () => {
+    await untilPasses(async () => {
       await page.getByRole('button', { name: 'Refresh deliveries' }).click();
       const cells = await delivery.first().locator('th, td').allTextContents();
       expect(cells.slice(0, 4)).toEqual(['webhook.test', 'succeeded', '1', 'HTTP 204']);
     });
-    await page.screenshot({ path: join(ARTIFACTS, 'webhook-deliveries-1280.png'), fullPage: true });
-    await expectAccessible();
+    await atBothWidths(page, 'webhook-deliveries');
 
     // Deleted after confirming.
     await page.getByRole('button', { name: `Delete ${receiverUrl}` }).click();
@@ -158,22 +116,21 @@ describe('console webhooks page in Chromium', () => {
 
     // The test event is answered 500: one failure in a row disables the endpoint here.
     await page.getByRole('button', { name: `Send test to ${receiverUrl}` }).click();
-    await until(() => Promise.resolve(expect(received.length).toBe(1)));
-    await until(async () => {
+    await untilPasses(() => Promise.resolve(expect(received.length).toBe(1)));
+    await untilPasses(async () => {
       await page.reload();
       expect(await row.first().getByRole('cell').nth(1).textContent()).toMatch(/^Disabled since /);
     });
     await countOf(page.getByRole('button', { name: `Send test to ${receiverUrl}` }), 0);
-    await page.screenshot({ path: join(ARTIFACTS, 'webhook-disabled-1280.png'), fullPage: true });
-    await expectAccessible();
+    await atBothWidths(page, 'webhook-disabled');
 
     failing = false;
     await page.getByRole('button', { name: `Enable ${receiverUrl}` }).click();
     await visible(page.getByText(`Webhook ${receiverUrl} enabled. The events that waited are sent now.`));
-    await until(async () => expect(await row.first().getByRole('cell').nth(1).textContent()).toBe('Active'));
+    await untilPasses(async () => expect(await row.first().getByRole('cell').nth(1).textContent()).toBe('Active'));
     await visible(page.getByRole('button', { name: `Send test to ${receiverUrl}` }));
     // The test event that waited comes again, and is answered 204.
-    await until(() => Promise.resolve(expect(received.length).toBe(2)));
+    await untilPasses(() => Promise.resolve(expect(received.length).toBe(2)));
     expect(JSON.parse(received[1].body)).toMatchObject({ type: 'webhook.test' });
   });
 });

@@ -1,8 +1,20 @@
-import { join } from 'node:path';
-import axe from 'axe-core';
-import { Browser, BrowserContext, chromium, Locator, Page, Request } from 'playwright-core';
+import { BrowserContext, Page, Request } from 'playwright-core';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
-import { ARTIFACTS, ConsoleServer } from './console-server';
+import { untilPasses } from '../support/wait';
+import {
+  ConsoleBrowser,
+  containsText,
+  countOf,
+  expectAccessible,
+  focused,
+  NARROW,
+  overflowOf,
+  screenshot,
+  textOf,
+  visible,
+  WIDE,
+} from './console-browser';
+import type { ConsoleServer } from './console-server';
 
 /**
  * The web console (docs/console.md) in headless Chromium (Debian's `chromium` package) against the
@@ -11,44 +23,14 @@ import { ARTIFACTS, ConsoleServer } from './console-server';
  * ones did). Screenshots of every page, at 1280 and 390 px, go to test-artifacts/console/.
  */
 const KEY = /^[a-z0-9]{1,16}\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\.[0-9a-f]{8}$/;
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
-
-/** Retries `assertion` until it passes (the page updates after its requests), at most `timeoutMs`. */
-async function until(assertion: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await assertion();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  }
-}
 
 /** A key id as the console and the key string write it: 32 hex digits. */
 const compact = (id: string): string => id.replaceAll('-', '');
 
-const visible = (locator: Locator): Promise<void> => locator.first().waitFor({ state: 'visible' });
-const countOf = (locator: Locator, count: number): Promise<void> =>
-  until(async () => expect(await locator.count()).toBe(count));
-const textOf = (locator: Locator, text: string | RegExp): Promise<void> =>
-  until(async () => {
-    const actual = ((await locator.first().textContent()) ?? '').trim();
-    if (typeof text === 'string') expect(actual).toBe(text);
-    else expect(actual).toMatch(text);
-  });
-const containsText = (locator: Locator, text: string): Promise<void> =>
-  until(async () => expect((await locator.first().textContent()) ?? '').toContain(text));
-const focused = (locator: Locator): Promise<void> =>
-  until(async () => expect(await locator.evaluate((element) => element === document.activeElement)).toBe(true));
-
 describe('web console in Chromium', () => {
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
   let fake: FakeDatadog;
-  let browser: Browser;
   let admin: { context: BrowserContext; page: Page; userId: string };
   let memberId: string;
   const created: {
@@ -64,17 +46,15 @@ describe('web console in Chromium', () => {
   const ORG = 'acme';
 
   async function newPage(viewport = WIDE): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport, baseURL: server.baseUrl });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
-    const page = await context.newPage();
+    const opened = await suite.newPage({ viewport, clipboard: true });
     // The console talks to its own origin only, and only to the console's files and the public API.
-    page.on('request', (request) => {
+    opened.page.on('request', (request) => {
       const url = new URL(request.url());
       if (url.origin !== server.baseUrl || !/^\/(console\/|console$|v1\/)/.test(url.pathname)) {
         throw new Error(`unexpected request from the console: ${request.method()} ${request.url()}`);
       }
     });
-    return { context, page };
+    return opened;
   }
 
   async function signIn(page: Page, email: string): Promise<void> {
@@ -82,23 +62,6 @@ describe('web console in Chromium', () => {
     created.codes.push(new URL(url).hash.slice('#code='.length));
     await page.goto(url);
     await page.getByRole('heading', { name: 'My API keys' }).waitFor();
-  }
-
-  async function screenshot(page: Page, name: string): Promise<void> {
-    const viewport = page.viewportSize();
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport?.width ?? 0}.png`), fullPage: true });
-  }
-
-  /** No serious or critical axe-core violation on the page as it is now. */
-  async function expectAccessible(page: Page): Promise<void> {
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    const serious = result.violations
-      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    expect(serious).toEqual([]);
   }
 
   /** Exchanges a key at POST /v1/token, as a script using it would. */
@@ -115,16 +78,15 @@ describe('web console in Chromium', () => {
 
   beforeAll(async () => {
     fake = await FakeDatadog.start();
-    server = await ConsoleServer.start({ MONITORING_API_BASE_URL: fake.url });
+    suite = await ConsoleBrowser.start({ MONITORING_API_BASE_URL: fake.url });
+    server = suite.server;
     const { userId } = await server.member(ORG, ADMIN, 'admin');
     memberId = (await server.member(ORG, MEMBER, 'member')).userId;
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     admin = { ...(await newPage()), userId };
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+    await suite?.stop();
     await fake?.close();
   });
 
@@ -292,7 +254,7 @@ describe('web console in Chromium', () => {
 
     // The list shows what the server stored.
     const row = page.getByRole('row', { name: /reporting/ });
-    await until(async () =>
+    await untilPasses(async () =>
       expect(await row.locator('.scopes li').allTextContents()).toEqual([
         'api_keys:read',
         'api_keys:manage',
@@ -375,7 +337,7 @@ describe('web console in Chromium', () => {
     await signIn(member.page, MEMBER);
     await textOf(member.page.getByRole('banner').getByTestId('signed-in-as'), `Signed in as ${MEMBER}`);
     const nav = member.page.getByRole('navigation', { name: 'Console' });
-    await until(async () =>
+    await untilPasses(async () =>
       expect(await nav.getByRole('link').allTextContents()).toEqual([
         'My keys',
         'Workload identities',
@@ -399,7 +361,7 @@ describe('web console in Chromium', () => {
             .map((box) => box.value),
         checkedOnly,
       );
-    await until(async () =>
+    await untilPasses(async () =>
       expect(await values(false)).toEqual([
         'api_keys:create',
         'api_keys:read',
@@ -596,7 +558,7 @@ describe('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Apply filters' }).click();
     // The used and the expired link of the first test.
     const refused = page.getByRole('row', { name: /console\.sign_in_refused/ });
-    await until(async () => expect(await refused.count()).toBeGreaterThanOrEqual(2));
+    await untilPasses(async () => expect(await refused.count()).toBeGreaterThanOrEqual(2));
     await containsText(refused.filter({ hasText: 'used' }), ADMIN);
 
     // The member's doings, found by their e-mail address (any case), as on the organization keys page.
@@ -614,7 +576,7 @@ describe('web console in Chromium', () => {
     // By user id, the same rows; someone unknown has none; a value that is neither says so, in words.
     await page.getByLabel(/^Actor/).fill(memberId);
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await until(async () =>
+    await untilPasses(async () =>
       expect(await page.locator('tbody td[data-label="Actor"]').allTextContents()).toEqual(actors),
     );
     await page.getByLabel(/^Actor/).fill('nobody@example.com');
@@ -704,7 +666,7 @@ describe('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     await visible(page.getByText('Your organization limits keys to 30 days.'));
     const expiry = page.getByLabel('Expires');
-    await until(async () =>
+    await untilPasses(async () =>
       expect(await expiry.locator('option').allTextContents()).toEqual([
         'Longest allowed (30 days)',
         '30 days',
@@ -738,7 +700,7 @@ describe('web console in Chromium', () => {
         await admin.page.waitForFunction(
           () => document.querySelector('[role="status"]')?.textContent?.startsWith('Loading') !== true,
         );
-        const overflow = await admin.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        const overflow = await overflowOf(admin.page);
         expect({ path, width: viewport.width, overflow }).toEqual({ path, width: viewport.width, overflow: 0 });
         await screenshot(admin.page, `page${path.replace(/\//g, '-')}`);
         await expectAccessible(admin.page);
@@ -811,7 +773,7 @@ describe('web console in Chromium', () => {
   });
 
   it('renders the API documentation at /docs under its content security policy, with no violation', async () => {
-    const context = await browser.newContext({ viewport: WIDE, baseURL: server.baseUrl });
+    const context = await suite.browser.newContext({ viewport: WIDE, baseURL: server.baseUrl });
     const page = await context.newPage();
     const refused: string[] = [];
     page.on('console', (message) => {
@@ -819,7 +781,7 @@ describe('web console in Chromium', () => {
     });
     page.on('pageerror', (error) => refused.push(error.message));
     await page.goto('/docs');
-    await until(async () => expect(await page.locator('.opblock').count()).toBeGreaterThan(10));
+    await untilPasses(async () => expect(await page.locator('.opblock').count()).toBeGreaterThan(10));
     await visible(page.getByText('/v1/token', { exact: true }));
     expect(refused).toEqual([]);
     await context.close();

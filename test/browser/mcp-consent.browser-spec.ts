@@ -6,12 +6,13 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { Browser, chromium, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ClientDocumentServer, REDIRECT_URI } from '../support/client-documents';
 import { McpServerProcess } from '../support/mcp-server-process';
 import { freePort } from '../support/ports';
 import { waitFor } from '../support/wait';
-import { ConsoleServer } from './console-server';
+import { atBothWidths, ConsoleBrowser } from './console-browser';
+import type { ConsoleServer } from './console-server';
 
 /**
  * THE end-to-end test of docs/mcp.md: a real MCP client (the SDK's StreamableHTTPClientTransport with an
@@ -85,9 +86,9 @@ class BrowserProvider implements OAuthClientProvider {
 
 describe('an MCP client connected by a person in the browser (docs/mcp.md)', () => {
   let documents: ClientDocumentServer;
+  let suite: ConsoleBrowser;
   let server: ConsoleServer;
   let mcp: McpServerProcess;
-  let browser: Browser;
   let page: Page;
   let audience: string;
   let clientId: string;
@@ -95,7 +96,8 @@ describe('an MCP client connected by a person in the browser (docs/mcp.md)', () 
   beforeAll(async () => {
     documents = await ClientDocumentServer.start();
     clientId = documents.client('/mcp-client.json', { client_name: 'Test MCP client' });
-    server = await ConsoleServer.start({ NODE_EXTRA_CA_CERTS: documents.caFile, OAUTH_DYNAMIC_REGISTRATION: 'on' });
+    suite = await ConsoleBrowser.start({ NODE_EXTRA_CA_CERTS: documents.caFile, OAUTH_DYNAMIC_REGISTRATION: 'on' });
+    server = suite.server;
     await server.member(ORG, EMAIL, 'member');
     await server.member(ORG, ADMIN, 'admin');
     audience = `http://127.0.0.1:${await freePort()}/mcp`;
@@ -117,16 +119,14 @@ describe('an MCP client connected by a person in the browser (docs/mcp.md)', () 
       clientId: registered.client_id as string,
       clientSecret: registered.client_secret as string,
     });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    page = await (await browser.newContext({ baseURL: server.baseUrl })).newPage();
+    ({ page } = await suite.newPage());
     // The client's loopback redirect URI: Chromium's request is answered here, its code read.
     await page.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, body: 'You can close this tab.' }));
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close();
     await mcp?.stop();
-    await server?.stop();
+    await suite?.stop();
     await documents?.close();
   });
 
@@ -153,6 +153,7 @@ describe('an MCP client connected by a person in the browser (docs/mcp.md)', () 
     expect(await on.getByRole('list', { name: 'Permissions asked' }).textContent()).toContain(
       'List and call read-only tools',
     );
+    await atBothWidths(on, 'consent');
     await on.getByRole('button', { name: 'Allow' }).click();
     const answer = new URL((await redirected).url());
     expect(answer.searchParams.get('iss')).toBe(server.baseUrl);
@@ -168,7 +169,7 @@ describe('an MCP client connected by a person in the browser (docs/mcp.md)', () 
 
   /** A tab of its own, whose client's loopback redirect is answered here. */
   async function newPage(): Promise<Page> {
-    const fresh = await (await browser.newContext({ baseURL: server.baseUrl })).newPage();
+    const { page: fresh } = await suite.newPage();
     await fresh.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, body: 'You can close this tab.' }));
     return fresh;
   }
@@ -209,6 +210,8 @@ describe('an MCP client connected by a person in the browser (docs/mcp.md)', () 
 
     // Revoked on the console's Connected apps page.
     await page.goto('/console/apps');
+    await page.getByTestId('grant').first().waitFor();
+    await atBothWidths(page, 'connected-apps');
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
     await page.getByText('Test MCP client can no longer act for you').waitFor();

@@ -291,6 +291,95 @@ describe(`single sign-on set-up on ${DATABASE_KIND}`, () => {
     expect((await get(org.admin).expect(200)).body.single_sign_on.issuer).toBe(fresh.issuer);
   });
 
+  it('sets the allowed origins as trusted-issuer set-origins does: checked, stored, audited with the admin', async () => {
+    const org = await organization();
+    const elsewhere = await organization();
+    const setOrigins = (user: Pick<TestUser, 'token'>, origins: unknown) =>
+      t
+        .http()
+        .put('/v1/organization/single-sign-on/allowed-origins')
+        .set(bearer(user.token))
+        .send({ allowed_origins: origins });
+    const none = [404, 'NOT_FOUND', 'no single sign-on for this organization', 'sso_not_configured'] as const;
+    expectError(await setOrigins(org.admin, []), ...none);
+    // A provider whose key set moves to another origin, as Google's lives on www.googleapis.com.
+    let jwksUri: string | undefined;
+    let movingIssuer = '';
+    const moving = createHttpServer((req, res) => {
+      if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          issuer: movingIssuer,
+          authorization_endpoint: `${movingIssuer}/authorize`,
+          token_endpoint: `${movingIssuer}/token`,
+          jwks_uri: jwksUri ?? `${movingIssuer}/keys`,
+        }),
+      );
+    });
+    movingIssuer = `http://127.0.0.1:${await listenOnLoopback(moving)}`;
+    try {
+      const saved = (
+        await save(org.admin, { issuer: movingIssuer, client_id: 'gatehouse', client_secret: 'moving-secret' }).expect(
+          200,
+        )
+      ).body.single_sign_on as Record<string, unknown>;
+      const keysOrigin = new URL(idp.issuer).origin;
+      jwksUri = `${keysOrigin}/keys`;
+      // Without that origin the document no longer passes; an origin Gatehouse does not call is refused first.
+      const refused = await setOrigins(org.admin, []);
+      expect({ status: refused.status, reason: refused.body.reason }).toEqual({
+        status: 400,
+        reason: 'issuer_discovery_failed',
+      });
+      expect(refused.body.message).toMatch(new RegExp(`jwks_uri ${keysOrigin}/keys .* is on ${keysOrigin}`));
+      const privateOrigin = await setOrigins(org.admin, ['https://10.1.2.3']);
+      expect({ status: privateOrigin.status, reason: privateOrigin.body.reason }).toEqual({
+        status: 400,
+        reason: 'allowed_origin_invalid',
+      });
+      expect(privateOrigin.body.message).toMatch(/^https:\/\/10\.1\.2\.3 /);
+      for (const origins of ['not a list', [7], Array.from({ length: 11 }, (_, i) => `https://k${i}.example.com`)]) {
+        expectInvalidArgument(await setOrigins(org.admin, origins));
+      }
+      expect((await get(org.admin).expect(200)).body.single_sign_on.allowed_origins).toEqual([]);
+
+      // Given once each, as origins.
+      const set = await setOrigins(org.admin, [`${keysOrigin}/`, keysOrigin]).expect(200);
+      expect(set.body).toStrictEqual({ single_sign_on: { ...saved, allowed_origins: [keysOrigin] } });
+      expect((await get(org.admin).expect(200)).body).toStrictEqual(set.body);
+      // The test of the connection uses them for the same issuer.
+      await test(org.admin, { issuer: movingIssuer }).expect(200);
+      // A member may not; another organization's admin reaches only their own (none).
+      expectError(
+        await setOrigins(org.member, []),
+        403,
+        'PERMISSION_DENIED',
+        'insufficient permissions',
+        'insufficient_permissions',
+      );
+      expectError(await setOrigins(elsewhere.admin, [keysOrigin]), ...none);
+      expect(await auditOf(org.admin.organizationId)).toStrictEqual(
+        [
+          ['trusted_issuer.added', 'people'],
+          ['trusted_issuer.updated', 'allowed_origins'],
+        ].map(([action, reason]) => ({
+          action,
+          reason,
+          actor_user_id: org.admin.userId,
+          target_type: 'trusted_issuer',
+          target_id: saved.id,
+        })),
+      );
+      // The provider back on its own origin: none again.
+      jwksUri = undefined;
+      expect((await setOrigins(org.admin, []).expect(200)).body.single_sign_on.allowed_origins).toEqual([]);
+    } finally {
+      moving.closeAllConnections();
+      moving.close();
+    }
+  });
+
   it('limits the discoveries one organization starts from the API: 10 a minute, then 429 with Retry-After', async () => {
     const org = await organization();
     const elsewhere = await organization();

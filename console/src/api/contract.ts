@@ -24,3 +24,5 @@ export type UsageChannels = Schemas['UsageByChannelView'];
 export type Granularity = Usage['granularity'];
 /** One of the organization's busiest credentials. */
 export type BusyCredential = Schemas['BusyCredentialView'];
+/** Who revoked a credential and why (docs/api.md#who-revoked-a-credential). */
+export type RevokedBy = Schemas['RevokedByView'];

@@ -26,10 +26,13 @@ const FIELD_LABELS: Array<[string, string]> = [
 
 function sentence(message: string): string {
   const field = FIELD_LABELS.find(([name]) => message.startsWith(`${name} `) || message.startsWith(`${name}:`));
+  // A message that starts with an address keeps it as written (https://…, not Https://…).
   const text =
-    field === undefined
-      ? message.charAt(0).toUpperCase() + message.slice(1)
-      : field[1] + message.slice(field[0].length);
+    field !== undefined
+      ? field[1] + message.slice(field[0].length)
+      : /^[a-z][a-z0-9+.-]*:\/\//.test(message)
+        ? message
+        : message.charAt(0).toUpperCase() + message.slice(1);
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 

@@ -1,4 +1,4 @@
-import { type KeyboardEvent, type PointerEvent, useState } from 'react';
+import { type KeyboardEvent, type PointerEvent, useId, useState } from 'react';
 import type { Granularity, Usage, UsageBucket, UsageChannels } from '../api/contract';
 
 /** How each way of use is named on screen (docs/api.md#usage-over-time). */
@@ -25,9 +25,12 @@ export function bucketTime(start: string, granularity: Granularity): string {
   return TIME[granularity].format(new Date(start));
 }
 
-/** The y axis' top: the busiest bucket rounded up to 1, 2 or 5 times a power of ten. */
+/**
+ * The y axis' top: the busiest bucket rounded up to 1, 2 or 5 times a power of ten, or to an even number up to 10, so
+ * that its half, the middle line, is a whole count.
+ */
 function niceMax(value: number): number {
-  if (value <= 0) return 1;
+  if (value <= 10) return Math.max(2, Math.ceil(value / 2) * 2);
   const power = 10 ** Math.floor(Math.log10(value));
   return ([1, 2, 5, 10].find((step) => step * power >= value) ?? 10) * power;
 }
@@ -48,7 +51,7 @@ function ChannelCounts({ channels }: { channels: UsageChannels }) {
  * successful. Pointing at a bar (or focusing the chart and moving with the arrow keys) shows its counts in the readout
  * above it; the same figures are in the table below, for screen readers and for copying.
  */
-export function UsageChart({ usage, label }: { usage: Usage; label: string }) {
+export function UsageChart({ usage, label, compact = false }: { usage: Usage; label: string; compact?: boolean }) {
   const [active, setActive] = useState<number>();
   const { buckets, granularity } = usage;
   const top = niceMax(Math.max(0, ...buckets.map((bucket) => bucket.succeeded + bucket.refused)));
@@ -70,10 +73,16 @@ export function UsageChart({ usage, label }: { usage: Usage; label: string }) {
   const ticks = n <= 1 ? [0] : [0, Math.floor((n - 1) / 2), n - 1];
 
   return (
-    <figure className="usage-chart">
+    <figure className={compact ? 'usage-chart usage-chart-compact' : 'usage-chart'}>
       <p className="usage-readout" aria-live="polite" data-testid="usage-readout">
         {shown === undefined ? (
-          <span className="muted">Point at a bar, or focus the chart and use the arrow keys, to see its counts.</span>
+          compact ? (
+            <span className="muted">
+              {count.format(usage.succeeded)} successful · {count.format(usage.refused)} refused in this range
+            </span>
+          ) : (
+            <span className="muted">Point at a bar, or focus the chart and use the arrow keys, to see its counts.</span>
+          )
         ) : (
           <>
             <strong>
@@ -138,13 +147,48 @@ export function UsageChart({ usage, label }: { usage: Usage; label: string }) {
       <figcaption className="usage-legend">
         <span className="usage-key usage-key-succeeded">Successful</span>
         <span className="usage-key usage-key-refused">Refused</span>
-        <span className="muted">Times in your time zone; one bar per {SPAN[granularity]}.</span>
+        {!compact && <span className="muted">Times in your time zone; one bar per {SPAN[granularity]}.</span>}
       </figcaption>
       <details className="usage-table">
         <summary>Show the counts as a table</summary>
         <UsageTable usage={usage} />
       </details>
     </figure>
+  );
+}
+
+const NONE = { succeeded: 0, refused: 0 };
+
+/** The usage of one channel alone: its totals and its counts in each bucket (0 where it had none). */
+export function ofChannel(usage: Usage, channel: keyof UsageChannels): Usage {
+  return {
+    ...usage,
+    ...(usage.channels[channel] ?? NONE),
+    channels: {},
+    buckets: usage.buckets.map((bucket) => ({ ...bucket, ...(bucket.channels[channel] ?? NONE), channels: {} })),
+  };
+}
+
+/**
+ * One small chart per channel the range used, when it used more than one: each channel's successes and refusals apart
+ * (a key refused at forward auth while its exchanges succeed shows as such), on a scale of its own.
+ */
+export function ChannelCharts({ usage, label }: { usage: Usage; label: string }) {
+  const headingId = useId();
+  const used = CHANNELS.filter((channel) => usage.channels[channel] !== undefined);
+  if (used.length < 2) return null;
+  return (
+    <section className="usage-channels" aria-labelledby={headingId}>
+      <h3 id={headingId}>Per channel</h3>
+      <div className="usage-channel-grid">
+        {used.map((channel) => (
+          <section key={channel} aria-label={CHANNEL_NAMES[channel]} data-testid={`usage-channel-${channel}`}>
+            <h4>{CHANNEL_NAMES[channel]}</h4>
+            <UsageChart usage={ofChannel(usage, channel)} label={`${label}, ${CHANNEL_NAMES[channel]}`} compact />
+          </section>
+        ))}
+      </div>
+    </section>
   );
 }
 

@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { Granularity, Usage } from '../api/contract';
 import { useLoad } from '../hooks';
 import { LoadStatus } from './feedback';
-import { ChannelTotals, UsageChart } from './usage-chart';
+import { ChannelCharts, ChannelTotals, UsageChart } from './usage-chart';
 
 /** The ranges offered, as Unkey's and Auth0's dashboards offer them: each with the buckets that suit it. */
 export const USAGE_RANGES = [
@@ -83,6 +83,7 @@ export function UsagePanel({
         <>
           <ChannelTotals usage={usage.data} />
           <UsageChart usage={usage.data} label={label} />
+          <ChannelCharts usage={usage.data} label={label} />
         </>
       )}
     </section>

@@ -1,25 +1,15 @@
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { components } from '../../../client';
-import { ConfirmDialog } from '../components/dialog';
-import { Empty, LoadStatus, Success } from '../components/feedback';
+import { LoadStatus, Success } from '../components/feedback';
+import { RecordTable } from '../components/record-table';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
-
-type Grant = components['schemas']['GrantView'];
 
 /** The apps the person allowed to act for them at resource servers (docs/mcp.md#grants), and their revocation. */
 export function ConnectedAppsPage() {
   useTitle('Connected apps');
   const list = useLoad(() => unwrap(api.GET('/v1/grants')), 'grants');
-  const [revoking, setRevoking] = useState<Grant>();
   const [done, setDone] = useState<string>();
-
-  const revoke = async (grant: Grant) => {
-    await unwrap(api.DELETE('/v1/grants/{id}', { params: { path: { id: grant.id } } }));
-    setDone(`${grant.client_name} can no longer act for you at ${grant.resource}.`);
-    list.reload();
-  };
 
   return (
     <>
@@ -27,58 +17,61 @@ export function ConnectedAppsPage() {
       <p className="lead">Apps you allowed to act for you at resource servers. Revoking one stops it at once.</p>
       {done !== undefined && <Success>{done}</Success>}
       <LoadStatus loaded={list} what="connected apps" />
-      {list.data !== undefined &&
-        (list.data.grants.length === 0 ? (
-          <Empty>No connected apps.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table className="responsive">
-              <caption className="visually-hidden">Connected apps</caption>
-              <thead>
-                <tr>
-                  <th scope="col">App</th>
-                  <th scope="col">Resource</th>
-                  <th scope="col">Permissions</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.grants.map((grant) => (
-                  <tr key={grant.id}>
-                    <td>
-                      {grant.client_name} <span className="muted">{grant.client_id}</span>
-                    </td>
-                    <td>{grant.resource}</td>
-                    <td>{grant.scopes.join(' ')}</td>
-                    <td>{grant.status}</td>
-                    <td>{grant.last_used_at === null ? 'never' : formatTime(grant.last_used_at)}</td>
-                    <td>
-                      {grant.status === 'active' && (
-                        <button type="button" className="button" onClick={() => setRevoking(grant)}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ))}
-      {revoking !== undefined && (
-        <ConfirmDialog
-          title={`Revoke ${revoking.client_name}?`}
-          confirmLabel="Revoke"
-          danger
-          onConfirm={() => revoke(revoking)}
-          onClose={() => setRevoking(undefined)}
-        >
-          It stops acting for you at {revoking.resource} at once.
-        </ConfirmDialog>
+      {list.data !== undefined && (
+        <RecordTable
+          caption="Connected apps"
+          rows={list.data.grants}
+          rowKey={(grant) => grant.id}
+          testId="grant"
+          empty="No connected apps."
+          columns={[
+            {
+              header: 'App',
+              cell: (grant) => (
+                <>
+                  {grant.client_name} <code className="id detail">{grant.client_id}</code>
+                </>
+              ),
+            },
+            { header: 'Resource', cell: (grant) => <code>{grant.resource}</code> },
+            {
+              header: 'Permissions',
+              cell: (grant) => (
+                <ul className="scopes">
+                  {grant.scopes.map((scope) => (
+                    <li key={scope}>
+                      <code>{scope}</code>
+                    </li>
+                  ))}
+                </ul>
+              ),
+            },
+            { header: 'Status', cell: (grant) => grant.status },
+            {
+              header: 'Last used',
+              cell: (grant) => (grant.last_used_at === null ? 'never' : formatTime(grant.last_used_at)),
+            },
+          ]}
+          actions={[
+            {
+              label: 'Revoke',
+              about: (grant) => grant.client_name,
+              style: 'danger',
+              when: (grant) => grant.status === 'active',
+              confirm: {
+                title: (grant) => `Revoke ${grant.client_name}?`,
+                body: (grant) => <p>It stops acting for you at {grant.resource} at once.</p>,
+                confirmLabel: 'Revoke',
+                danger: true,
+                run: async (grant) => {
+                  await unwrap(api.DELETE('/v1/grants/{id}', { params: { path: { id: grant.id } } }));
+                  setDone(`${grant.client_name} can no longer act for you at ${grant.resource}.`);
+                  list.reload();
+                },
+              },
+            },
+          ]}
+        />
       )}
     </>
   );

@@ -4,6 +4,7 @@ import type { CreatedApiKey, OrganizationSettings } from '../api/contract';
 import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ErrorMessage } from '../components/feedback';
 import { draftOf, KeyPolicyFields, policiesOf } from '../components/key-policy-fields';
+import { FormActions } from '../components/form-actions';
 import { defaultScopes, PERMISSIONS } from '../permissions';
 import type { Session } from '../session';
 
@@ -151,14 +152,7 @@ export function CreateKeyForm({
         allowlistRequired={organization?.require_key_allowlist ?? false}
       />
       <ErrorMessage error={error} />
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create key'}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Create key" busyLabel="Creating…" busy={busy} onCancel={onCancel} />
     </form>
   );
 }

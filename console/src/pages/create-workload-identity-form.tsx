@@ -4,6 +4,7 @@ import type { OrganizationSettings } from '../api/contract';
 import type { WorkloadIdentity, WorkloadIssuer } from '../api/workload-identities';
 import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ErrorMessage } from '../components/feedback';
+import { FormActions } from '../components/form-actions';
 import { defaultScopes, PERMISSIONS } from '../permissions';
 import type { Session } from '../session';
 import { type Platform, platformOf } from '../workload-snippets';
@@ -215,14 +216,13 @@ export function CreateWorkloadIdentityForm({
         </select>
       </div>
       <ErrorMessage error={error} />
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={busy || issuer === undefined}>
-          {busy ? 'Creating…' : 'Create workload identity'}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormActions
+        label="Create workload identity"
+        busyLabel="Creating…"
+        busy={busy}
+        disabled={issuer === undefined}
+        onCancel={onCancel}
+      />
     </form>
   );
 }

@@ -3,6 +3,7 @@ import { api, unwrap } from '../api/client';
 import type { ApiKey, OrganizationSettings } from '../api/contract';
 import { ErrorMessage } from '../components/feedback';
 import { draftOf, KeyPolicyFields, policiesOf } from '../components/key-policy-fields';
+import { FormActions } from '../components/form-actions';
 import { keyName } from '../format';
 
 /**
@@ -64,14 +65,7 @@ export function EditKeyForm({
         allowlistRequired={organization?.require_key_allowlist ?? false}
       />
       <ErrorMessage error={error} />
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {busy ? 'Saving…' : 'Save changes'}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Save changes" busyLabel="Saving…" busy={busy} onCancel={onCancel} />
     </form>
   );
 }

@@ -2,9 +2,13 @@ import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { type CreatedInvitation, type Invitation, type Member, type Role, ROLES } from '../api/members';
 import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, LoadStatus, Success } from '../components/feedback';
+import { Email } from '../components/email';
+import { ErrorMessage, LoadStatus, Success } from '../components/feedback';
 import { Pager } from '../components/pager';
+import { RecordTable } from '../components/record-table';
 import { SecretPanel } from '../components/secret-panel';
+import { FormActions } from '../components/form-actions';
+import { PageHeading } from '../components/page-heading';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { can, type Session } from '../session';
@@ -89,74 +93,64 @@ function InviteForm({
         <RoleChoices name={ids.role} value={role} onChange={setRole} />
       </fieldset>
       <ErrorMessage error={error} />
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create invitation link'}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Create invitation link" busyLabel="Creating…" busy={busy} onCancel={onCancel} />
     </form>
   );
 }
 
-/** The invitations neither used nor expired, each with a way to withdraw it. */
+/** The invitations neither used nor expired, each with a way to withdraw it (members:write). */
 function PendingInvitations({
   invitations,
   writable,
-  onWithdraw,
+  onWithdrawn,
 }: {
   invitations: Invitation[];
   writable: boolean;
-  onWithdraw: (invitation: Invitation) => void;
+  onWithdrawn: (invitation: Invitation) => void;
 }) {
   const headingId = useId();
   if (invitations.length === 0) return null;
   return (
     <section aria-labelledby={headingId}>
       <h2 id={headingId}>Pending invitations</h2>
-      <div className="table-wrap">
-        <table className="responsive">
-          <caption className="visually-hidden">Pending invitations</caption>
-          <thead>
-            <tr>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Invited</th>
-              <th scope="col">Link works until</th>
-              {writable && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {invitations.map((invitation) => (
-              <tr key={invitation.id} data-testid="invitation">
-                <th scope="row" data-label="E-mail">
-                  <span className="person">{invitation.email}</span>
-                </th>
-                <td data-label="Role">{invitation.role}</td>
-                <td data-label="Invited">{formatTime(invitation.created_at)}</td>
-                <td data-label="Link works until">{formatTime(invitation.expires_at)}</td>
-                {writable && (
-                  <td data-label="Actions" className="row-actions">
-                    <button
-                      type="button"
-                      className="button button-small button-danger"
-                      onClick={() => onWithdraw(invitation)}
-                    >
-                      Withdraw<span className="visually-hidden"> the invitation of {invitation.email}</span>
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <RecordTable
+        caption="Pending invitations"
+        rows={invitations}
+        rowKey={(invitation) => invitation.id}
+        testId="invitation"
+        empty="No pending invitations."
+        columns={[
+          { header: 'E-mail', cell: (invitation) => <Email address={invitation.email} /> },
+          { header: 'Role', cell: (invitation) => invitation.role },
+          { header: 'Invited', cell: (invitation) => formatTime(invitation.created_at) },
+          { header: 'Link works until', cell: (invitation) => formatTime(invitation.expires_at) },
+        ]}
+        actions={
+          writable
+            ? [
+                {
+                  label: 'Withdraw',
+                  about: (invitation) => `the invitation of ${invitation.email}`,
+                  style: 'danger',
+                  confirm: {
+                    title: (invitation) => `Withdraw the invitation of ${invitation.email}?`,
+                    body: () => <p>Its link will sign no one in. You can invite them again later.</p>,
+                    confirmLabel: 'Withdraw invitation',
+                    danger: true,
+                    run: async (invitation) => {
+                      await unwrap(
+                        api.DELETE('/v1/organization/members/invitations/{id}', {
+                          params: { path: { id: invitation.id } },
+                        }),
+                      );
+                      onWithdrawn(invitation);
+                    },
+                  },
+                },
+              ]
+            : []
+        }
+      />
     </section>
   );
 }
@@ -172,9 +166,7 @@ export function MembersPage({ session }: { session: Session }) {
   const [page, setPage] = useState(1);
   const [inviting, setInviting] = useState(false);
   const [created, setCreated] = useState<CreatedInvitation>();
-  const [withdrawing, setWithdrawing] = useState<Invitation>();
   const [changing, setChanging] = useState<{ member: Member; role: Role }>();
-  const [removing, setRemoving] = useState<Member>();
   const [done, setDone] = useState<string>();
   const roleName = useId();
   const listId = useId();
@@ -186,21 +178,20 @@ export function MembersPage({ session }: { session: Session }) {
 
   return (
     <>
-      <div className="page-heading">
-        <h1>Members</h1>
-        {writable && !inviting && created === undefined && (
-          <button
-            type="button"
-            className="button button-primary"
-            onClick={() => {
-              setDone(undefined);
-              setInviting(true);
-            }}
-          >
-            Invite member
-          </button>
-        )}
-      </div>
+      <PageHeading
+        title="Members"
+        action={
+          writable && !inviting && created === undefined
+            ? {
+                label: 'Invite member',
+                onClick: () => {
+                  setDone(undefined);
+                  setInviting(true);
+                },
+              }
+            : undefined
+        }
+      />
       <p className="lead">The people of {session.organization.name}, and what each may do.</p>
       {inviting && (
         <InviteForm
@@ -226,7 +217,10 @@ export function MembersPage({ session }: { session: Session }) {
         <PendingInvitations
           invitations={invitations.data.invitations}
           writable={writable}
-          onWithdraw={setWithdrawing}
+          onWithdrawn={(invitation) => {
+            setDone(`The invitation of ${invitation.email} was withdrawn: its link signs no one in.`);
+            invitations.reload();
+          }}
         />
       )}
       <ErrorMessage error={invitations.error} />
@@ -236,76 +230,84 @@ export function MembersPage({ session }: { session: Session }) {
         </h2>
       )}
       <LoadStatus loaded={members} what="the members" />
-      {members.data !== undefined &&
-        (members.data.members.length === 0 ? (
-          <Empty>No members.</Empty>
-        ) : (
-          <>
-            <div className="table-wrap">
-              <table className="responsive">
-                <caption className="visually-hidden">Members of {session.organization.name}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Member</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Joined</th>
-                    <th scope="col">Last sign-in</th>
-                    {writable && (
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    )}
-                  </tr>
-                </thead>
-                <tbody>
-                  {members.data.members.map((member) => (
-                    <tr key={member.user_id} data-testid="member">
-                      <th scope="row" data-label="Member">
-                        <span className="person">{member.email}</span>
-                        {member.user_id === session.userId && <span className="detail"> (you)</span>}
-                        <code className="id detail">{member.user_id}</code>
-                      </th>
-                      <td data-label="Role">{member.role}</td>
-                      <td data-label="Joined">{formatTime(member.joined_at)}</td>
-                      <td data-label="Last sign-in">
-                        {member.last_signed_in_at === null ? (
-                          <span className="muted">Not recorded</span>
-                        ) : (
-                          formatTime(member.last_signed_in_at)
-                        )}
-                      </td>
-                      {writable && (
-                        <td data-label="Actions" className="row-actions">
-                          <button
-                            type="button"
-                            className="button button-small"
-                            onClick={() => {
-                              setDone(undefined);
-                              setChanging({ member, role: member.role });
-                            }}
-                          >
-                            Change role<span className="visually-hidden"> of {member.email}</span>
-                          </button>
-                          <button
-                            type="button"
-                            className="button button-small button-danger"
-                            onClick={() => {
-                              setDone(undefined);
-                              setRemoving(member);
-                            }}
-                          >
-                            Remove<span className="visually-hidden"> {member.email}</span>
-                          </button>
-                        </td>
-                      )}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager page={page} limit={PAGE_SIZE} total={members.data.total_count} onPage={setPage} label="Members" />
-          </>
-        ))}
+      {members.data !== undefined && (
+        <>
+          <RecordTable
+            caption={`Members of ${session.organization.name}`}
+            rows={members.data.members}
+            rowKey={(member) => member.user_id}
+            testId="member"
+            empty="No members."
+            columns={[
+              {
+                header: 'Member',
+                cell: (member) => (
+                  <>
+                    <Email address={member.email} />
+                    {member.user_id === session.userId && <span className="detail"> (you)</span>}
+                    <code className="id detail">{member.user_id}</code>
+                  </>
+                ),
+              },
+              { header: 'Role', cell: (member) => member.role },
+              { header: 'Joined', cell: (member) => formatTime(member.joined_at) },
+              {
+                header: 'Last sign-in',
+                cell: (member) =>
+                  member.last_signed_in_at === null ? (
+                    <span className="muted">Not recorded</span>
+                  ) : (
+                    formatTime(member.last_signed_in_at)
+                  ),
+              },
+            ]}
+            actions={
+              writable
+                ? [
+                    {
+                      label: 'Change role',
+                      about: (member) => `of ${member.email}`,
+                      onClick: (member) => {
+                        setDone(undefined);
+                        setChanging({ member, role: member.role });
+                      },
+                    },
+                    {
+                      label: 'Remove',
+                      about: (member) => member.email,
+                      style: 'danger',
+                      confirm: {
+                        title: (member) => `Remove ${member.email} from ${session.organization.name}?`,
+                        body: (member) => (
+                          <p>
+                            Their sessions end at once, and every key, workload identity and app access of theirs here
+                            is revoked for good: adding them back revives none. Single sign-on will not let them back
+                            in; only an admin can.
+                            {member.user_id === session.userId && (
+                              <strong> This is you: you will be signed out.</strong>
+                            )}
+                          </p>
+                        ),
+                        confirmLabel: 'Remove member',
+                        danger: true,
+                        run: async (member) => {
+                          const removed = await unwrap(
+                            api.DELETE('/v1/organization/members/{id}', { params: { path: { id: member.user_id } } }),
+                          );
+                          setDone(
+                            `${removed.member.email} removed; ${removed.revoked_keys} key${removed.revoked_keys === 1 ? '' : 's'} revoked.`,
+                          );
+                          members.reload();
+                        },
+                      },
+                    },
+                  ]
+                : []
+            }
+          />
+          <Pager page={page} limit={PAGE_SIZE} total={members.data.total_count} onPage={setPage} label="Members" />
+        </>
+      )}
       {changing !== undefined && (
         <ConfirmDialog
           title={`Change the role of ${changing.member.email}`}
@@ -331,46 +333,6 @@ export function MembersPage({ session }: { session: Session }) {
               onChange={(role) => setChanging({ ...changing, role })}
             />
           </fieldset>
-        </ConfirmDialog>
-      )}
-      {removing !== undefined && (
-        <ConfirmDialog
-          title={`Remove ${removing.email} from ${session.organization.name}?`}
-          confirmLabel="Remove member"
-          danger
-          onClose={() => setRemoving(undefined)}
-          onConfirm={async () => {
-            const removed = await unwrap(
-              api.DELETE('/v1/organization/members/{id}', { params: { path: { id: removing.user_id } } }),
-            );
-            setDone(
-              `${removed.member.email} removed; ${removed.revoked_keys} key${removed.revoked_keys === 1 ? '' : 's'} revoked.`,
-            );
-            members.reload();
-          }}
-        >
-          <p>
-            Their sessions end at once, and every key, workload identity and app access of theirs here is revoked for
-            good: adding them back revives none. Single sign-on will not let them back in; only an admin can.
-            {removing.user_id === session.userId && <strong> This is you: you will be signed out.</strong>}
-          </p>
-        </ConfirmDialog>
-      )}
-      {withdrawing !== undefined && (
-        <ConfirmDialog
-          title={`Withdraw the invitation of ${withdrawing.email}?`}
-          confirmLabel="Withdraw invitation"
-          danger
-          onClose={() => setWithdrawing(undefined)}
-          onConfirm={async () => {
-            await unwrap(
-              api.DELETE('/v1/organization/members/invitations/{id}', { params: { path: { id: withdrawing.id } } }),
-            );
-            setDone(`The invitation of ${withdrawing.email} was withdrawn: its link signs no one in.`);
-            invitations.reload();
-          }}
-        >
-          <p>Its link will sign no one in. You can invite them again later.</p>
         </ConfirmDialog>
       )}
     </>

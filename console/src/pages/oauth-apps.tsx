@@ -1,9 +1,11 @@
 import { type FormEvent, useId, useState } from 'react';
 import type { components } from '../../../client';
 import { api, unwrap } from '../api/client';
-import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, LoadStatus, Success } from '../components/feedback';
+import { ErrorMessage, LoadStatus, Success } from '../components/feedback';
+import { RecordTable } from '../components/record-table';
 import { SecretPanel } from '../components/secret-panel';
+import { FormActions } from '../components/form-actions';
+import { PageHeading } from '../components/page-heading';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import type { Session } from '../session';
@@ -88,14 +90,7 @@ function RegisterAppForm({
         </label>
       </div>
       <ErrorMessage error={error} />
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {busy ? 'Registering…' : 'Register app'}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Register app" busyLabel="Registering…" busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -108,27 +103,25 @@ export function OAuthAppsPage({ session }: { session: Session }) {
   useTitle('OAuth apps');
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ client: OAuthClient; secret: string }>();
-  const [removing, setRemoving] = useState<OAuthClient>();
   const [done, setDone] = useState<string>();
   const list = useLoad(() => unwrap(api.GET('/v1/organization/oauth-clients')), 'oauth-clients');
 
   return (
     <>
-      <div className="page-heading">
-        <h1>OAuth apps</h1>
-        {!creating && created === undefined && (
-          <button
-            type="button"
-            className="button button-primary"
-            onClick={() => {
-              setDone(undefined);
-              setCreating(true);
-            }}
-          >
-            Register app
-          </button>
-        )}
-      </div>
+      <PageHeading
+        title="OAuth apps"
+        action={
+          !creating && created === undefined
+            ? {
+                label: 'Register app',
+                onClick: () => {
+                  setDone(undefined);
+                  setCreating(true);
+                },
+              }
+            : undefined
+        }
+      />
       <p className="lead">
         Internal apps that {session.organization.name}’s members may connect to resource servers. Other organizations
         cannot see or use them.
@@ -155,72 +148,62 @@ export function OAuthAppsPage({ session }: { session: Session }) {
       )}
       {done !== undefined && <Success>{done}</Success>}
       <LoadStatus loaded={list} what="the OAuth apps" />
-      {list.data !== undefined &&
-        (list.data.oauth_clients.length === 0 ? (
-          <Empty>No OAuth apps yet.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table className="responsive">
-              <caption className="visually-hidden">OAuth apps</caption>
-              <thead>
-                <tr>
-                  <th scope="col">App</th>
-                  <th scope="col">Redirect URIs</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.oauth_clients.map((client) => (
-                  <tr key={client.client_id} data-testid="oauth-app">
-                    <th scope="row" data-label="App">
-                      {client.name} <code className="id detail">{client.client_id}</code>
-                    </th>
-                    <td data-label="Redirect URIs">
-                      {client.redirect_uris.map((uri) => (
-                        <code key={uri} className="detail">
-                          {uri}{' '}
-                        </code>
-                      ))}
-                    </td>
-                    <td data-label="Kind">{client.confidential ? 'confidential' : 'public'}</td>
-                    <td data-label="Last used">
-                      {client.last_used_at === null ? 'never' : formatTime(client.last_used_at)}
-                    </td>
-                    <td data-label="Actions" className="row-actions">
-                      <button
-                        type="button"
-                        className="button button-small button-danger"
-                        onClick={() => setRemoving(client)}
-                      >
-                        Remove<span className="visually-hidden"> {client.name}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ))}
-      {removing !== undefined && (
-        <ConfirmDialog
-          title={`Remove ${removing.name}?`}
-          confirmLabel="Remove app"
-          danger
-          onClose={() => setRemoving(undefined)}
-          onConfirm={async () => {
-            await unwrap(
-              api.DELETE('/v1/organization/oauth-clients/{id}', { params: { path: { id: removing.client_id } } }),
-            );
-            setDone(`${removing.name} removed: the grants people gave it are revoked.`);
-            list.reload();
-          }}
-        >
-          <p>Every grant people gave it is revoked at once, and its tokens are refused. This cannot be undone.</p>
-        </ConfirmDialog>
+      {list.data !== undefined && (
+        <RecordTable
+          caption="OAuth apps"
+          rows={list.data.oauth_clients}
+          rowKey={(client) => client.client_id}
+          testId="oauth-app"
+          empty="No OAuth apps yet."
+          columns={[
+            {
+              header: 'App',
+              cell: (client) => (
+                <>
+                  {client.name} <code className="id detail">{client.client_id}</code>
+                </>
+              ),
+            },
+            {
+              header: 'Redirect URIs',
+              cell: (client) =>
+                client.redirect_uris.map((uri) => (
+                  <code key={uri} className="detail">
+                    {uri}
+                  </code>
+                )),
+            },
+            { header: 'Kind', cell: (client) => (client.confidential ? 'confidential' : 'public') },
+            {
+              header: 'Last used',
+              cell: (client) => (client.last_used_at === null ? 'never' : formatTime(client.last_used_at)),
+            },
+          ]}
+          actions={[
+            {
+              label: 'Remove',
+              about: (client) => client.name,
+              style: 'danger',
+              confirm: {
+                title: (client) => `Remove ${client.name}?`,
+                body: () => (
+                  <p>
+                    Every grant people gave it is revoked at once, and its tokens are refused. This cannot be undone.
+                  </p>
+                ),
+                confirmLabel: 'Remove app',
+                danger: true,
+                run: async (client) => {
+                  await unwrap(
+                    api.DELETE('/v1/organization/oauth-clients/{id}', { params: { path: { id: client.client_id } } }),
+                  );
+                  setDone(`${client.name} removed: the grants people gave it are revoked.`);
+                  list.reload();
+                },
+              },
+            },
+          ]}
+        />
       )}
     </>
   );

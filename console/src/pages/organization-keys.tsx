@@ -1,6 +1,7 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { ConfirmDialog } from '../components/dialog';
+import { Email } from '../components/email';
 import { Empty, LoadStatus, Success } from '../components/feedback';
 import { KeyTable, type ListedKey } from '../components/key-table';
 import { keyName } from '../format';
@@ -54,7 +55,10 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
   return (
     <>
       <h1>Organization keys</h1>
-      <p className="lead">Every member’s keys in {session.organization.name}. Revoking a key here stops it at once.</p>
+      <p className="lead">
+        Every member’s keys in {session.organization.name}: a key’s label opens its usage over time. Revoking a key here
+        stops it at once.
+      </p>
       <form className="toolbar" onSubmit={applyFilter} role="search" aria-label="Filter keys">
         <div className="field inline-field">
           <label htmlFor={filterId}>Member (e-mail or user id)</label>
@@ -88,9 +92,10 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
             <KeyTable
               keys={keys.data.api_keys}
               caption="Keys of every member"
+              link={(key) => `/organization/keys/${key.id}`}
               owner={(key) => (
                 <>
-                  {key.owner_email !== null && <span className="person">{key.owner_email}</span>}
+                  {key.owner_email !== null && <Email address={key.owner_email} />}
                   <code className="id detail">{key.user_id}</code>
                   {key.user_id === session.userId && <span className="detail">(you)</span>}
                 </>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { BusyCredential } from '../api/contract';
+import { Email } from '../components/email';
 import { Empty, LoadStatus } from '../components/feedback';
 import { StatusBadge } from '../components/key-table';
 import { RangePicker, USAGE_RANGES, type UsageRange, type UsageRequest, UsagePanel } from '../components/usage-panel';
@@ -116,7 +117,11 @@ export function OrganizationUsagePage({ session }: { session: Session }) {
                       <span className="detail id">{compactId(credential.id)}</span>
                     </th>
                     <td data-label="Owner">
-                      <span className="person">{credential.owner_email ?? credential.user_id}</span>
+                      {credential.owner_email === null ? (
+                        <code className="id">{credential.user_id}</code>
+                      ) : (
+                        <Email address={credential.owner_email} />
+                      )}
                     </td>
                     <td data-label="Status">
                       <StatusBadge status={credential.status} />

@@ -8,6 +8,13 @@ import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import type { Session } from '../session';
 
+/** Domains or origins typed one a line (or separated by spaces or commas). */
+const listed = (text: string): string[] =>
+  text
+    .split(/[\s,]+/)
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
+
 /** What the test of the connection found: the endpoints single sign-on will use, and the redirect URI to register. */
 function DiscoveryResult({ discovery }: { discovery: Discovery }) {
   const headingId = useId();
@@ -110,10 +117,7 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
             client_id: clientId.trim(),
             ...(secret === '' ? {} : { client_secret: secret }),
             token_endpoint_auth: auth,
-            email_domains: domains
-              .split(/[\s,]+/)
-              .map((domain) => domain.trim())
-              .filter((domain) => domain !== ''),
+            email_domains: listed(domains),
             ...(jitRole === '' ? {} : { jit_role: jitRole }),
           },
         }),
@@ -257,6 +261,90 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
 }
 
 /**
+ * The origins besides the issuer's own where its discovery document may place its key set and endpoints (Google's keys
+ * live on www.googleapis.com): `trusted-issuer set-origins` in the console, with its rules and its audit entry.
+ */
+function AllowedOriginsForm({ current, onSaved }: { current: SingleSignOn; onSaved: () => void }) {
+  const ids = { heading: useId(), origins: useId(), hint: useId() };
+  const [origins, setOrigins] = useState(current.allowed_origins.join('\n'));
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [saved, setSaved] = useState<string>();
+  const own = new URL(current.issuer).origin;
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    setSaving(true);
+    setError(undefined);
+    setSaved(undefined);
+    try {
+      const answer = await unwrap(
+        api.PUT('/v1/organization/single-sign-on/allowed-origins', { body: { allowed_origins: listed(origins) } }),
+      );
+      const allowed = answer.single_sign_on.allowed_origins;
+      setOrigins(allowed.join('\n'));
+      setSaved(
+        allowed.length === 0
+          ? `Allowed origins saved: only ${own}.`
+          : `Allowed origins saved: ${own} and ${allowed.join(', ')}.`,
+      );
+      onSaved();
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <form className="panel" onSubmit={(event) => void save(event)} aria-labelledby={ids.heading}>
+      <h2 id={ids.heading}>Allowed origins</h2>
+      <p data-testid="allowed-origins">
+        {current.allowed_origins.length === 0 ? (
+          <>
+            The provider’s key set and endpoints must be on its own origin, <code>{own}</code>.
+          </>
+        ) : (
+          <>
+            Besides <code>{own}</code>, its key set and endpoints may be on{' '}
+            {current.allowed_origins.map((origin, i) => (
+              <span key={origin}>
+                {i > 0 && ', '}
+                <code>{origin}</code>
+              </span>
+            ))}
+            .
+          </>
+        )}
+      </p>
+      <div className="field">
+        <label htmlFor={ids.origins}>Other origins</label>
+        <textarea
+          id={ids.origins}
+          rows={2}
+          spellCheck={false}
+          value={origins}
+          aria-describedby={ids.hint}
+          placeholder="https://www.googleapis.com"
+          onChange={(event) => setOrigins(event.target.value)}
+        />
+        <p className="hint" id={ids.hint}>
+          One a line, scheme and host only, at most 10; none: the issuer’s own origin only. The provider’s discovery
+          document is checked with them before they are saved; changing the issuer clears them.
+        </p>
+      </div>
+      <ErrorMessage error={error} />
+      {saved !== undefined && <Success>{saved}</Success>}
+      <div className="actions">
+        <button type="submit" className="button" disabled={saving}>
+          {saving ? 'Saving…' : 'Save allowed origins'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
  * The organization's single sign-on (organization:write): its identity provider for people, tested before it is saved,
  * the redirect URI to register there shown with a copy button, the client secret typed and never shown back.
  */
@@ -294,6 +382,7 @@ export function SingleSignOnPage({ session }: { session: Session }) {
             <code>openid email profile</code>, with the redirect URI the test below names.
           </p>
           <SingleSignOnForm current={current} onSaved={setting.reload} />
+          {current !== null && <AllowedOriginsForm key={current.issuer} current={current} onSaved={setting.reload} />}
         </>
       )}
       {removing && current !== undefined && current !== null && (

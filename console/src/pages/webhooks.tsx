@@ -11,7 +11,10 @@ import { CheckboxList, useSelection } from '../components/checkbox-list';
 import { ConfirmDialog } from '../components/dialog';
 import { Empty, ErrorMessage, LoadStatus, Success } from '../components/feedback';
 import { Pager } from '../components/pager';
+import { RecordTable } from '../components/record-table';
 import { SecretPanel } from '../components/secret-panel';
+import { FormActions } from '../components/form-actions';
+import { PageHeading } from '../components/page-heading';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { can, type Session } from '../session';
@@ -104,14 +107,7 @@ function CreateWebhookForm({
         </p>
       )}
       <ErrorMessage error={error} />
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create webhook'}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Create webhook" busyLabel="Creating…" busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -201,7 +197,8 @@ function DeliveryDetails({
               </dd>
             </dl>
             <h4>Body</h4>
-            <pre className="payload" data-testid="delivery-payload">
+            {/* Focusable: a long body scrolls, by keyboard too. */}
+            <pre className="payload" data-testid="delivery-payload" tabIndex={0} role="region" aria-label="Body sent">
               {readable(shown.payload)}
             </pre>
           </section>
@@ -241,7 +238,13 @@ function DeliveryDetails({
                 {shown.last_response.body === '' ? (
                   <p className="muted">Empty.</p>
                 ) : (
-                  <pre className="payload" data-testid="delivery-response-body">
+                  <pre
+                    className="payload"
+                    data-testid="delivery-response-body"
+                    tabIndex={0}
+                    role="region"
+                    aria-label="Body received"
+                  >
                     {shown.last_response.body}
                   </pre>
                 )}
@@ -481,6 +484,27 @@ function RotateSecretDialog({
   );
 }
 
+/** Active or disabled (since when), and the overlap of a rotated secret. */
+function WebhookStatus({ webhook }: { webhook: Webhook }) {
+  return (
+    <>
+      {webhook.status === 'disabled' ? (
+        <span className="badge badge-disabled" title="Too many failed attempts in a row">
+          Disabled
+          {webhook.disabled_at !== null && <> since {formatTime(webhook.disabled_at)}</>}
+        </span>
+      ) : (
+        <span className="badge badge-active">Active</span>
+      )}
+      {webhook.previous_secret_expires_at !== null && (
+        <span className="detail" data-testid="secret-overlap">
+          Old secret signs too until {formatTime(webhook.previous_secret_expires_at)}
+        </span>
+      )}
+    </>
+  );
+}
+
 /**
  * The organization's webhook endpoints (webhooks:read; changes: webhooks:write): add one, send a test, read its
  * deliveries (each with the body sent and the answer; resend one), rotate its secret, delete it; one disabled after
@@ -491,7 +515,6 @@ export function WebhooksPage({ session }: { session: Session }) {
   const [page, setPage] = useState(1);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<{ webhook: CreatedWebhook; rotated: boolean }>();
-  const [deleting, setDeleting] = useState<Webhook>();
   const [rotating, setRotating] = useState<Webhook>();
   const canWrite = can(session, 'webhooks:write');
   const [selected, setSelected] = useState<Webhook>();
@@ -531,21 +554,20 @@ export function WebhooksPage({ session }: { session: Session }) {
 
   return (
     <>
-      <div className="page-heading">
-        <h1>Webhooks</h1>
-        {canWrite && !creating && secret === undefined && (
-          <button
-            type="button"
-            className="button button-primary"
-            onClick={() => {
-              setDone(undefined);
-              setCreating(true);
-            }}
-          >
-            Add webhook
-          </button>
-        )}
-      </div>
+      <PageHeading
+        title="Webhooks"
+        action={
+          canWrite && !creating && secret === undefined
+            ? {
+                label: 'Add webhook',
+                onClick: () => {
+                  setDone(undefined);
+                  setCreating(true);
+                },
+              }
+            : undefined
+        }
+      />
       <p className="lead">Endpoints that receive signed events about {session.organization.name}’s keys and members.</p>
       {creating && (
         <CreateWebhookForm
@@ -576,115 +598,90 @@ export function WebhooksPage({ session }: { session: Session }) {
       {done !== undefined && <Success>{done}</Success>}
       <ErrorMessage error={actionError} />
       <LoadStatus loaded={webhooks} what="the webhooks" />
-      {webhooks.data !== undefined &&
-        (webhooks.data.webhooks.length === 0 ? (
-          <Empty>No webhooks yet.</Empty>
-        ) : (
-          <>
-            <div className="table-wrap">
-              <table className="responsive">
-                <caption className="visually-hidden">Webhooks</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">URL</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {webhooks.data.webhooks.map((webhook) => (
-                    <tr key={webhook.id} data-testid="webhook">
-                      <th scope="row" data-label="URL">
-                        <code>{webhook.url}</code>
-                      </th>
-                      <td data-label="Events" className="event-names">
-                        {webhook.events.map((event) => (
-                          <code key={event} className="detail">
-                            {event}{' '}
-                          </code>
-                        ))}
-                      </td>
-                      <td data-label="Status">
-                        {webhook.status === 'disabled' ? (
-                          <span className="badge badge-disabled" title="Too many failed attempts in a row">
-                            Disabled
-                            {webhook.disabled_at !== null && <> since {formatTime(webhook.disabled_at)}</>}
-                          </span>
-                        ) : (
-                          <span className="badge badge-active">Active</span>
-                        )}
-                        {webhook.previous_secret_expires_at !== null && (
-                          <span className="detail" data-testid="secret-overlap">
-                            Old secret signs too until {formatTime(webhook.previous_secret_expires_at)}
-                          </span>
-                        )}
-                      </td>
-                      <td data-label="Created">{formatTime(webhook.created_at)}</td>
-                      <td data-label="Actions" className="row-actions">
-                        <>
-                          <button
-                            type="button"
-                            className="button button-small"
-                            onClick={() => {
-                              setSelected(webhook);
-                              setLogGeneration((n) => n + 1);
-                            }}
-                          >
-                            Deliveries<span className="visually-hidden"> of {webhook.url}</span>
-                          </button>
-                          {canWrite &&
-                            (webhook.status === 'disabled' ? (
-                              <button
-                                type="button"
-                                className="button button-small button-primary"
-                                onClick={() => void enable(webhook)}
-                              >
-                                Enable<span className="visually-hidden"> {webhook.url}</span>
-                              </button>
-                            ) : (
-                              <button
-                                type="button"
-                                className="button button-small"
-                                onClick={() => void sendTest(webhook)}
-                              >
-                                Send test<span className="visually-hidden"> to {webhook.url}</span>
-                              </button>
-                            ))}
-                          {canWrite && (
-                            <button
-                              type="button"
-                              className="button button-small"
-                              onClick={() => {
-                                setDone(undefined);
-                                setRotating(webhook);
-                              }}
-                            >
-                              Rotate secret<span className="visually-hidden"> of {webhook.url}</span>
-                            </button>
-                          )}
-                          {canWrite && (
-                            <button
-                              type="button"
-                              className="button button-small button-danger"
-                              onClick={() => setDeleting(webhook)}
-                            >
-                              Delete<span className="visually-hidden"> {webhook.url}</span>
-                            </button>
-                          )}
-                        </>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager page={page} limit={PAGE_SIZE} total={webhooks.data.total_count} onPage={setPage} label="Webhooks" />
-          </>
-        ))}
+      {webhooks.data !== undefined && (
+        <>
+          <RecordTable
+            caption="Webhooks"
+            rows={webhooks.data.webhooks}
+            rowKey={(webhook) => webhook.id}
+            testId="webhook"
+            empty="No webhooks yet."
+            columns={[
+              { header: 'URL', cell: (webhook) => <code>{webhook.url}</code> },
+              {
+                header: 'Events',
+                className: 'event-names',
+                cell: (webhook) =>
+                  webhook.events.map((event) => (
+                    <code key={event} className="detail">
+                      {event}{' '}
+                    </code>
+                  )),
+              },
+              { header: 'Status', cell: (webhook) => <WebhookStatus webhook={webhook} /> },
+              { header: 'Created', cell: (webhook) => formatTime(webhook.created_at) },
+            ]}
+            actions={[
+              {
+                label: 'Deliveries',
+                about: (webhook) => `of ${webhook.url}`,
+                onClick: (webhook) => {
+                  setSelected(webhook);
+                  setLogGeneration((n) => n + 1);
+                },
+              },
+              {
+                label: 'Enable',
+                about: (webhook) => webhook.url,
+                style: 'primary',
+                when: (webhook) => canWrite && webhook.status === 'disabled',
+                onClick: (webhook) => void enable(webhook),
+              },
+              {
+                label: 'Send test',
+                about: (webhook) => `to ${webhook.url}`,
+                when: (webhook) => canWrite && webhook.status !== 'disabled',
+                onClick: (webhook) => void sendTest(webhook),
+              },
+              {
+                label: 'Rotate secret',
+                about: (webhook) => `of ${webhook.url}`,
+                when: () => canWrite,
+                onClick: (webhook) => {
+                  setDone(undefined);
+                  setRotating(webhook);
+                },
+              },
+              {
+                label: 'Delete',
+                about: (webhook) => webhook.url,
+                style: 'danger',
+                when: () => canWrite,
+                confirm: {
+                  title: (webhook) => `Delete the webhook ${webhook.url}?`,
+                  body: (webhook) => (
+                    <p>
+                      No more events go to <code>{webhook.url}</code>, and its pending deliveries are dropped. This
+                      cannot be undone.
+                    </p>
+                  ),
+                  confirmLabel: 'Delete webhook',
+                  danger: true,
+                  run: async (webhook) => {
+                    await unwrap(
+                      api.DELETE('/v1/organization/webhooks/{id}', { params: { path: { id: webhook.id } } }),
+                    );
+                    setDone(`Webhook ${webhook.url} deleted.`);
+                    if (selected?.id === webhook.id) setSelected(undefined);
+                    webhooks.reload();
+                  },
+                },
+              },
+            ]}
+          />
+          <Pager page={page} limit={PAGE_SIZE} total={webhooks.data.total_count} onPage={setPage} label="Webhooks" />
+        </>
+      )}
       {selected !== undefined && (
         <DeliveryLog
           key={selected.id}
@@ -702,25 +699,6 @@ export function WebhooksPage({ session }: { session: Session }) {
             webhooks.reload();
           }}
         />
-      )}
-      {deleting !== undefined && (
-        <ConfirmDialog
-          title={`Delete the webhook ${deleting.url}?`}
-          confirmLabel="Delete webhook"
-          danger
-          onClose={() => setDeleting(undefined)}
-          onConfirm={async () => {
-            await unwrap(api.DELETE('/v1/organization/webhooks/{id}', { params: { path: { id: deleting.id } } }));
-            setDone(`Webhook ${deleting.url} deleted.`);
-            if (selected?.id === deleting.id) setSelected(undefined);
-            webhooks.reload();
-          }}
-        >
-          <p>
-            No more events go to <code>{deleting.url}</code>, and its pending deliveries are dropped. This cannot be
-            undone.
-          </p>
-        </ConfirmDialog>
       )}
     </>
   );

@@ -1,12 +1,16 @@
 import { api, unwrap } from '../api/client';
 import { LoadStatus } from '../components/feedback';
 import { StatusBadge } from '../components/key-table';
+import { RevokedFact } from '../components/revoked-by';
 import { UsagePanel, type UsageRequest } from '../components/usage-panel';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { Link } from '../router';
 
-/** One of the member's workload identities: what it matches, and its usage over time (docs/console.md#pages). */
+/**
+ * One of the member's workload identities: what it matches, who revoked it once revoked, and its usage over time
+ * (docs/console.md#pages).
+ */
 export function WorkloadIdentityPage({ id }: { id: string }) {
   const identity = useLoad(
     async () => (await unwrap(api.GET('/v1/workload-identities/{id}', { params: { path: { id } } }))).workload_identity,
@@ -46,6 +50,14 @@ export function WorkloadIdentityPage({ id }: { id: string }) {
               <dt>Created</dt>
               <dd>{formatTime(data.created_at)}</dd>
             </div>
+            <RevokedFact
+              revokedAt={data.revoked_at}
+              load={async () =>
+                (await unwrap(api.GET('/v1/workload-identities/{id}/revoked-by', { params: { path: { id } } })))
+                  .revoked_by
+              }
+              cacheKey={`identity-${id}`}
+            />
             <div>
               <dt>Last used</dt>
               <dd>{data.last_used_at === null ? 'never' : formatTime(data.last_used_at)}</dd>

@@ -9,6 +9,9 @@ import {
   type TrustedIssuer,
 } from '../trusted-issuer.entity';
 
+/** Origins one request may allow: a provider spreads its endpoints over a few at most. */
+const MAX_ALLOWED_ORIGINS = 10;
+
 /** The organization's people issuer as its admins see it (docs/api.md#single-sign-on-set-up): never the client secret. */
 export class SingleSignOnView {
   @ApiProperty({ format: 'uuid', description: 'The trusted issuer id (`trusted-issuer list` shows it too)' })
@@ -30,7 +33,8 @@ export class SingleSignOnView {
   jit_role: Role | null;
   @ApiProperty({
     type: [String],
-    description: "Origins besides the issuer's own for its key set and endpoints (set with the admin CLI)",
+    description:
+      "Origins besides the issuer's own for its key set and endpoints (PUT …/allowed-origins, or the admin CLI's trusted-issuer set-origins)",
   })
   allowed_origins: string[];
   @ApiProperty({ format: 'date-time' })
@@ -53,6 +57,12 @@ export class SingleSignOnView {
 export class SingleSignOnResponse {
   @ApiProperty({ type: SingleSignOnView, nullable: true, description: 'null: no single sign-on' })
   single_sign_on: SingleSignOnView | null;
+}
+
+/** The setting as a change left it (PUT …/allowed-origins). */
+export class ChangedSingleSignOnResponse {
+  @ApiProperty({ type: SingleSignOnView })
+  single_sign_on: SingleSignOnView;
 }
 
 export class SavedSingleSignOnResponse {
@@ -103,6 +113,21 @@ export class SaveSingleSignOnDto {
   @IsOptional()
   @IsIn(ROLES)
   jit_role?: Role;
+}
+
+/** PUT /v1/organization/single-sign-on/allowed-origins: the whole list (empty: the issuer's own origin only). */
+export class SetAllowedOriginsDto {
+  @ApiProperty({
+    type: [String],
+    maxItems: MAX_ALLOWED_ORIGINS,
+    example: ['https://www.googleapis.com'],
+    description: '`https://host[:port]` each, held to the rules of the issuer URL (trusted-issuer set-origins)',
+  })
+  @IsArray()
+  @ArrayMaxSize(MAX_ALLOWED_ORIGINS)
+  @IsString({ each: true })
+  @MaxLength(MAX_ISSUER_LENGTH, { each: true })
+  allowed_origins: string[];
 }
 
 /** POST /v1/organization/single-sign-on/test. */
