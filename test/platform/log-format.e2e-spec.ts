@@ -127,7 +127,9 @@ describe('log format of the server process', () => {
     for (const database of databases) await database.drop();
   });
 
-  const runOf = (name: keyof typeof RUNS): Promise<Run> => runs.get(name)!;
+  const runOf = (name: keyof typeof RUNS): Promise<Run> =>
+    runs.get(name) ??
+    Promise.reject(new Error(`${name}: util-linux's script is not installed (apt-get install bsdutils)`));
 
   it('stdout on a pipe: JSON lines only, the access line among them', async () => {
     const { lines, raw } = await runOf('pipeDevelopment');
