@@ -37,19 +37,6 @@ const OPEN_CONNECTIONS = 'gatehouse_http_connections_open';
 /** Its log lines at the signal and at the drain's end (src/common/shutdown.state.ts). */
 const DRAIN_STARTED = 'shutting down: not ready, answering new requests 503';
 const DRAIN_ENDED = 'stopped listening; finishing in-flight requests';
-const DRAIN_MS = 2000;
-
-/** Each test's server process (its environment), in the order the tests run. */
-const SERVERS = {
-  inFlight: { API_KEY_LAST_USED_FLUSH_MS: '60000' },
-  idle: {},
-  stuck: { SHUTDOWN_TIMEOUT_MS: '1000' },
-  longPolls: { SHUTDOWN_DRAIN_MS: String(DRAIN_MS), SSF_POLL_WAIT_SECONDS: '30' },
-  drain: { SHUTDOWN_DRAIN_MS: String(DRAIN_MS) },
-  noDrain: { SHUTDOWN_TIMEOUT_MS: '5000' },
-  underLoad: { SHUTDOWN_DRAIN_MS: String(DRAIN_MS) },
-} satisfies Record<string, Environment>;
-type ServerName = keyof typeof SERVERS;
 
 describe('graceful shutdown (the built server as a child process)', () => {
   let buildDir: string;
@@ -77,38 +64,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
   });
 
   afterAll(async () => {
-    // Started ahead for a test that did not run (one left out with -t, or after a failure).
-    for (const started of await Promise.allSettled(starting.values())) {
-      if (started.status !== 'fulfilled') continue;
-      const { child, exited } = started.value;
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    }
     await database?.drop();
   });
-
-  const starting = new Map<ServerName, Promise<ServerProcess>>();
-  const start = (name: ServerName): Promise<ServerProcess> => {
-    let started = starting.get(name);
-    if (started === undefined) {
-      started = ServerProcess.start(join(buildDir, 'main.js'), database, SERVERS[name]);
-      void started.catch(() => undefined); // its failure is the failure of the test that takes it
-      starting.set(name, started);
-    }
-    return started;
-  };
-
-  /**
-   * The test's server process, and the next test's started meanwhile: a start takes seconds of CPU, which it spends
-   * while this test mostly waits (on a drain, a time-out, its server's exit).
-   */
-  function serverFor(name: ServerName): Promise<ServerProcess> {
-    const names = Object.keys(SERVERS) as ServerName[];
-    const next = names[names.indexOf(name) + 1];
-    const taken = start(name);
-    if (next !== undefined) void start(next);
-    return taken;
-  }
 
   const auth = () => ({ Authorization: `Bearer ${user.token}` });
 
@@ -127,7 +84,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
 
   it('on SIGTERM: turns not-ready, finishes the in-flight request, flushes last_used_at, exits 0', async () => {
     // A long flush interval: only the flush at shutdown can write last_used_at.
-    server = await serverFor('inFlight');
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { API_KEY_LAST_USED_FLUSH_MS: '60000' });
     const port = server.port;
     const created = await createKey(port);
     const exchanged = await send(port, 'POST', '/v1/token', { Authorization: `ApiKey ${created.body.opaque_key}` });
@@ -187,7 +144,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
   }, 60_000);
 
   it('exits 0 at once on SIGTERM when idle, even with an idle keep-alive connection open', async () => {
-    server = await serverFor('idle');
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, {});
     const socket = connect(server.port, '127.0.0.1');
     await new Promise<void>((ok) => socket.once('connect', ok));
     socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`);
@@ -199,7 +156,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
   }, 60_000);
 
   it('exits 1 after SHUTDOWN_TIMEOUT_MS when a request never finishes', async () => {
-    server = await serverFor('stuck');
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_TIMEOUT_MS: '1000' });
     const stuck = await server.startSlowRequest(
       'POST',
       '/v1/user-api-keys',
@@ -215,7 +172,11 @@ describe('graceful shutdown (the built server as a child process)', () => {
   }, 60_000);
 
   it("answers the revocation feed's waiting long polls at the signal, before the drain ends, and exits 0", async () => {
-    server = await serverFor('longPolls');
+    const drainMs = 2000;
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, {
+      SHUTDOWN_DRAIN_MS: String(drainMs),
+      SSF_POLL_WAIT_SECONDS: '30',
+    });
     const port = server.port;
     const poll = JSON.stringify({ returnImmediately: false });
     const feed = { Authorization: feedAuthorization, 'Content-Type': 'application/json' };
@@ -271,7 +232,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
   }
 
   it('SHUTDOWN_DRAIN_MS: listens and answers 503 for the drain, answers every connection it accepted, then stops listening and finishes in-flight work', async () => {
-    server = await serverFor('drain');
+    const drainMs = 2000;
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_DRAIN_MS: String(drainMs) });
     const port = server.port;
     const json = { ...auth(), 'Content-Type': 'application/json' };
     // Accepted before SIGTERM: a request in flight (half its body in), a connection that has sent
@@ -324,7 +286,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
     const listenedMs = Math.round(performance.now() - signalledAt);
     expect(probed.error).toBe('ECONNREFUSED');
     expect(new Set(probed.answers)).toEqual(new Set([`503 ${JSON.stringify(unavailable)} close`]));
-    expect(listenedMs).toBeGreaterThanOrEqual(DRAIN_MS);
+    expect(listenedMs).toBeGreaterThanOrEqual(drainMs);
     expect(server.child.exitCode).toBeNull();
 
     const finished = await inFlight.finish();
@@ -336,7 +298,7 @@ describe('graceful shutdown (the built server as a child process)', () => {
   }, 60_000);
 
   it('without a drain: a connection accepted before SIGTERM is answered if its request comes after the listener closed, and closed cleanly if none comes', async () => {
-    server = await serverFor('noDrain');
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_TIMEOUT_MS: '5000' });
     const port = server.port;
     await server.untilMetric(OPEN_CONNECTIONS, 0); // the start's probes closed: what is open next is ours
     const late = await openConnection(port);
@@ -363,7 +325,8 @@ describe('graceful shutdown (the built server as a child process)', () => {
   }, 60_000);
 
   it('under load (8 clients, a new connection per request, until the balancer takes the instance out): no connection is reset', async () => {
-    server = await serverFor('underLoad');
+    const drainMs = 2000;
+    server = await ServerProcess.start(join(buildDir, 'main.js'), database, { SHUTDOWN_DRAIN_MS: String(drainMs) });
     const port = server.port;
     const created = await createKey(port);
     const apiKey = { Authorization: `ApiKey ${created.body.opaque_key}` };
