@@ -15,6 +15,7 @@ import {
   ISO_MS,
 } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
+import { pause } from '../support/wait';
 
 const DAY = 86_400_000;
 /** The defaults of docs/api.md#scopes, as each role has them. */
@@ -931,7 +932,7 @@ describe(`key lifecycle on ${DATABASE_KIND}`, () => {
       void rotation.finally(() => (rotating = false));
       while (rotating) {
         exchanges.push(exchangeWith(old.value).then((response) => response));
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await pause(1); // the pace of the exchanges sent while the rotation runs
       }
       for (let i = 0; i < 5; i += 1) exchanges.push(exchangeWith(old.value).then((response) => response));
       const [rotated, ...answers] = await Promise.all([rotation, ...exchanges]);

@@ -14,6 +14,7 @@ import {
   expectApiKeyRejected,
   expectError,
   expectInvalidArgument,
+  ISO_MS,
   UUID,
 } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, TEST_ISSUER, TestApp, testSecrets } from '../support/test-app';
@@ -375,7 +376,7 @@ describe('POST /v1/token', () => {
 
       await t.exchange(value);
       const used = (await get()).body.api_key;
-      expect(used.last_used_at).not.toBeNull();
+      expect(used.last_used_at).toMatch(ISO_MS);
       expect(used.last_used_at >= created.api_key.created_at).toBe(true);
 
       const listed = await t.http().get('/v1/user-api-keys').set(bearer(user.token)).expect(200);
@@ -478,7 +479,7 @@ describe('last_used_at across instances', () => {
       const lastUsed = (app: TestApp, id: string) => lastUsedAt(app, user.token, id);
 
       await first.exchange(flushed.value);
-      expect(await lastUsed(first, flushed.id)).not.toBeNull();
+      expect(await lastUsed(first, flushed.id)).toMatch(ISO_MS);
       await first.get(CredentialUseRecorder).flush();
       expect(await lastUsed(second, flushed.id)).toBe(await lastUsed(first, flushed.id));
 

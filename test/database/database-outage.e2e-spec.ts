@@ -1,6 +1,10 @@
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import type { Pool } from 'pg';
 import type { Response } from 'supertest';
+import { DataSource } from 'typeorm';
 import { closeAppBehindProxy, startAppBehindProxy, TcpProxy } from '../support/tcp-proxy';
 import { POSTGRES_URL, TestApp, TestDatabase, TestUser } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /**
  * Failing closed (docs/api.md, docs/operations.md#failing-closed-when-the-database-is-unreachable): with PostgreSQL unreachable, every request
@@ -67,14 +71,14 @@ describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_UR
 
   /** Polls until a request that needs the database succeeds; fails if it never does in the budget. */
   async function expectRecovery(): Promise<void> {
-    const started = performance.now();
-    let last: Response | undefined;
-    while (performance.now() - started < RECOVERY_BUDGET_MS) {
-      last = await listKeys(user.token);
-      if (last.status === 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(last?.status).toBe(200);
+    let last = 0;
+    await waitFor(
+      'a request that needs the database answered 200',
+      async () => (last = (await listKeys(user.token)).status) === 200,
+      { timeoutMs: RECOVERY_BUDGET_MS, everyMs: 100 },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message} (last status: ${last})`, { cause: error });
+    });
     // And it stays recovered: every kind of request succeeds again.
     expect((await listKeys(accessToken)).status).toBe(200);
     expect((await t.http().post('/v1/token').set('Authorization', `ApiKey ${keyValue}`)).status).toBe(200);
@@ -102,9 +106,20 @@ describeOnPostgres('database outage (PostgreSQL only; skipped unless DATABASE_UR
   it('survives an idle connection dropped by the server (no unhandled pg error event)', async () => {
     await warmPool();
     // Resetting every proxied connection makes pg emit 'error' on the idle pooled clients.
-    await proxy.refuse();
-    await proxy.restore();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const pool = (t.get(DataSource).driver as PostgresDriver).master as Pool;
+    const resets: Error[] = [];
+    const onReset = (error: Error): number => resets.push(error);
+    pool.on('error', onReset);
+    const idle = pool.idleCount;
+    expect(idle).toBeGreaterThan(0);
+    try {
+      await proxy.refuse();
+      await proxy.restore();
+      // Each idle client got its reset ('error' on the pool, which the app logs) and left the pool.
+      await waitFor(`the ${idle} idle connections reported reset`, () => resets.length >= idle);
+    } finally {
+      pool.off('error', onReset);
+    }
     expect((await listKeys(user.token)).status).toBe(200);
   });
 });

@@ -71,10 +71,6 @@ describeOnPostgres('TimeoutSafePgClient (PostgreSQL only; skipped unless DATABAS
     return client;
   }
 
-  async function until(condition: () => boolean, what: string): Promise<void> {
-    await waitFor(what, condition, { timeoutMs: 2000, everyMs: 5 });
-  }
-
   it('canary: with the stock pg Client, a connection whose query hit query_timeout stays in the pool, stuck', async () => {
     const pool = poolThroughProxy({ max: 1, query_timeout: QUERY_TIMEOUT_MS });
     await warm(pool, 1);
@@ -137,7 +133,7 @@ describeOnPostgres('TimeoutSafePgClient (PostgreSQL only; skipped unless DATABAS
     await timeOutOneQuery(pool);
     // The two idle connections are destroyed; the pool removes them, and reports each as it does a
     // connection the server dropped, once their sockets have closed (later in this event-loop turn).
-    await until(() => pool.totalCount === 0, 'the pool to remove the idle connections');
+    await waitFor('the pool to remove the idle connections', () => pool.totalCount === 0, { timeoutMs: 2000 });
     expect(poolErrors).toEqual(['Connection terminated unexpectedly', 'Connection terminated unexpectedly']);
 
     await proxy.restore();

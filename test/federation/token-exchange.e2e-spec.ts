@@ -11,6 +11,7 @@ import { MetricsServer } from '../../src/metrics/metrics.server';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { AuditEventBody, auditPage } from '../support/audit-events';
 import { b64, bearer, ISO_MS } from '../support/http-assertions';
+import { clockAdvance } from '../support/clock';
 import { waitFor } from '../support/wait';
 import { IdentityProvider, newSigningKey, SigningKey } from '../support/identity-provider';
 import { freePort } from '../support/ports';
@@ -28,6 +29,8 @@ import { msUntil, refusal } from '../support/verifier-checks';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const ORDERS = 'https://orders.example.com';
+/** How often an unknown kid may fetch an issuer's key set again, here (the default is 10 s). */
+const JWKS_COOLDOWN_MS = 300;
 /** RFC 9562 version 7: the audit entries' ids. */
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -95,9 +98,11 @@ describe('token exchange (RFC 8693)', () => {
       createTestApp({
         // More refused tokens than the default 20 a minute of one address; the limit has its own suite below.
         env: { JWT_ISSUER: issuer, PUBLIC_BASE_URL: issuer, TOKEN_FAILURE_LIMIT_PER_MINUTE: '100' },
-        // An unknown kid may fetch the key set again after 300 ms rather than 10 s (the rotation below).
+        // An unknown kid may fetch the key set again after JWKS_COOLDOWN_MS rather than 10 s (the rotation below).
         override: (builder) =>
-          builder.overrideProvider(FEDERATION_TIMINGS).useValue({ ...DEFAULT_FEDERATION_TIMINGS, jwksCooldownMs: 300 }),
+          builder
+            .overrideProvider(FEDERATION_TIMINGS)
+            .useValue({ ...DEFAULT_FEDERATION_TIMINGS, jwksCooldownMs: JWKS_COOLDOWN_MS }),
       }),
       IdentityProvider.start({ redirectUris: [REDIRECT_URI], workloadClaims: { repository: 'acme/deploy' } }),
     ]);
@@ -530,7 +535,7 @@ describe('token exchange (RFC 8693)', () => {
     expect((await exchange(named(await rotating.workloadToken(entry.audience), {}, id))).status).toBe(200);
     await rotating.rotateSigningKey({ keepPrevious: false, key: newSigningKey() });
     // The key set was fetched a moment ago: the new kid fetches it again once the cooldown has passed.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await clockAdvance(JWKS_COOLDOWN_MS + 1);
     const answer = await exchange(named(await rotating.workloadToken(entry.audience), {}, id));
     expect(answer.status).toBe(200);
   }, 20_000);

@@ -21,6 +21,7 @@ import {
   testEnvironment,
   TestUser,
 } from '../support/test-app';
+import { waitFor } from '../support/wait';
 import { createIdentity, IdentityBody, identityAudit, trustIssuer } from '../workload-identities/fixtures';
 
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
@@ -258,12 +259,24 @@ describe(`removing a trusted issuer revokes its workload identities, ${DATABASE_
     const hold = issuers.holdEntry.bind(issuers);
     jest.spyOn(issuers, 'holdEntry').mockImplementationOnce(async (organizationId, id, tx) => {
       const held = await hold(organizationId, id, tx);
+      const holder =
+        DATABASE_KIND === 'postgres' ? Number((await tx.query('SELECT pg_backend_pid() AS pid'))[0].pid) : 0;
       removal = issuers.remove(entry.id).then((done) => {
         removedAt = Date.now();
         return done;
       });
-      // Time for the removal to reach the entry (PostgreSQL: its DELETE waits for this transaction's hold).
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The removal has reached the entry: on PostgreSQL its DELETE waits for this transaction's hold; on SQLite it
+      // is queued behind this transaction from the call on.
+      if (DATABASE_KIND === 'postgres') {
+        await waitFor('the removal waiting for the hold', async () => {
+          const [{ waiting }]: Array<{ waiting: number }> = await t
+            .get(DataSource)
+            .query('SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [
+              holder,
+            ]);
+          return waiting > 0;
+        });
+      }
       return held;
     });
     const created = await t

@@ -9,10 +9,11 @@ import { DataSource } from 'typeorm';
 import { ApiKeyCodec } from '../../src/api-keys/api-key-codec';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { AppModule } from '../../src/app.module';
+import { CredentialsValidator } from '../../src/integrations/credentials-validator';
 import { MetricsServer } from '../../src/metrics/metrics.server';
 import { FakeDatadog } from '../support/fakes/fake-datadog';
 import { apiKeyAuth, bearer, expectApiKeyRejected, expectError } from '../support/http-assertions';
-import { pause, waitFor } from '../support/wait';
+import { waitFor } from '../support/wait';
 import { datadogKeys, resetFakeDatadog, startWithFakeDatadog } from '../support/monitoring';
 import { testBuildDirectory } from '../support/build-directory';
 import { declaredRoutes } from '../support/routes';
@@ -443,6 +444,7 @@ describe('metrics (e2e)', () => {
       const admin = await t.user({ org: 'metrics-aborted', role: 'admin' });
       fake.delay('/api/v1/validate', 300);
       const route = '/v1/notification-integrations/monitoring/validate';
+      const validations = jest.spyOn(t.get(CredentialsValidator), 'validate');
       const grown = await growth(
         t,
         [
@@ -452,10 +454,12 @@ describe('metrics (e2e)', () => {
         async () => {
           const gaveUp = t.http().post(route).set(bearer(admin.token)).send(config).timeout(100);
           await expect(gaveUp).rejects.toThrow(/Timeout/);
-          // The validation goes on without its client; let it end before the next test.
-          await pause(500);
+          // The validation goes on without its client: its end is awaited, so that its answer would have been counted.
+          await waitFor('the validation started', () => validations.mock.results.length === 1);
+          await expect(validations.mock.results[0].value).resolves.toMatchObject({ can_save: true });
         },
       );
+      validations.mockRestore();
       expect(grown).toEqual([1, 0]);
     });
   });

@@ -12,6 +12,7 @@ import { freePort } from '../support/ports';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 import { TlsProxy } from '../support/tls-proxy';
 import { findBinary, withTool } from '../support/tools';
+import { pause, waitFor } from '../support/wait';
 
 /**
  * Apache with mod_auth_openidc (Debian's apache2 and libapache2-mod-auth-openidc; .ci/run installs them) as a resource
@@ -173,18 +174,20 @@ withTool(
     });
     let stderr = '';
     apache.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const deadline = Date.now() + 10_000;
     for (const port of [ports.jwks, ports.introspection]) {
-      for (;;) {
-        if (apache.exitCode !== null) throw new Error(`apache2 exited: ${stderr}${errorLog()}`);
-        try {
-          await fetch(`http://127.0.0.1:${port}/`);
-          break;
-        } catch {
-          if (Date.now() > deadline) throw new Error(`apache2 did not listen: ${stderr}${errorLog()}`);
-          await new Promise((ok) => setTimeout(ok, 50));
-        }
-      }
+      await waitFor(
+        `apache2 listening on ${port}`,
+        async () => {
+          if (apache.exitCode !== null) throw new Error('apache2 exited');
+          return fetch(`http://127.0.0.1:${port}/`).then(
+            () => true,
+            () => undefined,
+          );
+        },
+        { everyMs: 50 },
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}: ${stderr}${errorLog()}`, { cause: error });
+      });
     }
   }, 30_000); // openssl, the app, then Apache: more than the default 5 s on a busy machine
 
@@ -316,7 +319,7 @@ withTool(
         status = (await get(ports.introspection, token)).status;
         if (status === 200) {
           lastAllowedSentMs = sentMs;
-          await new Promise((ok) => setTimeout(ok, 20));
+          await pause(20); // the pace of the measurement
         }
       }
       expect(status).toBe(401);

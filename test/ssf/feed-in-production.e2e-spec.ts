@@ -57,11 +57,6 @@ const startedEarlier: typeof fetch = async (input, init) => {
   return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
 };
 
-/** Waits until `condition` holds, checking every 50 ms; fails past `limitMs`. */
-async function until(condition: () => Promise<boolean> | boolean, limitMs: number, what: string): Promise<void> {
-  await waitFor(what, condition, { timeoutMs: limitMs, everyMs: 50 });
-}
-
 /** `task(0..count-1)`, at most `width` at a time, in order. */
 async function inParallel<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {
   const results = new Array<T>(count);
@@ -277,11 +272,11 @@ describe(`the revocation feed in production, the verifier against Gatehouse on $
     // At Gatehouse: the SET was neither acknowledged nor reported in setErrs while it could not be applied ...
     expect(pendingAtBlipEnd).toMatchObject({ acknowledgedAt: null, error: null });
     // ... and after the blip it was applied and acknowledged, with no error recorded at any stream.
-    await until(
+    await waitFor(
+      "the replica's acknowledgement",
       async () =>
         (await deliveriesOf(key.id)).find((delivery) => delivery.streamId === replicaStream)?.acknowledgedAt != null,
-      20_000,
-      "the replica's acknowledgement",
+      { timeoutMs: 20_000, everyMs: 50 },
     );
     const deliveries = await deliveriesOf(key.id);
     expect(deliveries.length).toBeGreaterThan(0);
@@ -370,10 +365,10 @@ describe(`the revocation feed in production, the verifier against Gatehouse on $
     // At Gatehouse: the verifier's stream has nothing left to deliver, and no SET was reported in setErrs.
     const deliveries = followed.get(DataSource).getRepository(SsfDelivery);
     const stream = streamsCreated[0];
-    await until(
-      async () => (await deliveries.count({ where: { streamId: stream, acknowledgedAt: IsNull() } })) === 0,
-      20_000,
+    await waitFor(
       "the verifier's backlog at Gatehouse emptied",
+      async () => (await deliveries.count({ where: { streamId: stream, acknowledgedAt: IsNull() } })) === 0,
+      { timeoutMs: 20_000, everyMs: 50 },
     );
     expect(await deliveries.count({ where: { streamId: stream, error: Not(IsNull()) } })).toBe(0);
   }, 150_000);

@@ -4,10 +4,12 @@ import { MembersService } from '../../src/members/members.service';
 import { roleMask, scopeString } from '../../src/identity/roles';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { SsfDelivery } from '../../src/ssf/ssf-event.entity';
+import { PollHub } from '../../src/ssf/poll-hub';
 import { SsfRetention } from '../../src/ssf/ssf-retention';
 import { failFeedEvents } from '../support/audit-failure';
 import { feedPoller } from '../support/revocation-feed';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /**
  * The revocation feed (docs/revocation-feed.md): CAEP events written with each change (the outbox), delivered by RFC
@@ -243,10 +245,11 @@ describe(`revocation feed on ${DATABASE_KIND}`, () => {
     it('a long poll answers as soon as an event is committed', async () => {
       const key = await t.createKey(admin, 'long poll');
       const started = Date.now();
-      const waiting = poll(stream, { maxEvents: 10 });
-      await new Promise((ok) => setTimeout(ok, 200));
+      // Sent now (a supertest request starts when awaited), and waiting at the hub before the revocation.
+      const waiting = Promise.resolve(poll(stream, { maxEvents: 10 }).expect(200));
+      await waitFor('the long poll waiting', () => t.get(PollHub).count() === 1);
       await t.http().delete(`/v1/user-api-keys/${key.id}`).set('Authorization', `Bearer ${admin.token}`).expect(200);
-      const { body } = await waiting.expect(200);
+      const { body } = await waiting;
       const elapsed = Date.now() - started;
       expect(Object.values(body.sets).map((set) => decodeJwt(set as string).sub_id)).toEqual([
         { format: 'opaque', id: key.id },

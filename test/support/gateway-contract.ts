@@ -3,6 +3,7 @@ import { EchoUpstream, RawHeaders, ReceivedRequest, send } from './gateways';
 import { freePort } from './ports';
 import type { Environment } from '../../src/config/configuration';
 import { createTestApp, TestApp, TestUser } from './test-app';
+import { pause } from './wait';
 
 /**
  * What every gateway configuration of docs/resource-servers.md must do, asserted the same way for each (nginx and
@@ -228,7 +229,7 @@ export function gatewayContract(gateway: () => GatewayUnderTest, options: Contra
       status = (await get('/orders/3', token)).status;
       if (status === 200) {
         lastAllowedSentMs = sentMs;
-        await new Promise((ok) => setTimeout(ok, 20));
+        await pause(20); // the pace of the measurement
       }
     }
     expect(status).toBe(401);

@@ -1,4 +1,5 @@
 import { Verifier, VerifyError } from '../../verifier/src/index';
+import { pause } from './wait';
 
 /** What the verifier answers for `token` now: 'accepted' or the refusal's code. */
 export async function refusal(verifier: Verifier, token: string, scopes: string[] = []): Promise<string> {
@@ -23,7 +24,7 @@ export async function msUntil(
     if (answer === code) return performance.now() - start;
     if (answer === never) throw new Error(`${never} after ${(performance.now() - start).toFixed(0)} ms`);
     if (performance.now() - start > limitMs) throw new Error(`not ${code} after ${limitMs} ms (last: ${answer})`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await pause(5); // the pace of the measurement
   }
 }
 

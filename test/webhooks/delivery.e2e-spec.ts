@@ -7,7 +7,7 @@ import { rowCount } from '../support/row-counts';
 import { bearer, ISO_MS, UUID } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 import { waitFor } from '../support/wait';
-import { Receiver, until } from './receiver';
+import { Receiver } from './receiver';
 
 /**
  * Delivery (docs/webhooks.md): every key event reaches the endpoint signed as Standard Webhooks specifies (verified by
@@ -184,7 +184,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     const from = receiver.received.length;
     const key = await t.createKey(admin, 'retried');
     await receiver.waitFor(from + 1);
-    await until(async () => (await log(1)).deliveries[0].attempts === 1);
+    await waitFor('the first attempt logged', async () => (await log(1)).deliveries[0].attempts === 1);
     const first = (await log(1)).deliveries[0];
     expect(first).toMatchObject({ status: 'pending', attempts: 1, last_response_status: 500, last_error: null });
     // The first retry waits 5-10 s.
@@ -196,7 +196,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     expect(receiver.received.length).toBe(from + 1);
     jest.setSystemTime(retryAt);
     await t.get(WebhookDispatcher).run();
-    await until(async () => (await log(1)).deliveries[0].attempts === 2);
+    await waitFor('the second attempt logged', async () => (await log(1)).deliveries[0].attempts === 2);
     expect((await log(1)).deliveries[0]).toMatchObject({ status: 'pending', attempts: 2, last_response_status: 503 });
 
     jest.setSystemTime(start + 60_000);
@@ -206,7 +206,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     expect(new Set(attempts.slice(from).map((r) => r.id)).size).toBe(1);
     expect(new Set(attempts.slice(from).map((r) => r.body)).size).toBe(1);
     expect(attempts[from].payload.data.api_key_id).toBe(key.id);
-    await until(async () => (await log(1)).deliveries[0].status === 'succeeded');
+    await waitFor('the delivery succeeded', async () => (await log(1)).deliveries[0].status === 'succeeded');
     expect((await log(1)).deliveries[0]).toMatchObject({
       status: 'succeeded',
       attempts: 3,
@@ -222,7 +222,9 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     const from = receiver.received.length;
     const key = await t.createKey(admin, 'slow receiver');
     await receiver.waitFor(from + 1);
-    await until(async () => (await log(1)).deliveries[0].attempts === 1, 5_000);
+    await waitFor('the first attempt logged', async () => (await log(1)).deliveries[0].attempts === 1, {
+      timeoutMs: 5_000,
+    });
     expect((await log(1)).deliveries[0]).toMatchObject({
       status: 'pending',
       attempts: 1,
@@ -233,7 +235,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     await t.get(WebhookDispatcher).run();
     const [, again] = (await receiver.waitFor(from + 2)).slice(from);
     expect(again.payload.data.api_key_id).toBe(key.id);
-    await until(async () => (await log(1)).deliveries[0].status === 'succeeded');
+    await waitFor('the delivery succeeded', async () => (await log(1)).deliveries[0].status === 'succeeded');
     expect((await log(1)).deliveries[0]).toMatchObject({ attempts: 2, last_response_status: 204, last_error: null });
   });
 
@@ -243,7 +245,7 @@ describe(`webhook delivery on ${DATABASE_KIND}`, () => {
     receiver.answer([], 500);
     const from = receiver.requests;
     await t.createKey(admin, 'never answered');
-    await until(async () => (await log(1)).deliveries[0].attempts === 1);
+    await waitFor('the first attempt logged', async () => (await log(1)).deliveries[0].attempts === 1);
     let at = start;
     while ((await log(1)).deliveries[0].status === 'pending') {
       at = Date.parse((await log(1)).deliveries[0].next_attempt_at as string);

@@ -2,6 +2,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import type { Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { listenOnLoopback } from '../support/ports';
+import { waitFor } from '../support/wait';
 
 /**
  * What a receiver answers one request: a status (with `ok` as its body), a status with a body and headers of its own,
@@ -60,11 +61,11 @@ export class Receiver {
 
   /** Resolves once `count` verified requests arrived (or fails after `timeoutMs`). */
   async waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
-    await until(
-      () => this.received.length >= count,
-      timeoutMs,
-      () => `${this.received.length} of ${count} webhooks`,
-    );
+    try {
+      await waitFor(`${count} verified webhooks`, () => this.received.length >= count, { timeoutMs });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}: ${this.received.length} arrived`, { cause: error });
+    }
     return this.received.slice(0, count);
   }
 
@@ -105,18 +106,5 @@ export class Receiver {
       if (this.delayMs > 0) setTimeout(send, this.delayMs);
       else send();
     });
-  }
-}
-
-/** Polls `done` every 20 ms until it holds. */
-export async function until(
-  done: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-  what = () => '',
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await done())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

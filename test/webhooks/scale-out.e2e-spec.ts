@@ -6,7 +6,8 @@ import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { freezeDate } from '../support/clock';
 import { bearer } from '../support/http-assertions';
 import { createTestApp, createTestDatabase, DATABASE_KIND, TestApp, TestDatabase, TestUser } from '../support/test-app';
-import { Receiver, until } from './receiver';
+import { Receiver } from './receiver';
+import { waitFor } from '../support/wait';
 import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
 
 /**
@@ -63,7 +64,10 @@ async function deliveryRows(t: TestApp): Promise<Array<{ status: string; attempt
         for (let i = 0; i < 20; i += 1) await t.get(WebhookDispatcher).run();
       }),
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every attempt recorded (none pending, so none left to claim), then both instances look again: nothing is resent.
+    await waitFor('every delivery succeeded', async () =>
+      (await deliveryRows(apps[0])).every((row) => row.status === 'succeeded'),
+    );
     await Promise.all(apps.map((t) => t.get(WebhookDispatcher).run()));
     expect(receiver.requests).toBe(32);
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(32);
@@ -72,7 +76,6 @@ async function deliveryRows(t: TestApp): Promise<Array<{ status: string; attempt
     expect(sent.map((spy) => spy.mock.calls.length)).toEqual([expect.any(Number), expect.any(Number)]);
     expect(sent[0].mock.calls.length + sent[1].mock.calls.length).toBe(32);
     expect(sent.every((spy) => spy.mock.calls.length > 0)).toBe(true);
-    await until(async () => (await deliveryRows(apps[0])).every((row) => row.status === 'succeeded'));
     expect((await deliveryRows(apps[0])).map((row) => Number(row.attempts))).toEqual(new Array(32).fill(1));
     jest.restoreAllMocks();
   });
@@ -131,7 +134,7 @@ describe(`a delivery claimed by an instance that died, on ${DATABASE_KIND}`, () 
     await dispatcher.run();
     const [received] = await receiver.waitFor(1);
     expect(received.payload.data.api_key_id).toBe(key.id);
-    await until(async () => (await deliveryRows(t))[0].status === 'succeeded');
+    await waitFor('the delivery succeeded', async () => (await deliveryRows(t))[0].status === 'succeeded');
     expect(receiver.requests).toBe(1);
   });
 });

@@ -6,7 +6,8 @@ import { outboxEvent, TEST_EVENT } from '../../src/webhooks/webhook-events';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox';
 import { bearer, expectError, ISO_MS } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
-import { Receiver, until } from './receiver';
+import { waitFor } from '../support/wait';
+import { Receiver } from './receiver';
 
 /**
  * The tenant boundary of webhook delivery (docs/webhooks.md#limits, docs/adr/0045-fair-webhook-delivery.md): one
@@ -74,7 +75,7 @@ describe(`one organization's dead endpoints and another's deliveries, on ${DATAB
     receiver.secret = mine.secret;
     await queueTests(t, attacker.organizationId, endpoints, 30);
     // The attacker's attempts are under way (each hangs until the time-out).
-    await until(() => hanging.requests >= 4);
+    await waitFor("4 of the attacker's attempts under way", () => hanging.requests >= 4);
 
     const started = performance.now();
     const key = await t.createKey(victim, 'must not wait');
@@ -184,7 +185,7 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
     receiver.secret = webhook.secret;
     receiver.answer([], 500);
     await queueTests(t, admin.organizationId, [webhook.id], 4);
-    await until(async () => (await endpoint(admin, webhook.id)).status === 'disabled');
+    await waitFor('the endpoint disabled', async () => (await endpoint(admin, webhook.id)).status === 'disabled');
     expect(await endpoint(admin, webhook.id)).toMatchObject({
       status: 'disabled',
       disabled_at: expect.stringMatching(ISO_MS),
@@ -195,7 +196,7 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
       ['webhook.created', 'webhook', admin.userId, null],
     ]);
     // Attempts in flight when it was disabled end; then nothing is sent to it.
-    await until(async () =>
+    await waitFor('the attempts in flight ended', async () =>
       (await log(admin, webhook.id)).every((d) => d.status !== 'pending' || d.next_attempt_at === null),
     );
     const requests = receiver.requests;
@@ -216,9 +217,11 @@ describe(`webhook limits on ${DATABASE_KIND}`, () => {
     const enabled = await t.http().post(`${ROUTE}/${webhook.id}/enable`).set(bearer(admin.token)).expect(200);
     expect(enabled.body.webhook).toMatchObject({ id: webhook.id, status: 'active', disabled_at: null });
     // What waited is sent at once, and new events reach it again.
-    await until(async () => (await log(admin, webhook.id)).every((d) => d.status === 'succeeded'));
+    await waitFor('what waited delivered', async () =>
+      (await log(admin, webhook.id)).every((d) => d.status === 'succeeded'),
+    );
     const key = await t.createKey(admin, 'enabled again');
-    await until(() => receiver.received.some((r) => r.payload.data.api_key_id === key.id));
+    await waitFor('the new event delivered', () => receiver.received.some((r) => r.payload.data.api_key_id === key.id));
     const actions = (await t.get(AuditService).list(admin.organizationId)).filter((e) => e.targetId === webhook.id);
     expect(actions.map((e) => [e.action, e.actorUserId])[0]).toEqual(['webhook.enabled', admin.userId]);
     // Enabling an active endpoint changes nothing and records nothing.

@@ -2,9 +2,11 @@ import { createLocalJWKSet, JSONWebKeySet, jwtVerify } from 'jose';
 import { MembersService } from '../../src/members/members.service';
 import type { TrustedIssuer } from '../../src/federation/trusted-issuer.entity';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
+import { PollHub } from '../../src/ssf/poll-hub';
 import { bearer } from '../support/http-assertions';
 import { feedPoller } from '../support/revocation-feed';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
+import { waitFor } from '../support/wait';
 import { createIdentity, trustIssuer } from './fixtures';
 
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
@@ -109,10 +111,10 @@ describe(`workload identity revocations on the feed, ${DATABASE_KIND}`, () => {
   it('a long poll is woken by a revocation', async () => {
     const identity = await createIdentity(t, admin, issuer);
     const started = Date.now();
-    const revoking = new Promise((resolve) => setTimeout(resolve, 300)).then(() =>
-      t.http().delete(`/v1/workload-identities/${identity.id}`).set(bearer(admin.token)).expect(200),
-    );
-    const [{ body }] = await Promise.all([poll({ returnImmediately: false, maxEvents: 10 }).expect(200), revoking]);
+    const waiting = Promise.resolve(poll({ returnImmediately: false, maxEvents: 10 }).expect(200));
+    await waitFor('the long poll waiting', () => t.get(PollHub).count() === 1);
+    await t.http().delete(`/v1/workload-identities/${identity.id}`).set(bearer(admin.token)).expect(200);
+    const { body } = await waiting;
     expect(Date.now() - started).toBeLessThan(2500);
     expect(Object.keys(body.sets)).toHaveLength(1);
   });
