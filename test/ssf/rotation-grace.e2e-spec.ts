@@ -71,6 +71,9 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
     const { body } = await rotate(key.id, { grace_period_seconds: 600 });
     const graceEnd: string = body.previous_api_key.expires_at;
     expect(Date.parse(graceEnd) - Date.parse(body.api_key.created_at)).toBe(600_000);
+    const [rotated] = (await auditPage(t, admin, { action: 'api_key.rotated', target_id: body.api_key.id }))
+      .audit_events;
+    expect(rotated).toMatchObject({ previous_api_key_id: key.id, previous_api_key_expires_at: graceEnd });
     const [set, ...others] = await credentialChanges();
     expect(others).toEqual([]);
     expect(set).toEqual({
@@ -83,15 +86,13 @@ describe(`rotation grace on ${DATABASE_KIND}`, () => {
         [CREDENTIAL_CHANGE]: {
           credential_type: 'api_key',
           change_type: 'update',
-          event_timestamp: seconds(body.api_key.created_at),
+          // The event's time is its audit entry's, written in the rotation's transaction (a moment after created_at).
+          event_timestamp: seconds(rotated.occurred_at),
           reason_admin: { en: 'rotated' },
           expires_at: seconds(graceEnd),
         },
       },
     });
-    const [rotated] = (await auditPage(t, admin, { action: 'api_key.rotated', target_id: body.api_key.id }))
-      .audit_events;
-    expect(rotated).toMatchObject({ previous_api_key_id: key.id, previous_api_key_expires_at: graceEnd });
   });
 
   it("reports the old key's own expiry when it comes before the grace's end", async () => {

@@ -127,7 +127,9 @@ export async function startAppBehindProxy(): Promise<AppBehindProxy> {
   viaProxy.hostname = '127.0.0.1';
   viaProxy.port = String(proxy.port);
   const database = createTestDatabase();
-  const t = await createTestApp({ database, env: { DATABASE_URL: viaProxy.toString() } });
+  // Production's connect time-out: the outage tests wait it out.
+  const env = { DATABASE_URL: viaProxy.toString(), DATABASE_CONNECT_TIMEOUT_MS: '1000' };
+  const t = await createTestApp({ database, env });
   return { proxy, database, t };
 }
 

@@ -173,7 +173,10 @@ export class TestApp {
  * loopback port (METRICS_PORT=0): the suites run in parallel, and several apps share a process.
  */
 export function testEnvironment(database: TestDatabase, extra: Environment = {}): Environment {
-  return { LOG_LEVEL: 'silent', METRICS_PORT: '0', ...testSecrets, ...database.env, ...extra };
+  // A PostgreSQL connection gets 10 s, not production's 1 s: on a busy 2-core machine a connect can take longer, and
+  // a suite's start must not fail for it (database-outage sets 1 s again: it waits out the time-out on purpose).
+  const connect = { DATABASE_CONNECT_TIMEOUT_MS: '10000' };
+  return { LOG_LEVEL: 'silent', METRICS_PORT: '0', ...connect, ...testSecrets, ...database.env, ...extra };
 }
 
 /**
