@@ -1,12 +1,10 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { clientAddress } from '../common/client-address';
-import { StrictValidationPipe } from '../common/validation.pipe';
 import { setCaller } from '../identity/access.decorators';
+import { bodyCode } from './body-code';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { AcceptInvitationDto } from './dto/console-session.dto';
-
-const bodyPipe = new StrictValidationPipe();
 
 /**
  * An invitation's scheme (POST /v1/console/invitations/accept): the `code` of its link, in the body, is the
@@ -22,10 +20,7 @@ export class InvitationGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    const { code } = (await bodyPipe.transform(request.body, {
-      type: 'body',
-      metatype: AcceptInvitationDto,
-    })) as AcceptInvitationDto;
+    const code = await bodyCode(request, AcceptInvitationDto);
     const address = clientAddress(request);
     setCaller(request, await this.signIn.acceptInvitation(code, address, { id: request.id, ip: address }));
     return true;

@@ -1,13 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { clientAddress } from '../common/client-address';
-import { StrictValidationPipe } from '../common/validation.pipe';
 import { setCaller } from '../identity/access.decorators';
+import { bodyCode } from './body-code';
 import { ConsoleSignInService } from './console-sign-in.service';
 import { CreateConsoleSessionDto } from './dto/console-session.dto';
 import { BINDING_COOKIE, cookieValue } from './sso/sso-rules';
-
-const bodyPipe = new StrictValidationPipe();
 
 /**
  * The one-time sign-in link's scheme (POST /v1/console/sessions): the link's `code`, in the body, is the credential,
@@ -24,10 +22,7 @@ export class SignInLinkGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    const { code } = (await bodyPipe.transform(request.body, {
-      type: 'body',
-      metatype: CreateConsoleSessionDto,
-    })) as CreateConsoleSessionDto;
+    const code = await bodyCode(request, CreateConsoleSessionDto);
     const address = clientAddress(request);
     const binding = cookieValue(request.headers.cookie, BINDING_COOKIE);
     setCaller(request, await this.signIn.signIn(code, address, { id: request.id, ip: address }, binding));
