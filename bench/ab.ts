@@ -6,7 +6,9 @@
  * scenario's cost by up to 30 % between runs minutes apart, falls on both sides of each pair alike.
  * Reports, per scenario, each side's server CPU µs per response (median of the rounds) and the change: the median of
  * the rounds' ratios (this / the other), with the quartiles of those ratios, which say how far the change can be
- * trusted (docs/performance.md#paired-ab).
+ * trusted (docs/performance.md#paired-ab). Halfway, both servers are restarted and warmed up again: a process has a
+ * speed of its own (the later started ran 3-7 % cheaper in A/A runs here), which pairs within one process pair cannot
+ * cancel: the restart starts them in the other order.
  * Knobs: bench/run.ts's (BENCH_SCENARIOS, BENCH_CONNECTIONS, BENCH_SERVER_ENV, DATABASE_URL...), and BENCH_DURATION (s
  * per measurement, here 3 by default), BENCH_WARMUP (4), BENCH_AB_ROUNDS (8), BENCH_AB_SERVER_ENV (more settings for
  * this checkout's server only, e.g. to measure one switch against the same code: `<checkout>` may be this one).
@@ -57,10 +59,18 @@ async function main(): Promise<void> {
       const load: autocannon.Options = { connections: CONNECTIONS, duration: seconds, ...options };
       return measure(label, load, target.pid());
     };
-    for (const name of names) for (const target of targets) await once(target, name, WARM_UP, 'warm-up');
+    const warmUp = async (): Promise<void> => {
+      for (const name of names) for (const target of targets) await once(target, name, WARM_UP, 'warm-up');
+    };
+    await warmUp();
 
     const cpu = new Map(names.map((name) => [name, { a: [] as number[], b: [] as number[], ratios: [] as number[] }]));
     for (let round = 0; round < ROUNDS; round += 1) {
+      if (round === Math.floor(ROUNDS / 2)) {
+        // In the other order: a server started later ran 3-7 % cheaper in A/A runs here, whichever code it ran.
+        for (const target of [...targets].reverse()) await target.restart();
+        await warmUp();
+      }
       for (const name of names) {
         const order = round % 2 === 0 ? [a, b] : [b, a];
         const [first, second] = [await once(order[0], name, DURATION), await once(order[1], name, DURATION)];

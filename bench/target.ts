@@ -41,6 +41,8 @@ export interface Target {
   pid(): number | undefined;
   /** Stops the server, writes `count` more keys straight into its database, and starts it again. */
   addBulkKeys(count: number): Promise<void>;
+  /** Stops the server and starts a new process on the same data. */
+  restart(): Promise<void>;
   /** Stops the server and removes its data, its schema and its issuer. */
   close(): Promise<void>;
 }
@@ -417,6 +419,10 @@ export async function startTarget(root: string, only: string): Promise<Target> {
       async addBulkKeys(count) {
         await stopServer();
         await seedBulkKeys(env, bootstrap.organization_id, count);
+        await startServer();
+      },
+      async restart() {
+        await stopServer();
         await startServer();
       },
       close: cleanUp,

@@ -69,6 +69,7 @@ describe('loadConfiguration', () => {
         environment: 'dev',
         pepper: undefined,
         lastUsedFlushMs: 1000,
+        usageFlushMs: 10_000,
         maxActivePerUser: 100,
       });
       expect(config.jwt).toEqual({
@@ -290,6 +291,7 @@ describe('loadConfiguration', () => {
       ['PORT', '-1', 'PORT must be an integer from 0 to 65535 (got "-1")'],
       ['BODY_LIMIT_BYTES', '100', 'BODY_LIMIT_BYTES must be an integer from 256 to 10485760 (got "100")'],
       ['API_KEY_LAST_USED_FLUSH_MS', '5', 'API_KEY_LAST_USED_FLUSH_MS must be an integer from 10 to 60000 (got "5")'],
+      ['USAGE_FLUSH_MS', '60001', 'USAGE_FLUSH_MS must be an integer from 10 to 60000 (got "60001")'],
       ['API_KEY_MAX_ACTIVE_PER_USER', '0', 'API_KEY_MAX_ACTIVE_PER_USER must be an integer from 1 to 10000 (got "0")'],
       [
         'API_KEY_MAX_ACTIVE_PER_USER',

@@ -45,6 +45,8 @@ export interface AppConfiguration {
     /** Secrets left undefined outside production are generated and kept (local-secrets.ts). */
     pepper: string | undefined;
     lastUsedFlushMs: number;
+    /** How often usage-over-time counts are written (docs/adr/0058-usage-over-time.md). */
+    usageFlushMs: number;
     maxActivePerUser: number;
   };
   jwt: {
@@ -134,6 +136,7 @@ export function loadConfiguration(env: Environment, defaults: ConfigurationDefau
       environment: secrets.apiKeyEnvironment,
       pepper: secrets.pepper,
       lastUsedFlushMs: r.int('API_KEY_LAST_USED_FLUSH_MS', 1000, 10, 60000),
+      usageFlushMs: r.int('USAGE_FLUSH_MS', 10_000, 10, 60000),
       // At most the list window (common/pagination.ts), so that every active key can be listed.
       maxActivePerUser: r.int('API_KEY_MAX_ACTIVE_PER_USER', 100, 1, 10000),
     },

@@ -30,7 +30,7 @@ const MAX_KEPT_CELLS = 100_000;
 /**
  * Usage over time without a write per use (docs/api.md#usage-over-time, docs/adr/0058-usage-over-time.md): each use is
  * an increment of a count in memory, per credential, minute, channel and outcome; the counts are added to the stored
- * ones every API_KEY_LAST_USED_FLUSH_MS and at shutdown, as the usage fields are (BatchedWrites), in one transaction
+ * ones every USAGE_FLUSH_MS (10 s) and at shutdown, as the usage fields are (BatchedWrites), in one transaction
  * per batch (an upsert per 500 rows, per minute and per hour). A crash loses the batch not yet written.
  */
 @Injectable()
@@ -42,7 +42,7 @@ export class CredentialUsageCounter extends BatchedWrites<PendingUsage> {
     private readonly usage: CredentialUsageRepository,
     private readonly unitOfWork: UnitOfWork,
   ) {
-    super(CredentialUsageCounter.name, config.apiKeys.lastUsedFlushMs, 'usage counts');
+    super(CredentialUsageCounter.name, config.apiKeys.usageFlushMs, 'usage counts');
   }
 
   /**

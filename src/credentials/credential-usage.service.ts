@@ -35,7 +35,7 @@ const iso = (minute: number): string => new Date(minute * MINUTE_MS).toISOString
 /**
  * Usage over time (docs/api.md#usage-over-time): a credential's series for its owner or its organization's admins, and
  * the organization's busiest credentials of every kind. The counts are CredentialUsageCounter's, as written: an
- * instance's uses of the last API_KEY_LAST_USED_FLUSH_MS are not in them yet.
+ * instance's uses of the last USAGE_FLUSH_MS are not in them yet.
  */
 @Injectable()
 export class CredentialUsageService {

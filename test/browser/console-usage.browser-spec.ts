@@ -60,7 +60,7 @@ describe('web console: usage over time', () => {
 
   beforeAll(async () => {
     // Counts written every 100 ms: the page shows the exchanges below without waiting a second.
-    suite = await ConsoleBrowser.start({ API_KEY_LAST_USED_FLUSH_MS: '100' });
+    suite = await ConsoleBrowser.start({ API_KEY_LAST_USED_FLUSH_MS: '100', USAGE_FLUSH_MS: '100' });
     server = suite.server;
     await server.member(ORG, OWNER, 'admin');
     const created = await asOwner('/v1/user-api-keys', { label: 'deploy-bot' });

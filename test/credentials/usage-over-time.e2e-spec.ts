@@ -55,7 +55,12 @@ describe(`usage over time on ${DATABASE_KIND}`, () => {
   beforeAll(async () => {
     [t, idp] = await Promise.all([
       createTestApp({
-        env: { API_KEY_LAST_USED_FLUSH_MS: '60000', TRUST_PROXY: 'loopback', TOKEN_FAILURE_LIMIT_PER_MINUTE: '1000' },
+        env: {
+          API_KEY_LAST_USED_FLUSH_MS: '60000',
+          USAGE_FLUSH_MS: '60000',
+          TRUST_PROXY: 'loopback',
+          TOKEN_FAILURE_LIMIT_PER_MINUTE: '1000',
+        },
       }),
       IdentityProvider.start(),
     ]);
@@ -439,7 +444,10 @@ describe(`usage over time on ${DATABASE_KIND}`, () => {
   it('adds the counts of every instance, and prunes those older than 30 days', async () => {
     const { member } = await organization();
     const key = await t.createKey(member);
-    const second = await createTestApp({ database: t.database, env: { API_KEY_LAST_USED_FLUSH_MS: '60000' } });
+    const second = await createTestApp({
+      database: t.database,
+      env: { API_KEY_LAST_USED_FLUSH_MS: '60000', USAGE_FLUSH_MS: '60000' },
+    });
     try {
       await exchange(key.value).expect(200);
       await second.http().post('/v1/token').set(apiKeyAuth(key.value)).expect(200);
