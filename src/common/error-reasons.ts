@@ -79,7 +79,9 @@ export const ERROR_REASONS = {
   grant_type_missing: { code: IA, message: 'grant_type is required' },
   unsupported_grant_type: {
     code: IA,
-    message: 'grant_type must be client_credentials or token-exchange',
+    message:
+      'grant_type must be one of: client_credentials, urn:ietf:params:oauth:grant-type:token-exchange, ' +
+      'authorization_code, refresh_token',
     oauth: 'unsupported_grant_type',
   },
   token_exchange_request_invalid: { code: IA, message: SAYS_WHAT },
