@@ -179,26 +179,29 @@ export async function startTarget(root: string, only: string): Promise<Target> {
   // (h): a CI platform's issuer, trusted by the organization for its workloads (docs/federation.md).
   const workloadIssuer = await WorkloadIssuer.start();
   env.NODE_EXTRA_CA_CERTS = workloadIssuer.caFile;
-  // Not execFileSync: the issuer answers the CLI's discovery from this process.
-  const trusted = JSON.parse(
-    (
-      await promisify(execFile)(
-        'node',
-        [
-          join(root, 'dist/cli.js'),
-          'trusted-issuer',
-          'add',
-          '--org',
-          'bench',
-          '--issuer',
-          workloadIssuer.issuer,
-          '--kind',
-          'workloads',
-        ],
-        { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
-      )
-    ).stdout,
-  ) as { trusted_issuer: { id: string; audience: string } };
+  // Not execFileSync: the issuer answers the CLI's discovery from this process. Only for (h): a checkout older than
+  // federation has no such command.
+  const trusted = only.includes('h')
+    ? (JSON.parse(
+        (
+          await promisify(execFile)(
+            'node',
+            [
+              join(root, 'dist/cli.js'),
+              'trusted-issuer',
+              'add',
+              '--org',
+              'bench',
+              '--issuer',
+              workloadIssuer.issuer,
+              '--kind',
+              'workloads',
+            ],
+            { env: { ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+          )
+        ).stdout,
+      ) as { trusted_issuer: { id: string; audience: string } })
+    : undefined;
 
   let server: ChildProcess | undefined;
   const startServer = async (): Promise<void> => {
@@ -241,18 +244,20 @@ export async function startTarget(root: string, only: string): Promise<Target> {
     }> = [];
     // (h)'s workload identity: every client's subject token matches it (each token its own, as each CI job's), and
     // names it (client_id).
-    const benchIdentity = await json<{ workload_identity: { id: string } }>(
-      await fetch(`${base}/v1/workload-identities`, {
-        method: 'POST',
-        headers: session,
-        body: JSON.stringify({
-          label: 'bench job',
-          trusted_issuer_id: trusted.trusted_issuer.id,
-          subject: 'bench-job',
-          scopes: ['api_keys:read'],
+    const benchIdentity =
+      trusted &&
+      (await json<{ workload_identity: { id: string } }>(
+        await fetch(`${base}/v1/workload-identities`, {
+          method: 'POST',
+          headers: session,
+          body: JSON.stringify({
+            label: 'bench job',
+            trusted_issuer_id: trusted.trusted_issuer.id,
+            subject: 'bench-job',
+            scopes: ['api_keys:read'],
+          }),
         }),
-      }),
-    );
+      ));
     for (let i = 0; i < SMALL_KEYS; i += 1) {
       const created = await json<{ api_key: { id: string }; opaque_key: string }>(
         await fetch(`${base}/v1/user-api-keys`, { method: 'POST', headers: session, body: `{"label":"k${i}"}` }),
@@ -272,8 +277,8 @@ export async function startTarget(root: string, only: string): Promise<Target> {
         apiKey: created.opaque_key,
         accessToken: access_token,
         resourceToken: forResource.access_token,
-        subjectToken: workloadIssuer.token('bench-job', trusted.trusted_issuer.audience, 'RS256'),
-        ecSubjectToken: workloadIssuer.token('bench-job', trusted.trusted_issuer.audience, 'ES256'),
+        subjectToken: trusted ? workloadIssuer.token('bench-job', trusted.trusted_issuer.audience, 'RS256') : '',
+        ecSubjectToken: trusted ? workloadIssuer.token('bench-job', trusted.trusted_issuer.audience, 'ES256') : '',
       });
     }
     // (f2): as many keys of a second member, each with an allowlist of four networks (this process's address in the last)
@@ -393,7 +398,7 @@ export async function startTarget(root: string, only: string): Promise<Target> {
           form:
             'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
             '&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt' +
-            `&client_id=${benchIdentity.workload_identity.id}` +
+            `&client_id=${benchIdentity?.workload_identity.id}` +
             `&subject_token=${alg === 'RS256' ? c.subjectToken : c.ecSubjectToken}`,
         })),
       ]),
