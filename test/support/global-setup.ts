@@ -77,9 +77,9 @@ function freshDist(): string | undefined {
   const dist = join(ROOT, 'dist');
   const built = statSync(join(dist, 'main.js'), { throwIfNoEntry: false })?.mtimeMs;
   if (built === undefined) return undefined;
-  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).map((file) =>
-    join('src', file),
-  );
+  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => !file.endsWith('.spec.ts')) // not built (tsconfig.build.json)
+    .map((file) => join('src', file));
   for (const file of [...sources, 'tsconfig.json', 'tsconfig.build.json']) {
     if (statSync(join(ROOT, file)).mtimeMs > built) return undefined;
   }
