@@ -1,6 +1,6 @@
 // The console's browser tests (test/browser/, docs/console.md#tests): headless Chromium from Debian's
 // `chromium` package, driven by playwright-core, against the server built by `npm run build`.
-// One server and one browser for the whole run, so they are a project of their own, run by
+// Each spec file starts its own server and browser, so they are a project of their own, run by
 // `npm run test:browser` after the build (not by `npm test`).
 const base = require('./jest.config.js');
 
@@ -13,5 +13,7 @@ module.exports = {
   // The compiled example MCP server and verifier (mcp-consent.browser-spec.ts runs them, as the e2e suites do).
   globalSetup: base.globalSetup,
   testTimeout: 60_000,
-  maxWorkers: 1,
+  // Two files at a time: a spec waits on its server and its browser as much as it computes, so one file at a time left
+  // a core of a two-core machine idle (docs/adr/0046-ci-proves-each-thing-once.md).
+  maxWorkers: 2,
 };

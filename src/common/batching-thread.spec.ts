@@ -91,7 +91,9 @@ describe('BatchingThread', () => {
       const thread = new BatchingThread('echo', workerFile('test-support/echo.worker.js'), { workerData: 300 });
       thread.run('x').then((echo) => console.log(JSON.stringify(echo)));
     `;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { timeout: 4_000 });
+    // Bounded below the test's 30 s so that a process that never exits fails here, with its output; 4 s was too short
+    // for a process's start on a busy machine (it failed the whole-suite run at a load of 17).
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { timeout: 20_000 });
     expect(JSON.parse(stdout)).toEqual({ item: 'x', batchSize: 1 });
   });
 });

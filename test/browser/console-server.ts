@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import type { Environment } from '../../src/config/configuration';
 import type { IdentityProvider } from '../support/identity-provider';
 import { freePort } from '../support/ports';
+import { waitFor } from '../support/wait';
 import { createTestDatabase, TestDatabase } from '../support/test-app';
 
 // This Node's better-sqlite3 (13 on Node 22+, 12 on Node 20: docs/adr/0019-node-24-and-complete-lock.md).
@@ -64,17 +65,21 @@ export class ConsoleServer {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new ConsoleServer(child, env, database, baseUrl);
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`server exited at start:\n${server.output}`);
-      try {
-        if ((await fetch(`${baseUrl}/readyz`)).ok) return server;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
-      await new Promise((ok) => setTimeout(ok, 100));
+    try {
+      await waitFor(
+        'the server answers /readyz',
+        async () => {
+          if (child.exitCode !== null) throw new Error('server exited at start');
+          return (await fetch(`${baseUrl}/readyz`).catch(() => undefined))?.ok === true;
+        },
+        { timeoutMs: 30_000, everyMs: 100 },
+      );
+    } catch (error) {
+      // Not left running: stopped, and its database removed.
+      await server.stop();
+      throw new Error(`${(error as Error).message}:\n${server.output}`, { cause: error });
     }
+    return server;
   }
 
   /** `node dist/cli.js <argv>`: its one JSON object. */

@@ -105,6 +105,9 @@ interface Running {
   stop: () => Promise<void>;
 }
 
+/** The servers startServer started that have not exited: afterAll stops them, even one whose start Jest gave up on. */
+const started = new Set<ChildProcess>();
+
 /** The server compiled by Jest's global setup, as `node main.js`, on the suite's database. */
 async function startServer(database: TestDatabase, env: Record<string, string>): Promise<Running> {
   const port = await freePort();
@@ -126,24 +129,43 @@ async function startServer(database: TestDatabase, env: Record<string, string>):
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'the server answers /healthz',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`server exited at start:\n${output}`);
-      return (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200;
-    },
-    { timeoutMs: 30_000 },
+  started.add(child);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      started.delete(child);
+      resolve();
+    }),
   );
-  return {
-    url,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
   };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(
+      'the server answers /healthz',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`server exited at start:\n${output}`);
+        return (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200;
+      },
+      { timeoutMs: 30_000 },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, output: () => output, stop };
+}
+
+/** Stops every server still running. */
+async function stopAll(): Promise<void> {
+  await Promise.all(
+    [...started].map((child) => {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    }),
+  );
 }
 
 describe('OpenTelemetry traces', () => {
@@ -173,6 +195,7 @@ describe('OpenTelemetry traces', () => {
 
   afterAll(async () => {
     await server?.stop();
+    await stopAll();
     await t?.close();
     await database?.drop();
     await fake?.close();

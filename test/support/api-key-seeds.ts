@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { DATABASE_KIND, POSTGRES_URL, TestApp, TestUser } from './test-app';
@@ -32,4 +33,27 @@ export async function seedRevoked(t: TestApp, owner: TestUser, count: number): P
   } finally {
     await client.end();
   }
+}
+
+/**
+ * `count` ACTIVE keys, key i owned by `owners[i % owners.length]`, written in one statement: their ids. For a test that
+ * needs many keys but does not test their creation (no secret: they cannot be exchanged, only revoked and listed).
+ */
+export async function seedActive(t: TestApp, owners: TestUser[], count: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  const at = new Date().toISOString();
+  const values: unknown[] = [];
+  const rows = ids.map((id, i) => {
+    const owner = owners[i % owners.length];
+    values.push(id, owner.organizationId, owner.userId, `seeded ${i}`);
+    const n = values.length;
+    const p = (k: number): string => (DATABASE_KIND === 'sqlite' ? '?' : `$${k}`);
+    return `(${p(n - 3)}, ${p(n - 2)}, ${p(n - 1)}, ${p(n)}, '${'ab'.repeat(32)}', 'ACTIVE', 0, '${at}', '${at}')`;
+  });
+  await t.get(DataSource).query(
+    `INSERT INTO api_keys (id, organization_id, user_id, label, secret_hash, status, scopes, created_at, updated_at)
+       VALUES ${rows.join(', ')}`,
+    values,
+  );
+  return ids;
 }

@@ -6,7 +6,8 @@ export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
  * Whether TEST_REDIS_URL answers PING, decided synchronously so that a suite can choose between
- * `describe` and `describe.skip` when it is defined.
+ * `describe` and `describe.skip` when it is defined. Under CI (CI=true) an unreachable Redis is an error, never a skip:
+ * .ci/run starts one, and a skipped case proves nothing.
  */
 export function redisReachable(url = TEST_REDIS_URL): boolean {
   const { hostname, port } = new URL(url);
@@ -16,7 +17,11 @@ export function redisReachable(url = TEST_REDIS_URL): boolean {
     socket.on('error', () => process.exit(1));
     socket.on('connect', () => socket.write('PING\\r\\n'));
     socket.on('data', (data) => process.exit(/^\\+PONG|^-NOAUTH/.test(String(data)) ? 0 : 1));`;
-  return spawnSync(process.execPath, ['-e', probe], { timeout: 3000 }).status === 0;
+  const reachable = spawnSync(process.execPath, ['-e', probe], { timeout: 3000 }).status === 0;
+  if (!reachable && process.env.CI === 'true') {
+    throw new Error(`Redis at ${url} is unreachable: under CI the Redis cases run, they are not skipped`);
+  }
+  return reachable;
 }
 
 /** A key prefix of its own, so that test runs (and tests) sharing one Redis never see each other's keys. */

@@ -120,6 +120,9 @@ export class ServerProcess {
         { timeoutMs: 30_000, everyMs: 100 },
       );
     } catch (error) {
+      // Not left running after a failed start.
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await server.exited;
       throw new Error(`${(error as Error).message}\n${server.output}`, { cause: error });
     }
     return server;

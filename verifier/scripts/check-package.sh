@@ -11,7 +11,8 @@
 # Needs only the npm registry (jose). Exits non-zero on the first thing missing.
 #   bash scripts/check-package.sh            pack and check
 #   bash scripts/check-package.sh <tgz>      check a tarball made elsewhere (a release's)
-# With VERIFIER_TARBALL_OUT=<dir>, the tarball that passed is copied there (CI: test-artifacts/verifier/).
+# With VERIFIER_TARBALL_OUT=<dir>, the tarball that passed is copied there (CI: test-artifacts/verifier/); with
+# ALSO_ON_NODE=<node binary>, require and import are checked on that Node too.
 set -euo pipefail
 CALLER_DIR=$(pwd)
 VERIFIER_DIR=$(cd "$(dirname "$0")/.." && pwd)
@@ -143,6 +144,13 @@ console.log('import: createVerifier, VerifyError, gatehouse, GatehouseGuard');
 EOF
 node check.cjs || fail "CommonJS could not use the package"
 node check.mjs || fail "ESM could not use the package"
+# The one step whose outcome depends on the Node that runs it, again on another Node (CI: Node 24 beside the machine's
+# Node 20; npm and tsc are the same programs on both).
+if [ -n "${ALSO_ON_NODE:-}" ]; then
+  echo "and on node $("$ALSO_ON_NODE" --version):"
+  "$ALSO_ON_NODE" check.cjs || fail "CommonJS could not use the package on $ALSO_ON_NODE"
+  "$ALSO_ON_NODE" check.mjs || fail "ESM could not use the package on $ALSO_ON_NODE"
+fi
 
 # 6. The types ship: a resource server's TypeScript, checked against the installed .d.ts only (skipLibCheck off).
 cat >usage.ts <<EOF
@@ -186,7 +194,7 @@ COMMON=(--noEmit --strict --skipLibCheck false --target es2022 --typeRoots "$TYP
   fail "tsc (bundler) could not type-check against the package"
 echo "types: tsc --noEmit under nodenext (ESM and CommonJS), node10 and bundler"
 
-echo "check-package: $NAME@$VERSION installs and works from $(basename "$TARBALL") on node $(node --version)"
+echo "check-package: $NAME@$VERSION installs and works from $(basename "$TARBALL") on node $(node --version)${ALSO_ON_NODE:+ and $("$ALSO_ON_NODE" --version)}"
 if [ -n "${VERIFIER_TARBALL_OUT:-}" ]; then
   cd "$CALLER_DIR"
   mkdir -p "$VERIFIER_TARBALL_OUT"
