@@ -1994,6 +1994,8 @@ export interface components {
        * @example dev@acme.test
        */
       owner_email: string | null;
+      /** @description Who revoked it and why, as GET …/{id}/revoked-by says; null while it is active, or when its audit entry is past retention */
+      revoked_by: components['schemas']['RevokedByView'] | null;
     };
     OrganizationApiKeyListResponse: {
       page: number;
@@ -3237,6 +3239,8 @@ export interface components {
        * @example dev@acme.test
        */
       owner_email: string | null;
+      /** @description Who revoked it and why, as GET …/{id}/revoked-by says; null while it is active, or when its audit entry is past retention */
+      revoked_by: components['schemas']['RevokedByView'] | null;
     };
     OrganizationWorkloadIdentityListResponse: {
       page: number;

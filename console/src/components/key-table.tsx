@@ -1,7 +1,8 @@
 import type { ReactNode } from 'react';
-import type { ApiKey } from '../api/contract';
+import type { ApiKey, RevokedBy } from '../api/contract';
 import { compactId, formatRateLimit, formatTime, keyName, relativeTime } from '../format';
 import { Link } from '../router';
+import { Revoker } from './revoked-by';
 
 /** A key as the list shows it (docs/api.md#api-key-object). */
 export type ListedKey = ApiKey;
@@ -10,13 +11,19 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
-/** When a revoked credential was revoked: what matters once it is, rather than the expiry it no longer reaches. */
-export function Revoked({ at }: { at: string | null }) {
+/**
+ * When a revoked credential was revoked: what matters once it is, rather than the expiry it no longer reaches; and by
+ * whom, where the list says (an admin's list: docs/api.md#who-revoked-a-credential).
+ */
+export function Revoked({ at, by }: { at: string | null; by?: RevokedBy | null }) {
   if (at === null) return null;
   return (
-    <span className="detail">
-      revoked <time dateTime={at}>{formatTime(at)}</time>
-    </span>
+    <>
+      <span className="detail">
+        revoked <time dateTime={at}>{formatTime(at)}</time>
+      </span>
+      {by !== undefined && by !== null && <Revoker by={by} />}
+    </>
   );
 }
 
@@ -115,10 +122,13 @@ export function KeyTable<K extends ListedKey>({
   owner,
   actions,
   link,
+  revokedBy,
 }: {
   keys: K[];
   caption: string;
   owner?: (key: K) => ReactNode;
+  /** Who revoked a revoked key, where the list carries it. */
+  revokedBy?: (key: K) => RevokedBy | null;
   actions: (key: K) => ReactNode;
   /** The key's own page (its usage over time), when it has one. */
   link?: (key: K) => string;
@@ -162,7 +172,7 @@ export function KeyTable<K extends ListedKey>({
               {owner !== undefined && <td data-label="Owner">{owner(key)}</td>}
               <td data-label="Status">
                 <StatusBadge status={key.status} />
-                <Revoked at={key.revoked_at} />
+                <Revoked at={key.revoked_at} by={revokedBy?.(key)} />
                 <Rotation apiKey={key} keys={keys} />
               </td>
               <td data-label="Scopes">
