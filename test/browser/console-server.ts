@@ -72,7 +72,11 @@ export class ConsoleServer {
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
+      if (Date.now() > deadline) {
+        // Not left running: it would keep Jest from exiting and hold its database.
+        await server.stop();
+        throw new Error(`server did not start:\n${server.output}`);
+      }
       await new Promise((ok) => setTimeout(ok, 100));
     }
   }
