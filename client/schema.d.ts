@@ -1082,7 +1082,7 @@ export interface paths {
     get: operations['SingleSignOnController_get'];
     /**
      * Set the organization's people issuer: added, or changed in place
-     * @description Its discovery document must pass first (as trusted-issuer add checks it); the answer names the redirect URI to register there. Audited as trusted_issuer.added or trusted_issuer.updated (reason people). Discoveries: at most 10 a minute per organization with the test.
+     * @description Its discovery document must pass first (as trusted-issuer add checks it, with allowed_origins as --allow-origin); the answer names the redirect URI to register there. Audited as trusted_issuer.added or trusted_issuer.updated (reason people; changed allowed origins add reason allowed_origins). Discoveries: at most 10 a minute per organization with the test.
      */
     put: operations['SingleSignOnController_save'];
     post?: never;
@@ -1127,7 +1127,7 @@ export interface paths {
     put?: never;
     /**
      * Test the connection: fetch and check the issuer's discovery document, store nothing
-     * @description What single sign-on would use (endpoints, key set, client authentication, algorithms) and the redirect URI to register; a refusal says what is wrong (400 issuer_invalid, issuer_discovery_failed). At most 10 a minute per organization with saving (429 too_many_issuer_tests).
+     * @description What single sign-on would use (endpoints, key set, client authentication, algorithms) and the redirect URI to register; a refusal says what is wrong (400 issuer_invalid, allowed_origin_invalid, issuer_discovery_failed with foreign_origin when an endpoint is on an origin not allowed). At most 10 a minute per organization with saving (429 too_many_issuer_tests).
      */
     post: operations['SingleSignOnController_test'];
     delete?: never;
@@ -1994,6 +1994,8 @@ export interface components {
        * @example dev@acme.test
        */
       owner_email: string | null;
+      /** @description Who revoked it and why, as GET …/{id}/revoked-by says; null while it is active, or when its audit entry is past retention */
+      revoked_by: components['schemas']['RevokedByView'] | null;
     };
     OrganizationApiKeyListResponse: {
       page: number;
@@ -2921,6 +2923,13 @@ export interface components {
        * @enum {string}
        */
       jit_role?: 'admin' | 'member' | 'viewer';
+      /**
+       * @description Origins besides the issuer's own for its key set and endpoints, as trusted-issuer add --allow-origin takes them. Absent: the stored ones while the issuer is the same, else none
+       * @example [
+       *       "https://www.googleapis.com"
+       *     ]
+       */
+      allowed_origins?: string[];
     };
     SavedSingleSignOnResponse: {
       single_sign_on: components['schemas']['SingleSignOnView'];
@@ -2950,6 +2959,8 @@ export interface components {
        * @enum {string}
        */
       token_endpoint_auth: 'client_secret_basic' | 'client_secret_post';
+      /** @description The allowed origins to test with (as PUT takes them); absent: the stored ones when it is the organization's issuer */
+      allowed_origins?: string[];
     };
     DiscoveryView: {
       issuer: string;
@@ -3228,6 +3239,8 @@ export interface components {
        * @example dev@acme.test
        */
       owner_email: string | null;
+      /** @description Who revoked it and why, as GET …/{id}/revoked-by says; null while it is active, or when its audit entry is past retention */
+      revoked_by: components['schemas']['RevokedByView'] | null;
     };
     OrganizationWorkloadIdentityListResponse: {
       page: number;

@@ -39,12 +39,15 @@ type EventRecord = RawRow;
 
 type NewestArgs = { organizationId?: string; limit: number };
 
+type LatestByTargetArgs = { organizationId: string; action: AuditAction; targetIds: readonly string[] };
+
 @Injectable()
 export class AuditRepository {
   private readonly db: Dialect;
   private readonly prune: Statement<{ cutoff: string; limit: number }>;
   private readonly insertEvents: Statement<{ events: EventRecord[] }>;
   private readonly newest: { all: Statement<NewestArgs>; organization: Statement<NewestArgs> };
+  private readonly latestByTarget: Statement<LatestByTargetArgs>;
 
   /** audit_events as AuditEvent describes it: the column list and the row mapping. */
   private readonly rows: EntityRows<AuditEvent>;
@@ -83,6 +86,13 @@ export class AuditRepository {
       all: newest(raw('')),
       organization: newest(sql`WHERE organization_id = ${param('organizationId')}`),
     };
+    // Each target's newest event of the action, read through the target index (a revoked credential has one).
+    this.latestByTarget = this.db.prepare(sql`SELECT ${raw(COLUMNS)} FROM (
+        SELECT ${raw(COLUMNS)}, ROW_NUMBER() OVER (PARTITION BY target_id ORDER BY occurred_at DESC, id DESC) AS n
+        FROM ${this.db.table('audit_events', INDEX.target)}
+        WHERE organization_id = ${param('organizationId')} AND ${this.db.idIn('target_id', 'targetIds')}
+          AND action = ${param('action')}
+      ) ranked WHERE n = 1`);
   }
 
   /** Inside `tx` when given: the entry is stored with the change it records, or not at all. */
@@ -103,6 +113,21 @@ export class AuditRepository {
       organizationId === null
         ? await this.db.rows<RawRow, NewestArgs>(this.newest.all, { limit })
         : await this.db.rows<RawRow, NewestArgs>(this.newest.organization, { organizationId, limit });
+    return rows.map(this.rows.toEntity);
+  }
+
+  /** The newest event of `action` on each of the targets that has one: one statement for a page of credentials. */
+  async findLatestByTarget(
+    organizationId: string,
+    action: AuditAction,
+    targetIds: readonly string[],
+  ): Promise<AuditEvent[]> {
+    if (targetIds.length === 0) return [];
+    const rows = await this.db.rows<RawRow, LatestByTargetArgs>(this.latestByTarget, {
+      organizationId,
+      action,
+      targetIds,
+    });
     return rows.map(this.rows.toEntity);
   }
 

@@ -165,6 +165,16 @@ export class AuditService implements OnApplicationShutdown {
     return found === undefined ? null : found.event;
   }
 
+  /** The newest event of `action` on each target, by target id (a page of revoked credentials: one read). */
+  async latestOfEach(
+    organizationId: string,
+    action: AuditEvent['action'],
+    targetIds: readonly string[],
+  ): Promise<Map<string, AuditEvent>> {
+    const events = await this.events.findLatestByTarget(organizationId, action, targetIds);
+    return new Map(events.map((event) => [event.targetId!, event]));
+  }
+
   /** `cursor` must come from this organization with the same filters, else 400 (docs/api.md#audit-events). */
   async page(
     organizationId: string,

@@ -10,7 +10,7 @@ import type { Principal } from '../identity/principal';
 import type { Permission } from '../identity/roles';
 import type { Credential } from './credential.entity';
 import { CredentialsRepository } from './credentials.repository';
-import { CredentialsService, Revoker } from './credentials.service';
+import { CredentialsService, Revoker, WithOwnerEmails } from './credentials.service';
 import { CredentialUsageService } from './credential-usage.service';
 import { CredentialView } from './dto/credential.view';
 import { ListCredentialsQuery, ListOrganizationCredentialsQuery } from './dto/list-credentials.query';
@@ -67,10 +67,21 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
   const OrganizationListResponse = named(`Organization${routes.schema}ListResponse`, class extends PageMetaView {});
   property(OrganizationListResponse, routes.many, { type: () => [OrganizationView] });
 
-  const withOwner = (credential: T, emails: ReadonlyMap<string, string>) => ({
-    ...routes.view.from(credential),
-    owner_email: emails.get(credential.userId) ?? null,
+  property(OrganizationView, 'revoked_by', {
+    type: () => RevokedByView,
+    nullable: true,
+    description:
+      'Who revoked it and why, as GET …/{id}/revoked-by says; null while it is active, or when its audit entry is past retention',
   });
+
+  const withOwner = (credential: T, { emails, revokers }: WithOwnerEmails) => {
+    const revoker = revokers.get(credential.id);
+    return {
+      ...routes.view.from(credential),
+      owner_email: emails.get(credential.userId) ?? null,
+      revoked_by: revoker === undefined ? null : RevokedByView.from(revoker),
+    };
+  };
 
   /** The owner's routes: the kind's controller extends this class. */
   abstract class OwnerRoutes {
@@ -156,14 +167,15 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
       @Caller() principal: Principal,
       @Query() query: ListOrganizationCredentialsQuery,
     ): Promise<Record<string, unknown>> {
-      const { page, emails } = await this.credentials.listInOrganization(this.store, principal, {
+      const { page, ...annotations } = await this.credentials.listInOrganization(this.store, principal, {
         userId: query.user_id,
         email: query.email,
         page: query.page,
         limit: query.limit,
         includeRevoked: query.include_revoked,
       });
-      return { [routes.many]: page.items.map((credential) => withOwner(credential, emails)), ...PageMetaView.of(page) };
+      const items = page.items.map((credential) => withOwner(credential, annotations));
+      return { [routes.many]: items, ...PageMetaView.of(page) };
     }
 
     @Get(':id')
@@ -175,8 +187,8 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     @ApiOkResponse({ type: OrganizationResponse })
     @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.NOT_FOUND)
     async get(@Caller() principal: Principal, @Param('id', UuidPipe) id: string): Promise<Record<string, unknown>> {
-      const { credential, emails } = await this.credentials.getInOrganization(this.store, principal, id);
-      return { [routes.one]: withOwner(credential, emails) };
+      const { credential, ...annotations } = await this.credentials.getInOrganization(this.store, principal, id);
+      return { [routes.one]: withOwner(credential, annotations) };
     }
 
     @Get(':id/revoked-by')
@@ -202,8 +214,13 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
       @Param('id', UuidPipe) id: string,
       @CurrentRequestContext() request: RequestContext,
     ): Promise<Record<string, unknown>> {
-      const { credential, emails } = await this.credentials.revokeInOrganization(this.store, principal, id, request);
-      return { [routes.one]: withOwner(credential, emails) };
+      const { credential, ...annotations } = await this.credentials.revokeInOrganization(
+        this.store,
+        principal,
+        id,
+        request,
+      );
+      return { [routes.one]: withOwner(credential, annotations) };
     }
 
     @Get(':id/usage')

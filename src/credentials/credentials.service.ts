@@ -25,9 +25,13 @@ export interface OrganizationCredentialsQuery extends ListCredentialsQuery {
   email?: string;
 }
 
-/** Credentials and their owners' e-mail addresses, to show beside the owner ids. */
+/**
+ * Credentials and their owners' e-mail addresses, to show beside the owner ids, and who revoked each revoked one (by
+ * credential id; none when its audit entry is past retention).
+ */
 export interface WithOwnerEmails {
   emails: ReadonlyMap<string, string>;
+  revokers: ReadonlyMap<string, Revoker>;
 }
 
 /** A revocation as its audit entry tells it: when, why (`user`, `admin`, `exposed`, …) and by whom (null: nobody). */
@@ -104,7 +108,8 @@ export class CredentialsService {
       const byEmail = await this.identity.userIdByEmail(query.email);
       // No such user, or another one than user_id names: nothing matches.
       if (byEmail === null || (userId !== undefined && userId !== byEmail)) {
-        return { page: { items: [], page: query.page, limit: query.limit, totalCount: 0 }, emails: new Map() };
+        const page = { items: [], page: query.page, limit: query.limit, totalCount: 0 };
+        return { page, emails: new Map(), revokers: new Map() };
       }
       userId = byEmail;
     }
@@ -115,7 +120,7 @@ export class CredentialsService {
         : await store.findPageByOwner({ userId, organizationId: caller.organizationId }, window);
     return {
       page: this.pageOf(items, query, totalCount),
-      emails: await this.identity.emailsOf(items.map((credential) => credential.userId)),
+      ...(await this.ownersAndRevokers(caller.organizationId, items, store.kind)),
     };
   }
 
@@ -144,8 +149,31 @@ export class CredentialsService {
     if (credential === undefined || credential.organizationId !== caller.organizationId) throw store.kind.notFound();
     return {
       credential: this.uses.withPendingUse(credential),
-      emails: await this.identity.emailsOf([credential.userId]),
+      ...(await this.ownersAndRevokers(caller.organizationId, [credential], store.kind)),
     };
+  }
+
+  /**
+   * The owners' e-mail addresses and who revoked each revoked credential, for a page of them without a read per row:
+   * one read of the revocations' audit entries (through the target index, only when some are revoked) and one of
+   * every owner's and revoker's address.
+   */
+  private async ownersAndRevokers(
+    organizationId: string,
+    credentials: readonly Credential[],
+    kind: { revokedAction: AuditEvent['action'] },
+  ): Promise<WithOwnerEmails> {
+    const revoked = credentials
+      .filter((credential) => credential.revokedAt !== null)
+      .map((credential) => credential.id);
+    const events =
+      revoked.length === 0
+        ? new Map<string, AuditEvent>()
+        : await this.audit.latestOfEach(organizationId, kind.revokedAction, revoked);
+    const revokerIds = [...events.values()].flatMap((event) => (event.actorUserId === null ? [] : [event.actorUserId]));
+    const emails = await this.identity.emailsOf([...credentials.map((credential) => credential.userId), ...revokerIds]);
+    const revokers = new Map([...events].map(([id, event]) => [id, revokerOf(event, emails)]));
+    return { emails, revokers };
   }
 
   /**
@@ -161,8 +189,7 @@ export class CredentialsService {
     });
     if (event === null) return null;
     const userId = event.actorUserId;
-    const email = userId === null ? undefined : (await this.identity.emailsOf([userId])).get(userId);
-    return { at: event.occurredAt, reason: event.reason, userId, email: email ?? null, apiKeyId: event.actorApiKeyId };
+    return revokerOf(event, userId === null ? new Map() : await this.identity.emailsOf([userId]));
   }
 
   /**
@@ -236,4 +263,16 @@ export function revocations(
   reason: string,
 ): AuditEntry[] {
   return ids.map((id) => ({ ...revocation(store, id, reason), organizationId }));
+}
+
+/** The revocation as its audit entry tells it, the revoker's address from `emails`. */
+function revokerOf(event: AuditEvent, emails: ReadonlyMap<string, string>): Revoker {
+  const userId = event.actorUserId;
+  return {
+    at: event.occurredAt,
+    reason: event.reason,
+    userId,
+    email: (userId === null ? undefined : emails.get(userId)) ?? null,
+    apiKeyId: event.actorApiKeyId,
+  };
 }

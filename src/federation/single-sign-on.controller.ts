@@ -26,13 +26,21 @@ const changeBy = (principal: Principal, request: RequestContext): IssuerChangeBy
 
 /**
  * The service's refusals as the API answers them: the reason and the message, without the details the admin CLI words
- * its flags from (src/cli/error-wording.ts).
+ * its flags from (src/cli/error-wording.ts), but for `foreign_origin`: an endpoint's origin that is neither the
+ * issuer's nor an allowed one.
  */
 async function rendered<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof TrustedIssuerError) throw new AppError(error.reason, { message: error.message });
+    if (error instanceof TrustedIssuerError) {
+      // The origin a discovery document placed an endpoint on, unallowed: the console offers to allow it.
+      const foreignOrigin = error.details.foreignOrigin;
+      throw new AppError(error.reason, {
+        message: error.message,
+        details: typeof foreignOrigin === 'string' ? { foreign_origin: foreignOrigin } : {},
+      });
+    }
     throw error;
   }
 }
@@ -60,8 +68,9 @@ export class SingleSignOnController {
   @ApiOperation({
     summary: "Set the organization's people issuer: added, or changed in place",
     description:
-      'Its discovery document must pass first (as trusted-issuer add checks it); the answer names the redirect URI ' +
-      'to register there. Audited as trusted_issuer.added or trusted_issuer.updated (reason people). Discoveries: at ' +
+      'Its discovery document must pass first (as trusted-issuer add checks it, with allowed_origins as ' +
+      '--allow-origin); the answer names the redirect URI to register there. Audited as trusted_issuer.added or ' +
+      'trusted_issuer.updated (reason people; changed allowed origins add reason allowed_origins). Discoveries: at ' +
       'most 10 a minute per organization with the test.',
   })
   @ApiOkResponse({ type: SavedSingleSignOnResponse })
@@ -86,6 +95,7 @@ export class SingleSignOnController {
           tokenEndpointAuth: body.token_endpoint_auth,
           emailDomains: body.email_domains ?? [],
           jitRole: body.jit_role,
+          allowedOrigins: body.allowed_origins,
         },
         changeBy(principal, request),
       ),
@@ -149,8 +159,9 @@ export class SingleSignOnController {
     summary: "Test the connection: fetch and check the issuer's discovery document, store nothing",
     description:
       'What single sign-on would use (endpoints, key set, client authentication, algorithms) and the redirect URI ' +
-      'to register; a refusal says what is wrong (400 issuer_invalid, issuer_discovery_failed). At most 10 a minute ' +
-      'per organization with saving (429 too_many_issuer_tests).',
+      'to register; a refusal says what is wrong (400 issuer_invalid, allowed_origin_invalid, issuer_discovery_failed ' +
+      'with foreign_origin when an endpoint is on an origin not allowed). At most 10 a minute per organization with ' +
+      'saving (429 too_many_issuer_tests).',
   })
   @ApiOkResponse({ type: DiscoveryResponse })
   @ApiErrors(
@@ -164,6 +175,7 @@ export class SingleSignOnController {
       this.issuers.testPeople(principal.organizationId, {
         issuer: body.issuer,
         tokenEndpointAuth: body.token_endpoint_auth,
+        allowedOrigins: body.allowed_origins,
       }),
     );
     return { discovery: DiscoveryView.from(found.metadata, found.redirectUri ?? '') };

@@ -52,6 +52,11 @@ export interface PeopleSettings {
   tokenEndpointAuth?: TokenEndpointAuthMethod;
   emailDomains: string[];
   jitRole?: Role;
+  /**
+   * The origins besides the issuer's own for its key set and endpoints, as `--allow-origin` gives them to add (Google's
+   * keys are on www.googleapis.com). Absent: the stored ones while the issuer stays the same, else none.
+   */
+  allowedOrigins?: string[];
 }
 
 /** Who changed the trusted issuers: nobody for the admin CLI (the operator); the admin for an API request. */
@@ -215,6 +220,7 @@ export class TrustedIssuersService {
           tokenEndpointAuth: input.tokenEndpointAuth,
           emailDomains: input.emailDomains,
           jitRole: input.jitRole,
+          allowedOrigins: input.allowedOrigins,
         },
         new Date(),
         by,
@@ -232,8 +238,14 @@ export class TrustedIssuersService {
         current.clientSecretEncrypted !== null,
       ),
       clientSecretEncrypted: current.clientSecretEncrypted,
-      allowedOrigins: input.issuer === current.issuer ? current.allowedOrigins : [],
+      allowedOrigins:
+        input.allowedOrigins !== undefined
+          ? this.allowedOrigins(input.allowedOrigins)
+          : input.issuer === current.issuer
+            ? current.allowedOrigins
+            : [],
     });
+    const originsChanged = updated.allowedOrigins.join(' ') !== current.allowedOrigins.join(' ');
     const taken = () =>
       new TrustedIssuerError(
         'people_issuer_taken',
@@ -247,15 +259,18 @@ export class TrustedIssuersService {
     try {
       const found = await this.unitOfWork.run(async (tx) => {
         if (!(await this.repository.updatePeople(updated, tx))) return false;
-        await this.audit.record(
-          {
-            action: 'trusted_issuer.updated',
+        // Origins given and changed: also the entry set-origins records, so that who allowed an origin is one filter.
+        const reasons =
+          originsChanged && input.allowedOrigins !== undefined ? ['people', 'allowed_origins'] : ['people'];
+        await this.audit.recordAll(
+          reasons.map((reason) => ({
+            action: 'trusted_issuer.updated' as const,
             organizationId,
-            targetType: 'trusted_issuer',
+            targetType: 'trusted_issuer' as const,
             targetId: updated.id,
-            reason: 'people',
+            reason,
             ...actor(by),
-          },
+          })),
           tx,
         );
         return true;
@@ -272,17 +287,18 @@ export class TrustedIssuersService {
    * "Test the connection" of the console's single sign-on set-up: the issuer's discovery document fetched and checked
    * as add and savePeople would (the address rules, the issuer equal, the endpoints single sign-on needs, the client
    * authentication asked for), nothing stored; what it found and the redirect URI to register there. The allowed
-   * origins are the organization's people issuer's when it is the same issuer. At most DISCOVERIES_PER_MINUTE per
-   * organization with savePeople.
+   * origins are those given (held to add's rules), else the organization's people issuer's when it is the same issuer.
+   * At most DISCOVERIES_PER_MINUTE per organization with savePeople.
    */
   async testPeople(
     organizationId: string,
-    input: { issuer: string; tokenEndpointAuth?: TokenEndpointAuthMethod },
+    input: { issuer: string; tokenEndpointAuth?: TokenEndpointAuthMethod; allowedOrigins?: string[] },
   ): Promise<DiscoveredIssuer> {
     const shapeProblem = issuerShapeProblem(input.issuer);
     if (shapeProblem !== null) {
       throw new TrustedIssuerError('issuer_invalid', `the issuer ${shapeProblem}`, { problem: shapeProblem });
     }
+    const given = input.allowedOrigins === undefined ? undefined : this.allowedOrigins(input.allowedOrigins);
     const organization = await this.identity.organizationById(organizationId);
     const current = await this.repository.peopleIssuerOf(organizationId);
     await this.takeDiscovery(organizationId);
@@ -292,7 +308,7 @@ export class TrustedIssuersService {
       issuer: input.issuer,
       kind: 'people',
       tokenEndpointAuth: input.tokenEndpointAuth ?? 'client_secret_basic',
-      allowedOrigins: current !== null && current.issuer === input.issuer ? current.allowedOrigins : [],
+      allowedOrigins: given ?? (current !== null && current.issuer === input.issuer ? current.allowedOrigins : []),
     });
     const metadata = await this.checkDiscovery(entry);
     return { entry, metadata, redirectUri: this.redirectUriOf(organization.name, entry, metadata) };

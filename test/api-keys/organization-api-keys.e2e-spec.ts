@@ -106,7 +106,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       expect(response.body.api_keys.map((key: KeyBody) => key.id)).toEqual(newestFirst(org.keys));
       const emails = new Map([org.admin, org.member, org.viewer].map((user) => [user.userId, user.email]));
       for (const key of response.body.api_keys) {
-        expect(Object.keys(key).sort()).toEqual([...KEY_RECORD_FIELDS, 'owner_email'].sort());
+        expect(Object.keys(key).sort()).toEqual([...KEY_RECORD_FIELDS, 'owner_email', 'revoked_by'].sort());
         expect(key.organization_id).toBe(org.admin.organizationId);
         const created = org.keys.find((made) => made.id === key.id)!;
         expect(key).toStrictEqual({
@@ -114,6 +114,7 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
           last_used_ip: null,
           last_used_user_agent: null,
           owner_email: emails.get(created.user_id),
+          revoked_by: null,
         });
       }
       for (const key of [...org.keys, ...other.keys]) expect(response.text).not.toContain(key.value.split('.')[2]);
@@ -234,8 +235,11 @@ describe(`organization key management on ${DATABASE_KIND}`, () => {
       expect(response.body.api_key).toMatchObject({ id: key.id, user_id: org.member.userId, status: 'REVOKED' });
       expect(response.body.api_key.updated_at).toMatch(ISO_MS);
       expect(response.body.api_key.updated_at >= key.updated_at).toBe(true);
-      expect(Object.keys(response.body.api_key).sort()).toEqual([...KEY_RECORD_FIELDS, 'owner_email'].sort());
+      expect(Object.keys(response.body.api_key).sort()).toEqual(
+        [...KEY_RECORD_FIELDS, 'owner_email', 'revoked_by'].sort(),
+      );
       expect(response.body.api_key.owner_email).toBe(org.member.email);
+      expect(response.body.api_key.revoked_by).toMatchObject({ reason: 'admin', user_id: org.admin.userId });
 
       // The owner sees it revoked; the key and its access tokens stop working.
       expect((await ownKey(org.member, key.id).expect(200)).body.api_key.status).toBe('REVOKED');

@@ -113,6 +113,16 @@ describe(`audit_events query plans on ${DATABASE_KIND}`, () => {
     });
   });
 
+  it("finds a page of credentials' revocations, the newest of each, by audit_events_org_target", async () => {
+    const plan = await planOf(() => repository.findLatestByTarget(organizationId, 'api_key.revoked', [target, actor]));
+    expect(plan).not.toMatch(/SCAN audit_events\b|Seq Scan/);
+    expect(plan).toMatch(
+      DATABASE_KIND === 'sqlite'
+        ? /SEARCH audit_events USING INDEX audit_events_org_target \(organization_id=\? AND target_id=\?/
+        : /Index Scan using audit_events_org_target /,
+    );
+  });
+
   it('finds the oldest events for retention by audit_events_occurred', async () => {
     const plan = await planOf(() => repository.deleteOlderThan(new Date('2000-01-01T00:00:00Z'), 1000));
     expect(plan).toMatch(

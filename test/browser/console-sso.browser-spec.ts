@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { IdentityProvider } from '../support/identity-provider';
-import { atBothWidths, ConsoleBrowser, screenshot } from './console-browser';
+import { SplitOriginProvider } from '../support/split-origin-provider';
+import { atBothWidths, ConsoleBrowser, containsText, screenshot, valueOf, visible } from './console-browser';
 import type { ConsoleServer } from './console-server';
 import { buildIdentityProviderWorker } from './identity-provider-build';
 
@@ -9,7 +10,8 @@ import { buildIdentityProviderWorker } from './identity-provider-build';
  * page, asks for single sign-on with their organization's name, signs in on the identity provider's own pages
  * (node-oidc-provider's, in a process of its own) and lands in the console, signed in, against the built server; the
  * one-time link single sign-on ends with does not work in another browser. A refusal (no access, a mistyped
- * organization) is a page in the console's style with a way back, never a raw body; screenshots at 1280 and 390 px.
+ * organization) is a page in the console's style with a way back, never a raw body. An admin sets up a provider whose
+ * endpoints are on a second origin, as Google's are, in the console at once. Screenshots at 1280 and 390 px.
  */
 describe('console single sign-on in Chromium', () => {
   const ORG = 'acme';
@@ -136,5 +138,40 @@ describe('console single sign-on in Chromium', () => {
     await page.getByRole('link', { name: "Back to the console's sign-in page" }).click();
     await page.getByLabel('Organization').waitFor();
     await context.close();
+  });
+
+  it('sets up a provider whose endpoints are on a second origin: the test names it, one click allows it', async () => {
+    const google = await SplitOriginProvider.start();
+    try {
+      await server.member('split-co', 'ada@split.test', 'admin');
+      const { context, page } = await suite.newPage();
+      await suite.signIn(page, 'split-co', 'ada@split.test');
+      await page.goto('/console/organization/single-sign-on');
+      await page.getByRole('heading', { name: 'Single sign-on', level: 1 }).waitFor();
+      await page.getByLabel('Issuer URL').fill(google.issuer);
+      await page.getByRole('button', { name: 'Test the connection' }).click();
+      // Refused, naming the origin; allowed with one click, and tested again.
+      await containsText(page.getByRole('alert'), `/oauth2/v3/certs of ${google.issuer}/`);
+      await containsText(page.getByRole('alert'), `is on ${google.otherOrigin}, not the issuer's origin`);
+      const allow = page.getByRole('button', { name: `Allow ${google.otherOrigin} and test again` });
+      await atBothWidths(page, 'sso-setup-origin-refused');
+      await allow.click();
+      await visible(page.getByTestId('discovery').getByText(`${google.otherOrigin}/token`));
+      await valueOf(page.getByLabel('Other allowed origins'), google.otherOrigin);
+      expect(await page.getByRole('alert').count()).toBe(0);
+
+      await page.getByLabel('Client ID').fill('gatehouse');
+      await page.getByLabel('Client secret').fill('google-secret');
+      await page.getByRole('button', { name: 'Save single sign-on' }).click();
+      await visible(page.getByText(/^Single sign-on saved\./));
+      await atBothWidths(page, 'sso-setup-other-origin');
+      // Opened again: the origin stored, and the test on opening passes with it.
+      await page.reload();
+      await valueOf(page.getByLabel('Other allowed origins'), google.otherOrigin);
+      await visible(page.getByTestId('discovery'));
+      await context.close();
+    } finally {
+      google.stop();
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { AuditRepository } from '../../src/audit/audit.repository';
+import { IdentityService } from '../../src/identity/identity.service';
 import { bearer, expectError, ISO_MS } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 import { createIdentity, trustIssuer } from '../workload-identities/fixtures';
@@ -77,7 +79,56 @@ describe(`who revoked a credential on ${DATABASE_KIND}`, () => {
     const key = await t.createKey(member, 'laptop');
     const read = await get(admin.token, `/v1/organization/api-keys/${key.id}`).expect(200);
     const own = await get(member.token, `/v1/user-api-keys/${key.id}`).expect(200);
-    expect(read.body).toStrictEqual({ api_key: { ...own.body.api_key, owner_email: member.email } });
+    expect(read.body).toStrictEqual({ api_key: { ...own.body.api_key, owner_email: member.email, revoked_by: null } });
+  });
+
+  it("lists the organization's credentials with who revoked each: one read of the trail for a page, none without a revoked one", async () => {
+    const { admin, member, other } = await organization();
+    const [byOwner, byAdmin, active] = [
+      await t.createKey(member, 'laptop'),
+      await t.createKey(other, 'ci'),
+      await t.createKey(member, 'deploys'),
+    ];
+    await t.http().delete(`/v1/user-api-keys/${byOwner.id}`).set(bearer(member.token)).expect(200);
+    await t.http().delete(`/v1/organization/api-keys/${byAdmin.id}`).set(bearer(admin.token)).expect(200);
+    const issuer = await trustIssuer(t, member.organizationId);
+    const identity = await createIdentity(t, member, issuer);
+    await t.http().delete(`/v1/workload-identities/${identity.id}`).set(bearer(member.token)).expect(200);
+
+    const trail = t.get(AuditRepository);
+    const pageReads = jest.spyOn(trail, 'findLatestByTarget');
+    const oneReads = jest.spyOn(trail, 'findPage');
+    const emailReads = jest.spyOn(t.get(IdentityService), 'emailsOf');
+    try {
+      const keys = (await get(admin.token, '/v1/organization/api-keys?include_revoked=true').expect(200)).body.api_keys;
+      const revokers = new Map(keys.map((key: { id: string; revoked_by: unknown }) => [key.id, key.revoked_by]));
+      expect(revokers.get(byOwner.id)).toStrictEqual(byPerson(member, 'user').revoked_by);
+      expect(revokers.get(byAdmin.id)).toStrictEqual(byPerson(admin, 'admin').revoked_by);
+      expect(revokers.get(active.id)).toBeNull();
+      // One read of the trail for the page and one of the addresses (owners and revokers), not one a row.
+      expect([pageReads.mock.calls.length, oneReads.mock.calls.length, emailReads.mock.calls.length]).toEqual([
+        1, 0, 1,
+      ]);
+      expect(pageReads.mock.calls[0][2]).toEqual(expect.arrayContaining([byOwner.id, byAdmin.id]));
+      expect(pageReads.mock.calls[0][2]).toHaveLength(2);
+
+      // Only active ones on the page: no read of the trail.
+      pageReads.mockClear();
+      await get(admin.token, '/v1/organization/api-keys').expect(200);
+      expect(pageReads).not.toHaveBeenCalled();
+
+      const identities = (
+        await get(admin.token, '/v1/organization/workload-identities?include_revoked=true').expect(200)
+      ).body.workload_identities;
+      expect(identities).toEqual([expect.objectContaining({ id: identity.id, ...byPerson(member, 'user') })]);
+      // The owner's own lists do not carry it.
+      const own = (await get(member.token, '/v1/user-api-keys?include_revoked=true').expect(200)).body.api_keys;
+      expect(own.every((key: object) => !('revoked_by' in key))).toBe(true);
+    } finally {
+      pageReads.mockRestore();
+      oneReads.mockRestore();
+      emailReads.mockRestore();
+    }
   });
 
   it('tells who revoked a workload identity, to its owner and the admins', async () => {

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { TrustedIssuersService } from '../../src/federation/trusted-issuers.service';
 import { bearer, expectError, expectInvalidArgument, ISO_MS, UUID } from '../support/http-assertions';
 import { IdentityProvider } from '../support/identity-provider';
+import { SplitOriginProvider } from '../support/split-origin-provider';
 import { freePort, listenOnLoopback } from '../support/ports';
 import { createTestApp, DATABASE_KIND, TestApp, TestUser } from '../support/test-app';
 import { SET_UP_TIMEOUT_MS } from '../support/timeouts';
@@ -377,6 +378,80 @@ describe(`single sign-on set-up on ${DATABASE_KIND}`, () => {
     } finally {
       moving.closeAllConnections();
       moving.close();
+    }
+  });
+
+  it('sets up a provider whose endpoints are on another origin at once: the test names the origin, the save allows it', async () => {
+    const org = await organization();
+    const google = await SplitOriginProvider.start();
+    try {
+      const other = google.otherOrigin;
+      // Without it: refused, naming the origin to allow (the console offers it); nothing stored.
+      const refused = await test(org.admin, { issuer: google.issuer });
+      expect(refused.body).toStrictEqual({
+        code: 'FAILED_PRECONDITION',
+        reason: 'issuer_discovery_failed',
+        message: expect.stringMatching(new RegExp(`^the jwks_uri ${other}/oauth2/v3/certs .* is on ${other}, not`)),
+        foreign_origin: other,
+      });
+      expect((await save(org.admin, people(idp, { issuer: google.issuer }))).body).toMatchObject({
+        reason: 'issuer_discovery_failed',
+        foreign_origin: other,
+      });
+      // An origin Gatehouse does not call, or too many, are refused as set-origins refuses them.
+      expect(
+        (await test(org.admin, { issuer: google.issuer, allowed_origins: ['https://10.1.2.3'] })).body,
+      ).toMatchObject({
+        reason: 'allowed_origin_invalid',
+        message: expect.stringMatching(/^https:\/\/10\.1\.2\.3 /),
+      });
+      const eleven = Array.from({ length: 11 }, (_, i) => `https://k${i}.example.com`);
+      expectInvalidArgument(await test(org.admin, { issuer: google.issuer, allowed_origins: eleven }));
+      expectInvalidArgument(await save(org.admin, people(idp, { issuer: google.issuer, allowed_origins: eleven })));
+      expect((await get(org.admin).expect(200)).body.single_sign_on).toBeNull();
+
+      // With it: the test passes, and the first save stores it, audited as add --allow-origin is.
+      const found = await test(org.admin, { issuer: google.issuer, allowed_origins: [other] }).expect(200);
+      expect(found.body.discovery).toMatchObject({
+        token_endpoint: `${other}/token`,
+        jwks_uri: `${other}/oauth2/v3/certs`,
+      });
+      const body = { issuer: google.issuer, client_id: 'gatehouse', client_secret: 'google-secret' };
+      const saved = await save(org.admin, { ...body, allowed_origins: [`${other}/`, other] }).expect(200);
+      expect(saved.body.single_sign_on).toMatchObject({ issuer: google.issuer, allowed_origins: [other] });
+      const id = saved.body.single_sign_on.id as string;
+      const start = await t.http().get(`/v1/console/sso?org=${org.name}`).expect(302);
+      expect(start.headers.location).toMatch(new RegExp(`^${google.issuer}/o/oauth2/v2/auth\\?`));
+      // Saved again without the list: kept (same issuer); with the same list: unchanged, one entry.
+      await save(org.admin, { issuer: google.issuer, client_id: 'gatehouse' }).expect(200);
+      await save(org.admin, { issuer: google.issuer, client_id: 'gatehouse', allowed_origins: [other] }).expect(200);
+      expect((await get(org.admin).expect(200)).body.single_sign_on.allowed_origins).toEqual([other]);
+      // Emptied while the provider still needs it: refused, the stored list kept.
+      expect((await save(org.admin, { ...body, allowed_origins: [] })).body.foreign_origin).toBe(other);
+      expect((await get(org.admin).expect(200)).body.single_sign_on.allowed_origins).toEqual([other]);
+      await save(org.admin, people(idp, { allowed_origins: [other] })).expect(200);
+      await save(org.admin, people(idp, { allowed_origins: [] })).expect(200);
+      const audit = await auditOf(org.admin.organizationId);
+      const entry = (action: string, reason: string) => ({
+        action,
+        reason,
+        actor_user_id: org.admin.userId,
+        target_type: 'trusted_issuer',
+        target_id: id,
+      });
+      expect(audit.slice(0, 3)).toStrictEqual([
+        entry('trusted_issuer.added', 'people'),
+        entry('trusted_issuer.updated', 'people'),
+        entry('trusted_issuer.updated', 'people'),
+      ]);
+      // The issuer moved with the same list (one entry), then the list emptied (with set-origins' entry, same instant).
+      expect(audit.slice(3).sort((a, b) => String(a.reason).localeCompare(String(b.reason)))).toStrictEqual([
+        entry('trusted_issuer.updated', 'allowed_origins'),
+        entry('trusted_issuer.updated', 'people'),
+        entry('trusted_issuer.updated', 'people'),
+      ]);
+    } finally {
+      google.stop();
     }
   });
 

@@ -83,9 +83,9 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
       ]);
       const emails = new Map([org.admin, org.member, org.viewer].map((user) => [user.userId, user.email]));
       for (const listed of body.workload_identities) {
-        expect(Object.keys(listed).sort()).toEqual([...IDENTITY_FIELDS, 'owner_email'].sort());
+        expect(Object.keys(listed).sort()).toEqual([...IDENTITY_FIELDS, 'owner_email', 'revoked_by'].sort());
         const created = org.identities.find((identity) => identity.id === listed.id)!;
-        expect(listed).toStrictEqual({ ...created, owner_email: emails.get(created.user_id) });
+        expect(listed).toStrictEqual({ ...created, owner_email: emails.get(created.user_id), revoked_by: null });
       }
     });
 
@@ -142,6 +142,13 @@ describe(`organization workload identities on ${DATABASE_KIND}`, () => {
           updated_at: expect.any(String),
           revoked_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
           owner_email: org.member.email,
+          revoked_by: {
+            at: expect.any(String),
+            reason: 'admin',
+            user_id: org.admin.userId,
+            email: org.admin.email,
+            api_key_id: null,
+          },
         },
       });
       expect((await revoke(org.admin, target.id).expect(200)).body).toStrictEqual(body);

@@ -1,7 +1,9 @@
 import type { ReactNode } from 'react';
-import type { ApiKey } from '../api/contract';
+import type { ApiKey, RevokedBy } from '../api/contract';
 import { compactId, formatRateLimit, formatTime, keyName, relativeTime } from '../format';
 import { Link } from '../router';
+import { type Column, RecordTable } from './record-table';
+import { Revoker } from './revoked-by';
 
 /** A key as the list shows it (docs/api.md#api-key-object). */
 export type ListedKey = ApiKey;
@@ -10,13 +12,19 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
-/** When a revoked credential was revoked: what matters once it is, rather than the expiry it no longer reaches. */
-export function Revoked({ at }: { at: string | null }) {
+/**
+ * When a revoked credential was revoked: what matters once it is, rather than the expiry it no longer reaches; and by
+ * whom, where the list says (an admin's list: docs/api.md#who-revoked-a-credential).
+ */
+export function Revoked({ at, by }: { at: string | null; by?: RevokedBy | null }) {
   if (at === null) return null;
   return (
-    <span className="detail">
-      revoked <time dateTime={at}>{formatTime(at)}</time>
-    </span>
+    <>
+      <span className="detail">
+        revoked <time dateTime={at}>{formatTime(at)}</time>
+      </span>
+      {by !== undefined && by !== null && <Revoker by={by} />}
+    </>
   );
 }
 
@@ -46,8 +54,9 @@ function LastUsed({ apiKey }: { apiKey: ListedKey }) {
   );
 }
 
-function Scopes({ scopes }: { scopes: ListedKey['scopes'] }) {
-  if (scopes.length === 0) return <span className="muted">none (identifies its owner only)</span>;
+/** A credential's scopes, one a line; none: what it is good for then (`none`). */
+export function Scopes({ scopes, none = 'identifies its owner only' }: { scopes: readonly string[]; none?: string }) {
+  if (scopes.length === 0) return <span className="muted">none ({none})</span>;
   return (
     <ul className="scopes">
       {scopes.map((scope) => (
@@ -106,8 +115,8 @@ function Rotation({ apiKey, keys }: { apiKey: ListedKey; keys: ListedKey[] }) {
 }
 
 /**
- * The keys as a table; below 640 px wide each row becomes a card (styles.css), every cell keeping
- * its column's name (data-label).
+ * The keys as a RecordTable: below 640 px wide each row becomes a card (styles.css), every cell keeping its column's
+ * name (data-label).
  */
 export function KeyTable<K extends ListedKey>({
   keys,
@@ -115,6 +124,7 @@ export function KeyTable<K extends ListedKey>({
   owner,
   actions,
   link,
+  revokedBy,
 }: {
   keys: K[];
   caption: string;
@@ -122,71 +132,55 @@ export function KeyTable<K extends ListedKey>({
   actions: (key: K) => ReactNode;
   /** The key's own page (its usage over time), when it has one. */
   link?: (key: K) => string;
+  /** Who revoked a revoked key, where the list carries it. */
+  revokedBy?: (key: K) => RevokedBy | null;
 }) {
+  const columns: Array<Column<K> | false> = [
+    {
+      header: 'Label',
+      cell: (key) => (
+        <>
+          {link === undefined ? (
+            key.label === '' ? (
+              <span className="muted">(no label)</span>
+            ) : (
+              key.label
+            )
+          ) : (
+            <Link to={link(key)}>{key.label === '' ? '(no label)' : key.label}</Link>
+          )}
+          <span className="detail id" title="The key's id, as in the key string: dev.<id>.<secret>.<check>">
+            {compactId(key.id)}
+          </span>
+        </>
+      ),
+    },
+    owner !== undefined && { header: 'Owner', cell: owner },
+    {
+      header: 'Status',
+      cell: (key) => (
+        <>
+          <StatusBadge status={key.status} />
+          <Revoked at={key.revoked_at} by={revokedBy?.(key)} />
+          <Rotation apiKey={key} keys={keys} />
+        </>
+      ),
+    },
+    { header: 'Scopes', cell: (key) => <Scopes scopes={key.scopes} /> },
+    { header: 'Limits', cell: (key) => <Limits apiKey={key} /> },
+    { header: 'Created', cell: (key) => <time dateTime={key.created_at}>{formatTime(key.created_at)}</time> },
+    { header: 'Expires', cell: (key) => <Expiry value={key.expires_at} status={key.status} /> },
+    { header: 'Last used', cell: (key) => <LastUsed apiKey={key} /> },
+    { header: 'Actions', hideHeader: true, className: 'row-actions', cell: actions },
+  ];
   return (
-    <div className="table-wrap">
-      <table className="responsive">
-        <caption className="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Label</th>
-            {owner !== undefined && <th scope="col">Owner</th>}
-            <th scope="col">Status</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Limits</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((key) => (
-            <tr key={key.id} data-key-id={key.id}>
-              <th scope="row" data-label="Label">
-                {link === undefined ? (
-                  key.label === '' ? (
-                    <span className="muted">(no label)</span>
-                  ) : (
-                    key.label
-                  )
-                ) : (
-                  <Link to={link(key)}>{key.label === '' ? '(no label)' : key.label}</Link>
-                )}
-                <span className="detail id" title="The key's id, as in the key string: dev.<id>.<secret>.<check>">
-                  {compactId(key.id)}
-                </span>
-              </th>
-              {owner !== undefined && <td data-label="Owner">{owner(key)}</td>}
-              <td data-label="Status">
-                <StatusBadge status={key.status} />
-                <Revoked at={key.revoked_at} />
-                <Rotation apiKey={key} keys={keys} />
-              </td>
-              <td data-label="Scopes">
-                <Scopes scopes={key.scopes} />
-              </td>
-              <td data-label="Limits">
-                <Limits apiKey={key} />
-              </td>
-              <td data-label="Created">
-                <time dateTime={key.created_at}>{formatTime(key.created_at)}</time>
-              </td>
-              <td data-label="Expires">
-                <Expiry value={key.expires_at} status={key.status} />
-              </td>
-              <td data-label="Last used">
-                <LastUsed apiKey={key} />
-              </td>
-              <td data-label="Actions" className="row-actions">
-                {actions(key)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <RecordTable
+      caption={caption}
+      rows={keys}
+      rowKey={(key) => key.id}
+      rowProps={(key) => ({ 'data-key-id': key.id })}
+      columns={columns.filter((column) => column !== false)}
+      empty="No keys."
+    />
   );
 }

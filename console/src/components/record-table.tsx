@@ -1,4 +1,5 @@
 import { type ReactNode, useState } from 'react';
+import { Link } from '../router';
 import { ConfirmDialog } from './dialog';
 import { Empty } from './feedback';
 
@@ -7,6 +8,8 @@ export interface Column<T> {
   header: string;
   cell: (row: T) => ReactNode;
   className?: string;
+  /** Heard by screen readers but not shown (a column of buttons); its cells keep the label on a phone. */
+  hideHeader?: boolean;
 }
 
 /** What a row's action asks before it is done: the dialog's title, text and button, and the work it confirms. */
@@ -19,7 +22,7 @@ export interface Confirmation<T> {
   run: (row: T) => Promise<void>;
 }
 
-/** A button of a row: either done at once (`onClick`) or after a confirmation (`confirm`). */
+/** A button of a row: done at once (`onClick`), after a confirmation (`confirm`), or a link to a page (`to`). */
 export interface RowAction<T> {
   label: string;
   /** The rest of its name for screen readers, naming the row: "Remove" + " dev@acme.test". */
@@ -29,6 +32,7 @@ export interface RowAction<T> {
   when?: (row: T) => boolean;
   onClick?: (row: T) => void;
   confirm?: Confirmation<T>;
+  to?: (row: T) => string;
 }
 
 const BUTTON = {
@@ -38,9 +42,10 @@ const BUTTON = {
 } as const;
 
 /**
- * A list as the console shows one (members, OAuth apps, webhooks, connected apps): a captioned table whose first
- * column heads each row, each cell labelled by its column so that below 640 px a row becomes a card (styles.css), the
- * row's buttons in a last column, and the confirmation dialog of those that ask first. No rows: `empty`, in words.
+ * A list as the console shows one (keys, workload identities, members, integrations, OAuth apps, webhooks, connected
+ * apps, the busiest credentials): a captioned table whose first column heads each row, each cell labelled by its column
+ * so that below 640 px a row becomes a card (styles.css), the row's buttons in a last column, and the confirmation
+ * dialog of those that ask first. No rows: `empty`, in words.
  */
 export function RecordTable<T>({
   caption,
@@ -51,7 +56,7 @@ export function RecordTable<T>({
   actions = [],
   empty,
   className,
-  rowClassName,
+  rowProps,
 }: {
   caption: string;
   rows: readonly T[];
@@ -60,9 +65,10 @@ export function RecordTable<T>({
   testId?: string;
   columns: ReadonlyArray<Column<T>>;
   actions?: ReadonlyArray<RowAction<T>>;
-  empty: string;
+  empty: ReactNode;
   className?: string;
-  rowClassName?: (row: T) => string | undefined;
+  /** More attributes of a row's `<tr>`: `data-key-id`, `aria-current`. */
+  rowProps?: (row: T) => { [data: `data-${string}`]: string; 'aria-current'?: 'true' };
 }) {
   const [asking, setAsking] = useState<{ confirm: Confirmation<T>; row: T }>();
   if (rows.length === 0) return <Empty>{empty}</Empty>;
@@ -76,7 +82,11 @@ export function RecordTable<T>({
             <tr>
               {columns.map((column) => (
                 <th key={column.header} scope="col" className={column.className}>
-                  {column.header}
+                  {column.hideHeader === true ? (
+                    <span className="visually-hidden">{column.header}</span>
+                  ) : (
+                    column.header
+                  )}
                 </th>
               ))}
               {actions.length > 0 && (
@@ -88,7 +98,7 @@ export function RecordTable<T>({
           </thead>
           <tbody>
             {rows.map((row) => (
-              <tr key={rowKey(row)} data-testid={testId} className={rowClassName?.(row)}>
+              <tr key={rowKey(row)} data-testid={testId} {...rowProps?.(row)}>
                 <th scope="row" data-label={first.header} className={first.className}>
                   {first.cell(row)}
                 </th>
@@ -101,21 +111,33 @@ export function RecordTable<T>({
                   <td data-label="Actions" className="row-actions">
                     {actions
                       .filter((action) => action.when?.(row) ?? true)
-                      .map((action) => (
-                        <button
-                          key={action.label}
-                          type="button"
-                          className={BUTTON[action.style ?? 'plain']}
-                          onClick={() => {
-                            const confirm = action.confirm;
-                            if (confirm !== undefined) setAsking({ confirm, row });
-                            else action.onClick?.(row);
-                          }}
-                        >
-                          {action.label}
-                          <span className="visually-hidden"> {action.about(row)}</span>
-                        </button>
-                      ))}
+                      .map((action) => {
+                        const name = (
+                          <>
+                            {action.label}
+                            <span className="visually-hidden"> {action.about(row)}</span>
+                          </>
+                        );
+                        const className = BUTTON[action.style ?? 'plain'];
+                        return action.to !== undefined ? (
+                          <Link key={action.label} to={action.to(row)} className={className}>
+                            {name}
+                          </Link>
+                        ) : (
+                          <button
+                            key={action.label}
+                            type="button"
+                            className={className}
+                            onClick={() => {
+                              const confirm = action.confirm;
+                              if (confirm !== undefined) setAsking({ confirm, row });
+                              else action.onClick?.(row);
+                            }}
+                          >
+                            {name}
+                          </button>
+                        );
+                      })}
                   </td>
                 )}
               </tr>

@@ -13,7 +13,8 @@ const REASONS: Record<string, string> = {
   trusted_issuer_removed: 'its trusted issuer was removed',
 };
 
-function Revoker({ by }: { by: RevokedBy }) {
+/** Who revoked it and why, in a detail line; nothing when nobody and no reason is known. */
+export function Revoker({ by }: { by: RevokedBy }) {
   const why = by.reason === null ? undefined : (REASONS[by.reason] ?? by.reason);
   if (by.user_id === null) return why === undefined ? null : <span className="detail">{why}</span>;
   return (

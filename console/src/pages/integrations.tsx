@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { components } from '../../../client';
-import { ConfirmDialog } from '../components/dialog';
-import { Empty, LoadStatus, Success } from '../components/feedback';
+import { LoadStatus, Success } from '../components/feedback';
 import { Pager } from '../components/pager';
+import { RecordTable } from '../components/record-table';
 import { formatTime } from '../format';
 import { useLoad, useTitle } from '../hooks';
 import { Link } from '../router';
@@ -11,7 +10,6 @@ import { can, type Session } from '../session';
 import { LastFour } from '../components/last-four';
 import { clearSavedIntegrationNotice, savedIntegrationNotice } from './integration-form';
 
-type Integration = components['schemas']['IntegrationView'];
 const PAGE_SIZE = 20;
 
 /** The organization's monitoring integrations (integrations:read); changes need integrations:write. */
@@ -19,7 +17,6 @@ export function IntegrationsPage({ session }: { session: Session }) {
   useTitle('Integrations');
   const mayWrite = can(session, 'integrations:write');
   const [page, setPage] = useState(1);
-  const [deleting, setDeleting] = useState<Integration>();
   const [done, setDone] = useState<string | undefined>(savedIntegrationNotice);
   useEffect(clearSavedIntegrationNotice, []);
   const list = useLoad(
@@ -42,82 +39,72 @@ export function IntegrationsPage({ session }: { session: Session }) {
       </p>
       {done !== undefined && <Success>{done}</Success>}
       <LoadStatus loaded={list} what="integrations" />
-      {list.data !== undefined &&
-        (list.data.notification_integrations.length === 0 ? (
-          <Empty>No integrations yet.{mayWrite ? ' Add one with “New integration”.' : ''}</Empty>
-        ) : (
-          <>
-            <div className="table-wrap">
-              <table className="responsive">
-                <caption className="visually-hidden">Integrations</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Site</th>
-                    <th scope="col">API key</th>
-                    <th scope="col">Application key</th>
-                    <th scope="col">Required permissions</th>
-                    <th scope="col">Updated</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.notification_integrations.map((integration) => (
-                    <tr key={integration.id} data-integration-id={integration.id}>
-                      <th scope="row" data-label="Name">
-                        {integration.name}
-                      </th>
-                      <td data-label="Site">{integration.config.site}</td>
-                      <td data-label="API key">
-                        <LastFour value={integration.config.api_key_last4} label="API key" />
-                      </td>
-                      <td data-label="Application key">
-                        <LastFour value={integration.config.application_key_last4} label="Application key" />
-                      </td>
-                      <td data-label="Required permissions">{integration.validation.required_permissions_status}</td>
-                      <td data-label="Updated">
-                        <time dateTime={integration.updated_at}>{formatTime(integration.updated_at)}</time>
-                      </td>
-                      <td data-label="Actions" className="row-actions">
-                        {mayWrite && (
-                          <>
-                            <Link to={`/integrations/${integration.id}`} className="button button-small">
-                              Edit<span className="visually-hidden"> {integration.name}</span>
-                            </Link>
-                            <button
-                              type="button"
-                              className="button button-small button-danger"
-                              onClick={() => setDeleting(integration)}
-                            >
-                              Delete<span className="visually-hidden"> {integration.name}</span>
-                            </button>
-                          </>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager page={page} limit={PAGE_SIZE} total={list.data.total_count} onPage={setPage} label="Integrations" />
-          </>
-        ))}
-      {deleting !== undefined && (
-        <ConfirmDialog
-          title={`Delete “${deleting.name}”?`}
-          confirmLabel="Delete integration"
-          danger
-          onClose={() => setDeleting(undefined)}
-          onConfirm={async () => {
-            await unwrap(api.DELETE('/v1/notification-integrations/{id}', { params: { path: { id: deleting.id } } }));
-            setDone(`Integration “${deleting.name}” deleted.`);
-            list.reload();
-          }}
-        >
-          <p>Notifications stop going to this provider. Its stored keys are deleted.</p>
-        </ConfirmDialog>
+      {list.data !== undefined && (
+        <>
+          <RecordTable
+            caption="Integrations"
+            rows={list.data.notification_integrations}
+            rowKey={(integration) => integration.id}
+            rowProps={(integration) => ({ 'data-integration-id': integration.id })}
+            empty={`No integrations yet.${mayWrite ? ' Add one with “New integration”.' : ''}`}
+            columns={[
+              { header: 'Name', cell: (integration) => integration.name },
+              { header: 'Site', cell: (integration) => integration.config.site },
+              {
+                header: 'API key',
+                cell: (integration) => <LastFour value={integration.config.api_key_last4} label="API key" />,
+              },
+              {
+                header: 'Application key',
+                cell: (integration) => (
+                  <LastFour value={integration.config.application_key_last4} label="Application key" />
+                ),
+              },
+              {
+                header: 'Required permissions',
+                cell: (integration) => integration.validation.required_permissions_status,
+              },
+              {
+                header: 'Updated',
+                cell: (integration) => (
+                  <time dateTime={integration.updated_at}>{formatTime(integration.updated_at)}</time>
+                ),
+              },
+            ]}
+            actions={
+              mayWrite
+                ? [
+                    {
+                      label: 'Edit',
+                      about: (integration) => integration.name,
+                      to: (integration) => `/integrations/${integration.id}`,
+                    },
+                    {
+                      label: 'Delete',
+                      about: (integration) => integration.name,
+                      style: 'danger',
+                      confirm: {
+                        title: (integration) => `Delete “${integration.name}”?`,
+                        body: () => <p>Notifications stop going to this provider. Its stored keys are deleted.</p>,
+                        confirmLabel: 'Delete integration',
+                        danger: true,
+                        run: async (integration) => {
+                          await unwrap(
+                            api.DELETE('/v1/notification-integrations/{id}', {
+                              params: { path: { id: integration.id } },
+                            }),
+                          );
+                          setDone(`Integration “${integration.name}” deleted.`);
+                          list.reload();
+                        },
+                      },
+                    },
+                  ]
+                : []
+            }
+          />
+          <Pager page={page} limit={PAGE_SIZE} total={list.data.total_count} onPage={setPage} label="Integrations" />
+        </>
       )}
     </>
   );

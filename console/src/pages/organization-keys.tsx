@@ -1,5 +1,6 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api, unwrap } from '../api/client';
+import type { RevokedBy } from '../api/contract';
 import { ConfirmDialog } from '../components/dialog';
 import { Email } from '../components/email';
 import { Empty, LoadStatus, Success } from '../components/feedback';
@@ -10,8 +11,8 @@ import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-to
 import { useLoad, useTitle } from '../hooks';
 import type { Session } from '../session';
 
-/** A key as organization key management lists it: with its owner's e-mail address. */
-type OrganizationKey = ListedKey & { owner_email: string | null };
+/** A key as organization key management lists it: with its owner's e-mail address and who revoked it. */
+type OrganizationKey = ListedKey & { owner_email: string | null; revoked_by: RevokedBy | null };
 
 const PAGE_SIZE = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -93,6 +94,7 @@ export function OrganizationKeysPage({ session }: { session: Session }) {
               keys={keys.data.api_keys}
               caption="Keys of every member"
               link={(key) => `/organization/keys/${key.id}`}
+              revokedBy={(key) => key.revoked_by}
               owner={(key) => (
                 <>
                   {key.owner_email !== null && <Email address={key.owner_email} />}

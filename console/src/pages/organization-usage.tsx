@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { BusyCredential } from '../api/contract';
 import { Email } from '../components/email';
-import { Empty, LoadStatus } from '../components/feedback';
+import { LoadStatus } from '../components/feedback';
 import { StatusBadge } from '../components/key-table';
+import { RecordTable } from '../components/record-table';
 import { RangePicker, USAGE_RANGES, type UsageRange, type UsageRequest, UsagePanel } from '../components/usage-panel';
 import { compactId } from '../format';
 import { useLoad, useTitle } from '../hooks';
@@ -82,68 +83,55 @@ export function OrganizationUsagePage({ session }: { session: Session }) {
         }}
       />
       <LoadStatus loaded={top} what="the busiest credentials" />
-      {top.data !== undefined &&
-        (credentials.length === 0 ? (
-          <Empty>No key or workload identity was used in this range.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table className="responsive busiest">
-              <caption className="visually-hidden">The busiest keys and workload identities, most uses first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Credential</th>
-                  <th scope="col">Owner</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="number">
-                    Successful
-                  </th>
-                  <th scope="col" className="number">
-                    Refused
-                  </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Share and chart</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {credentials.map((credential) => (
-                  <tr
-                    key={credential.id}
-                    data-credential-id={credential.id}
-                    aria-current={selected?.id === credential.id ? 'true' : undefined}
-                  >
-                    <th scope="row" data-label="Credential">
-                      {credentialName(credential)}
-                      <span className="detail id">{compactId(credential.id)}</span>
-                    </th>
-                    <td data-label="Owner">
-                      {credential.owner_email === null ? (
-                        <code className="id">{credential.user_id}</code>
-                      ) : (
-                        <Email address={credential.owner_email} />
-                      )}
-                    </td>
-                    <td data-label="Status">
-                      <StatusBadge status={credential.status} />
-                    </td>
-                    <td data-label="Successful" className="number">
-                      {count.format(credential.succeeded)}
-                    </td>
-                    <td data-label="Refused" className="number">
-                      {count.format(credential.refused)}
-                    </td>
-                    <td data-label="Share" className="row-actions">
-                      <Share credential={credential} busiest={busiest} />
-                      <button type="button" className="button button-small" onClick={() => setSelected(credential)}>
-                        Chart<span className="visually-hidden"> of {credentialName(credential)}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ))}
+      {top.data !== undefined && (
+        <RecordTable
+          caption="The busiest keys and workload identities, most uses first"
+          className="busiest"
+          rows={credentials}
+          rowKey={(credential) => credential.id}
+          rowProps={(credential) => ({
+            'data-credential-id': credential.id,
+            ...(selected?.id === credential.id ? { 'aria-current': 'true' as const } : {}),
+          })}
+          empty="No key or workload identity was used in this range."
+          columns={[
+            {
+              header: 'Credential',
+              cell: (credential) => (
+                <>
+                  {credentialName(credential)}
+                  <span className="detail id">{compactId(credential.id)}</span>
+                </>
+              ),
+            },
+            {
+              header: 'Owner',
+              cell: (credential) =>
+                credential.owner_email === null ? (
+                  <code className="id">{credential.user_id}</code>
+                ) : (
+                  <Email address={credential.owner_email} />
+                ),
+            },
+            { header: 'Status', cell: (credential) => <StatusBadge status={credential.status} /> },
+            { header: 'Successful', className: 'number', cell: (credential) => count.format(credential.succeeded) },
+            { header: 'Refused', className: 'number', cell: (credential) => count.format(credential.refused) },
+            {
+              header: 'Share',
+              hideHeader: true,
+              className: 'row-actions',
+              cell: (credential) => (
+                <>
+                  <Share credential={credential} busiest={busiest} />
+                  <button type="button" className="button button-small" onClick={() => setSelected(credential)}>
+                    Chart<span className="visually-hidden"> of {credentialName(credential)}</span>
+                  </button>
+                </>
+              ),
+            },
+          ]}
+        />
+      )}
       {selected !== undefined && (
         <UsagePanel
           key={selected.id}

@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useEffectEvent, useId, useRef, useState } from 'react';
+import { GatehouseError } from '../../../client';
 import { api, unwrap } from '../api/client';
 import { type Discovery, ROLES, type Role, type SingleSignOn, type TokenEndpointAuth } from '../api/members';
 import { CopyValue } from '../components/copy-value';
@@ -14,6 +15,13 @@ const listed = (text: string): string[] =>
     .split(/[\s,]+/)
     .map((value) => value.trim())
     .filter((value) => value !== '');
+
+/** The origin a refused discovery named (`foreign_origin`): an endpoint's, neither the issuer's nor an allowed one. */
+function foreignOriginOf(error: unknown): string | undefined {
+  if (!(error instanceof GatehouseError)) return undefined;
+  const origin = error.body.foreign_origin;
+  return typeof origin === 'string' ? origin : undefined;
+}
 
 /** What the test of the connection found: the endpoints single sign-on will use, and the redirect URI to register. */
 function DiscoveryResult({ discovery }: { discovery: Discovery }) {
@@ -65,6 +73,8 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
     domainsHint: useId(),
     jit: useId(),
     jitHint: useId(),
+    origins: useId(),
+    originsHint: useId(),
   };
   const [issuer, setIssuer] = useState(current?.issuer ?? '');
   const [clientId, setClientId] = useState(current?.client_id ?? '');
@@ -72,6 +82,7 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
   const [auth, setAuth] = useState<TokenEndpointAuth>(current?.token_endpoint_auth ?? 'client_secret_basic');
   const [domains, setDomains] = useState(current?.email_domains.join('\n') ?? '');
   const [jitRole, setJitRole] = useState<Role | ''>(current?.jit_role ?? '');
+  const [origins, setOrigins] = useState(current?.allowed_origins.join('\n') ?? '');
   const [discovery, setDiscovery] = useState<Discovery>();
   const [testing, setTesting] = useState(false);
   const [testError, setTestError] = useState<unknown>();
@@ -80,14 +91,15 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
   const [saved, setSaved] = useState<string>();
   const loaded = useRef(current);
 
-  const test = async () => {
+  /** Tests with the origins as typed, or as `withOrigins` when one was just added (the state is not updated yet). */
+  const test = async (withOrigins = origins) => {
     setTesting(true);
     setTestError(undefined);
     setDiscovery(undefined);
     try {
       const answer = await unwrap(
         api.POST('/v1/organization/single-sign-on/test', {
-          body: { issuer: issuer.trim(), token_endpoint_auth: auth },
+          body: { issuer: issuer.trim(), token_endpoint_auth: auth, allowed_origins: listed(withOrigins) },
         }),
       );
       setDiscovery(answer.discovery);
@@ -104,6 +116,14 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
     if (loaded.current !== null) testLoaded();
   }, []);
 
+  // A refusal that names an origin (Google's key set is on another): allowed with one click, then tested again.
+  const refusedOrigin = foreignOriginOf(testError);
+  const allow = (origin: string) => {
+    const next = [...listed(origins), origin].join('\n');
+    setOrigins(next);
+    void test(next);
+  };
+
   const save = async (event: FormEvent) => {
     event.preventDefault();
     setSaving(true);
@@ -119,10 +139,12 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
             token_endpoint_auth: auth,
             email_domains: listed(domains),
             ...(jitRole === '' ? {} : { jit_role: jitRole }),
+            allowed_origins: listed(origins),
           },
         }),
       );
       setSecret('');
+      setOrigins(answer.single_sign_on.allowed_origins.join('\n'));
       setSaved(answer.redirect_uri);
       onSaved();
     } catch (failure) {
@@ -155,6 +177,23 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
             URI to register there.
           </p>
         </div>
+        <div className="field">
+          <label htmlFor={ids.origins}>Other allowed origins</label>
+          <textarea
+            id={ids.origins}
+            rows={2}
+            spellCheck={false}
+            value={origins}
+            aria-describedby={ids.originsHint}
+            placeholder="https://www.googleapis.com"
+            onChange={(event) => setOrigins(event.target.value)}
+          />
+          <p className="hint" id={ids.originsHint}>
+            Only for a provider whose key set or endpoints are on another origin than the issuer’s (Google:{' '}
+            <code>https://www.googleapis.com</code> and <code>https://oauth2.googleapis.com</code>). One a line, scheme
+            and host only, at most 10; the test names any that is missing.
+          </p>
+        </div>
         <div className="actions">
           <button
             type="button"
@@ -166,6 +205,13 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
           </button>
         </div>
         <ErrorMessage error={testError} />
+        {refusedOrigin !== undefined && !testing && (
+          <div className="actions">
+            <button type="button" className="button" onClick={() => allow(refusedOrigin)}>
+              Allow {refusedOrigin} and test again
+            </button>
+          </div>
+        )}
         {discovery !== undefined && <DiscoveryResult discovery={discovery} />}
         <div className="field">
           <label htmlFor={ids.clientId}>Client ID</label>
@@ -261,90 +307,6 @@ function SingleSignOnForm({ current, onSaved }: { current: SingleSignOn | null; 
 }
 
 /**
- * The origins besides the issuer's own where its discovery document may place its key set and endpoints (Google's keys
- * live on www.googleapis.com): `trusted-issuer set-origins` in the console, with its rules and its audit entry.
- */
-function AllowedOriginsForm({ current, onSaved }: { current: SingleSignOn; onSaved: () => void }) {
-  const ids = { heading: useId(), origins: useId(), hint: useId() };
-  const [origins, setOrigins] = useState(current.allowed_origins.join('\n'));
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState<string>();
-  const own = new URL(current.issuer).origin;
-
-  const save = async (event: FormEvent) => {
-    event.preventDefault();
-    setSaving(true);
-    setError(undefined);
-    setSaved(undefined);
-    try {
-      const answer = await unwrap(
-        api.PUT('/v1/organization/single-sign-on/allowed-origins', { body: { allowed_origins: listed(origins) } }),
-      );
-      const allowed = answer.single_sign_on.allowed_origins;
-      setOrigins(allowed.join('\n'));
-      setSaved(
-        allowed.length === 0
-          ? `Allowed origins saved: only ${own}.`
-          : `Allowed origins saved: ${own} and ${allowed.join(', ')}.`,
-      );
-      onSaved();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setSaving(false);
-    }
-  };
-
-  return (
-    <form className="panel" onSubmit={(event) => void save(event)} aria-labelledby={ids.heading}>
-      <h2 id={ids.heading}>Allowed origins</h2>
-      <p data-testid="allowed-origins">
-        {current.allowed_origins.length === 0 ? (
-          <>
-            The provider’s key set and endpoints must be on its own origin, <code>{own}</code>.
-          </>
-        ) : (
-          <>
-            Besides <code>{own}</code>, its key set and endpoints may be on{' '}
-            {current.allowed_origins.map((origin, i) => (
-              <span key={origin}>
-                {i > 0 && ', '}
-                <code>{origin}</code>
-              </span>
-            ))}
-            .
-          </>
-        )}
-      </p>
-      <div className="field">
-        <label htmlFor={ids.origins}>Other origins</label>
-        <textarea
-          id={ids.origins}
-          rows={2}
-          spellCheck={false}
-          value={origins}
-          aria-describedby={ids.hint}
-          placeholder="https://www.googleapis.com"
-          onChange={(event) => setOrigins(event.target.value)}
-        />
-        <p className="hint" id={ids.hint}>
-          One a line, scheme and host only, at most 10; none: the issuer’s own origin only. The provider’s discovery
-          document is checked with them before they are saved; changing the issuer clears them.
-        </p>
-      </div>
-      <ErrorMessage error={error} />
-      {saved !== undefined && <Success>{saved}</Success>}
-      <div className="actions">
-        <button type="submit" className="button" disabled={saving}>
-          {saving ? 'Saving…' : 'Save allowed origins'}
-        </button>
-      </div>
-    </form>
-  );
-}
-
-/**
  * The organization's single sign-on (organization:write): its identity provider for people, tested before it is saved,
  * the redirect URI to register there shown with a copy button, the client secret typed and never shown back.
  */
@@ -382,7 +344,6 @@ export function SingleSignOnPage({ session }: { session: Session }) {
             <code>openid email profile</code>, with the redirect URI the test below names.
           </p>
           <SingleSignOnForm current={current} onSaved={setting.reload} />
-          {current !== null && <AllowedOriginsForm key={current.issuer} current={current} onSaved={setting.reload} />}
         </>
       )}
       {removing && current !== undefined && current !== null && (

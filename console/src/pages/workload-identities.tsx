@@ -1,10 +1,10 @@
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { WorkloadIdentity } from '../api/workload-identities';
-import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorMessage, Loading, LoadStatus, Success } from '../components/feedback';
-import { Expiry, Revoked, StatusBadge } from '../components/key-table';
+import { ErrorMessage, Loading, LoadStatus, Success } from '../components/feedback';
+import { Expiry, Revoked, Scopes, StatusBadge } from '../components/key-table';
 import { Pager } from '../components/pager';
+import { RecordTable } from '../components/record-table';
 import { ShowRevokedToggle, useShowRevoked } from '../components/show-revoked-toggle';
 import { SnippetPanel } from '../components/snippet-panel';
 import { formatTime } from '../format';
@@ -55,7 +55,6 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
   const [includeRevoked, showRevoked] = useShowRevoked(setPage);
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<{ identity: WorkloadIdentity; title: string }>();
-  const [revoking, setRevoking] = useState<WorkloadIdentity>();
   const [done, setDone] = useState<string>();
   const mayCreate = can(session, 'workload_identities:create');
   const mayRevoke = can(session, 'workload_identities:revoke');
@@ -143,133 +142,109 @@ export function WorkloadIdentitiesPage({ session }: { session: Session }) {
         <ShowRevokedToggle what="identities" checked={includeRevoked} onChange={showRevoked} />
       </div>
       <LoadStatus loaded={identities} what="your workload identities" />
-      {identities.data !== undefined &&
-        (identities.data.workload_identities.length === 0 ? (
-          <Empty>
-            {includeRevoked ? 'You have no workload identities.' : 'You have no active workload identities.'}
-            {mayCreate ? ' Create one to let a workload act as you without a secret.' : ''}
-          </Empty>
-        ) : (
-          <>
-            <div className="table-wrap">
-              <table className="responsive">
-                <caption className="visually-hidden">Your workload identities</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Label</th>
-                    <th scope="col">Matches</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {identities.data.workload_identities.map((identity) => (
-                    <tr key={identity.id} data-identity-id={identity.id}>
-                      <th scope="row" data-label="Label">
-                        <Link to={`/workload-identities/${identity.id}`}>
-                          {identity.label === '' ? '(no label)' : identity.label}
-                        </Link>
-                        <span className="detail id">{identity.id}</span>
-                      </th>
-                      <td data-label="Matches">
-                        <Matches identity={identity} />
-                      </td>
-                      <td data-label="Status">
-                        <StatusBadge status={identity.status} />
-                        <Revoked at={identity.revoked_at} />
-                      </td>
-                      <td data-label="Scopes">
-                        {identity.scopes.length === 0 ? (
-                          <span className="muted">none (identifies you only)</span>
-                        ) : (
-                          <ul className="scopes">
-                            {identity.scopes.map((scope) => (
-                              <li key={scope}>
-                                <code>{scope}</code>
-                              </li>
-                            ))}
-                          </ul>
-                        )}
-                      </td>
-                      <td data-label="Expires">
-                        <Expiry value={identity.expires_at} status={identity.status} />
-                      </td>
-                      <td data-label="Last used">
-                        {identity.last_used_at === null ? (
-                          <span className="muted">never used</span>
-                        ) : (
-                          <>
-                            <time dateTime={identity.last_used_at}>{formatTime(identity.last_used_at)}</time>
-                            {identity.last_used_ip && <span className="detail">from {identity.last_used_ip}</span>}
-                          </>
-                        )}
-                      </td>
-                      <td data-label="Actions" className="row-actions">
-                        {identity.status === 'ACTIVE' && (
-                          <>
-                            <button
-                              type="button"
-                              className="button button-small"
-                              onClick={() => {
-                                setCreating(false);
-                                setShown({ identity, title: `How to use ${identityName(identity)}` });
-                              }}
-                            >
-                              How to use<span className="visually-hidden"> {identityName(identity)}</span>
-                            </button>
-                            {mayRevoke && (
-                              <button
-                                type="button"
-                                className="button button-small button-danger"
-                                onClick={() => setRevoking(identity)}
-                              >
-                                Revoke<span className="visually-hidden"> {identityName(identity)}</span>
-                              </button>
-                            )}
-                          </>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager
-              page={page}
-              limit={PAGE_SIZE}
-              total={identities.data.total_count}
-              onPage={setPage}
-              label="Your workload identities"
-            />
-          </>
-        ))}
-      {revoking !== undefined && (
-        <ConfirmDialog
-          title={`Revoke ${identityName(revoking)}?`}
-          confirmLabel="Revoke workload identity"
-          danger
-          onClose={() => setRevoking(undefined)}
-          onConfirm={async () => {
-            await unwrap(api.DELETE('/v1/workload-identities/{id}', { params: { path: { id: revoking.id } } }));
-            setDone(`Workload identity ${identityName(revoking)} revoked.`);
-            if (shown?.identity.id === revoking.id) setShown(undefined);
-            identities.reload();
-          }}
-        >
-          <p>
-            Created {formatTime(revoking.created_at)}
-            {revoking.last_used_at === null ? ', never used' : `, last used ${formatTime(revoking.last_used_at)}`}.
-          </p>
-          <p>
-            Workloads can no longer exchange their tokens through it, and every access token already made through it
-            stops working at once. This cannot be undone.
-          </p>
-        </ConfirmDialog>
+      {identities.data !== undefined && (
+        <>
+          <RecordTable
+            caption="Your workload identities"
+            rows={identities.data.workload_identities}
+            rowKey={(identity) => identity.id}
+            rowProps={(identity) => ({ 'data-identity-id': identity.id })}
+            empty={
+              (includeRevoked ? 'You have no workload identities.' : 'You have no active workload identities.') +
+              (mayCreate ? ' Create one to let a workload act as you without a secret.' : '')
+            }
+            columns={[
+              {
+                header: 'Label',
+                cell: (identity) => (
+                  <>
+                    <Link to={`/workload-identities/${identity.id}`}>
+                      {identity.label === '' ? '(no label)' : identity.label}
+                    </Link>
+                    <span className="detail id">{identity.id}</span>
+                  </>
+                ),
+              },
+              { header: 'Matches', cell: (identity) => <Matches identity={identity} /> },
+              {
+                header: 'Status',
+                cell: (identity) => (
+                  <>
+                    <StatusBadge status={identity.status} />
+                    <Revoked at={identity.revoked_at} />
+                  </>
+                ),
+              },
+              { header: 'Scopes', cell: (identity) => <Scopes scopes={identity.scopes} none="identifies you only" /> },
+              {
+                header: 'Expires',
+                cell: (identity) => <Expiry value={identity.expires_at} status={identity.status} />,
+              },
+              {
+                header: 'Last used',
+                cell: (identity) =>
+                  identity.last_used_at === null ? (
+                    <span className="muted">never used</span>
+                  ) : (
+                    <>
+                      <time dateTime={identity.last_used_at}>{formatTime(identity.last_used_at)}</time>
+                      {identity.last_used_ip && <span className="detail">from {identity.last_used_ip}</span>}
+                    </>
+                  ),
+              },
+            ]}
+            actions={[
+              {
+                label: 'How to use',
+                about: identityName,
+                when: (identity) => identity.status === 'ACTIVE',
+                onClick: (identity) => {
+                  setCreating(false);
+                  setShown({ identity, title: `How to use ${identityName(identity)}` });
+                },
+              },
+              {
+                label: 'Revoke',
+                about: identityName,
+                style: 'danger',
+                when: (identity) => mayRevoke && identity.status === 'ACTIVE',
+                confirm: {
+                  title: (identity) => `Revoke ${identityName(identity)}?`,
+                  body: (identity) => (
+                    <>
+                      <p>
+                        Created {formatTime(identity.created_at)}
+                        {identity.last_used_at === null
+                          ? ', never used'
+                          : `, last used ${formatTime(identity.last_used_at)}`}
+                        .
+                      </p>
+                      <p>
+                        Workloads can no longer exchange their tokens through it, and every access token already made
+                        through it stops working at once. This cannot be undone.
+                      </p>
+                    </>
+                  ),
+                  confirmLabel: 'Revoke workload identity',
+                  danger: true,
+                  run: async (identity) => {
+                    await unwrap(api.DELETE('/v1/workload-identities/{id}', { params: { path: { id: identity.id } } }));
+                    setDone(`Workload identity ${identityName(identity)} revoked.`);
+                    if (shown?.identity.id === identity.id) setShown(undefined);
+                    identities.reload();
+                  },
+                },
+              },
+            ]}
+          />
+          <Pager
+            page={page}
+            limit={PAGE_SIZE}
+            total={identities.data.total_count}
+            onPage={setPage}
+            label="Your workload identities"
+          />
+        </>
       )}
     </>
   );

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { type Role, ROLES } from '../../identity/roles';
@@ -11,6 +12,15 @@ import {
 
 /** Origins one request may allow: a provider spreads its endpoints over a few at most. */
 const MAX_ALLOWED_ORIGINS = 10;
+
+/** A list of allowed origins: at most MAX_ALLOWED_ORIGINS strings, each as long as an issuer URL at most. */
+const AllowedOrigins = (): PropertyDecorator =>
+  applyDecorators(
+    IsArray(),
+    ArrayMaxSize(MAX_ALLOWED_ORIGINS),
+    IsString({ each: true }),
+    MaxLength(MAX_ISSUER_LENGTH, { each: true }),
+  );
 
 /** The organization's people issuer as its admins see it (docs/api.md#single-sign-on-set-up): never the client secret. */
 export class SingleSignOnView {
@@ -113,6 +123,17 @@ export class SaveSingleSignOnDto {
   @IsOptional()
   @IsIn(ROLES)
   jit_role?: Role;
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_ALLOWED_ORIGINS,
+    example: ['https://www.googleapis.com'],
+    description:
+      "Origins besides the issuer's own for its key set and endpoints, as trusted-issuer add --allow-origin takes " +
+      'them. Absent: the stored ones while the issuer is the same, else none',
+  })
+  @IsOptional()
+  @AllowedOrigins()
+  allowed_origins?: string[];
 }
 
 /** PUT /v1/organization/single-sign-on/allowed-origins: the whole list (empty: the issuer's own origin only). */
@@ -123,10 +144,7 @@ export class SetAllowedOriginsDto {
     example: ['https://www.googleapis.com'],
     description: '`https://host[:port]` each, held to the rules of the issuer URL (trusted-issuer set-origins)',
   })
-  @IsArray()
-  @ArrayMaxSize(MAX_ALLOWED_ORIGINS)
-  @IsString({ each: true })
-  @MaxLength(MAX_ISSUER_LENGTH, { each: true })
+  @AllowedOrigins()
   allowed_origins: string[];
 }
 
@@ -141,6 +159,16 @@ export class TestSingleSignOnDto {
   @IsOptional()
   @IsIn(TOKEN_ENDPOINT_AUTH_METHODS)
   token_endpoint_auth?: TokenEndpointAuthMethod;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_ALLOWED_ORIGINS,
+    description:
+      "The allowed origins to test with (as PUT takes them); absent: the stored ones when it is the organization's issuer",
+  })
+  @IsOptional()
+  @AllowedOrigins()
+  allowed_origins?: string[];
 }
 
 /** What the issuer's discovery document says, as single sign-on would use it. */
