@@ -8,7 +8,7 @@ interface Waiting<Item, Result> {
 }
 
 /**
- * Writes of one event-loop turn committed together (group commit, docs/adr/0062-redemptions-committed-together.md):
+ * Writes of one event-loop turn committed together (group commit, docs/adr/0061-code-and-refresh-cost.md):
  * `commit` runs every item of a group in one transaction, in order, and answers each. A group whose transaction
  * fails is rolled back whole and each of its items tried again alone, so that one failing item fails no other.
  * `commit` must give each item the outcome it would have had alone after the items before it (as separate

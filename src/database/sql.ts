@@ -46,11 +46,6 @@ export interface Statement<Args> {
   values(args: Args): unknown[];
 }
 
-/** A transaction whose statements go to the driver past TypeORM's query runner (UnitOfWork.direct). */
-export interface DirectTransaction {
-  run<Row, Args extends object = Record<string, never>>(statement: Statement<Args>, args: Args): Promise<Row[]>;
-}
-
 export type DatabaseKind = 'postgres' | 'sqlite';
 
 /** A column of `Dialect.jsonRecords`: its name and PostgreSQL type (SQLite keeps the JSON value's text). */

@@ -2,10 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DataSource, EntityManager } from 'typeorm';
-import type { DirectTransaction, Statement } from './sql';
+import type { Statement } from './sql';
 
 /** An open transaction as repositories receive it. */
 export type Transaction = EntityManager;
+
+/** A transaction whose statements go to the driver past TypeORM's query runner (UnitOfWork.direct). */
+export interface DirectTransaction {
+  run<Row, Args extends object = Record<string, never>>(statement: Statement<Args>, args: Args): Promise<Row[]>;
+}
 
 export interface UnitOfWorkOptions {
   /** Same-key units run in turn, before asking the pool for a connection (docs/operations.md#transactions). */
@@ -46,7 +51,7 @@ export class UnitOfWork {
   }
 
   /**
-   * A hot path's transaction past TypeORM's query runner (docs/adr/0062-redemptions-committed-together.md): on SQLite
+   * A hot path's transaction past TypeORM's query runner (docs/adr/0061-code-and-refresh-cost.md): on SQLite
    * on the connection itself, in the queue every unit of work takes (so no other transaction is open on it); on
    * PostgreSQL a transaction as `run`'s. Each statement is still logged through TypeORM's logger.
    */

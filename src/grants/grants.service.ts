@@ -7,8 +7,7 @@ import { ownerQueue } from '../credentials/credential-owner';
 import { CredentialUseRecorder } from '../credentials/credential-use.recorder';
 import type { CredentialStore } from '../credentials/credentials.repository';
 import { groupCommitted } from '../database/group-commit';
-import type { DirectTransaction } from '../database/sql';
-import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import { DirectTransaction, Transaction, UnitOfWork } from '../database/unit-of-work';
 import { OAuthGrant } from './grant.entity';
 import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
 import { CodeBinding, Grant, GrantsRepository, LiveGrant, PublicClientCondition } from './grants.repository';
@@ -88,7 +87,7 @@ export class GrantsService {
   /**
    * Codes and refresh tokens redeemed in one transaction per event-loop turn, in turn: a code or token presented twice
    * in one turn is redeemed by the first and found used by the second, as in two transactions
-   * (docs/adr/0062-redemptions-committed-together.md).
+   * (docs/adr/0061-code-and-refresh-cost.md).
    */
   private readonly redemptions = groupCommitted<Redemption, GrantTokens | AppError | null>((batch) =>
     this.unitOfWork.direct(async (tx) => {
