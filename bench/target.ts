@@ -212,7 +212,7 @@ export async function startTarget(root: string, only: string): Promise<Target> {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    await waitFor(`${base}${BASELINE_PATH}`, 20_000);
+    await waitFor(`${base}${BASELINE_PATH}`, 120_000);
   };
   const stopServer = async (): Promise<void> => {
     if (server === undefined || server.exitCode !== null) return;

@@ -1,9 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type BetterSqlite3 from 'better-sqlite3';
 import { DataSource, EntityManager } from 'typeorm';
+import type { Statement } from './sql';
 
 /** An open transaction as repositories receive it. */
 export type Transaction = EntityManager;
+
+/** A transaction whose statements go to the driver past TypeORM's query runner (UnitOfWork.direct). */
+export interface DirectTransaction {
+  run<Row, Args extends object = Record<string, never>>(statement: Statement<Args>, args: Args): Promise<Row[]>;
+}
 
 export interface UnitOfWorkOptions {
   /** Same-key units run in turn, before asking the pool for a connection (docs/operations.md#transactions). */
@@ -21,6 +28,12 @@ export class UnitOfWork {
   private readonly sqlite: boolean;
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly commitCallbacks = new WeakMap<Transaction, Array<() => void>>();
+  /** SQLite's statements by text, prepared once on the connection itself (direct). */
+  private readonly prepared = new Map<string, BetterSqlite3.Statement>();
+  private readonly sqliteDirect: DirectTransaction = {
+    run: <Row, Args extends object>(statement: Statement<Args>, args: Args): Promise<Row[]> =>
+      Promise.resolve(this.sqliteRun<Row>(statement.text, statement.values(args))),
+  };
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.sqlite = dataSource.options.type !== 'postgres';
@@ -35,6 +48,21 @@ export class UnitOfWork {
     }
     const transaction = (): Promise<T> => this.transaction(work);
     return options.queueKey === undefined ? transaction() : this.queued(options.queueKey, transaction);
+  }
+
+  /**
+   * A hot path's transaction past TypeORM's query runner (docs/adr/0061-code-and-refresh-cost.md): on SQLite
+   * on the connection itself, in the queue every unit of work takes (so no other transaction is open on it); on
+   * PostgreSQL a transaction as `run`'s. Each statement is still logged through TypeORM's logger.
+   */
+  direct<T>(work: (tx: DirectTransaction) => Promise<T>): Promise<T> {
+    if (this.sqlite) return this.queued(SQLITE_QUEUE, () => this.sqliteTransaction(work));
+    return this.transaction((manager) =>
+      work({
+        run: <Row, Args extends object>(statement: Statement<Args>, args: Args) =>
+          manager.query<Row[]>(statement.text, statement.values(args)),
+      }),
+    );
   }
 
   /** Runs `callback` once `tx` has committed (never if it rolls back); outside a transaction, on the next turn. */
@@ -57,6 +85,35 @@ export class UnitOfWork {
     const callbacks = manager === undefined ? undefined : this.commitCallbacks.get(manager);
     if (callbacks !== undefined) for (const callback of callbacks) callback();
     return result;
+  }
+
+  private async sqliteTransaction<T>(work: (tx: DirectTransaction) => Promise<T>): Promise<T> {
+    this.sqliteRun('BEGIN TRANSACTION', []);
+    try {
+      const result = await work(this.sqliteDirect);
+      this.sqliteRun('COMMIT', []);
+      return result;
+    } catch (error) {
+      if (this.connection().inTransaction) this.sqliteRun('ROLLBACK', []);
+      throw error;
+    }
+  }
+
+  /** One statement on SQLite's connection: its rows, none for a statement that returns none. */
+  private sqliteRun<Row>(text: string, values: unknown[]): Row[] {
+    this.dataSource.logger.logQuery(text, values);
+    let statement = this.prepared.get(text);
+    if (statement === undefined) {
+      statement = this.connection().prepare(text);
+      this.prepared.set(text, statement);
+    }
+    if (statement.reader) return statement.all(...values) as Row[];
+    statement.run(...values);
+    return [];
+  }
+
+  private connection(): BetterSqlite3.Database {
+    return (this.dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
   }
 
   private queued<T>(key: string, task: () => Promise<T>): Promise<T> {

@@ -5,7 +5,7 @@ import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
 import type { RawRow } from '../database/entity-rows';
 import { param, raw, sql, Sql, Statement } from '../database/sql';
-import type { Transaction } from '../database/unit-of-work';
+import type { DirectTransaction, Transaction } from '../database/unit-of-work';
 import { credentialState, CredentialState, StoredKind } from '../credentials/credential-kind';
 import { CredentialKinds } from '../credentials/credential-kinds';
 import type { OwnerIds } from '../credentials/credential-owner';
@@ -332,7 +332,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     codeHash: string,
     now: Date,
     client: PublicClientCondition | null,
-    tx: Transaction,
+    tx: DirectTransaction,
   ): Promise<Redeemed<CodeBinding> | null> {
     const row = await this.redeem<CodeRow>(this.codeRedemption, codeHash, now, client, tx);
     if (row === null) return null;
@@ -354,7 +354,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     tokenHash: string,
     now: Date,
     client: PublicClientCondition | null,
-    tx: Transaction,
+    tx: DirectTransaction,
   ): Promise<Redeemed<RefreshBinding> | null> {
     const row = await this.redeem<RefreshRow>(this.refreshRedemption, tokenHash, now, client, tx);
     if (row === null) return null;
@@ -390,8 +390,8 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     await this.db.affected(this.dataSource.manager, statement, { before: before.toISOString() });
   }
 
-  async insertRefreshToken(tokenHash: string, grantId: string, scope: string, at: Date, tx: Transaction) {
-    await this.db.run(tx, this.insertRefresh, { tokenHash, grantId, scope, at: at.toISOString() });
+  async insertRefreshToken(tokenHash: string, grantId: string, scope: string, at: Date, tx: DirectTransaction) {
+    await tx.run(this.insertRefresh, { tokenHash, grantId, scope, at: at.toISOString() });
   }
 
   private async redeem<Row>(
@@ -399,13 +399,13 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     hash: string,
     now: Date,
     client: PublicClientCondition | null,
-    tx: Transaction,
+    tx: DirectTransaction,
   ): Promise<(Row & LiveColumns) | null> {
     const at = now.toISOString();
     const rows =
       client === null
-        ? await this.db.run<Row & LiveRow, RedeemArgs>(tx, statements.plain, { hash, at })
-        : await this.db.run<Row & LiveRow, RedeemArgs>(tx, statements.withClient, {
+        ? await tx.run<Row & LiveRow, RedeemArgs>(statements.plain, { hash, at })
+        : await tx.run<Row & LiveRow, RedeemArgs>(statements.withClient, {
             hash,
             at,
             client: client.id,
@@ -416,15 +416,14 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     if (row.live === undefined) return row as Row & LiveColumns;
     // SQLite: the grant's columns in one JSON array, or null.
     const live = row.live === null ? [] : (JSON.parse(row.live) as Array<string | number | null>);
-    return {
-      ...row,
+    return Object.assign(row as Row & LiveColumns, {
       organization_id: (live[0] as string | undefined) ?? null,
       user_id: (live[1] as string | undefined) ?? null,
       grant_client_id: (live[2] as string | undefined) ?? null,
       grant_resource: (live[3] as string | undefined) ?? null,
       role: (live[4] as MemberAccessColumns['role'] | undefined) ?? null,
       access_token_lifetime: live[5] ?? null,
-    };
+    });
   }
 
   private async revokeWith(statement: Statement<RevokeArgs>, args: RevokeArgs, tx: Transaction): Promise<string[]> {

@@ -6,7 +6,8 @@ import { AppError, ErrorReason, unauthenticatedBearer } from '../common/errors';
 import { ownerQueue } from '../credentials/credential-owner';
 import { CredentialUseRecorder } from '../credentials/credential-use.recorder';
 import type { CredentialStore } from '../credentials/credentials.repository';
-import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import { groupCommitted } from '../database/group-commit';
+import { DirectTransaction, Transaction, UnitOfWork } from '../database/unit-of-work';
 import { OAuthGrant } from './grant.entity';
 import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
 import { CodeBinding, Grant, GrantsRepository, LiveGrant, PublicClientCondition } from './grants.repository';
@@ -34,6 +35,15 @@ export interface CodeRedemption {
   redirectUri: string | undefined;
   codeVerifier: string | undefined;
   resource: string | undefined;
+}
+
+/** A code (`presented`) or a refresh token (for `clientId`) to redeem, by its hash. */
+interface Redemption {
+  hash: string;
+  presented: CodeRedemption | null;
+  clientId: string | null;
+  client: ClientCheck | null;
+  now: Date;
 }
 
 /** A grant's access token to mint, and the refresh token that came with it. */
@@ -74,6 +84,19 @@ export function grantNotFound(): AppError {
  */
 @Injectable()
 export class GrantsService {
+  /**
+   * Codes and refresh tokens redeemed in one transaction per event-loop turn, in turn: a code or token presented twice
+   * in one turn is redeemed by the first and found used by the second, as in two transactions
+   * (docs/adr/0061-code-and-refresh-cost.md).
+   */
+  private readonly redemptions = groupCommitted<Redemption, GrantTokens | AppError | null>((batch) =>
+    this.unitOfWork.direct(async (tx) => {
+      const outcomes: Array<GrantTokens | AppError | null> = [];
+      for (const redemption of batch) outcomes.push(await this.redeemInside(redemption, tx));
+      return outcomes;
+    }),
+  );
+
   constructor(
     private readonly grants: GrantsRepository,
     private readonly audit: AuditService,
@@ -159,13 +182,7 @@ export class GrantsService {
       await client?.refusal();
       throw invalidGrant('the code is not valid', 'code_invalid');
     }
-    const outcome = await this.unitOfWork.run(async (tx) => {
-      const found = await this.grants.redeemCode(hash, now, client?.condition ?? null, tx);
-      if (found === null) return null;
-      const refused = this.bindingRefusal(found.redeemed, presented);
-      if (refused !== null) return refused;
-      return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, null);
-    });
+    const outcome = await this.redemptions({ hash, presented, clientId: null, client, now });
     if (outcome instanceof AppError) throw outcome;
     if (outcome !== null) return outcome;
     await client?.refusal();
@@ -192,11 +209,7 @@ export class GrantsService {
       await client?.refusal();
       throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
     }
-    const outcome = await this.unitOfWork.run(async (tx) => {
-      const found = await this.grants.redeemRefreshToken(hash, now, client?.condition ?? null, tx);
-      if (found === null) return null;
-      return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, clientId);
-    });
+    const outcome = await this.redemptions({ hash, presented: null, clientId, client, now });
     if (outcome instanceof AppError) throw outcome;
     if (outcome === null) {
       await client?.refusal();
@@ -263,6 +276,25 @@ export class GrantsService {
     );
   }
 
+  /**
+   * Redeems the code (`presented`) or refresh token (for `clientId`), once: the tokens to mint, a refusal (the code or
+   * token then stays used), or null when it redeemed nothing (unknown, expired, used, or the client refused).
+   */
+  private async redeemInside(redemption: Redemption, tx: DirectTransaction): Promise<GrantTokens | AppError | null> {
+    const { hash, presented, now } = redemption;
+    const condition = redemption.client?.condition ?? null;
+    if (presented !== null) {
+      const found = await this.grants.redeemCode(hash, now, condition, tx);
+      if (found === null) return null;
+      const refused = this.bindingRefusal(found.redeemed, presented);
+      if (refused !== null) return refused;
+      return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, null);
+    }
+    const found = await this.grants.redeemRefreshToken(hash, now, condition, tx);
+    if (found === null) return null;
+    return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, redemption.clientId);
+  }
+
   private bindingRefusal(binding: CodeBinding, presented: CodeRedemption): AppError | null {
     if (presented.clientId !== binding.clientId) {
       return invalidGrant('the code was issued to another client', 'client_mismatch');
@@ -288,7 +320,7 @@ export class GrantsService {
     grant: LiveGrant | null,
     scope: string,
     now: Date,
-    tx: Transaction,
+    tx: DirectTransaction,
     clientId: string | null,
   ): Promise<GrantTokens | AppError> {
     if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');

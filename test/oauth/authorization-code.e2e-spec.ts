@@ -10,6 +10,7 @@ import { duringAuditFailure } from '../support/audit-failure';
 import { ClientDocumentServer, pkce, REDIRECT_URI } from '../support/client-documents';
 import { bearer, decodeJwt, UUID } from '../support/http-assertions';
 import { explain } from '../support/query-plans';
+import { statementsDuring } from '../support/statements';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -233,6 +234,67 @@ describe('authorization code grant', () => {
     const grantId = decodeJwt(second.access_token).payload.grant_id as string;
     const { body } = await t.http().get('/v1/grants').set(bearer(person.token)).expect(200);
     expect(body.grants.find((g: { id: string }) => g.id === grantId)).toMatchObject({ status: 'revoked' });
+  });
+
+  describe("one turn's redemptions, committed together", () => {
+    /** A new person's code for the main client, as the token request presents it (PKCE verifier included). */
+    async function presentedCode() {
+      const who = await t.user({ org: 'mcp-people', role: 'member' });
+      const { verifier, challenge } = pkce();
+      const code = (await consent(who, authorizeQuery({}, challenge))).get('code')!;
+      return { code, clientId, redirectUri: REDIRECT_URI, codeVerifier: verifier, resource: undefined };
+    }
+
+    function outcomes(settled: Array<PromiseSettledResult<{ refreshToken: string }>>) {
+      return settled.map((one) => (one.status === 'fulfilled' ? 'issued' : (one.reason as { reason: string }).reason));
+    }
+
+    it('a code presented twice in one turn is redeemed once: the other finds it used, which ends the grant', async () => {
+      const presented = await presentedCode();
+      const grants = t.get(GrantsService);
+      let settled: Array<PromiseSettledResult<{ refreshToken: string }>> = [];
+      const statements = await statementsDuring(t.get(DataSource), async () => {
+        settled = await Promise.allSettled([grants.redeem(presented), grants.redeem(presented)]);
+      });
+      expect(outcomes(settled)).toEqual(['issued', 'code_reused']);
+      // One transaction: the first marks it used and stores its refresh token, the second finds it used.
+      expect(statements.slice(0, 5)).toEqual([
+        expect.stringMatching(/^(BEGIN|START) TRANSACTION$/),
+        expect.stringMatching(/^(WITH changed AS \()?UPDATE oauth_codes SET used_at/),
+        expect.stringMatching(/^INSERT INTO oauth_refresh_tokens /),
+        expect.stringMatching(/^(WITH changed AS \()?UPDATE oauth_codes SET used_at/),
+        'COMMIT',
+      ]);
+      const winner = settled[0] as PromiseFulfilledResult<{ refreshToken: string }>;
+      expect((await refresh(winner.value.refreshToken).expect(400)).body.reason).toBe('refresh_token_invalid');
+    });
+
+    it('a refresh token presented twice in one turn is redeemed once: the other ends the grant', async () => {
+      const redeemed = await t.get(GrantsService).redeem(await presentedCode());
+      const grants = t.get(GrantsService);
+      const settled = await Promise.allSettled([
+        grants.refresh(redeemed.refreshToken, clientId),
+        grants.refresh(redeemed.refreshToken, clientId),
+      ]);
+      expect(outcomes(settled)).toEqual(['issued', 'refresh_token_reused']);
+      const winner = settled[0] as PromiseFulfilledResult<{ refreshToken: string }>;
+      expect((await refresh(winner.value.refreshToken).expect(400)).body.reason).toBe('refresh_token_invalid');
+    });
+
+    it('a refused redemption fails no other of its turn, and its code stays used', async () => {
+      const good = await presentedCode();
+      const wrong = await presentedCode();
+      const grants = t.get(GrantsService);
+      const settled = await Promise.allSettled([
+        grants.redeem(Object.assign({}, wrong, { codeVerifier: pkce().verifier })),
+        grants.redeem(good),
+        grants.redeem(Object.assign({}, good, { code: `gh_ac_${'A'.repeat(43)}` })),
+      ]);
+      expect(outcomes(settled)).toEqual(['pkce_mismatch', 'issued', 'code_invalid']);
+      await expect(grants.redeem(wrong)).rejects.toMatchObject({ reason: 'code_reused' });
+      const issued = settled[1] as PromiseFulfilledResult<{ refreshToken: string }>;
+      expect((await refresh(issued.value.refreshToken).expect(200)).body.refresh_token).toEqual(expect.any(String));
+    });
   });
 
   it('revoking a grant refuses its access tokens at once, kills its refresh tokens and emits a credential-change', async () => {
