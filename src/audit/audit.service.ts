@@ -159,12 +159,6 @@ export class AuditService implements OnApplicationShutdown {
     }
   }
 
-  /** The organization's newest event that matches `filters`, or null: one row read through the filters' index. */
-  async latest(organizationId: string, filters: AuditEventFilters): Promise<AuditEvent | null> {
-    const [found] = await this.events.findPage(organizationId, filters, undefined, 1);
-    return found === undefined ? null : found.event;
-  }
-
   /** The newest event of `action` on each target, by target id (a page of revoked credentials: one read). */
   async latestOfEach(
     organizationId: string,

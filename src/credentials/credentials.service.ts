@@ -183,11 +183,10 @@ export class CredentialsService {
    */
   async revokedBy(credential: Credential, kind: { revokedAction: AuditEvent['action'] }): Promise<Revoker | null> {
     if (credential.revokedAt === null) return null;
-    const event = await this.audit.latest(credential.organizationId, {
-      targetId: credential.id,
-      action: kind.revokedAction,
-    });
-    if (event === null) return null;
+    const event = (await this.audit.latestOfEach(credential.organizationId, kind.revokedAction, [credential.id])).get(
+      credential.id,
+    );
+    if (event === undefined) return null;
     const userId = event.actorUserId;
     return revokerOf(event, userId === null ? new Map() : await this.identity.emailsOf([userId]));
   }
