@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useEffectEvent, useState } from 'react';
+import { useCallback, useEffect, useEffectEvent, useRef, useState } from 'react';
 
 export interface Loaded<T> {
   /** The last data loaded (kept while a newer request is under way). */
@@ -7,6 +7,8 @@ export interface Loaded<T> {
   error: unknown;
   loading: boolean;
   reload: () => void;
+  /** Loads again, as reload(); settles once that load's answer (or failure) is what the page shows. */
+  reloaded: () => Promise<void>;
 }
 
 /**
@@ -18,6 +20,9 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
   const request = `${generation}:${key}`;
   const [result, setResult] = useState<{ request: string; data?: T; error?: unknown }>();
   const run = useEffectEvent(load);
+  // reload()'s callers, each waiting for the answer of its generation (or a later one) to be shown.
+  const latest = useRef(0);
+  const waiting = useRef<Array<{ generation: number; settle: () => void }>>([]);
 
   useEffect(() => {
     let current = true;
@@ -30,12 +35,26 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
     };
   }, [request]);
 
-  const reload = useCallback(() => setGeneration((n) => n + 1), []);
+  useEffect(() => {
+    if (result?.request !== request) return;
+    const settled = waiting.current.filter((waiter) => waiter.generation <= generation);
+    waiting.current = waiting.current.filter((waiter) => waiter.generation > generation);
+    for (const waiter of settled) waiter.settle();
+  }, [result, request, generation]);
+
+  const reloaded = useCallback(() => {
+    latest.current += 1;
+    const next = latest.current;
+    setGeneration(next);
+    return new Promise<void>((settle) => waiting.current.push({ generation: next, settle }));
+  }, []);
+  const reload = useCallback(() => void reloaded(), [reloaded]);
   return {
     data: result?.data,
     error: result?.request === request ? result.error : undefined,
     loading: result?.request !== request,
     reload,
+    reloaded,
   };
 }
 

@@ -294,10 +294,11 @@ export function MembersPage({ session }: { session: Session }) {
                           const removed = await unwrap(
                             api.DELETE('/v1/organization/members/{id}', { params: { path: { id: member.user_id } } }),
                           );
+                          // Said once the list no longer shows them.
+                          await members.reloaded();
                           setDone(
                             `${removed.member.email} removed; ${removed.revoked_keys} key${removed.revoked_keys === 1 ? '' : 's'} revoked.`,
                           );
-                          members.reload();
                         },
                       },
                     },
