@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
@@ -13,7 +13,7 @@ import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
  *     writes (the code's SHA-256, its grant, client, redirect URI, PKCE challenge, resource, scope, 60 s expiry), as
  *     many as the measurement could use at `codeRate` a second;
  *   - (j) goes along chains: each answer's refresh token is the next request's, one chain per connection at a time;
- *     before each measurement the pool of chains is topped up with refresh tokens written as the token endpoint writes
+ *     before each measurement the pool of chains is topped up with new chains written as a code's redemption writes
  *     them (a measurement's end cuts the chains of the requests it leaves unanswered).
  */
 const GRANTS = 100;
@@ -45,6 +45,12 @@ function sha256(value: string): string {
 
 function secret(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');
+}
+
+/** A refresh token of a new chain, as a code's redemption begins one: the chain's id, then 32 random bytes. */
+function refreshChain(): { chain: string; token: string } {
+  const chain = randomUUID();
+  return { chain, token: secret(`gh_rt_${Buffer.from(chain.replaceAll('-', ''), 'hex').toString('base64url')}`) };
 }
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -217,15 +223,15 @@ export async function codeGrantScenarios(
       const now = new Date().toISOString();
       for (let i = pool.length; i < chains; i += 1) {
         const grant = grants[i % grants.length];
-        const token = secret('gh_rt_');
-        rows.push([sha256(token), grant.id, '', now]);
+        const { chain, token } = refreshChain();
+        rows.push([chain, sha256(token), grant.id, '', now]);
         pool.push({ token, clientId: grant.clientId });
       }
       if (rows.length > 0) {
         await writer.insert(
-          'oauth_refresh_tokens',
-          ['token_hash', 'grant_id', 'scope', 'created_at'],
-          ['text', 'uuid', 'text', 'timestamptz'],
+          'oauth_refresh_chains',
+          ['id', 'token_hash', 'grant_id', 'scope', 'created_at'],
+          ['uuid', 'text', 'uuid', 'text', 'timestamptz'],
           rows,
         );
       }
@@ -237,7 +243,7 @@ export async function codeGrantScenarios(
           method: 'POST',
           // The chain's client rides in the connection's context from the request to its answer.
           setupRequest: (req: autocannon.Request, context: { clientId?: string }) => {
-            const next = pool.shift() ?? { token: `gh_rt_${'A'.repeat(43)}`, clientId: grants[0].clientId };
+            const next = pool.shift() ?? { token: refreshChain().token, clientId: grants[0].clientId };
             context.clientId = next.clientId;
             const body = new URLSearchParams({
               grant_type: 'refresh_token',

@@ -43,6 +43,7 @@ import { CredentialPermissions1765870000000 } from './migrations/1765870000000-c
 import { MemberInvitations1765900000000 } from './migrations/1765900000000-member-invitations';
 import { CredentialUsage1765910000000 } from './migrations/1765910000000-credential-usage';
 import { WebhookDeliveryDetails1765920000000 } from './migrations/1765920000000-webhook-delivery-details';
+import { RefreshChains1765940000000 } from './migrations/1765940000000-refresh-chains';
 import { TimeoutSafePgClient } from './pg-client';
 import { loadBetterSqlite3 } from './sqlite-driver';
 
@@ -87,6 +88,7 @@ export const MIGRATIONS = [
   MemberInvitations1765900000000,
   CredentialUsage1765910000000,
   WebhookDeliveryDetails1765920000000,
+  RefreshChains1765940000000,
 ];
 
 /**

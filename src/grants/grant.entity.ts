@@ -59,14 +59,21 @@ export class OAuthCode {
   usedAt: Date | null;
 }
 
-/** A refresh token (its SHA-256 only); a used one is kept until its grant ends, so that its reuse is recognised. */
-@Entity({ name: 'oauth_refresh_tokens' })
-export class OAuthRefreshToken {
-  @PrimaryColumn({ name: 'token_hash', type: 'varchar', length: 64 })
-  tokenHash: string;
+/**
+ * A chain of refresh tokens (docs/mcp.md#authorization-code), begun by a code's redemption: the SHA-256 of its current
+ * token only, replaced at each refresh; a token that names the chain but is not the current one is a reuse. Deleted
+ * when its grant ends.
+ */
+@Entity({ name: 'oauth_refresh_chains' })
+export class OAuthRefreshChain {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
 
   @Column({ name: 'grant_id', type: 'varchar', length: 36 })
   grantId: string;
+
+  @Column({ name: 'token_hash', type: 'varchar', length: 64 })
+  tokenHash: string;
 
   @Column({ type: 'text' })
   scope: string;
@@ -74,6 +81,6 @@ export class OAuthRefreshToken {
   @TimestampColumn({ name: 'created_at' })
   createdAt: Date;
 
-  @TimestampColumn({ name: 'used_at', nullable: true })
-  usedAt: Date | null;
+  @TimestampColumn({ name: 'refreshed_at', nullable: true })
+  refreshedAt: Date | null;
 }

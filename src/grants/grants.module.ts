@@ -3,7 +3,7 @@ import { AuditModule } from '../audit/audit.module';
 import { CredentialsModule } from '../credentials/credentials.module';
 import { EntitiesModule } from '../database/entities.module';
 import { IdentityModule } from '../identity/identity.module';
-import { OAuthCode, OAuthGrant, OAuthRefreshToken } from './grant.entity';
+import { OAuthCode, OAuthGrant, OAuthRefreshChain } from './grant.entity';
 import { GrantsController } from './grants.controller';
 import { GrantsRepository } from './grants.repository';
 import { GrantsService } from './grants.service';
@@ -14,7 +14,7 @@ import { GrantsService } from './grants.service';
  */
 @Module({
   imports: [
-    EntitiesModule.forFeature([OAuthGrant, OAuthCode, OAuthRefreshToken]),
+    EntitiesModule.forFeature([OAuthGrant, OAuthCode, OAuthRefreshChain]),
     IdentityModule,
     AuditModule,
     CredentialsModule,

@@ -103,10 +103,10 @@ type CodeRow = {
 };
 const REFRESH_COLUMNS = 'grant_id, scope';
 type RefreshRow = { grant_id: string; scope: string };
-type RedeemArgs = { hash: string; at: string; client?: string; usedAfter?: string };
+type RedeemArgs = { hash: string; at: string; chain?: string; next?: string; client?: string; usedAfter?: string };
 
 /**
- * Every query on oauth_grants, oauth_codes and oauth_refresh_tokens. A kind of the credential core (CredentialStore):
+ * Every query on oauth_grants, oauth_codes and oauth_refresh_chains. A kind of the credential core (CredentialStore):
  * a member's removal revokes the person's grants (revokeAllOf) and a grant's access token is live by `read`.
  */
 @Injectable()
@@ -114,8 +114,8 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
   private readonly codeRedemption: RedeemStatements;
   private readonly refreshRedemption: RedeemStatements;
   private readonly spentCode: Statement<{ hash: string }>;
-  private readonly spentRefresh: Statement<{ hash: string }>;
-  private readonly insertRefresh: Statement<Record<string, string>>;
+  private readonly refreshChain: Statement<{ chain: string }>;
+  private readonly insertChain: Statement<Record<string, string>>;
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly byId: Statement<{ id: string }>;
   private readonly ownerGrants: Statement<OwnerIds>;
@@ -170,27 +170,31 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
       );
     this.revokeOne = revoke(sql` AND id = ${param('id')}`);
     this.revokeAll = revoke(sql``);
-    this.deleteTokens = db.prepare(sql`DELETE FROM oauth_refresh_tokens WHERE ${db.idIn('grant_id', 'ids')}`);
-    // A code's or a refresh token's redemption, one statement (docs/adr/0061-code-and-refresh-cost.md): marked used
-    // once, on any instance (the UPDATE decides), returning what it was bound to and its grant if active and its
-    // person a member; with a public client's check when the request named a registered client without a secret.
+    this.deleteTokens = db.prepare(sql`DELETE FROM oauth_refresh_chains WHERE ${db.idIn('grant_id', 'ids')}`);
+    // A code's or a refresh token's redemption, one statement (docs/adr/0061-code-and-refresh-cost.md): a code marked
+    // used, a chain's current token replaced by the next, once, on any instance (the UPDATE decides), returning what
+    // it was bound to and its grant if active and its person a member; with a public client's check when the request
+    // named a registered client without a secret.
     this.codeRedemption = this.redeemStatements(
       'oauth_codes',
-      'code_hash',
-      sql` AND expires_at > ${param('at')}`,
+      sql`used_at = ${param('at')} WHERE code_hash = ${param('hash')} AND used_at IS NULL
+        AND expires_at > ${param('at')}`,
       CODE_COLUMNS,
     );
-    this.refreshRedemption = this.redeemStatements('oauth_refresh_tokens', 'token_hash', sql``, REFRESH_COLUMNS);
+    this.refreshRedemption = this.redeemStatements(
+      'oauth_refresh_chains',
+      sql`token_hash = ${param('next')}, refreshed_at = ${param('at')}
+        WHERE id = ${param('chain')} AND token_hash = ${param('hash')}`,
+      REFRESH_COLUMNS,
+    );
     // Why a code or refresh token redeemed nothing (the rare path): unknown, expired, or used already (and whose).
     this.spentCode = db.prepare(
       sql`SELECT used_at, expires_at, grant_id FROM oauth_codes WHERE code_hash = ${param('hash')}`,
     );
-    this.spentRefresh = db.prepare(
-      sql`SELECT used_at, grant_id FROM oauth_refresh_tokens WHERE token_hash = ${param('hash')}`,
-    );
-    this.insertRefresh = db.prepare(sql`INSERT INTO oauth_refresh_tokens
-      (token_hash, grant_id, scope, created_at, used_at)
-      VALUES (${param('tokenHash')}, ${param('grantId')}, ${param('scope')}, ${param('at')}, NULL)`);
+    this.refreshChain = db.prepare(sql`SELECT grant_id FROM oauth_refresh_chains WHERE id = ${param('chain')}`);
+    this.insertChain = db.prepare(sql`INSERT INTO oauth_refresh_chains
+      (id, grant_id, token_hash, scope, created_at, refreshed_at)
+      VALUES (${param('chain')}, ${param('grantId')}, ${param('tokenHash')}, ${param('scope')}, ${param('at')}, NULL)`);
   }
 
   /**
@@ -198,7 +202,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
    * grant and the member's access; on SQLite (which joins nothing to a RETURNING) one scalar subquery as a JSON array.
    * Two variants: without and with the public client's condition.
    */
-  private redeemStatements(table: string, hashColumn: string, unexpired: Sql, columns: string): RedeemStatements {
+  private redeemStatements(table: string, change: Sql, columns: string): RedeemStatements {
     const db = this.db;
     const statement = (clientCheck: boolean): Statement<RedeemArgs> => {
       // The client exists, has no secret, and is an organization's or a dynamic one not idle (nor registration off).
@@ -206,8 +210,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
         ? sql` AND EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = ${param('client')} AND c.secret_hash IS NULL
             AND (c.kind = 'organization' OR COALESCE(c.last_used_at, c.created_at) > ${param('usedAfter')}))`
         : sql``;
-      const update = sql`UPDATE ${raw(table)} SET used_at = ${param('at')}
-        WHERE ${raw(hashColumn)} = ${param('hash')} AND used_at IS NULL${unexpired}${client}`;
+      const update = sql`UPDATE ${raw(table)} SET ${change}${client}`;
       const grant = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
         ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
       if (db.kind === 'postgres') {
@@ -349,14 +352,22 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     };
   }
 
-  /** Marks the refresh token used, once (the UPDATE decides): its grant and scope, and the grant if live; else null. */
+  /**
+   * Replaces the chain's current refresh token (`tokenHash`) by the next (`nextHash`), once (the UPDATE decides): its
+   * grant and scope, and the grant if live; null when the token is not the chain's current one.
+   */
   async redeemRefreshToken(
+    chain: string,
     tokenHash: string,
+    nextHash: string,
     now: Date,
     client: PublicClientCondition | null,
     tx: DirectTransaction,
   ): Promise<Redeemed<RefreshBinding> | null> {
-    const row = await this.redeem<RefreshRow>(this.refreshRedemption, tokenHash, now, client, tx);
+    const row = await this.redeem<RefreshRow>(this.refreshRedemption, tokenHash, now, client, tx, {
+      chain,
+      next: nextHash,
+    });
     if (row === null) return null;
     return { redeemed: { grantId: row.grant_id, scope: row.scope }, live: liveOf(row) };
   }
@@ -373,14 +384,13 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     return toDate(row.expires_at).getTime() <= now.getTime() ? 'expired' : 'unknown';
   }
 
-  /** Why a refresh token redeemed nothing: unknown, or used already (with its grant, which the reuse ends). */
-  async spentRefreshReason(tokenHash: string): Promise<'unknown' | { used: string }> {
-    const rows = await this.db.rows<{ used_at: unknown; grant_id: string }, { hash: string }>(this.spentRefresh, {
-      hash: tokenHash,
-    });
-    const row = rows[0];
-    if (row === undefined || row.used_at === null) return 'unknown';
-    return { used: row.grant_id };
+  /**
+   * Why a refresh token redeemed nothing: its chain is unknown (never one, or its grant ended), or it names a chain
+   * whose current token it is not: a reuse (with the chain's grant, which the reuse ends).
+   */
+  async spentRefreshReason(chain: string): Promise<'unknown' | { used: string }> {
+    const rows = await this.db.rows<{ grant_id: string }, { chain: string }>(this.refreshChain, { chain });
+    return rows[0] === undefined ? 'unknown' : { used: rows[0].grant_id };
   }
 
   async pruneCodes(before: Date): Promise<void> {
@@ -390,8 +400,16 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     await this.db.affected(this.dataSource.manager, statement, { before: before.toISOString() });
   }
 
-  async insertRefreshToken(tokenHash: string, grantId: string, scope: string, at: Date, tx: DirectTransaction) {
-    await tx.run(this.insertRefresh, { tokenHash, grantId, scope, at: at.toISOString() });
+  /** A new chain, begun by a code's redemption, with its first token's hash. */
+  async insertRefreshChain(
+    chain: string,
+    tokenHash: string,
+    grantId: string,
+    scope: string,
+    at: Date,
+    tx: DirectTransaction,
+  ): Promise<void> {
+    await tx.run(this.insertChain, { chain, tokenHash, grantId, scope, at: at.toISOString() });
   }
 
   private async redeem<Row>(
@@ -400,14 +418,16 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     now: Date,
     client: PublicClientCondition | null,
     tx: DirectTransaction,
+    chain: { chain: string; next: string } | Record<string, never> = {},
   ): Promise<(Row & LiveColumns) | null> {
     const at = now.toISOString();
     const rows =
       client === null
-        ? await tx.run<Row & LiveRow, RedeemArgs>(statements.plain, { hash, at })
+        ? await tx.run<Row & LiveRow, RedeemArgs>(statements.plain, { hash, at, ...chain })
         : await tx.run<Row & LiveRow, RedeemArgs>(statements.withClient, {
             hash,
             at,
+            ...chain,
             client: client.id,
             usedAfter: client.usedAfter.toISOString(),
           });

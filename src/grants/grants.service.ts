@@ -9,7 +9,17 @@ import type { CredentialStore } from '../credentials/credentials.repository';
 import { groupCommitted } from '../database/group-commit';
 import { DirectTransaction, Transaction, UnitOfWork } from '../database/unit-of-work';
 import { OAuthGrant } from './grant.entity';
-import { CODE_PREFIX, covers, newSecret, pkceMatches, REFRESH_PREFIX, scopeSet, secretHash } from './grant-secrets';
+import {
+  CODE_PREFIX,
+  covers,
+  newRefreshToken,
+  newSecret,
+  pkceMatches,
+  refreshChainOf,
+  REFRESH_PREFIX,
+  scopeSet,
+  secretHash,
+} from './grant-secrets';
 import { CodeBinding, Grant, GrantsRepository, LiveGrant, PublicClientCondition } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
@@ -37,10 +47,18 @@ export interface CodeRedemption {
   resource: string | undefined;
 }
 
-/** A code (`presented`) or a refresh token (for `clientId`) to redeem, by its hash. */
+/** A refresh token's chain, and the token that replaces it. */
+interface ChainStep {
+  chain: string;
+  next: string;
+  nextHash: string;
+}
+
+/** A code (`presented`) or a refresh token (`refresh`, for `clientId`) to redeem, by its hash. */
 interface Redemption {
   hash: string;
   presented: CodeRedemption | null;
+  refresh: ChainStep | null;
   clientId: string | null;
   client: ClientCheck | null;
   now: Date;
@@ -182,7 +200,7 @@ export class GrantsService {
       await client?.refusal();
       throw invalidGrant('the code is not valid', 'code_invalid');
     }
-    const outcome = await this.redemptions({ hash, presented, clientId: null, client, now });
+    const outcome = await this.redemptions({ hash, presented, refresh: null, clientId: null, client, now });
     if (outcome instanceof AppError) throw outcome;
     if (outcome !== null) return outcome;
     await client?.refusal();
@@ -194,8 +212,9 @@ export class GrantsService {
   }
 
   /**
-   * A refresh token (OAuth 2.1 section 4.3): used once and replaced; a used one presented again ends the whole grant
-   * (RFC 9700 section 4.14.2). The client must be the grant's; `client` as for redeem.
+   * A refresh token (OAuth 2.1 section 4.3): used once and replaced by the next of its chain; a token of the chain that
+   * is not its current one ends the whole grant (RFC 9700 section 4.14.2). The client must be the grant's; `client` as
+   * for redeem.
    */
   async refresh(
     token: string,
@@ -205,15 +224,18 @@ export class GrantsService {
     now = new Date(),
   ): Promise<GrantTokens> {
     const hash = secretHash(token, REFRESH_PREFIX);
-    if (hash === null) {
+    const chain = refreshChainOf(token);
+    if (hash === null || chain === null) {
       await client?.refusal();
       throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
     }
-    const outcome = await this.redemptions({ hash, presented: null, clientId, client, now });
+    const next = newRefreshToken(chain);
+    const refresh = { chain, next, nextHash: secretHash(next, REFRESH_PREFIX)! };
+    const outcome = await this.redemptions({ hash, presented: null, refresh, clientId, client, now });
     if (outcome instanceof AppError) throw outcome;
     if (outcome === null) {
       await client?.refusal();
-      const spent = await this.grants.spentRefreshReason(hash);
+      const spent = await this.grants.spentRefreshReason(chain);
       if (spent === 'unknown') throw invalidGrant('the refresh token is not valid', 'refresh_token_invalid');
       await this.unitOfWork.run((tx) => this.revokeInside(spent.used, 'refresh_token_reused', now, tx));
       throw invalidGrant('the refresh token was used already: its grant is revoked', 'refresh_token_reused');
@@ -281,7 +303,7 @@ export class GrantsService {
    * token then stays used), or null when it redeemed nothing (unknown, expired, used, or the client refused).
    */
   private async redeemInside(redemption: Redemption, tx: DirectTransaction): Promise<GrantTokens | AppError | null> {
-    const { hash, presented, now } = redemption;
+    const { hash, presented, refresh, now } = redemption;
     const condition = redemption.client?.condition ?? null;
     if (presented !== null) {
       const found = await this.grants.redeemCode(hash, now, condition, tx);
@@ -290,9 +312,10 @@ export class GrantsService {
       if (refused !== null) return refused;
       return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, null);
     }
-    const found = await this.grants.redeemRefreshToken(hash, now, condition, tx);
+    const found = await this.grants.redeemRefreshToken(refresh!.chain, hash, refresh!.nextHash, now, condition, tx);
     if (found === null) return null;
-    return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, redemption.clientId);
+    const { grantId, scope } = found.redeemed;
+    return this.issue(grantId, found.live, scope, now, tx, { clientId: redemption.clientId!, next: refresh!.next });
   }
 
   private bindingRefusal(binding: CodeBinding, presented: CodeRedemption): AppError | null {
@@ -312,8 +335,9 @@ export class GrantsService {
   }
 
   /**
-   * The grant's tokens to mint and a new refresh token, stored in the same transaction; for a refresh, only to the
-   * grant's client (`clientId`; null for a code, whose binding named it). Its last use goes to the batched writer.
+   * The grant's tokens to mint with a refresh token: for a code, the first of a new chain, stored in the same
+   * transaction; for a refresh, the chain's next (stored by its redemption), only to the grant's client. Its last use
+   * goes to the batched writer.
    */
   private async issue(
     grantId: string,
@@ -321,14 +345,20 @@ export class GrantsService {
     scope: string,
     now: Date,
     tx: DirectTransaction,
-    clientId: string | null,
+    refresh: { clientId: string; next: string } | null,
   ): Promise<GrantTokens | AppError> {
     if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');
-    if (clientId !== null && grant.clientId !== clientId) {
+    if (refresh !== null && grant.clientId !== refresh.clientId) {
       return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
     }
-    const refreshToken = newSecret(REFRESH_PREFIX);
-    await this.grants.insertRefreshToken(secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
+    let refreshToken: string;
+    if (refresh === null) {
+      const chain = randomUUID();
+      refreshToken = newRefreshToken(chain);
+      await this.grants.insertRefreshChain(chain, secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
+    } else {
+      refreshToken = refresh.next;
+    }
     // Recorded through the credential core's store (the repository's own findById differs from the core's).
     const store: CredentialStore<OAuthGrant> = this.grants;
     this.uses.record(grantId, { at: now, ip: null, userAgent: null, store });

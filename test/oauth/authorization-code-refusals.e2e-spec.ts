@@ -8,6 +8,7 @@ import { freezeDate } from '../support/clock';
 import { ClientDocumentServer, pkce, REDIRECT_URI } from '../support/client-documents';
 import { bearer, decodeJwt } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
+import { refreshChainOf } from '../../src/grants/grant-secrets';
 
 /**
  * Every refusal of the authorization code grant (docs/mcp.md#authorization-code): each with a clear error, and nothing
@@ -142,7 +143,7 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
     const rows = await t
       .get(DataSource)
       .query(
-        `SELECT r.token_hash FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id WHERE g.user_id = '${person.userId}'`,
+        `SELECT r.token_hash FROM oauth_refresh_chains r JOIN oauth_grants g ON g.id = r.grant_id WHERE g.user_id = '${person.userId}'`,
       );
     return rows.length;
   }
@@ -259,6 +260,56 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       });
     });
 
+    it('keeps one row a chain however often it is refreshed; a token of it from any earlier step, or a forged one, ends the grant', async () => {
+      const { verifier, challenge } = pkce();
+      const refresh = (refreshToken: string) =>
+        t
+          .http()
+          .post('/oauth/token')
+          .type(FORM)
+          .send(
+            new URLSearchParams({
+              grant_type: 'refresh_token',
+              refresh_token: refreshToken,
+              client_id: clientId,
+            }).toString(),
+          );
+      const chainOf = async (code: string) => {
+        const issued = (await redeem({ code, code_verifier: verifier }).expect(200)).body;
+        const tokens = [issued.refresh_token as string];
+        for (let step = 0; step < 3; step += 1) {
+          tokens.push((await refresh(tokens[tokens.length - 1]).expect(200)).body.refresh_token as string);
+        }
+        return { grantId: decodeJwt(issued.access_token).payload.grant_id as string, tokens };
+      };
+      const db = t.get(DataSource);
+      const chainRows = (token: string) =>
+        db.query(`SELECT grant_id, refreshed_at FROM oauth_refresh_chains WHERE id = '${refreshChainOf(token)!}'`);
+
+      // Four tokens along the chain, one row: the current token's hash, replaced at each step.
+      const old = await chainOf(await code(challenge));
+      expect(new Set(old.tokens.map(refreshChainOf)).size).toBe(1);
+      expect(await chainRows(old.tokens[0])).toEqual([{ grant_id: old.grantId, refreshed_at: expect.anything() }]);
+      // The first token, three steps back: a reuse, as much as the one just before.
+      expectInvalidGrant(
+        await refresh(old.tokens[0]),
+        'the refresh token was used already: its grant is revoked',
+        'refresh_token_reused',
+      );
+      expect(await chainRows(old.tokens[0])).toEqual([]);
+      expect((await refresh(old.tokens[3])).body.reason).toBe('refresh_token_invalid');
+
+      // A token that names a live chain with a secret it never had is refused as a reuse too: only a holder of one of
+      // the chain's tokens knows its name.
+      const forged = await chainOf(await code(challenge));
+      const current = forged.tokens[3];
+      const other = `${current.slice(0, 28)}${current[28] === 'A' ? 'B' : 'A'}${current.slice(29)}`;
+      expect((await refresh(other)).body.reason).toBe('refresh_token_reused');
+      expect(await db.query(`SELECT status FROM oauth_grants WHERE id = '${forged.grantId}'`)).toEqual([
+        { status: 'revoked' },
+      ]);
+    });
+
     it('refuses a reused refresh token and ends the whole grant: its newest refresh token too, none left stored', async () => {
       const { verifier, challenge } = pkce();
       const first = (await redeem({ code: await code(challenge), code_verifier: verifier }).expect(200)).body;
@@ -290,7 +341,7 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       expect(await db.query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`)).toEqual([
         { status: 'revoked' },
       ]);
-      expect(await db.query(`SELECT token_hash FROM oauth_refresh_tokens WHERE grant_id = '${grantId}'`)).toEqual([]);
+      expect(await db.query(`SELECT token_hash FROM oauth_refresh_chains WHERE grant_id = '${grantId}'`)).toEqual([]);
     });
   });
 

@@ -166,7 +166,7 @@ describe('authorization code grant', () => {
       token_type: 'Bearer',
       expires_in: 1800,
       scope: 'tools:read',
-      refresh_token: expect.stringMatching(/^gh_rt_[A-Za-z0-9_-]{43}$/),
+      refresh_token: expect.stringMatching(/^gh_rt_[A-Za-z0-9_-]{65}$/),
     });
     const { header, payload } = decodeJwt(response.body.access_token);
     expect(header.typ).toBe('at+jwt');
@@ -261,7 +261,7 @@ describe('authorization code grant', () => {
       expect(statements.slice(0, 5)).toEqual([
         expect.stringMatching(/^(BEGIN|START) TRANSACTION$/),
         expect.stringMatching(/^(WITH changed AS \()?UPDATE oauth_codes SET used_at/),
-        expect.stringMatching(/^INSERT INTO oauth_refresh_tokens /),
+        expect.stringMatching(/^INSERT INTO oauth_refresh_chains /),
         expect.stringMatching(/^(WITH changed AS \()?UPDATE oauth_codes SET used_at/),
         'COMMIT',
       ]);

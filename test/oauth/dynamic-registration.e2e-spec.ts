@@ -390,7 +390,7 @@ describe(`dynamic client registration, on (${DATABASE_KIND})`, () => {
     expect(await db.query(`SELECT id FROM oauth_clients WHERE id = '${idle}'`)).toEqual([]);
     expect(await db.query(`SELECT id FROM oauth_clients WHERE id = '${used}'`)).toHaveLength(1);
     expect(await db.query(`SELECT status FROM oauth_grants WHERE id = '${grantId}'`)).toEqual([{ status: 'revoked' }]);
-    expect(await db.query(`SELECT token_hash FROM oauth_refresh_tokens WHERE grant_id = '${grantId}'`)).toEqual([]);
+    expect(await db.query(`SELECT token_hash FROM oauth_refresh_chains WHERE grant_id = '${grantId}'`)).toEqual([]);
     const audit = await db.query(
       `SELECT action, reason FROM audit_events WHERE target_id IN ('${idle}', '${grantId}') ORDER BY occurred_at, action`,
     );

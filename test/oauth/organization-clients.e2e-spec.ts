@@ -229,17 +229,18 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
     });
   });
 
-  it("a public one's code and refresh token requests each send four statements: one transaction", async () => {
+  it("a public one's code request sends four statements, a refresh three: one transaction", async () => {
     // The cost of a code or refresh request (docs/adr/0061-code-and-refresh-cost.md): the redemption, the client's and
-    // the grant's checks in one statement, the next refresh token, and the transaction around both.
+    // the grant's checks in one statement, a new refresh chain for a code (a refresh's next token is its redemption's
+    // own change), and the transaction around them.
     const clientId = (await create(admin, { name: 'Counted', redirect_uris: [REDIRECT] }).expect(201)).body.oauth_client
       .client_id as string;
     const { code, verifier } = await allowedCode(t, member, { clientId, redirectUri: REDIRECT, resource: AUDIENCE });
     const dataSource = t.get(DataSource);
-    const transaction = (table: string) => [
+    const transaction = (redemption: string, ...then: string[]) => [
       expect.stringMatching(/^(BEGIN|START) TRANSACTION$/),
-      expect.stringMatching(new RegExp(`^(WITH changed AS \\()?UPDATE ${table} SET used_at`)),
-      expect.stringMatching(/^INSERT INTO oauth_refresh_tokens /),
+      expect.stringMatching(new RegExp(`^(WITH changed AS \\()?UPDATE ${redemption}`)),
+      ...then.map((statement) => expect.stringMatching(new RegExp(`^${statement}`))),
       'COMMIT',
     ];
     let refreshToken = '';
@@ -253,7 +254,7 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
       }).expect(200);
       refreshToken = issued.body.refresh_token as string;
     });
-    expect(redeemed).toEqual(transaction('oauth_codes'));
+    expect(redeemed).toEqual(transaction('oauth_codes SET used_at', 'INSERT INTO oauth_refresh_chains '));
     for (let round = 0; round < 2; round += 1) {
       const refreshed = await statementsDuring(dataSource, async () => {
         const issued = await tokenRequest(t, {
@@ -263,7 +264,7 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
         }).expect(200);
         refreshToken = issued.body.refresh_token as string;
       });
-      expect(refreshed).toEqual(transaction('oauth_refresh_tokens'));
+      expect(refreshed).toEqual(transaction('oauth_refresh_chains SET token_hash'));
     }
     // The grant's last use is the batched writer's, shown at once.
     const { body } = await t.http().get('/v1/grants').set(bearer(member.token)).expect(200);
@@ -304,7 +305,7 @@ describe(`an organization's own OAuth clients (${DATABASE_KIND})`, () => {
     expect((await redeem(left.code, left.verifier).expect(400)).body.reason).toBe('grant_revoked');
     // Neither request issued a refresh token.
     const [{ n }] = await t.get(DataSource).query(
-      `SELECT COUNT(*) AS n FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
+      `SELECT COUNT(*) AS n FROM oauth_refresh_chains r JOIN oauth_grants g ON g.id = r.grant_id
          WHERE g.client_id = '${clientId}'`,
     );
     expect(Number(n)).toBe(0);
