@@ -61,10 +61,17 @@ export const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** RFC 7636 section 4.6: BASE64URL(SHA256(verifier)) equals the challenge, compared in constant time. */
 export function pkceMatches(verifier: string | undefined, challenge: string): boolean {
-  if (verifier === undefined || !VERIFIER.test(verifier)) return false;
-  const computed = Buffer.from(createHash('sha256').update(verifier, 'ascii').digest('base64url'));
+  const challenged = s256Challenge(verifier);
+  if (challenged === null) return false;
+  const computed = Buffer.from(challenged);
   const expected = Buffer.from(challenge);
   return computed.length === expected.length && timingSafeEqual(computed, expected);
+}
+
+/** The S256 challenge of a well-formed verifier (RFC 7636 section 4.2), or null. */
+export function s256Challenge(verifier: string | undefined): string | null {
+  if (verifier === undefined || !VERIFIER.test(verifier)) return null;
+  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
 }
 
 /** Scopes as stored and minted: distinct names, sorted, space-separated. */

@@ -76,6 +76,8 @@ export interface PublicClientCondition {
 export interface Redeemed<B> {
   redeemed: B;
   live: LiveGrant | null;
+  /** Whether the statement itself began the code's refresh chain (PostgreSQL: one statement a redemption). */
+  chained: boolean;
 }
 
 /** A redeemed refresh token: its grant and the scope it carried. */
@@ -103,7 +105,35 @@ type CodeRow = {
 };
 const REFRESH_COLUMNS = 'grant_id, scope';
 type RefreshRow = { grant_id: string; scope: string };
-type RedeemArgs = { hash: string; at: string; chain?: string; next?: string; client?: string; usedAfter?: string };
+type RedeemArgs = {
+  hash: string;
+  at: string;
+  chain?: string;
+  next?: string;
+  client?: string;
+  usedAfter?: string;
+} & Partial<ChainArgs>;
+
+/** A code's first refresh chain, inserted by its redemption's statement on PostgreSQL when the code's binding holds. */
+type ChainArgs = {
+  chain: string;
+  tokenHash: string;
+  clientId: string | null;
+  redirectUri: string | null;
+  challenge: string | null;
+  resource: string | null;
+};
+
+/** The refresh chain a code's redemption begins, and what the request presented for the binding. */
+export interface FirstChain {
+  id: string;
+  tokenHash: string;
+  clientId: string | undefined;
+  redirectUri: string | undefined;
+  /** The S256 challenge of the presented verifier (null when malformed or missing). */
+  challenge: string | null;
+  resource: string | undefined;
+}
 
 /**
  * Every query on oauth_grants, oauth_codes and oauth_refresh_chains. A kind of the credential core (CredentialStore):
@@ -175,11 +205,25 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     // used, a chain's current token replaced by the next, once, on any instance (the UPDATE decides), returning what
     // it was bound to and its grant if active and its person a member; with a public client's check when the request
     // named a registered client without a secret.
+    // On PostgreSQL the code's statement also begins its refresh chain when the binding holds and the grant is live,
+    // so that a redemption is one statement, committed alone (GrantsService).
+    const chained =
+      db.kind === 'postgres'
+        ? sql`, chained AS (INSERT INTO oauth_refresh_chains (id, grant_id, token_hash, scope, created_at, refreshed_at)
+            SELECT ${db.cast(param('chain'), 'uuid')}, grant_id, ${param('tokenHash')}, scope,
+              ${db.cast(param('at'), 'timestamptz')}, NULL FROM found
+            WHERE organization_id IS NOT NULL AND client_id = ${db.cast(param('clientId'), 'varchar')}
+              AND redirect_uri = ${db.cast(param('redirectUri'), 'varchar')}
+              AND code_challenge = ${db.cast(param('challenge'), 'varchar')}
+              AND (${db.cast(param('resource'), 'varchar')} IS NULL OR resource = ${param('resource')})
+            RETURNING id)`
+        : null;
     this.codeRedemption = this.redeemStatements(
       'oauth_codes',
       sql`used_at = ${param('at')} WHERE code_hash = ${param('hash')} AND used_at IS NULL
         AND expires_at > ${param('at')}`,
       CODE_COLUMNS,
+      chained,
     );
     this.refreshRedemption = this.redeemStatements(
       'oauth_refresh_chains',
@@ -202,7 +246,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
    * grant and the member's access; on SQLite (which joins nothing to a RETURNING) one scalar subquery as a JSON array.
    * Two variants: without and with the public client's condition.
    */
-  private redeemStatements(table: string, change: Sql, columns: string): RedeemStatements {
+  private redeemStatements(table: string, change: Sql, columns: string, chained: Sql | null = null): RedeemStatements {
     const db = this.db;
     const statement = (clientCheck: boolean): Statement<RedeemArgs> => {
       // The client exists, has no secret, and is an organization's or a dynamic one not idle (nor registration off).
@@ -218,10 +262,12 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
           .split(', ')
           .map((column) => `ch.${column}`)
           .join(', ');
-        return db.prepare(sql`WITH changed AS (${update} RETURNING ${raw(columns)})
-          SELECT ${raw(selected)}, g.organization_id, g.user_id, g.client_id AS grant_client_id,
+        const found = sql`SELECT ${raw(selected)}, g.organization_id, g.user_id, g.client_id AS grant_client_id,
             g.resource AS grant_resource, a.role, a.access_token_lifetime
-          FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'`);
+          FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'`;
+        if (chained === null) return db.prepare(sql`WITH changed AS (${update} RETURNING ${raw(columns)}) ${found}`);
+        return db.prepare(sql`WITH changed AS (${update} RETURNING ${raw(columns)}), found AS (${found})${chained}
+          SELECT found.*, (SELECT COUNT(*) FROM chained) AS chained FROM found`);
       }
       return db.prepare(sql`${update} RETURNING ${raw(columns)},
         (SELECT json_array(g.organization_id, g.user_id, g.client_id, g.resource, a.role, a.access_token_lifetime)
@@ -335,9 +381,24 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     codeHash: string,
     now: Date,
     client: PublicClientCondition | null,
+    first: FirstChain,
     tx: DirectTransaction,
   ): Promise<Redeemed<CodeBinding> | null> {
-    const row = await this.redeem<CodeRow>(this.codeRedemption, codeHash, now, client, tx);
+    const row = await this.redeem<CodeRow & { chained?: number | string }>(
+      this.codeRedemption,
+      codeHash,
+      now,
+      client,
+      tx,
+      {
+        chain: first.id,
+        tokenHash: first.tokenHash,
+        clientId: first.clientId ?? null,
+        redirectUri: first.redirectUri ?? null,
+        challenge: first.challenge,
+        resource: first.resource ?? null,
+      },
+    );
     if (row === null) return null;
     return {
       redeemed: {
@@ -349,6 +410,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
         scope: row.scope,
       },
       live: liveOf(row),
+      chained: Number(row.chained ?? 0) === 1,
     };
   }
 
@@ -369,7 +431,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
       next: nextHash,
     });
     if (row === null) return null;
-    return { redeemed: { grantId: row.grant_id, scope: row.scope }, live: liveOf(row) };
+    return { redeemed: { grantId: row.grant_id, scope: row.scope }, live: liveOf(row), chained: false };
   }
 
   /** Why a code redeemed nothing: unknown, expired, or used already (with its grant, which the reuse ends). */
@@ -418,7 +480,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     now: Date,
     client: PublicClientCondition | null,
     tx: DirectTransaction,
-    chain: { chain: string; next: string } | Record<string, never> = {},
+    chain: { chain: string; next: string } | ChainArgs,
   ): Promise<(Row & LiveColumns) | null> {
     const at = now.toISOString();
     const rows =

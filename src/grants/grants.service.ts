@@ -17,10 +17,18 @@ import {
   pkceMatches,
   refreshChainOf,
   REFRESH_PREFIX,
+  s256Challenge,
   scopeSet,
   secretHash,
 } from './grant-secrets';
-import { CodeBinding, Grant, GrantsRepository, LiveGrant, PublicClientCondition } from './grants.repository';
+import {
+  CodeBinding,
+  FirstChain,
+  Grant,
+  GrantsRepository,
+  LiveGrant,
+  PublicClientCondition,
+} from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
 export const CODE_SECONDS = 60;
@@ -103,24 +111,31 @@ export function grantNotFound(): AppError {
 @Injectable()
 export class GrantsService {
   /**
-   * Codes and refresh tokens redeemed in one transaction per event-loop turn, in turn: a code or token presented twice
-   * in one turn is redeemed by the first and found used by the second, as in two transactions
-   * (docs/adr/0061-code-and-refresh-cost.md).
+   * A redemption (docs/adr/0061-code-and-refresh-cost.md). SQLite: the codes and refresh tokens of one event-loop turn
+   * in one transaction, in turn (a code or token presented twice in one turn is redeemed by the first and found used by
+   * the second, as in two transactions). PostgreSQL: each one statement committed alone, no transaction around it
+   * (the UPDATE's row lock orders two redemptions of one code).
    */
-  private readonly redemptions = groupCommitted<Redemption, GrantTokens | AppError | null>((batch) =>
-    this.unitOfWork.direct(async (tx) => {
-      const outcomes: Array<GrantTokens | AppError | null> = [];
-      for (const redemption of batch) outcomes.push(await this.redeemInside(redemption, tx));
-      return outcomes;
-    }),
-  );
+  private readonly redemptions: (redemption: Redemption) => Promise<GrantTokens | AppError | null>;
 
   constructor(
     private readonly grants: GrantsRepository,
     private readonly audit: AuditService,
     private readonly unitOfWork: UnitOfWork,
     private readonly uses: CredentialUseRecorder,
-  ) {}
+  ) {
+    const alone = unitOfWork.autocommit;
+    this.redemptions =
+      alone !== null
+        ? (redemption) => this.redeemInside(redemption, alone)
+        : groupCommitted<Redemption, GrantTokens | AppError | null>((batch) =>
+            unitOfWork.direct(async (tx) => {
+              const outcomes: Array<GrantTokens | AppError | null> = [];
+              for (const redemption of batch) outcomes.push(await this.redeemInside(redemption, tx));
+              return outcomes;
+            }),
+          );
+  }
 
   /** Whether an active grant already covers these scopes (the consent is remembered). */
   async remembered(owner: Owner, clientId: string, resource: string, scopes: readonly string[]): Promise<boolean> {
@@ -306,11 +321,22 @@ export class GrantsService {
     const { hash, presented, refresh, now } = redemption;
     const condition = redemption.client?.condition ?? null;
     if (presented !== null) {
-      const found = await this.grants.redeemCode(hash, now, condition, tx);
+      const id = randomUUID();
+      const token = newRefreshToken(id);
+      const first = {
+        id,
+        tokenHash: secretHash(token, REFRESH_PREFIX)!,
+        clientId: presented.clientId,
+        redirectUri: presented.redirectUri,
+        challenge: s256Challenge(presented.codeVerifier),
+        resource: presented.resource,
+      };
+      const found = await this.grants.redeemCode(hash, now, condition, first, tx);
       if (found === null) return null;
       const refused = this.bindingRefusal(found.redeemed, presented);
       if (refused !== null) return refused;
-      return this.issue(found.redeemed.grantId, found.live, found.redeemed.scope, now, tx, null);
+      const { grantId, scope } = found.redeemed;
+      return this.issue(grantId, found.live, scope, now, tx, { first, token, chained: found.chained });
     }
     const found = await this.grants.redeemRefreshToken(refresh!.chain, hash, refresh!.nextHash, now, condition, tx);
     if (found === null) return null;
@@ -335,9 +361,9 @@ export class GrantsService {
   }
 
   /**
-   * The grant's tokens to mint with a refresh token: for a code, the first of a new chain, stored in the same
-   * transaction; for a refresh, the chain's next (stored by its redemption), only to the grant's client. Its last use
-   * goes to the batched writer.
+   * The grant's tokens to mint with a refresh token: for a code, the first of a new chain (stored in the same
+   * transaction, unless the redemption's statement stored it); for a refresh, the chain's next (stored by its
+   * redemption), only to the grant's client. Its last use goes to the batched writer.
    */
   private async issue(
     grantId: string,
@@ -345,17 +371,18 @@ export class GrantsService {
     scope: string,
     now: Date,
     tx: DirectTransaction,
-    refresh: { clientId: string; next: string } | null,
+    refresh: { clientId: string; next: string } | { first: FirstChain; token: string; chained: boolean },
   ): Promise<GrantTokens | AppError> {
     if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');
-    if (refresh !== null && grant.clientId !== refresh.clientId) {
+    if ('clientId' in refresh && grant.clientId !== refresh.clientId) {
       return invalidGrant('the refresh token was issued to another client', 'client_mismatch');
     }
     let refreshToken: string;
-    if (refresh === null) {
-      const chain = randomUUID();
-      refreshToken = newRefreshToken(chain);
-      await this.grants.insertRefreshChain(chain, secretHash(refreshToken, REFRESH_PREFIX)!, grantId, scope, now, tx);
+    if ('first' in refresh) {
+      refreshToken = refresh.token;
+      if (!refresh.chained) {
+        await this.grants.insertRefreshChain(refresh.first.id, refresh.first.tokenHash, grantId, scope, now, tx);
+      }
     } else {
       refreshToken = refresh.next;
     }

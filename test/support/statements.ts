@@ -24,7 +24,9 @@ export async function statementsDuring(dataSource: DataSource, work: () => Promi
   const query = pool?.query;
   if (pool !== null && query !== undefined) {
     pool.query = ((...args: unknown[]) => {
-      keep(String(args[0]));
+      // A text, or a named prepared statement's config ({ name, text, values }).
+      const first = args[0];
+      keep(typeof first === 'object' && first !== null && 'text' in first ? String(first.text) : String(first));
       return (query as (...all: unknown[]) => unknown).apply(pool, args);
     }) as Pool['query'];
   }
