@@ -2,13 +2,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { refreshChainOf } from '../../src/grants/grant-secrets';
 import { CLIENT_DOCUMENT_CA } from '../../src/oauth/clients/client-documents';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service';
 import { freezeDate } from '../support/clock';
 import { ClientDocumentServer, pkce, REDIRECT_URI } from '../support/client-documents';
+import { tokenRequest } from '../support/code-flow';
 import { bearer, decodeJwt } from '../support/http-assertions';
 import { createTestApp, DATABASE_KIND, TEST_ISSUER, TestApp, TestUser } from '../support/test-app';
-import { refreshChainOf } from '../../src/grants/grant-secrets';
 
 /**
  * Every refusal of the authorization code grant (docs/mcp.md#authorization-code): each with a clear error, and nothing
@@ -113,19 +114,13 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
     return new URL(decided.body.redirect_to).searchParams.get('code')!;
   }
 
+  function refresh(refreshToken: string) {
+    return tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+  }
+
   function redeem(form: Record<string, string>) {
-    return t
-      .http()
-      .post('/oauth/token')
-      .type(FORM)
-      .send(
-        new URLSearchParams({
-          grant_type: 'authorization_code',
-          client_id: clientId,
-          redirect_uri: REDIRECT_URI,
-          ...form,
-        }).toString(),
-      );
+    const request = { grant_type: 'authorization_code', client_id: clientId, redirect_uri: REDIRECT_URI };
+    return tokenRequest(t, { ...request, ...form });
   }
 
   function expectInvalidGrant(
@@ -262,18 +257,6 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
 
     it('keeps one row a chain however often it is refreshed; a token of it from any earlier step, or a forged one, ends the grant', async () => {
       const { verifier, challenge } = pkce();
-      const refresh = (refreshToken: string) =>
-        t
-          .http()
-          .post('/oauth/token')
-          .type(FORM)
-          .send(
-            new URLSearchParams({
-              grant_type: 'refresh_token',
-              refresh_token: refreshToken,
-              client_id: clientId,
-            }).toString(),
-          );
       const chainOf = async (code: string) => {
         const issued = (await redeem({ code, code_verifier: verifier }).expect(200)).body;
         const tokens = [issued.refresh_token as string];
@@ -314,18 +297,6 @@ describe(`authorization code refusals (${DATABASE_KIND})`, () => {
       const { verifier, challenge } = pkce();
       const first = (await redeem({ code: await code(challenge), code_verifier: verifier }).expect(200)).body;
       const grantId = decodeJwt(first.access_token).payload.grant_id as string;
-      const refresh = (refreshToken: string) =>
-        t
-          .http()
-          .post('/oauth/token')
-          .type(FORM)
-          .send(
-            new URLSearchParams({
-              grant_type: 'refresh_token',
-              refresh_token: refreshToken,
-              client_id: clientId,
-            }).toString(),
-          );
       const second = (await refresh(first.refresh_token).expect(200)).body;
       expectInvalidGrant(
         await refresh(first.refresh_token),
