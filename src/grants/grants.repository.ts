@@ -76,7 +76,7 @@ export interface PublicClientCondition {
 export interface Redeemed<B> {
   redeemed: B;
   live: LiveGrant | null;
-  /** Whether the statement itself began the code's refresh chain (PostgreSQL: one statement a redemption). */
+  /** Whether the statement itself began the code's refresh chain (PostgreSQL's batch statement). */
   chained: boolean;
 }
 
@@ -105,24 +105,7 @@ type CodeRow = {
 };
 const REFRESH_COLUMNS = 'grant_id, scope';
 type RefreshRow = { grant_id: string; scope: string };
-type RedeemArgs = {
-  hash: string;
-  at: string;
-  chain?: string;
-  next?: string;
-  client?: string;
-  usedAfter?: string;
-} & Partial<ChainArgs>;
-
-/** A code's first refresh chain, inserted by its redemption's statement on PostgreSQL when the code's binding holds. */
-type ChainArgs = {
-  chain: string;
-  tokenHash: string;
-  clientId: string | null;
-  redirectUri: string | null;
-  challenge: string | null;
-  resource: string | null;
-};
+type RedeemArgs = { hash: string; at: string; chain?: string; next?: string; client?: string; usedAfter?: string };
 
 /** The refresh chain a code's redemption begins, and what the request presented for the binding. */
 export interface FirstChain {
@@ -141,10 +124,13 @@ export interface FirstChain {
  */
 @Injectable()
 export class GrantsRepository extends CredentialStore<OAuthGrant> {
-  private readonly codeRedemption: RedeemStatements;
-  private readonly refreshRedemption: RedeemStatements;
+  /** SQLite's (PostgreSQL redeems a turn at once: `redeemAtOnce`). */
+  private readonly codeRedemption: RedeemStatements | null;
+  private readonly refreshRedemption: RedeemStatements | null;
   private readonly spentCode: Statement<{ hash: string }>;
   private readonly refreshChain: Statement<{ chain: string }>;
+  private readonly codesAtOnce: Statement<{ items: object[]; at: string }> | null;
+  private readonly refreshesAtOnce: Statement<{ items: object[]; at: string }> | null;
   private readonly insertChain: Statement<Record<string, string>>;
   private readonly credentialById: (id: string) => Promise<CredentialRow | undefined>;
   private readonly byId: Statement<{ id: string }>;
@@ -201,52 +187,46 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     this.revokeOne = revoke(sql` AND id = ${param('id')}`);
     this.revokeAll = revoke(sql``);
     this.deleteTokens = db.prepare(sql`DELETE FROM oauth_refresh_chains WHERE ${db.idIn('grant_id', 'ids')}`);
-    // A code's or a refresh token's redemption, one statement (docs/adr/0061-code-and-refresh-cost.md): a code marked
-    // used, a chain's current token replaced by the next, once, on any instance (the UPDATE decides), returning what
-    // it was bound to and its grant if active and its person a member; with a public client's check when the request
-    // named a registered client without a secret.
-    // On PostgreSQL the code's statement also begins its refresh chain when the binding holds and the grant is live,
-    // so that a redemption is one statement, committed alone (GrantsService).
-    const chained =
-      db.kind === 'postgres'
-        ? sql`, chained AS (INSERT INTO oauth_refresh_chains (id, grant_id, token_hash, scope, created_at, refreshed_at)
-            SELECT ${db.cast(param('chain'), 'uuid')}, grant_id, ${param('tokenHash')}, scope,
-              ${db.cast(param('at'), 'timestamptz')}, NULL FROM found
-            WHERE organization_id IS NOT NULL AND client_id = ${db.cast(param('clientId'), 'varchar')}
-              AND redirect_uri = ${db.cast(param('redirectUri'), 'varchar')}
-              AND code_challenge = ${db.cast(param('challenge'), 'varchar')}
-              AND (${db.cast(param('resource'), 'varchar')} IS NULL OR resource = ${param('resource')})
-            RETURNING id)`
-        : null;
-    this.codeRedemption = this.redeemStatements(
-      'oauth_codes',
-      sql`used_at = ${param('at')} WHERE code_hash = ${param('hash')} AND used_at IS NULL
-        AND expires_at > ${param('at')}`,
-      CODE_COLUMNS,
-      chained,
-    );
-    this.refreshRedemption = this.redeemStatements(
-      'oauth_refresh_chains',
-      sql`token_hash = ${param('next')}, refreshed_at = ${param('at')}
-        WHERE id = ${param('chain')} AND token_hash = ${param('hash')}`,
-      REFRESH_COLUMNS,
-    );
+    // SQLite: a code's or a refresh token's redemption, one statement (docs/adr/0061-code-and-refresh-cost.md): a code
+    // marked used, a chain's current token replaced by the next, once (the UPDATE decides), returning what it was
+    // bound to and its grant if active and its person a member; with a public client's check when the request named
+    // a registered client without a secret.
+    const sqlite = db.kind === 'sqlite';
+    this.codeRedemption = sqlite
+      ? this.redeemStatements(
+          'oauth_codes',
+          sql`used_at = ${param('at')} WHERE code_hash = ${param('hash')} AND used_at IS NULL
+            AND expires_at > ${param('at')}`,
+          CODE_COLUMNS,
+        )
+      : null;
+    this.refreshRedemption = sqlite
+      ? this.redeemStatements(
+          'oauth_refresh_chains',
+          sql`token_hash = ${param('next')}, refreshed_at = ${param('at')}
+            WHERE id = ${param('chain')} AND token_hash = ${param('hash')}`,
+          REFRESH_COLUMNS,
+        )
+      : null;
     // Why a code or refresh token redeemed nothing (the rare path): unknown, expired, or used already (and whose).
     this.spentCode = db.prepare(
       sql`SELECT used_at, expires_at, grant_id FROM oauth_codes WHERE code_hash = ${param('hash')}`,
     );
     this.refreshChain = db.prepare(sql`SELECT grant_id FROM oauth_refresh_chains WHERE id = ${param('chain')}`);
+    // PostgreSQL: a turn's redemptions of one kind in one statement, one round trip and one commit
+    // (docs/adr/0061-code-and-refresh-cost.md); SQLite shares a transaction instead.
+    this.codesAtOnce = db.kind === 'postgres' ? this.atOnce('codes') : null;
+    this.refreshesAtOnce = db.kind === 'postgres' ? this.atOnce('refreshes') : null;
     this.insertChain = db.prepare(sql`INSERT INTO oauth_refresh_chains
       (id, grant_id, token_hash, scope, created_at, refreshed_at)
       VALUES (${param('chain')}, ${param('grantId')}, ${param('tokenHash')}, ${param('scope')}, ${param('at')}, NULL)`);
   }
 
   /**
-   * UPDATE ... RETURNING the row's `columns` and its grant when live: on PostgreSQL the UPDATE in a CTE joined to the
-   * grant and the member's access; on SQLite (which joins nothing to a RETURNING) one scalar subquery as a JSON array.
-   * Two variants: without and with the public client's condition.
+   * SQLite's UPDATE ... RETURNING the row's `columns` and its grant when live (SQLite joins nothing to a RETURNING: one
+   * scalar subquery as a JSON array). Two variants: without and with the public client's condition.
    */
-  private redeemStatements(table: string, change: Sql, columns: string, chained: Sql | null = null): RedeemStatements {
+  private redeemStatements(table: string, change: Sql, columns: string): RedeemStatements {
     const db = this.db;
     const statement = (clientCheck: boolean): Statement<RedeemArgs> => {
       // The client exists, has no secret, and is an organization's or a dynamic one not idle (nor registration off).
@@ -257,23 +237,109 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
       const update = sql`UPDATE ${raw(table)} SET ${change}${client}`;
       const grant = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
         ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
-      if (db.kind === 'postgres') {
-        const selected = columns
-          .split(', ')
-          .map((column) => `ch.${column}`)
-          .join(', ');
-        const found = sql`SELECT ${raw(selected)}, g.organization_id, g.user_id, g.client_id AS grant_client_id,
-            g.resource AS grant_resource, a.role, a.access_token_lifetime
-          FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'`;
-        if (chained === null) return db.prepare(sql`WITH changed AS (${update} RETURNING ${raw(columns)}) ${found}`);
-        return db.prepare(sql`WITH changed AS (${update} RETURNING ${raw(columns)}), found AS (${found})${chained}
-          SELECT found.*, (SELECT COUNT(*) FROM chained) AS chained FROM found`);
-      }
       return db.prepare(sql`${update} RETURNING ${raw(columns)},
         (SELECT json_array(g.organization_id, g.user_id, g.client_id, g.resource, a.role, a.access_token_lifetime)
           FROM ${grant} WHERE g.id = ${raw(table)}.grant_id AND g.status = 'active') AS live`);
     };
     return { plain: statement(false), withClient: statement(true) };
+  }
+
+  /**
+   * PostgreSQL's statement for a batch of code or refresh redemptions, its items a JSON argument: each row returned
+   * names its item (`ord`); a code's first chain is inserted when its binding holds and its grant is live.
+   */
+  private atOnce(kind: 'codes' | 'refreshes'): Statement<{ items: object[]; at: string }> {
+    const db = this.db;
+    const items = db.jsonRecords('items', 'v', [
+      ['ord', 'int'],
+      ['hash', 'varchar'],
+      ['client', 'uuid'],
+      ['used_after', 'timestamptz'],
+      ['chain', 'uuid'],
+      ['next_hash', 'varchar'],
+      ['token_hash', 'varchar'],
+      ['client_id', 'varchar'],
+      ['redirect_uri', 'varchar'],
+      ['challenge', 'varchar'],
+      ['resource', 'varchar'],
+    ]);
+    const client = sql`(v.client IS NULL OR EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = v.client
+      AND c.secret_hash IS NULL AND (c.kind = 'organization' OR COALESCE(c.last_used_at, c.created_at) > v.used_after)))`;
+    const grant = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
+      ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
+    const live = sql`g.organization_id, g.user_id, g.client_id AS grant_client_id, g.resource AS grant_resource,
+      a.role, a.access_token_lifetime`;
+    if (kind === 'refreshes') {
+      return db.prepare(sql`WITH v AS (SELECT * FROM ${items}),
+        changed AS (UPDATE oauth_refresh_chains r SET token_hash = v.next_hash, refreshed_at = ${param('at')}::timestamptz
+          FROM v WHERE r.id = v.chain AND r.token_hash = v.hash AND ${client}
+          RETURNING v.ord, r.grant_id, r.scope)
+        SELECT ch.ord, ch.grant_id, ch.scope, ${live}
+        FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'`);
+    }
+    return db.prepare(sql`WITH v AS (SELECT * FROM ${items}),
+      changed AS (UPDATE oauth_codes o SET used_at = ${param('at')}::timestamptz
+        FROM v WHERE o.code_hash = v.hash AND o.used_at IS NULL AND o.expires_at > ${param('at')}::timestamptz
+          AND ${client}
+        RETURNING v.ord, o.grant_id, o.client_id, o.redirect_uri, o.code_challenge, o.resource, o.scope),
+      found AS (SELECT ch.*, ${live} FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'),
+      chained AS (INSERT INTO oauth_refresh_chains (id, grant_id, token_hash, scope, created_at, refreshed_at)
+        SELECT v.chain, f.grant_id, v.token_hash, f.scope, ${param('at')}::timestamptz, NULL FROM found f JOIN v ON v.ord = f.ord
+        WHERE f.organization_id IS NOT NULL AND f.client_id = v.client_id AND f.redirect_uri = v.redirect_uri
+          AND f.code_challenge = v.challenge AND (v.resource IS NULL OR f.resource = v.resource)
+        RETURNING id)
+      SELECT f.*, (SELECT COUNT(*) FROM chained c JOIN v ON v.chain = c.id WHERE v.ord = f.ord) AS chained FROM found f`);
+  }
+
+  /**
+   * PostgreSQL: a batch of code redemptions (`codes`) or of refresh redemptions in one statement; what each item
+   * redeemed by its `ord` (absent: nothing). Null on SQLite.
+   */
+  async redeemAtOnce(
+    kind: 'codes' | 'refreshes',
+    batch: readonly BatchRedemption[],
+    now: Date,
+    tx: DirectTransaction,
+  ): Promise<Map<number, Redeemed<CodeBinding> | Redeemed<RefreshBinding>> | null> {
+    const statement = kind === 'codes' ? this.codesAtOnce : this.refreshesAtOnce;
+    if (statement === null) return null;
+    const items = batch.map((item) => ({
+      ord: item.ord,
+      hash: item.hash,
+      client: item.client?.id ?? null,
+      used_after: item.client?.usedAfter.toISOString() ?? null,
+      chain: item.first?.id ?? item.chain?.id ?? null,
+      next_hash: item.chain?.nextHash ?? null,
+      token_hash: item.first?.tokenHash ?? null,
+      client_id: item.first?.clientId ?? null,
+      redirect_uri: item.first?.redirectUri ?? null,
+      challenge: item.first?.challenge ?? null,
+      resource: item.first?.resource ?? null,
+    }));
+    const rows = await tx.run<
+      CodeRow & RefreshRow & LiveColumns & { ord: number; chained?: string | number },
+      { items: object[]; at: string }
+    >(statement, { items, at: now.toISOString() });
+    const redeemed = new Map<number, Redeemed<CodeBinding> | Redeemed<RefreshBinding>>();
+    for (const row of rows) {
+      const binding =
+        kind === 'codes'
+          ? {
+              grantId: row.grant_id,
+              clientId: row.client_id,
+              redirectUri: row.redirect_uri,
+              codeChallenge: row.code_challenge,
+              resource: row.resource,
+              scope: row.scope,
+            }
+          : { grantId: row.grant_id, scope: row.scope };
+      redeemed.set(row.ord, {
+        redeemed: binding as CodeBinding,
+        live: liveOf(row),
+        chained: Number(row.chained) === 1,
+      });
+    }
+    return redeemed;
   }
 
   /**
@@ -381,24 +447,9 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     codeHash: string,
     now: Date,
     client: PublicClientCondition | null,
-    first: FirstChain,
     tx: DirectTransaction,
   ): Promise<Redeemed<CodeBinding> | null> {
-    const row = await this.redeem<CodeRow & { chained?: number | string }>(
-      this.codeRedemption,
-      codeHash,
-      now,
-      client,
-      tx,
-      {
-        chain: first.id,
-        tokenHash: first.tokenHash,
-        clientId: first.clientId ?? null,
-        redirectUri: first.redirectUri ?? null,
-        challenge: first.challenge,
-        resource: first.resource ?? null,
-      },
-    );
+    const row = await this.redeem<CodeRow>(sqliteOnly(this.codeRedemption), codeHash, now, client, tx);
     if (row === null) return null;
     return {
       redeemed: {
@@ -410,7 +461,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
         scope: row.scope,
       },
       live: liveOf(row),
-      chained: Number(row.chained ?? 0) === 1,
+      chained: false,
     };
   }
 
@@ -426,7 +477,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     client: PublicClientCondition | null,
     tx: DirectTransaction,
   ): Promise<Redeemed<RefreshBinding> | null> {
-    const row = await this.redeem<RefreshRow>(this.refreshRedemption, tokenHash, now, client, tx, {
+    const row = await this.redeem<RefreshRow>(sqliteOnly(this.refreshRedemption), tokenHash, now, client, tx, {
       chain,
       next: nextHash,
     });
@@ -480,7 +531,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     now: Date,
     client: PublicClientCondition | null,
     tx: DirectTransaction,
-    chain: { chain: string; next: string } | ChainArgs,
+    chain: { chain: string; next: string } | Record<string, never> = {},
   ): Promise<(Row & LiveColumns) | null> {
     const at = now.toISOString();
     const rows =
@@ -515,6 +566,16 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
   }
 }
 
+/** One redemption of a PostgreSQL batch (`redeemAtOnce`): its place in the batch, and what it presents. */
+export interface BatchRedemption {
+  ord: number;
+  hash: string;
+  client: PublicClientCondition | null;
+  /** A code's: its first chain and the binding presented; a refresh's: its chain and the next token's hash. */
+  first?: FirstChain;
+  chain?: { id: string; nextHash: string };
+}
+
 /** The statements of one redemption: without, and with, a public client's condition. */
 interface RedeemStatements {
   plain: Statement<RedeemArgs>;
@@ -523,6 +584,11 @@ interface RedeemStatements {
 
 /** SQLite's redemption rows carry the live grant as JSON text (`live`); PostgreSQL's carry its columns. */
 type LiveRow = Partial<LiveColumns> & { live?: string | null };
+
+function sqliteOnly(statements: RedeemStatements | null): RedeemStatements {
+  if (statements === null) throw new Error('PostgreSQL redeems a turn at once (redeemAtOnce)');
+  return statements;
+}
 
 /** The grant of a redemption's row, if active and its person a member. */
 function liveOf(row: LiveColumns): LiveGrant | null {

@@ -22,12 +22,15 @@ import {
   secretHash,
 } from './grant-secrets';
 import {
+  BatchRedemption,
   CodeBinding,
   FirstChain,
   Grant,
   GrantsRepository,
   LiveGrant,
   PublicClientCondition,
+  Redeemed,
+  RefreshBinding,
 } from './grants.repository';
 
 /** A code works once, for this long (OAuth 2.1 section 4.1.2 recommends at most 10 minutes; MCP.md asks 60 s). */
@@ -53,6 +56,21 @@ export interface CodeRedemption {
   redirectUri: string | undefined;
   codeVerifier: string | undefined;
   resource: string | undefined;
+}
+
+/** A code's first refresh chain: its id, its first token and that token's hash, with the binding presented. */
+function firstChain(presented: CodeRedemption): FirstChain & { token: string } {
+  const id = randomUUID();
+  const token = newRefreshToken(id);
+  return {
+    id,
+    token,
+    tokenHash: secretHash(token, REFRESH_PREFIX)!,
+    clientId: presented.clientId,
+    redirectUri: presented.redirectUri,
+    challenge: s256Challenge(presented.codeVerifier),
+    resource: presented.resource,
+  };
 }
 
 /** A refresh token's chain, and the token that replaces it. */
@@ -125,16 +143,15 @@ export class GrantsService {
     private readonly uses: CredentialUseRecorder,
   ) {
     const alone = unitOfWork.autocommit;
-    this.redemptions =
+    this.redemptions = groupCommitted<Redemption, GrantTokens | AppError | null>((batch) =>
       alone !== null
-        ? (redemption) => this.redeemInside(redemption, alone)
-        : groupCommitted<Redemption, GrantTokens | AppError | null>((batch) =>
-            unitOfWork.direct(async (tx) => {
-              const outcomes: Array<GrantTokens | AppError | null> = [];
-              for (const redemption of batch) outcomes.push(await this.redeemInside(redemption, tx));
-              return outcomes;
-            }),
-          );
+        ? this.redeemAtOnce(batch, alone)
+        : unitOfWork.direct(async (tx) => {
+            const outcomes: Array<GrantTokens | AppError | null> = [];
+            for (const redemption of batch) outcomes.push(await this.redeemInside(redemption, tx));
+            return outcomes;
+          }),
+    );
   }
 
   /** Whether an active grant already covers these scopes (the consent is remembered). */
@@ -321,27 +338,74 @@ export class GrantsService {
     const { hash, presented, refresh, now } = redemption;
     const condition = redemption.client?.condition ?? null;
     if (presented !== null) {
-      const id = randomUUID();
-      const token = newRefreshToken(id);
-      const first = {
-        id,
-        tokenHash: secretHash(token, REFRESH_PREFIX)!,
-        clientId: presented.clientId,
-        redirectUri: presented.redirectUri,
-        challenge: s256Challenge(presented.codeVerifier),
-        resource: presented.resource,
-      };
-      const found = await this.grants.redeemCode(hash, now, condition, first, tx);
-      if (found === null) return null;
-      const refused = this.bindingRefusal(found.redeemed, presented);
-      if (refused !== null) return refused;
-      const { grantId, scope } = found.redeemed;
-      return this.issue(grantId, found.live, scope, now, tx, { first, token, chained: found.chained });
+      const first = firstChain(presented);
+      const found = await this.grants.redeemCode(hash, now, condition, tx);
+      return this.redeemed(redemption, found, first, tx);
     }
     const found = await this.grants.redeemRefreshToken(refresh!.chain, hash, refresh!.nextHash, now, condition, tx);
+    return this.redeemed(redemption, found, null, tx);
+  }
+
+  /**
+   * PostgreSQL: a turn's codes in one statement and its refreshes in another, each committed alone (one round trip
+   * and one commit for many requests); then each item's outcome as redeemInside gives it.
+   */
+  private async redeemAtOnce(
+    batch: readonly Redemption[],
+    alone: DirectTransaction,
+  ): Promise<Array<GrantTokens | AppError | null>> {
+    const now = batch[0].now;
+    const items = batch.map((redemption, ord) => ({
+      ord,
+      redemption,
+      first: redemption.presented === null ? null : firstChain(redemption.presented),
+    }));
+    const asked = (codes: boolean): BatchRedemption[] =>
+      items
+        .filter((item) => (item.first !== null) === codes)
+        .map(({ ord, redemption, first }) => ({
+          ord,
+          hash: redemption.hash,
+          client: redemption.client?.condition ?? null,
+          first: first ?? undefined,
+          chain:
+            redemption.refresh === null
+              ? undefined
+              : { id: redemption.refresh.chain, nextHash: redemption.refresh.nextHash },
+        }));
+    const [codes, refreshes] = await Promise.all(
+      (['codes', 'refreshes'] as const).map((kind) => {
+        const some = asked(kind === 'codes');
+        return some.length === 0 ? Promise.resolve(null) : this.grants.redeemAtOnce(kind, some, now, alone);
+      }),
+    );
+    return Promise.all(
+      items.map(({ ord, redemption, first }) =>
+        this.redeemed(redemption, (first === null ? refreshes : codes)?.get(ord) ?? null, first, alone),
+      ),
+    );
+  }
+
+  /** What a redemption gives once its statement found (or did not find) the code or refresh token. */
+  private async redeemed(
+    redemption: Redemption,
+    found: Redeemed<CodeBinding> | Redeemed<RefreshBinding> | null,
+    first: (FirstChain & { token: string }) | null,
+    tx: DirectTransaction,
+  ): Promise<GrantTokens | AppError | null> {
     if (found === null) return null;
     const { grantId, scope } = found.redeemed;
-    return this.issue(grantId, found.live, scope, now, tx, { clientId: redemption.clientId!, next: refresh!.next });
+    if (first !== null) {
+      const refused = this.bindingRefusal(found.redeemed as CodeBinding, redemption.presented!);
+      if (refused !== null) return refused;
+      return this.issue(grantId, found.live, scope, redemption.now, tx, {
+        first,
+        token: first.token,
+        chained: found.chained,
+      });
+    }
+    const next = { clientId: redemption.clientId!, next: redemption.refresh!.next };
+    return this.issue(grantId, found.live, scope, redemption.now, tx, next);
   }
 
   private bindingRefusal(binding: CodeBinding, presented: CodeRedemption): AppError | null {
