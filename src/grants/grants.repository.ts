@@ -322,17 +322,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     >(statement, { items, at: now.toISOString() });
     const redeemed = new Map<number, Redeemed<CodeBinding> | Redeemed<RefreshBinding>>();
     for (const row of rows) {
-      const binding =
-        kind === 'codes'
-          ? {
-              grantId: row.grant_id,
-              clientId: row.client_id,
-              redirectUri: row.redirect_uri,
-              codeChallenge: row.code_challenge,
-              resource: row.resource,
-              scope: row.scope,
-            }
-          : { grantId: row.grant_id, scope: row.scope };
+      const binding = kind === 'codes' ? codeBinding(row) : { grantId: row.grant_id, scope: row.scope };
       redeemed.set(row.ord, {
         redeemed: binding as CodeBinding,
         live: liveOf(row),
@@ -452,14 +442,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
     const row = await this.redeem<CodeRow>(sqliteOnly(this.codeRedemption), codeHash, now, client, tx);
     if (row === null) return null;
     return {
-      redeemed: {
-        grantId: row.grant_id,
-        clientId: row.client_id,
-        redirectUri: row.redirect_uri,
-        codeChallenge: row.code_challenge,
-        resource: row.resource,
-        scope: row.scope,
-      },
+      redeemed: codeBinding(row),
       live: liveOf(row),
       chained: false,
     };
@@ -584,6 +567,17 @@ interface RedeemStatements {
 
 /** SQLite's redemption rows carry the live grant as JSON text (`live`); PostgreSQL's carry its columns. */
 type LiveRow = Partial<LiveColumns> & { live?: string | null };
+
+function codeBinding(row: CodeRow): CodeBinding {
+  return {
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    redirectUri: row.redirect_uri,
+    codeChallenge: row.code_challenge,
+    resource: row.resource,
+    scope: row.scope,
+  };
+}
 
 function sqliteOnly(statements: RedeemStatements | null): RedeemStatements {
   if (statements === null) throw new Error('PostgreSQL redeems a turn at once (redeemAtOnce)');
