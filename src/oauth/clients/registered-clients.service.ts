@@ -250,19 +250,16 @@ export class RegisteredClients {
   }
 
   /**
-   * Removes the dynamic clients idle past OAUTH_DYNAMIC_CLIENT_IDLE_DAYS, a batch at a time, their grants revoked
-   * (reason `idle`); how many.
+   * Removes up to `limit` of the dynamic clients idle past OAUTH_DYNAMIC_CLIENT_IDLE_DAYS, their grants revoked (reason
+   * `idle`); how many. Fewer than `limit`: none is left, or another instance removed some meanwhile (IdleClientSweep).
    */
-  async removeIdle(now = new Date(), batch = 100): Promise<number> {
+  async removeIdle(now: Date, limit: number): Promise<number> {
     let removed = 0;
-    for (;;) {
-      const ids = await this.repository.idleDynamic(new Date(now.getTime() - this.idleMs), batch);
-      for (const id of ids) {
-        const client = await this.repository.findById(id);
-        if (client !== null && (await this.removeClient(client, null, 'idle'))) removed += 1;
-      }
-      if (ids.length < batch) return removed;
+    for (const id of await this.repository.idleDynamic(new Date(now.getTime() - this.idleMs), limit)) {
+      const client = await this.repository.findById(id);
+      if (client !== null && (await this.removeClient(client, null, 'idle'))) removed += 1;
     }
+    return removed;
   }
 
   private async removeClient(
