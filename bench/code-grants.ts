@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
 import { Client } from 'pg';
 import { loadBetterSqlite3 } from '../src/database/sqlite-driver';
+import { newRefreshToken } from '../src/grants/grant-secrets';
 
 /**
  * Scenarios (i) and (j) of bench/run.ts: POST /oauth/token with an authorization code, and with a refresh token
@@ -47,10 +48,10 @@ function secret(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');
 }
 
-/** A refresh token of a new chain, as a code's redemption begins one: the chain's id, then 32 random bytes. */
+/** A refresh token of a new chain, as a code's redemption begins one. */
 function refreshChain(): { chain: string; token: string } {
   const chain = randomUUID();
-  return { chain, token: secret(`gh_rt_${Buffer.from(chain.replaceAll('-', ''), 'hex').toString('base64url')}`) };
+  return { chain, token: newRefreshToken(chain) };
 }
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -86,7 +86,7 @@ export interface RefreshBinding {
   scope: string;
 }
 
-/** The live grant's columns the redemption statements return (PostgreSQL: joined; SQLite: one JSON array). */
+/** The live grant's columns a redemption returns (PostgreSQL's batch: joined; SQLite: read from one JSON array). */
 type LiveColumns = MemberAccessColumns & {
   organization_id: string | null;
   user_id: string | null;
@@ -529,10 +529,9 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
           });
     const row = rows[0];
     if (row === undefined) return null;
-    if (row.live === undefined) return row as Row & LiveColumns;
-    // SQLite: the grant's columns in one JSON array, or null.
+    // The grant's columns in one JSON array, or null.
     const live = row.live === null ? [] : (JSON.parse(row.live) as Array<string | number | null>);
-    return Object.assign(row as Row & LiveColumns, {
+    return Object.assign(row, {
       organization_id: (live[0] as string | undefined) ?? null,
       user_id: (live[1] as string | undefined) ?? null,
       grant_client_id: (live[2] as string | undefined) ?? null,
@@ -565,8 +564,8 @@ interface RedeemStatements {
   withClient: Statement<RedeemArgs>;
 }
 
-/** SQLite's redemption rows carry the live grant as JSON text (`live`); PostgreSQL's carry its columns. */
-type LiveRow = Partial<LiveColumns> & { live?: string | null };
+/** SQLite's redemption rows carry the live grant as JSON text (`live`). */
+type LiveRow = { live: string | null };
 
 function codeBinding(row: CodeRow): CodeBinding {
   return {

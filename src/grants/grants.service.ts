@@ -398,11 +398,7 @@ export class GrantsService {
     if (first !== null) {
       const refused = this.bindingRefusal(found.redeemed as CodeBinding, redemption.presented!);
       if (refused !== null) return refused;
-      return this.issue(grantId, found.live, scope, redemption.now, tx, {
-        first,
-        token: first.token,
-        chained: found.chained,
-      });
+      return this.issue(grantId, found.live, scope, redemption.now, tx, { first, chained: found.chained });
     }
     const next = { clientId: redemption.clientId!, next: redemption.refresh!.next };
     return this.issue(grantId, found.live, scope, redemption.now, tx, next);
@@ -435,7 +431,7 @@ export class GrantsService {
     scope: string,
     now: Date,
     tx: DirectTransaction,
-    refresh: { clientId: string; next: string } | { first: FirstChain; token: string; chained: boolean },
+    refresh: { clientId: string; next: string } | { first: FirstChain & { token: string }; chained: boolean },
   ): Promise<GrantTokens | AppError> {
     if (grant === null) return invalidGrant('the grant was revoked', 'grant_revoked');
     if ('clientId' in refresh && grant.clientId !== refresh.clientId) {
@@ -443,7 +439,7 @@ export class GrantsService {
     }
     let refreshToken: string;
     if ('first' in refresh) {
-      refreshToken = refresh.token;
+      refreshToken = refresh.first.token;
       if (!refresh.chained) {
         await this.grants.insertRefreshChain(refresh.first.id, refresh.first.tokenHash, grantId, scope, now, tx);
       }
