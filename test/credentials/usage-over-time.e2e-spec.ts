@@ -438,7 +438,15 @@ describe(`usage over time on ${DATABASE_KIND}`, () => {
     }
     expectInvalidArgument(await read(admin, '/v1/organization/usage/top', { limit: 101 }));
     expectInvalidArgument(await read(admin, '/v1/organization/usage/top', { granularity: 'hour' }));
-    await read(member, path, { granularity: 'minute', from: iso(now - DAY) }).expect(200);
+    // A day by the minute, from half a minute: rounded out to 1441 minutes, and accepted. (Without `to`, the server's
+    // clock ends the range, and a minute may turn between the client's `now` and the server's.)
+    const halfPast = Math.floor(now / MINUTE) * MINUTE - 30_000;
+    const day = await read(member, path, { granularity: 'minute', from: iso(halfPast - DAY), to: iso(halfPast) });
+    expect([day.status, day.body.usage?.from, day.body.usage?.to]).toEqual([
+      200,
+      iso(halfPast - DAY - 30_000),
+      iso(halfPast + 30_000),
+    ]);
   });
 
   it('adds the counts of every instance, and prunes those older than 30 days', async () => {
