@@ -38,6 +38,213 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Exchange an API key (`Authorization: ApiKey <key>`) for a short-lived access token */
+    post: operations['TokenController_exchange'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/.well-known/jwks.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Public keys (JWK set) that verify access and session tokens */
+    get: operations['JwksController_jwks'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/.well-known/oauth-authorization-server': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** OAuth 2.0 authorization-server metadata (RFC 8414) */
+    get: operations['MetadataController_document'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer; authorization code with PKCE and refresh token (public clients of resource servers, docs/mcp.md) */
+    post: operations['OAuthTokenController_token'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth/introspect': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A token's live state, for a registered resource server (RFC 7662) */
+    post: operations['IntrospectionController_introspect'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/forward-auth': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    get: operations['ForwardAuthController_check_get'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    put: operations['ForwardAuthController_check_put'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    post: operations['ForwardAuthController_check_post'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    delete: operations['ForwardAuthController_check_delete'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    options: operations['ForwardAuthController_check_options'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    head: operations['ForwardAuthController_check_head'];
+    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
+    patch: operations['ForwardAuthController_check_patch'];
+    trace?: never;
+  };
+  '/oauth/authorize': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Authorization endpoint (OAuth 2.1 authorization code with PKCE S256, RFC 8707 resource, RFC 9207 iss) */
+    get: operations['AuthorizeController_authorize'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/oauth/consent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What an authorization request asks the signed-in person (the consent page) */
+    get: operations['ConsentController_describe'];
+    put?: never;
+    /**
+     * The person's decision: Allow (a grant and a one-use code) or Deny
+     * @description Recorded as grant.granted when it grants something new. The answer names where the browser goes.
+     */
+    post: operations['ConsentController_decide'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/oauth/register': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Dynamic client registration (RFC 7591): a public client of the authorization code grant
+     * @description Off unless OAUTH_DYNAMIC_REGISTRATION=on (then 404). redirect_uris: https, or http on a loopback host; token_endpoint_auth_method none. The client is removed once unused for OAUTH_DYNAMIC_CLIENT_IDLE_DAYS.
+     */
+    post: operations['RegistrationController_register'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/oauth-clients': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's registered OAuth clients, newest first (never their secrets) */
+    get: operations['OrganizationClientsController_list'];
+    put?: never;
+    /**
+     * Register an OAuth client for an internal app
+     * @description Recorded as oauth_client.created. A confidential client gets a client_secret, shown in this answer only.
+     */
+    post: operations['OrganizationClientsController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/organization/oauth-clients/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove one of the organization's OAuth clients
+     * @description Its grants are revoked with it (their tokens refused at once, grant.revoked with reason client_removed). Recorded as oauth_client.removed. Another organization's client is 404.
+     */
+    delete: operations['OrganizationClientsController_remove'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/user-api-keys': {
     parameters: {
       query?: never;
@@ -401,40 +608,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/v1/token': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Exchange an API key (`Authorization: ApiKey <key>`) for a short-lived access token */
-    post: operations['TokenController_exchange'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/.well-known/jwks.json': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Public keys (JWK set) that verify access and session tokens */
-    get: operations['JwksController_jwks'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/v1/notification-integrations/monitoring/validate': {
     parameters: {
       query?: never;
@@ -665,179 +838,6 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/.well-known/oauth-authorization-server': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** OAuth 2.0 authorization-server metadata (RFC 8414) */
-    get: operations['MetadataController_document'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/oauth/token': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Client-credentials grant: an access token for an API key (RFC 6749 section 4.4); token exchange (RFC 8693): a workload's JWT or a person's ID token from a trusted issuer; authorization code with PKCE and refresh token (public clients of resource servers, docs/mcp.md) */
-    post: operations['OAuthTokenController_token'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/oauth/introspect': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** A token's live state, for a registered resource server (RFC 7662) */
-    post: operations['IntrospectionController_introspect'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/forward-auth': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    get: operations['ForwardAuthController_check_get'];
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    put: operations['ForwardAuthController_check_put'];
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    post: operations['ForwardAuthController_check_post'];
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    delete: operations['ForwardAuthController_check_delete'];
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    options: operations['ForwardAuthController_check_options'];
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    head: operations['ForwardAuthController_check_head'];
-    /** Forward authentication for gateways: is this Bearer access token allowed here, now? */
-    patch: operations['ForwardAuthController_check_patch'];
-    trace?: never;
-  };
-  '/oauth/authorize': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Authorization endpoint (OAuth 2.1 authorization code with PKCE S256, RFC 8707 resource, RFC 9207 iss) */
-    get: operations['AuthorizeController_authorize'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/oauth/consent': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** What an authorization request asks the signed-in person (the consent page) */
-    get: operations['ConsentController_describe'];
-    put?: never;
-    /**
-     * The person's decision: Allow (a grant and a one-use code) or Deny
-     * @description Recorded as grant.granted when it grants something new. The answer names where the browser goes.
-     */
-    post: operations['ConsentController_decide'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/oauth/register': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Dynamic client registration (RFC 7591): a public client of the authorization code grant
-     * @description Off unless OAUTH_DYNAMIC_REGISTRATION=on (then 404). redirect_uris: https, or http on a loopback host; token_endpoint_auth_method none. The client is removed once unused for OAUTH_DYNAMIC_CLIENT_IDLE_DAYS.
-     */
-    post: operations['RegistrationController_register'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/organization/oauth-clients': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The organization's registered OAuth clients, newest first (never their secrets) */
-    get: operations['OrganizationClientsController_list'];
-    put?: never;
-    /**
-     * Register an OAuth client for an internal app
-     * @description Recorded as oauth_client.created. A confidential client gets a client_secret, shown in this answer only.
-     */
-    post: operations['OrganizationClientsController_create'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/organization/oauth-clients/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /**
-     * Remove one of the organization's OAuth clients
-     * @description Its grants are revoked with it (their tokens refused at once, grant.revoked with reason client_removed). Recorded as oauth_client.removed. Another organization's client is 404.
-     */
-    delete: operations['OrganizationClientsController_remove'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1534,6 +1534,193 @@ export interface components {
       /** @example invalid_argument */
       reason: components['schemas']['ErrorReason'];
     };
+    TokenRequestDto: {
+      /**
+       * @description Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. Absent: all the key's scopes. With a `resource` that declares scopes: names among those (docs/mcp.md).
+       * @example api_keys:read integrations:read
+       */
+      scope?: string;
+      /** @description The token's lifetime in seconds, at most the organization's access-token lifetime and the time left before the key expires */
+      expires_in?: number;
+      /**
+       * @description A registered resource server's audience (RFC 8707): the token's `aud`, accepted there and nowhere else. Absent: the default audience (Gatehouse itself). Unknown: 400 `unknown resource`.
+       * @example https://api.example.com
+       */
+      resource?: string;
+    };
+    AccessTokenResponse: {
+      /** @description JWT (ES256, `typ: at+jwt`) to send as `Authorization: Bearer <token>` */
+      access_token: string;
+      /** @enum {string} */
+      token_type: 'Bearer';
+      /** @description Lifetime in seconds: the organization's access-token lifetime (default 1800), or the requested expires_in if shorter, cut to the time left before the key's expires_at */
+      expires_in: number;
+      /**
+       * @description The granted permissions, space-separated, in catalogue order (also the token's `scope` claim); "" for none
+       * @example api_keys:read integrations:read
+       */
+      scope: string;
+    };
+    OAuthTokenResponse: {
+      /** @description An access token (JWT, `typ: at+jwt`); for a person's ID token exchanged, a session token (JWT) */
+      access_token: string;
+      /**
+       * @description Token exchange only: `urn:ietf:params:oauth:token-type:access_token`, or `…:jwt` for a session token
+       * @enum {string}
+       */
+      issued_token_type?: 'urn:ietf:params:oauth:token-type:access_token' | 'urn:ietf:params:oauth:token-type:jwt';
+      /** @enum {string} */
+      token_type: 'Bearer';
+      /** @description Lifetime in seconds */
+      expires_in: number;
+      /**
+       * @description The granted permissions, space-separated (access tokens; a session token has its role)
+       * @example api_keys:read integrations:read
+       */
+      scope?: string;
+      /** @description authorization_code and refresh_token grants: the next refresh token (each works once) */
+      refresh_token?: string;
+    };
+    OAuthErrorBody: {
+      /**
+       * @example invalid_client
+       * @enum {string}
+       */
+      error:
+        | 'invalid_request'
+        | 'invalid_client'
+        | 'invalid_grant'
+        | 'invalid_scope'
+        | 'invalid_target'
+        | 'unsupported_grant_type'
+        | 'temporarily_unavailable'
+        | 'server_error';
+      /** @example invalid api key credentials */
+      error_description?: string;
+      /** @example api_key_invalid_credentials */
+      reason: components['schemas']['ErrorReason'];
+    };
+    ConsentClientView: {
+      client_id: string;
+      /** @description The name the client gives itself: untrusted, shown beside host */
+      client_name: string;
+      /** @description The client_id URL's host */
+      host: string | null;
+      logo_uri?: string | null;
+      /**
+       * @description How Gatehouse knows it: its client_id is a metadata document URL (`host`), it registered itself (RFC 7591), or the organization's admins registered it
+       * @enum {string}
+       */
+      registration: 'document' | 'dynamic' | 'organization';
+      /** @description Where the browser goes back to: the redirect URI's host */
+      redirect_host: string;
+    };
+    ConsentResourceView: {
+      audience: string;
+      name: string;
+    };
+    ConsentScopeView: {
+      name: string;
+      description: string;
+    };
+    ConsentOrganizationView: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+    };
+    ConsentView: {
+      client: components['schemas']['ConsentClientView'];
+      resource: components['schemas']['ConsentResourceView'];
+      scopes: components['schemas']['ConsentScopeView'][];
+      organization: components['schemas']['ConsentOrganizationView'];
+      /** @description An earlier consent of this person covers it */
+      remembered: boolean;
+    };
+    ConsentDecisionDto: {
+      /** @description The `request` of the consent page's address */
+      request: string;
+      /** @enum {string} */
+      decision: 'allow' | 'deny';
+    };
+    ConsentDecisionResponse: {
+      /** @description Where the browser goes next: the client's redirect URI with code or error, state, iss */
+      redirect_to: string;
+    };
+    ClientRegistrationResponse: {
+      /** Format: uuid */
+      client_id: string;
+      /** @description When it was registered (seconds since the epoch) */
+      client_id_issued_at: number;
+      client_name: string;
+      redirect_uris: string[];
+      /**
+       * @example [
+       *       "authorization_code",
+       *       "refresh_token"
+       *     ]
+       */
+      grant_types: string[];
+      /**
+       * @example [
+       *       "code"
+       *     ]
+       */
+      response_types: string[];
+      /** @enum {string} */
+      token_endpoint_auth_method: 'none';
+    };
+    OAuthClientView: {
+      /**
+       * Format: uuid
+       * @description Its client_id
+       */
+      client_id: string;
+      /** @enum {string} */
+      registration: 'organization' | 'dynamic';
+      name: string;
+      redirect_uris: string[];
+      /** @description It has a client_secret (only its hash is kept) */
+      confidential: boolean;
+      /**
+       * Format: uuid
+       * @description The admin who registered it
+       */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Its last use, to the hour
+       */
+      last_used_at: string | null;
+    };
+    OAuthClientListResponse: {
+      oauth_clients: components['schemas']['OAuthClientView'][];
+    };
+    CreateOrganizationClientDto: {
+      /** @example Support desk assistant */
+      name: string;
+      /**
+       * @description https, or http on a loopback host (RFC 8252: its port may differ at the request); no fragment
+       * @example [
+       *       "https://assistant.example.com/oauth/callback"
+       *     ]
+       */
+      redirect_uris: string[];
+      /**
+       * @description A confidential client: it gets a client_secret (shown once) and must send it to the token endpoint
+       * @default false
+       */
+      confidential: boolean;
+    };
+    OAuthClientCreatedResponse: {
+      oauth_client: components['schemas']['OAuthClientView'];
+      /** @description A confidential client's secret (gh_cs_…), shown this once; null for a public client */
+      client_secret: string | null;
+    };
+    OAuthClientResponse: {
+      oauth_client: components['schemas']['OAuthClientView'];
+    };
     KeyRateLimitDto: {
       /** @example 100 */
       requests: number;
@@ -2151,33 +2338,6 @@ export interface components {
     InvitationResponse: {
       invitation: components['schemas']['InvitationView'];
     };
-    TokenRequestDto: {
-      /**
-       * @description Permission names separated by single spaces, each among the key's scopes: the token gets exactly those. Absent: all the key's scopes. With a `resource` that declares scopes: names among those (docs/mcp.md).
-       * @example api_keys:read integrations:read
-       */
-      scope?: string;
-      /** @description The token's lifetime in seconds, at most the organization's access-token lifetime and the time left before the key expires */
-      expires_in?: number;
-      /**
-       * @description A registered resource server's audience (RFC 8707): the token's `aud`, accepted there and nowhere else. Absent: the default audience (Gatehouse itself). Unknown: 400 `unknown resource`.
-       * @example https://api.example.com
-       */
-      resource?: string;
-    };
-    AccessTokenResponse: {
-      /** @description JWT (ES256, `typ: at+jwt`) to send as `Authorization: Bearer <token>` */
-      access_token: string;
-      /** @enum {string} */
-      token_type: 'Bearer';
-      /** @description Lifetime in seconds: the organization's access-token lifetime (default 1800), or the requested expires_in if shorter, cut to the time left before the key's expires_at */
-      expires_in: number;
-      /**
-       * @description The granted permissions, space-separated, in catalogue order (also the token's `scope` claim); "" for none
-       * @example api_keys:read integrations:read
-       */
-      scope: string;
-    };
     MonitoringCredentialsDto: {
       /** @description Provider API key */
       api_key: string;
@@ -2503,166 +2663,6 @@ export interface components {
        * @example q8Cq2rR6qjWvV9S0Wm3xYQ2fC7hX1k1oE0rTzq0l5aY
        */
       code: string;
-    };
-    OAuthTokenResponse: {
-      /** @description An access token (JWT, `typ: at+jwt`); for a person's ID token exchanged, a session token (JWT) */
-      access_token: string;
-      /**
-       * @description Token exchange only: `urn:ietf:params:oauth:token-type:access_token`, or `…:jwt` for a session token
-       * @enum {string}
-       */
-      issued_token_type?: 'urn:ietf:params:oauth:token-type:access_token' | 'urn:ietf:params:oauth:token-type:jwt';
-      /** @enum {string} */
-      token_type: 'Bearer';
-      /** @description Lifetime in seconds */
-      expires_in: number;
-      /**
-       * @description The granted permissions, space-separated (access tokens; a session token has its role)
-       * @example api_keys:read integrations:read
-       */
-      scope?: string;
-      /** @description authorization_code and refresh_token grants: the next refresh token (each works once) */
-      refresh_token?: string;
-    };
-    OAuthErrorBody: {
-      /**
-       * @example invalid_client
-       * @enum {string}
-       */
-      error:
-        | 'invalid_request'
-        | 'invalid_client'
-        | 'invalid_grant'
-        | 'invalid_scope'
-        | 'invalid_target'
-        | 'unsupported_grant_type'
-        | 'temporarily_unavailable'
-        | 'server_error';
-      /** @example invalid api key credentials */
-      error_description?: string;
-      /** @example api_key_invalid_credentials */
-      reason: components['schemas']['ErrorReason'];
-    };
-    ConsentClientView: {
-      client_id: string;
-      /** @description The name the client gives itself: untrusted, shown beside host */
-      client_name: string;
-      /** @description The client_id URL's host */
-      host: string | null;
-      logo_uri?: string | null;
-      /**
-       * @description How Gatehouse knows it: its client_id is a metadata document URL (`host`), it registered itself (RFC 7591), or the organization's admins registered it
-       * @enum {string}
-       */
-      registration: 'document' | 'dynamic' | 'organization';
-      /** @description Where the browser goes back to: the redirect URI's host */
-      redirect_host: string;
-    };
-    ConsentResourceView: {
-      audience: string;
-      name: string;
-    };
-    ConsentScopeView: {
-      name: string;
-      description: string;
-    };
-    ConsentOrganizationView: {
-      /** Format: uuid */
-      id: string;
-      name: string;
-    };
-    ConsentView: {
-      client: components['schemas']['ConsentClientView'];
-      resource: components['schemas']['ConsentResourceView'];
-      scopes: components['schemas']['ConsentScopeView'][];
-      organization: components['schemas']['ConsentOrganizationView'];
-      /** @description An earlier consent of this person covers it */
-      remembered: boolean;
-    };
-    ConsentDecisionDto: {
-      /** @description The `request` of the consent page's address */
-      request: string;
-      /** @enum {string} */
-      decision: 'allow' | 'deny';
-    };
-    ConsentDecisionResponse: {
-      /** @description Where the browser goes next: the client's redirect URI with code or error, state, iss */
-      redirect_to: string;
-    };
-    ClientRegistrationResponse: {
-      /** Format: uuid */
-      client_id: string;
-      /** @description When it was registered (seconds since the epoch) */
-      client_id_issued_at: number;
-      client_name: string;
-      redirect_uris: string[];
-      /**
-       * @example [
-       *       "authorization_code",
-       *       "refresh_token"
-       *     ]
-       */
-      grant_types: string[];
-      /**
-       * @example [
-       *       "code"
-       *     ]
-       */
-      response_types: string[];
-      /** @enum {string} */
-      token_endpoint_auth_method: 'none';
-    };
-    OAuthClientView: {
-      /**
-       * Format: uuid
-       * @description Its client_id
-       */
-      client_id: string;
-      /** @enum {string} */
-      registration: 'organization' | 'dynamic';
-      name: string;
-      redirect_uris: string[];
-      /** @description It has a client_secret (only its hash is kept) */
-      confidential: boolean;
-      /**
-       * Format: uuid
-       * @description The admin who registered it
-       */
-      created_by: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /**
-       * Format: date-time
-       * @description Its last use, to the hour
-       */
-      last_used_at: string | null;
-    };
-    OAuthClientListResponse: {
-      oauth_clients: components['schemas']['OAuthClientView'][];
-    };
-    CreateOrganizationClientDto: {
-      /** @example Support desk assistant */
-      name: string;
-      /**
-       * @description https, or http on a loopback host (RFC 8252: its port may differ at the request); no fragment
-       * @example [
-       *       "https://assistant.example.com/oauth/callback"
-       *     ]
-       */
-      redirect_uris: string[];
-      /**
-       * @description A confidential client: it gets a client_secret (shown once) and must send it to the token endpoint
-       * @default false
-       */
-      confidential: boolean;
-    };
-    OAuthClientCreatedResponse: {
-      oauth_client: components['schemas']['OAuthClientView'];
-      /** @description A confidential client's secret (gh_cs_…), shown this once; null for a public client */
-      client_secret: string | null;
-    };
-    OAuthClientResponse: {
-      oauth_client: components['schemas']['OAuthClientView'];
     };
     CreateWebhookDto: {
       /**
@@ -3323,6 +3323,1132 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  TokenController_exchange: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['TokenRequestDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccessTokenResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  JwksController_jwks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            keys?: {
+              /** @example EC */
+              kty?: string;
+              /** @example P-256 */
+              crv?: string;
+              x?: string;
+              y?: string;
+              kid?: string;
+              /** @example ES256 */
+              alg?: string;
+              /** @example sig */
+              use?: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  MetadataController_document: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The metadata document */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': Record<string, never>;
+        };
+      };
+    };
+  };
+  OAuthTokenController_token: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @enum {string} */
+          grant_type:
+            | 'client_credentials'
+            | 'urn:ietf:params:oauth:grant-type:token-exchange'
+            | 'authorization_code'
+            | 'refresh_token';
+          /** @description authorization_code: the code the redirect carried */
+          code?: string;
+          /** @description authorization_code: the redirect URI of the request */
+          redirect_uri?: string;
+          /** @description authorization_code: the PKCE verifier (RFC 7636) */
+          code_verifier?: string;
+          /** @description refresh_token: the last refresh token (each works once) */
+          refresh_token?: string;
+          /** @description Token exchange: the workload's JWT or the person's ID token */
+          subject_token?: string;
+          /** @enum {string} */
+          subject_token_type?: 'urn:ietf:params:oauth:token-type:jwt' | 'urn:ietf:params:oauth:token-type:id_token';
+          /** @description Token exchange: optional, what the subject gets */
+          requested_token_type?: string;
+          /** @description The API key id (client_secret_post; or HTTP Basic); token exchange of a workload's JWT: the workload identity's id, the only identity then considered */
+          client_id?: string;
+          /** @description The whole API key (client_secret_post; or HTTP Basic) */
+          client_secret?: string;
+          /** @description Permission names separated by spaces, among the key's scopes; with a resource that declares scopes, names among those */
+          scope?: string;
+          /** @description A registered resource server's audience (RFC 8707) */
+          resource?: string;
+        };
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthTokenResponse'];
+        };
+      };
+      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token, code or refresh token not accepted), invalid_scope, invalid_target */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description invalid_client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description unauthorized_client (the key's allowlist does not have the client's address) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description temporarily_unavailable (failure limit) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description temporarily_unavailable (the subject token's identity provider cannot be reached) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+    };
+  };
+  IntrospectionController_introspect: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @description The access token */
+          token: string;
+          /** @description Accepted and ignored: Gatehouse has one kind of token here */
+          token_type_hint?: string;
+          /** @description The address the token's request came from (IPv4 or IPv6): a token of a key with an allowlist is active only for an address inside it */
+          client_ip?: string;
+          /** @description The resource server's client_id (client_secret_post; or HTTP Basic) */
+          client_id?: string;
+          /** @description Its client_secret */
+          client_secret?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description `{ "active": false }`, or the claims of an active token for the caller's audience, with its scope now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description invalid_request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description invalid_client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_get: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_put: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_post: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_delete: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_options: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_head: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ForwardAuthController_check_patch: {
+    parameters: {
+      query: {
+        /** @description Required permissions, separated by spaces or commas */
+        scope?: string;
+        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
+        audience: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  AuthorizeController_authorize: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description To the consent page; or to the client's redirect URI with an error */
+      302: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An HTML page: the client or its redirect URI was refused */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+    };
+  };
+  ConsentController_describe: {
+    parameters: {
+      query: {
+        /** @description The `request` of the consent page's address */
+        request: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsentView'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  ConsentController_decide: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ConsentDecisionDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsentDecisionResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  RegistrationController_register: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          redirect_uris: string[];
+          client_name?: string;
+          /** @enum {string} */
+          token_endpoint_auth_method?: 'none';
+          grant_types?: ('authorization_code' | 'refresh_token')[];
+          response_types?: 'code'[];
+        };
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ClientRegistrationResponse'];
+        };
+      };
+      /** @description invalid_redirect_uri, invalid_client_metadata (RFC 7591 section 3.2.2) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description dynamic client registration is off */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description temporarily_unavailable: OAUTH_REGISTRATIONS_PER_HOUR from this address */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationClientsController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthClientListResponse'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationClientsController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateOrganizationClientDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthClientCreatedResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  OrganizationClientsController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthClientResponse'];
+        };
+      };
+      /** @description INVALID_ARGUMENT: malformed request or parameters */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description PERMISSION_DENIED: insufficient permissions */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
       };
       /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
       503: {
@@ -4897,116 +6023,6 @@ export interface operations {
       };
     };
   };
-  TokenController_exchange: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: {
-      content: {
-        'application/json': components['schemas']['TokenRequestDto'];
-      };
-    };
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['AccessTokenResponse'];
-        };
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description INTERNAL */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  JwksController_jwks: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            keys?: {
-              /** @example EC */
-              kty?: string;
-              /** @example P-256 */
-              crv?: string;
-              x?: string;
-              y?: string;
-              kid?: string;
-              /** @example ES256 */
-              alg?: string;
-              /** @example sig */
-              use?: string;
-            }[];
-          };
-        };
-      };
-    };
-  };
   IntegrationsController_validate: {
     parameters: {
       query?: never;
@@ -6059,1022 +7075,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
-      };
-    };
-  };
-  MetadataController_document: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description The metadata document */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': Record<string, never>;
-        };
-      };
-    };
-  };
-  OAuthTokenController_token: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/x-www-form-urlencoded': {
-          /** @enum {string} */
-          grant_type:
-            | 'client_credentials'
-            | 'urn:ietf:params:oauth:grant-type:token-exchange'
-            | 'authorization_code'
-            | 'refresh_token';
-          /** @description authorization_code: the code the redirect carried */
-          code?: string;
-          /** @description authorization_code: the redirect URI of the request */
-          redirect_uri?: string;
-          /** @description authorization_code: the PKCE verifier (RFC 7636) */
-          code_verifier?: string;
-          /** @description refresh_token: the last refresh token (each works once) */
-          refresh_token?: string;
-          /** @description Token exchange: the workload's JWT or the person's ID token */
-          subject_token?: string;
-          /** @enum {string} */
-          subject_token_type?: 'urn:ietf:params:oauth:token-type:jwt' | 'urn:ietf:params:oauth:token-type:id_token';
-          /** @description Token exchange: optional, what the subject gets */
-          requested_token_type?: string;
-          /** @description The API key id (client_secret_post; or HTTP Basic); token exchange of a workload's JWT: the workload identity's id, the only identity then considered */
-          client_id?: string;
-          /** @description The whole API key (client_secret_post; or HTTP Basic) */
-          client_secret?: string;
-          /** @description Permission names separated by spaces, among the key's scopes; with a resource that declares scopes, names among those */
-          scope?: string;
-          /** @description A registered resource server's audience (RFC 8707) */
-          resource?: string;
-        };
-      };
-    };
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthTokenResponse'];
-        };
-      };
-      /** @description invalid_request, unsupported_grant_type, invalid_grant (a subject token, code or refresh token not accepted), invalid_scope, invalid_target */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description invalid_client */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description unauthorized_client (the key's allowlist does not have the client's address) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description temporarily_unavailable (failure limit) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description temporarily_unavailable (the subject token's identity provider cannot be reached) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-    };
-  };
-  IntrospectionController_introspect: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/x-www-form-urlencoded': {
-          /** @description The access token */
-          token: string;
-          /** @description Accepted and ignored: Gatehouse has one kind of token here */
-          token_type_hint?: string;
-          /** @description The address the token's request came from (IPv4 or IPv6): a token of a key with an allowlist is active only for an address inside it */
-          client_ip?: string;
-          /** @description The resource server's client_id (client_secret_post; or HTTP Basic) */
-          client_id?: string;
-          /** @description Its client_secret */
-          client_secret?: string;
-        };
-      };
-    };
-    responses: {
-      /** @description `{ "active": false }`, or the claims of an active token for the caller's audience, with its scope now */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description invalid_request */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description invalid_client */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_get: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_put: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_post: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_delete: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_options: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_head: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ForwardAuthController_check_patch: {
-    parameters: {
-      query: {
-        /** @description Required permissions, separated by spaces or commas */
-        scope?: string;
-        /** @description The registered audience the gateway protects; the token must be for it. Parameters after `ignored` are not read */
-        audience: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Allowed: empty body, X-Gatehouse-* headers (and RateLimit-Policy, RateLimit for a rate-limited key) */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description RESOURCE_EXHAUSTED: too many requests (with Retry-After) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  AuthorizeController_authorize: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description To the consent page; or to the client's redirect URI with an error */
-      302: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description An HTML page: the client or its redirect URI was refused */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'text/html': string;
-        };
-      };
-    };
-  };
-  ConsentController_describe: {
-    parameters: {
-      query: {
-        /** @description The `request` of the consent page's address */
-        request: string;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ConsentView'];
-        };
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  ConsentController_decide: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ConsentDecisionDto'];
-      };
-    };
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ConsentDecisionResponse'];
-        };
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters; FAILED_PRECONDITION: the resource is not in a state that allows it */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  RegistrationController_register: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          redirect_uris: string[];
-          client_name?: string;
-          /** @enum {string} */
-          token_endpoint_auth_method?: 'none';
-          grant_types?: ('authorization_code' | 'refresh_token')[];
-          response_types?: 'code'[];
-        };
-      };
-    };
-    responses: {
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ClientRegistrationResponse'];
-        };
-      };
-      /** @description invalid_redirect_uri, invalid_client_metadata (RFC 7591 section 3.2.2) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description dynamic client registration is off */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-      /** @description temporarily_unavailable: OAUTH_REGISTRATIONS_PER_HOUR from this address */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthErrorBody'];
-        };
-      };
-    };
-  };
-  OrganizationClientsController_list: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthClientListResponse'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  OrganizationClientsController_create: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['CreateOrganizationClientDto'];
-      };
-    };
-    responses: {
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthClientCreatedResponse'];
-        };
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  OrganizationClientsController_remove: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OAuthClientResponse'];
-        };
-      };
-      /** @description INVALID_ARGUMENT: malformed request or parameters */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAUTHENTICATED (with WWW-Authenticate) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description PERMISSION_DENIED: insufficient permissions */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description NOT_FOUND */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description UNAVAILABLE: a dependency (database, provider) cannot answer */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
       };
     };
   };

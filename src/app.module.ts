@@ -51,18 +51,21 @@ export class AppModule {
         WorkersModule.forRoot(options.workerDirectory),
         DatabaseModule.forRoot(),
         MetricsModule,
+        // Express tries routes in the order they are registered, one after another: the probes and the endpoints every
+        // client and resource server calls (the exchanges, introspection, forward auth) come first, ahead of the
+        // management API (docs/performance.md#route-order).
         HealthModule,
+        AuthModule,
+        OAuthModule,
         IdentityModule,
         ApiKeysModule,
         GrantsModule,
         MembersModule,
-        AuthModule,
         IntegrationsModule,
         OrganizationSettingsModule,
         AuditModule,
         ConsoleSignInModule,
         ConsoleSsoModule,
-        OAuthModule,
         SsfModule,
         WebhooksModule,
         FederationModule,
