@@ -148,9 +148,10 @@ function range(
   const fromMs = parseZonedTimestamp(query.from)!;
   if (!(fromMs < toMs)) throw rangeInvalid('from must be before to');
   const from = Math.floor(fromMs / MINUTE_MS / bucket) * bucket;
-  // Rounded out, a range of `maxBuckets` buckets may touch one more (a day by the minute, asked for at 12:00:30).
+  // Rounded out, a range of `maxBuckets` buckets may touch one more (a day by the minute, asked for at 12:00:30); ended by
+  // the server's clock (no `to`), one more again: the client's "a day ago" was read before the server's minute turned.
   const buckets = (to - from) / bucket;
-  if (buckets > maxBuckets + 1) {
+  if (buckets > maxBuckets + (query.to === undefined ? 2 : 1)) {
     throw rangeInvalid(`at most ${maxBuckets} buckets: ${buckets} are too many, choose a coarser granularity`);
   }
   return { from, to };

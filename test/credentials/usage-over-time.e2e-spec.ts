@@ -438,8 +438,7 @@ describe(`usage over time on ${DATABASE_KIND}`, () => {
     }
     expectInvalidArgument(await read(admin, '/v1/organization/usage/top', { limit: 101 }));
     expectInvalidArgument(await read(admin, '/v1/organization/usage/top', { granularity: 'hour' }));
-    // A day by the minute, from half a minute: rounded out to 1441 minutes, and accepted. (Without `to`, the server's
-    // clock ends the range, and a minute may turn between the client's `now` and the server's.)
+    // A day by the minute, from half a minute: rounded out to 1441 minutes, and accepted.
     const halfPast = Math.floor(now / MINUTE) * MINUTE - 30_000;
     const day = await read(member, path, { granularity: 'minute', from: iso(halfPast - DAY), to: iso(halfPast) });
     expect([day.status, day.body.usage?.from, day.body.usage?.to]).toEqual([
@@ -447,6 +446,32 @@ describe(`usage over time on ${DATABASE_KIND}`, () => {
       iso(halfPast - DAY - 30_000),
       iso(halfPast + 30_000),
     ]);
+  });
+
+  it("takes a day by the minute that the server's clock ends a minute after the client's", async () => {
+    const { member } = await organization();
+    const key = await t.createKey(member);
+    const path = `/v1/user-api-keys/${key.id}/usage`;
+    // The client read its clock at 12:04:59.5 and asked for the day since; the server reads 12:05:00.5.
+    const serverNow = frozenAtNextHour() + 500;
+    freezeDate(serverNow);
+    const clientNow = serverNow - 1_000;
+    const day = await read(member, path, { granularity: 'minute', from: iso(clientNow - DAY) });
+    expect([day.status, day.body.usage?.from, day.body.usage?.to]).toEqual([
+      200,
+      iso(serverNow - 500 - MINUTE - DAY),
+      iso(serverNow - 500 + MINUTE),
+    ]);
+    // A minute more is more than the server's clock explains.
+    const more = await read(member, path, { granularity: 'minute', from: iso(clientNow - DAY - MINUTE) });
+    expect([more.status, more.body.reason, more.body.message]).toEqual([
+      400,
+      'usage_range_invalid',
+      expect.stringContaining('at most 1440 buckets: 1443 are too many'),
+    ]);
+    // Named by the client, the end is held to the one extra bucket of rounding out.
+    const named = await read(member, path, { granularity: 'minute', from: iso(clientNow - DAY), to: iso(serverNow) });
+    expect([named.status, named.body.reason]).toEqual([400, 'usage_range_invalid']);
   });
 
   it('adds the counts of every instance, and prunes those older than 30 days', async () => {
