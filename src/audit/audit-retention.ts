@@ -3,19 +3,12 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { InjectConfig } from '../config/config.module';
 import type { AppConfiguration } from '../config/configuration';
 import { PACED_FIRST_BATCH_SIZE, PACED_MAX_BATCH_SIZE } from '../database/paced-deletes';
-import {
-  Pace,
-  PacedRun,
-  PacedRunOptions,
-  SCHEDULED_JOB_INTERVAL_MS,
-  ScheduledPacedJob,
-} from '../database/scheduled-paced-job';
+import { Pace, PacedRun, PacedRunOptions, ScheduledPacedJob } from '../database/scheduled-paced-job';
 import { AuditRepository } from './audit.repository';
 
 export const RETENTION_BATCH_SIZE = PACED_MAX_BATCH_SIZE;
 /** The first statement's size, and the least any statement deletes. */
 export const RETENTION_FIRST_BATCH_SIZE = PACED_FIRST_BATCH_SIZE;
-export const RETENTION_INTERVAL_MS = SCHEDULED_JOB_INTERVAL_MS;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { batchedById } from '../database/batch-loader';
 import { toDate } from '../database/columns';
 import type { RawRow } from '../database/entity-rows';
-import { param, raw, sql, Sql, Statement } from '../database/sql';
+import { Param, param, raw, sql, Sql, Statement } from '../database/sql';
 import type { DirectTransaction, Transaction } from '../database/unit-of-work';
 import { credentialState, CredentialState, StoredKind } from '../credentials/credential-kind';
 import { CredentialKinds } from '../credentials/credential-kinds';
@@ -229,17 +229,11 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
   private redeemStatements(table: string, change: Sql, columns: string): RedeemStatements {
     const db = this.db;
     const statement = (clientCheck: boolean): Statement<RedeemArgs> => {
-      // The client exists, has no secret, and is an organization's or a dynamic one not idle (nor registration off).
-      const client = clientCheck
-        ? sql` AND EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = ${param('client')} AND c.secret_hash IS NULL
-            AND (c.kind = 'organization' OR COALESCE(c.last_used_at, c.created_at) > ${param('usedAfter')}))`
-        : sql``;
+      const client = clientCheck ? sql` AND ${publicClient(param('client'), param('usedAfter'))}` : sql``;
       const update = sql`UPDATE ${raw(table)} SET ${change}${client}`;
-      const grant = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
-        ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
       return db.prepare(sql`${update} RETURNING ${raw(columns)},
         (SELECT json_array(g.organization_id, g.user_id, g.client_id, g.resource, a.role, a.access_token_lifetime)
-          FROM ${grant} WHERE g.id = ${raw(table)}.grant_id AND g.status = 'active') AS live`);
+          FROM ${GRANT_AND_MEMBER} WHERE g.id = ${raw(table)}.grant_id AND g.status = 'active') AS live`);
     };
     return { plain: statement(false), withClient: statement(true) };
   }
@@ -263,10 +257,7 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
       ['challenge', 'varchar'],
       ['resource', 'varchar'],
     ]);
-    const client = sql`(v.client IS NULL OR EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = v.client
-      AND c.secret_hash IS NULL AND (c.kind = 'organization' OR COALESCE(c.last_used_at, c.created_at) > v.used_after)))`;
-    const grant = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
-      ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
+    const client = sql`(v.client IS NULL OR ${publicClient(raw('v.client'), raw('v.used_after'))})`;
     const live = sql`g.organization_id, g.user_id, g.client_id AS grant_client_id, g.resource AS grant_resource,
       a.role, a.access_token_lifetime`;
     if (kind === 'refreshes') {
@@ -275,14 +266,14 @@ export class GrantsRepository extends CredentialStore<OAuthGrant> {
           FROM v WHERE r.id = v.chain AND r.token_hash = v.hash AND ${client}
           RETURNING v.ord, r.grant_id, r.scope)
         SELECT ch.ord, ch.grant_id, ch.scope, ${live}
-        FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'`);
+        FROM changed ch LEFT JOIN (${GRANT_AND_MEMBER}) ON g.id = ch.grant_id AND g.status = 'active'`);
     }
     return db.prepare(sql`WITH v AS (SELECT * FROM ${items}),
       changed AS (UPDATE oauth_codes o SET used_at = ${param('at')}::timestamptz
         FROM v WHERE o.code_hash = v.hash AND o.used_at IS NULL AND o.expires_at > ${param('at')}::timestamptz
           AND ${client}
         RETURNING v.ord, o.grant_id, o.client_id, o.redirect_uri, o.code_challenge, o.resource, o.scope),
-      found AS (SELECT ch.*, ${live} FROM changed ch LEFT JOIN (${grant}) ON g.id = ch.grant_id AND g.status = 'active'),
+      found AS (SELECT ch.*, ${live} FROM changed ch LEFT JOIN (${GRANT_AND_MEMBER}) ON g.id = ch.grant_id AND g.status = 'active'),
       chained AS (INSERT INTO oauth_refresh_chains (id, grant_id, token_hash, scope, created_at, refreshed_at)
         SELECT v.chain, f.grant_id, v.token_hash, f.scope, ${param('at')}::timestamptz, NULL FROM found f JOIN v ON v.ord = f.ord
         WHERE f.organization_id IS NOT NULL AND f.client_id = v.client_id AND f.redirect_uri = v.redirect_uri
@@ -556,6 +547,19 @@ export interface BatchRedemption {
   /** A code's: its first chain and the binding presented; a refresh's: its chain and the next token's hash. */
   first?: FirstChain;
   chain?: { id: string; nextHash: string };
+}
+
+/** A grant joined to its person's membership (role, token lifetime), for a redemption's live grant. */
+const GRANT_AND_MEMBER = sql`oauth_grants g JOIN ${raw(MEMBER_ACCESS_VIEW)} a
+  ON a.organization_id = g.organization_id AND a.user_id = g.user_id`;
+
+/**
+ * A public client's condition on a redemption: the client exists, has no secret, and is an organization's or a dynamic
+ * one not idle since `usedAfter` (nor registration off).
+ */
+function publicClient(client: Param | Sql, usedAfter: Param | Sql): Sql {
+  return sql`EXISTS (SELECT 1 FROM oauth_clients c WHERE c.id = ${client} AND c.secret_hash IS NULL
+    AND (c.kind = 'organization' OR COALESCE(c.last_used_at, c.created_at) > ${usedAfter}))`;
 }
 
 /** The statements of one redemption: without, and with, a public client's condition. */

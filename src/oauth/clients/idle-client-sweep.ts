@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Pace, SCHEDULED_JOB_INTERVAL_MS, ScheduledPacedJob } from '../../database/scheduled-paced-job';
+import { Pace, ScheduledPacedJob } from '../../database/scheduled-paced-job';
 import { RegisteredClients } from './registered-clients.service';
 
-export const IDLE_SWEEP_INTERVAL_MS = SCHEDULED_JOB_INTERVAL_MS;
 /** Clients one statement finds at most: each is removed in a transaction of its own, with its grants. */
 const IDLE_SWEEP_BATCH_SIZE = 100;
 
