@@ -9,6 +9,9 @@
  * trusted (docs/performance.md#paired-ab). Halfway, both servers are restarted and warmed up again: a process has a
  * speed of its own (the later started ran 3-7 % cheaper in A/A runs here), which pairs within one process pair cannot
  * cancel: the restart starts them in the other order.
+ * BENCH_AB_TOGETHER=1 measures both servers at the same time instead, each with half the connections: with
+ * BENCH_SERVER_CPUS naming one core, both share it, so whatever slows the machine in that moment slows both alike (its
+ * pairs spread 10 points where alternating ones spread 20 here: docs/performance.md#paired-ab).
  * Knobs: bench/run.ts's (BENCH_SCENARIOS, BENCH_CONNECTIONS, BENCH_SERVER_ENV, DATABASE_URL...), and BENCH_DURATION (s
  * per measurement, here 3 by default), BENCH_WARMUP (4), BENCH_AB_ROUNDS (8), BENCH_AB_SERVER_ENV (more settings for
  * this checkout's server only, e.g. to measure one switch against the same code: `<checkout>` may be this one).
@@ -24,6 +27,7 @@ const WARM_UP = Number(process.env.BENCH_WARMUP ?? 4);
 const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefghij';
+const TOGETHER = process.env.BENCH_AB_TOGETHER === '1';
 
 /** The q-quantile of values (nearest rank). */
 function quantile(values: number[], q: number): number {
@@ -39,7 +43,7 @@ async function main(): Promise<void> {
   const base = resolve(other);
   console.log(
     `bench A/B: ${DATABASE}, ${base} (A) against ${ROOT} (B), ${CONNECTIONS} connections, ${DURATION} s per ` +
-      `measurement, ${ROUNDS} rounds`,
+      `measurement, ${ROUNDS} rounds${TOGETHER ? ', both servers at once' : ''}`,
   );
   const extra = process.env.BENCH_AB_SERVER_ENV ?? '';
   const targets: Target[] = [];
@@ -53,10 +57,11 @@ async function main(): Promise<void> {
     // Only what both sides have: an older checkout may lack a scenario's route.
     const names = a.scenarios.map((s) => s.name).filter((name) => b.scenarios.some((s) => s.name === name));
     const scenario = (target: Target, name: string) => target.scenarios.find((s) => s.name === name)!;
+    const connections = TOGETHER ? Math.max(1, Math.round(CONNECTIONS / 2)) : CONNECTIONS;
     const once = async (target: Target, name: string, seconds: number, label = name): Promise<Measurement> => {
       const { options, prepared } = scenario(target, name);
       await prepared?.prepare(seconds);
-      const load: autocannon.Options = { connections: CONNECTIONS, duration: seconds, ...options };
+      const load: autocannon.Options = { connections, duration: seconds, ...options };
       return measure(label, load, target.pid());
     };
     const warmUp = async (): Promise<void> => {
@@ -73,7 +78,9 @@ async function main(): Promise<void> {
       }
       for (const name of names) {
         const order = round % 2 === 0 ? [a, b] : [b, a];
-        const [first, second] = [await once(order[0], name, DURATION), await once(order[1], name, DURATION)];
+        const [first, second] = TOGETHER
+          ? await Promise.all(order.map((target) => once(target, name, DURATION)))
+          : [await once(order[0], name, DURATION), await once(order[1], name, DURATION)];
         const [ma, mb] = order[0] === a ? [first, second] : [second, first];
         if (ma.server_cpu_us_per_request === undefined || mb.server_cpu_us_per_request === undefined) continue;
         const entry = cpu.get(name)!;
