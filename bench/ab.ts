@@ -10,8 +10,8 @@
  * speed of its own (the later started ran 3-7 % cheaper in A/A runs here), which pairs within one process pair cannot
  * cancel: the restart starts them in the other order.
  * BENCH_AB_TOGETHER=1 measures both servers at the same time instead, each with half the connections: with
- * BENCH_SERVER_CPUS naming one core, both share it, so whatever slows the machine in that moment slows both alike (its
- * pairs spread 10 points where alternating ones spread 20 here: docs/performance.md#paired-ab).
+ * BENCH_SERVER_CPUS naming one core, both share it, so whatever slows the machine in that moment slows both alike (A/A
+ * middle halves 3-7 points wide here, against up to 20 alternating: docs/performance.md#paired-ab).
  * Knobs: bench/run.ts's (BENCH_SCENARIOS, BENCH_CONNECTIONS, BENCH_SERVER_ENV, DATABASE_URL...), and BENCH_DURATION (s
  * per measurement, here 3 by default), BENCH_WARMUP (4), BENCH_AB_ROUNDS (8), BENCH_AB_SERVER_ENV (more settings for
  * this checkout's server only, e.g. to measure one switch against the same code: `<checkout>` may be this one).
