@@ -6,15 +6,17 @@
  * scenario's cost by up to 30 % between runs minutes apart, falls on both sides of each pair alike.
  * Reports, per scenario, each side's server CPU µs per response (median of the rounds) and the change: the median of
  * the rounds' ratios (this / the other), with the quartiles of those ratios, which say how far the change can be
- * trusted (docs/performance.md#paired-ab). Halfway, both servers are restarted and warmed up again: a process has a
- * speed of its own (the later started ran 3-7 % cheaper in A/A runs here), which pairs within one process pair cannot
- * cancel: the restart starts them in the other order.
+ * trusted (docs/performance.md#paired-ab). BENCH_AB_PROCESS_PAIRS times (2) over, both servers are started afresh and
+ * warmed up, in alternating order, and each process pair's median is printed: a process has a speed of its own (the
+ * later started ran 3-7 % cheaper in A/A runs here; one in eight ran 15-25 % slower all its life, its heap grown
+ * large), which pairs within one process pair cannot cancel.
  * BENCH_AB_TOGETHER=1 measures both servers at the same time instead, each with half the connections: with
  * BENCH_SERVER_CPUS naming one core, both share it, so whatever slows the machine in that moment slows both alike (A/A
  * middle halves 3-7 points wide here, against up to 20 alternating: docs/performance.md#paired-ab).
  * Knobs: bench/run.ts's (BENCH_SCENARIOS, BENCH_CONNECTIONS, BENCH_SERVER_ENV, DATABASE_URL...), and BENCH_DURATION (s
- * per measurement, here 3 by default), BENCH_WARMUP (4), BENCH_AB_ROUNDS (8), BENCH_AB_SERVER_ENV (more settings for
- * this checkout's server only, e.g. to measure one switch against the same code: `<checkout>` may be this one).
+ * per measurement, here 3 by default), BENCH_WARMUP (4), BENCH_AB_ROUNDS (8), BENCH_AB_PROCESS_PAIRS (2),
+ * BENCH_AB_SERVER_ENV (more settings for this checkout's server only, e.g. to measure one switch against the same code:
+ * `<checkout>` may be this one).
  */
 import { resolve } from 'node:path';
 import type autocannon from 'autocannon';
@@ -28,6 +30,7 @@ const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ONLY = process.env.BENCH_SCENARIOS ?? 'abcdefghij';
 const TOGETHER = process.env.BENCH_AB_TOGETHER === '1';
+const PROCESS_PAIRS = Number(process.env.BENCH_AB_PROCESS_PAIRS ?? 2);
 
 /** The q-quantile of values (nearest rank). */
 function quantile(values: number[], q: number): number {
@@ -69,11 +72,14 @@ async function main(): Promise<void> {
     };
     await warmUp();
 
+    const perPair = Math.max(1, Math.ceil(ROUNDS / PROCESS_PAIRS));
     const cpu = new Map(names.map((name) => [name, { a: [] as number[], b: [] as number[], ratios: [] as number[] }]));
     for (let round = 0; round < ROUNDS; round += 1) {
-      if (round === Math.floor(ROUNDS / 2)) {
-        // In the other order: a server started later ran 3-7 % cheaper in A/A runs here, whichever code it ran.
-        for (const target of [...targets].reverse()) await target.restart();
+      if (round > 0 && round % perPair === 0) {
+        // Each time in the other order: a server started later ran 3-7 % cheaper in A/A runs here, whichever code it
+        // ran.
+        const pair = round / perPair;
+        for (const target of pair % 2 === 1 ? [...targets].reverse() : targets) await target.restart();
         await warmUp();
       }
       for (const name of names) {
@@ -89,6 +95,13 @@ async function main(): Promise<void> {
         entry.ratios.push(mb.server_cpu_us_per_request / ma.server_cpu_us_per_request);
       }
       console.log(`round ${round + 1} of ${ROUNDS} measured`);
+    }
+    for (const name of names) {
+      const { ratios } = cpu.get(name)!;
+      const pairs: string[] = [];
+      for (let start = 0; start < ratios.length; start += perPair)
+        pairs.push(percent(mid(ratios.slice(start, start + perPair))));
+      console.log(`${name}: each process pair's median ${pairs.join(', ')}`);
     }
     const rows = names.map((name) => {
       const { a: as, b: bs, ratios } = cpu.get(name)!;
