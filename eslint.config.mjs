@@ -58,6 +58,15 @@ const TYPEORM_METHODS = [
 const TYPEORM_RECEIVERS = ['tx', 'manager', 'entityManager', 'transaction', 'dataSource', 'queryRunner', 'runner'];
 const TYPEORM_PROPERTIES = ['manager', 'dataSource', 'connection', 'queryRunner'];
 const anyOf = (names) => `/^(${names.join('|')})$/`;
+/** Bodies and queries are checked strictly: `@ValidBody()`, `@ValidQuery()` (common/validation.pipe.ts), no global pipe. */
+const INPUT_IMPORTS = [
+  {
+    name: '@nestjs/common',
+    importNames: ['Body', 'Query'],
+    message: 'Use @ValidBody() or @ValidQuery() (common/validation.pipe.ts): they check the input strictly.',
+  },
+];
+
 const TYPEORM_IMPORTS = [
   {
     name: 'typeorm',
@@ -142,7 +151,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: TYPEORM_IMPORTS,
+          paths: [...TYPEORM_IMPORTS, ...INPUT_IMPORTS],
           patterns: [
             { group: ['typeorm/*'], message: DATA_ACCESS },
             // SQL is written in repositories only.
@@ -170,8 +179,18 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: TYPEORM_IMPORTS, patterns: [{ group: ['typeorm/*'], message: DATA_ACCESS }] },
+        {
+          paths: [...TYPEORM_IMPORTS, ...INPUT_IMPORTS],
+          patterns: [{ group: ['typeorm/*'], message: DATA_ACCESS }],
+        },
       ],
+    },
+  },
+  {
+    // Where @ValidBody() and @ValidQuery() are made.
+    files: ['src/common/validation.pipe.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: TYPEORM_IMPORTS }],
     },
   },
   {

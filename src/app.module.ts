@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import { ApiKeysModule, ApiKeysPortsModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
@@ -8,7 +8,6 @@ import { AllExceptionsFilter } from './common/exception.filter';
 import { ConsoleSignInModule } from './console-sign-in/console-sign-in.module';
 import { ConsoleSsoModule } from './console-sign-in/sso/console-sso.module';
 import { LoggingModule, LogLevel } from './common/logging.module';
-import { StrictValidationPipe } from './common/validation.pipe';
 import { WorkersModule } from './common/workers.module';
 import { AppConfigModule } from './config/config.module';
 import type { Environment } from './config/configuration';
@@ -76,10 +75,7 @@ export class AppModule {
         WebhooksPortsModule,
         WorkloadIdentitiesPortsModule,
       ],
-      providers: [
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_PIPE, useClass: StrictValidationPipe },
-      ],
+      providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };
   }
 }

@@ -1,11 +1,11 @@
-import { Body, Controller, Header, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Header, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { ApiErrors } from '../common/openapi';
 import { ErrorCode } from '../common/errors';
-import { UuidPipe } from '../common/validation.pipe';
+import { UuidPipe, ValidBody } from '../common/validation.pipe';
 import { ApiKeyUpdatesService } from './api-key-updates.service';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
@@ -41,7 +41,7 @@ export class ApiKeysController extends API_KEY_ROUTES.OwnerRoutes {
   @Header('Cache-Control', 'no-store')
   async create(
     @Caller() principal: Principal,
-    @Body() body: CreateApiKeyDto,
+    @ValidBody() body: CreateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<CreateApiKeyResponse> {
     const { key, value } = await this.apiKeys.create(
@@ -73,7 +73,7 @@ export class ApiKeysController extends API_KEY_ROUTES.OwnerRoutes {
   async rotate(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
-    @Body() body: RotateApiKeyDto,
+    @ValidBody() body: RotateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<RotateApiKeyResponse> {
     const { key, value, previous } = await this.apiKeys.rotate(
@@ -102,7 +102,7 @@ export class ApiKeysController extends API_KEY_ROUTES.OwnerRoutes {
   async update(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
-    @Body() body: UpdateApiKeyDto,
+    @ValidBody() body: UpdateApiKeyDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<{ api_key: ApiKeyView }> {
     const key = await this.updates.update(

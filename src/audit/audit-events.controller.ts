@@ -1,4 +1,5 @@
-import { Controller, Get, Inject, Logger, Query, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Logger, Res } from '@nestjs/common';
+import { ValidQuery } from '../common/validation.pipe';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiErrors } from '../common/openapi';
@@ -62,7 +63,10 @@ export class AuditEventsController {
   @ApiOperation({ summary: "The caller's organization's audit events, newest first, a page at a time" })
   @ApiOkResponse({ type: AuditEventListResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  async list(@Caller() principal: Principal, @Query() query: ListAuditEventsQuery): Promise<AuditEventListResponse> {
+  async list(
+    @Caller() principal: Principal,
+    @ValidQuery() query: ListAuditEventsQuery,
+  ): Promise<AuditEventListResponse> {
     const page = await this.audit.page(principal.organizationId, await this.filters(query), query.limit, query.cursor);
     return {
       audit_events: await this.views(principal.organizationId, page.events),
@@ -91,7 +95,7 @@ export class AuditEventsController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
   async export(
     @Caller() principal: Principal,
-    @Query() query: ExportAuditEventsQuery,
+    @ValidQuery() query: ExportAuditEventsQuery,
     @Res() response: Response,
   ): Promise<void> {
     const organizationId = principal.organizationId;

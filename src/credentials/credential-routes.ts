@@ -1,10 +1,10 @@
-import { Controller, Delete, Get, Inject, Param, Query, Type } from '@nestjs/common';
+import { Controller, Delete, Get, Inject, Param, Type } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { PageMetaView } from '../common/pagination';
-import { UuidPipe } from '../common/validation.pipe';
+import { UuidPipe, ValidQuery } from '../common/validation.pipe';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import type { Permission } from '../identity/roles';
@@ -94,7 +94,10 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     @ApiOperation(routes.owner.list)
     @ApiOkResponse({ type: ListResponse })
     @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-    async list(@Caller() principal: Principal, @Query() query: ListCredentialsQuery): Promise<Record<string, unknown>> {
+    async list(
+      @Caller() principal: Principal,
+      @ValidQuery() query: ListCredentialsQuery,
+    ): Promise<Record<string, unknown>> {
       const window = { page: query.page, limit: query.limit, includeRevoked: query.include_revoked };
       const page = await this.credentials.list(this.store, principal, window);
       return { [routes.many]: page.items.map((credential) => routes.view.from(credential)), ...PageMetaView.of(page) };
@@ -117,7 +120,7 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     async usage(
       @Caller() principal: Principal,
       @Param('id', UuidPipe) id: string,
-      @Query() query: UsageQuery,
+      @ValidQuery() query: UsageQuery,
     ): Promise<UsageResponse> {
       return { usage: await this.usageOverTime.series(this.store, principal, id, query) };
     }
@@ -165,7 +168,7 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     @ApiErrors(ErrorCode.INVALID_ARGUMENT)
     async list(
       @Caller() principal: Principal,
-      @Query() query: ListOrganizationCredentialsQuery,
+      @ValidQuery() query: ListOrganizationCredentialsQuery,
     ): Promise<Record<string, unknown>> {
       const { page, ...annotations } = await this.credentials.listInOrganization(this.store, principal, {
         userId: query.user_id,
@@ -231,7 +234,7 @@ export function credentialRoutes<T extends Credential, V extends CredentialView>
     async usage(
       @Caller() principal: Principal,
       @Param('id', UuidPipe) id: string,
-      @Query() query: UsageQuery,
+      @ValidQuery() query: UsageQuery,
     ): Promise<UsageResponse> {
       return { usage: await this.usageOverTime.seriesInOrganization(this.store, principal, id, query) };
     }

@@ -1,4 +1,5 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
+import { ValidQuery } from '../common/validation.pipe';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
@@ -21,7 +22,7 @@ export class CredentialUsageController {
   })
   @ApiOkResponse({ type: BusiestResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  top(@Caller() principal: Principal, @Query() query: BusiestQuery): Promise<BusiestResponse> {
+  top(@Caller() principal: Principal, @ValidQuery() query: BusiestQuery): Promise<BusiestResponse> {
     return this.usage.busiest(principal, query);
   }
 }

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
+import { ValidBody } from '../common/validation.pipe';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode } from '../common/errors';
@@ -82,7 +83,7 @@ export class SingleSignOnController {
   )
   async save(
     @Caller() principal: Principal,
-    @Body() body: SaveSingleSignOnDto,
+    @ValidBody() body: SaveSingleSignOnDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<SavedSingleSignOnResponse> {
     const saved = await rendered(() =>
@@ -123,7 +124,7 @@ export class SingleSignOnController {
   )
   async setAllowedOrigins(
     @Caller() principal: Principal,
-    @Body() body: SetAllowedOriginsDto,
+    @ValidBody() body: SetAllowedOriginsDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<ChangedSingleSignOnResponse> {
     const entry = await rendered(() =>
@@ -170,7 +171,7 @@ export class SingleSignOnController {
     ErrorCode.PAYLOAD_TOO_LARGE,
     ErrorCode.RESOURCE_EXHAUSTED,
   )
-  async test(@Caller() principal: Principal, @Body() body: TestSingleSignOnDto): Promise<DiscoveryResponse> {
+  async test(@Caller() principal: Principal, @ValidBody() body: TestSingleSignOnDto): Promise<DiscoveryResponse> {
     const found = await rendered(() =>
       this.issuers.testPeople(principal.organizationId, {
         issuer: body.issuer,

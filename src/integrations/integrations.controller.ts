@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { Authenticated, Caller } from '../identity/access.decorators';
@@ -6,7 +6,7 @@ import { ApiErrors } from '../common/openapi';
 import { ErrorCode } from '../common/errors';
 import type { Principal } from '../identity/principal';
 import { PageMetaView, PageQueryDto } from '../common/pagination';
-import { UuidPipe } from '../common/validation.pipe';
+import { UuidPipe, ValidBody, ValidQuery } from '../common/validation.pipe';
 import { CreateIntegrationDto, UpdateIntegrationDto } from './dto/integration-body.dto';
 import {
   IntegrationListResponse,
@@ -29,7 +29,10 @@ export class IntegrationsController {
   @ApiOperation({ summary: 'Validate monitoring-provider keys and report every permission check; stores nothing' })
   @ApiOkResponse({ type: ValidationResponse, description: 'Also when the keys are invalid' })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.RESOURCE_EXHAUSTED)
-  async validate(@Caller() principal: Principal, @Body() body: MonitoringCredentialsDto): Promise<ValidationResponse> {
+  async validate(
+    @Caller() principal: Principal,
+    @ValidBody() body: MonitoringCredentialsDto,
+  ): Promise<ValidationResponse> {
     return { validation: await this.integrations.validate(principal, body) };
   }
 
@@ -45,7 +48,7 @@ export class IntegrationsController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.RESOURCE_EXHAUSTED)
   async create(
     @Caller() principal: Principal,
-    @Body() body: CreateIntegrationDto,
+    @ValidBody() body: CreateIntegrationDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<IntegrationResponse> {
     return { notification_integration: IntegrationView.from(await this.integrations.create(principal, body, request)) };
@@ -56,7 +59,7 @@ export class IntegrationsController {
   @ApiOperation({ summary: "List the organization's integrations, newest first" })
   @ApiOkResponse({ type: IntegrationListResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<IntegrationListResponse> {
+  async list(@Caller() principal: Principal, @ValidQuery() query: PageQueryDto): Promise<IntegrationListResponse> {
     const page = await this.integrations.list(principal, query);
     return { notification_integrations: page.items.map(IntegrationView.from), ...PageMetaView.of(page) };
   }
@@ -80,7 +83,7 @@ export class IntegrationsController {
   async update(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
-    @Body() body: UpdateIntegrationDto,
+    @ValidBody() body: UpdateIntegrationDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<IntegrationResponse> {
     return {

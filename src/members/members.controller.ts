@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { AppError, ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { PageMetaView, PageQueryDto } from '../common/pagination';
-import { UuidPipe } from '../common/validation.pipe';
+import { UuidPipe, ValidBody, ValidQuery } from '../common/validation.pipe';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import {
@@ -42,7 +42,7 @@ export class MembersController {
   @ApiOperation({ summary: "List the organization's members by e-mail address: role, joined, last console sign-in" })
   @ApiOkResponse({ type: MemberListResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<MemberListResponse> {
+  async list(@Caller() principal: Principal, @ValidQuery() query: PageQueryDto): Promise<MemberListResponse> {
     const page = await this.members.list(principal.organizationId, query.page, query.limit);
     return { members: page.items.map(MemberView.from), ...PageMetaView.of(page) };
   }
@@ -60,7 +60,7 @@ export class MembersController {
   async changeRole(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
-    @Body() body: ChangeRoleDto,
+    @ValidBody() body: ChangeRoleDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<MemberResponse> {
     const member = await this.members.changeRole(principal.organizationId, id, body.role, changeBy(principal, request));
@@ -109,7 +109,7 @@ export class MembersController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.FAILED_PRECONDITION, ErrorCode.PAYLOAD_TOO_LARGE)
   async invite(
     @Caller() principal: Principal,
-    @Body() body: CreateInvitationDto,
+    @ValidBody() body: CreateInvitationDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<CreatedInvitationResponse> {
     const created = await this.members.invite(

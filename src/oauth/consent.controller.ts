@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Header, HttpCode, Post, Query } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Post } from '@nestjs/common';
+import { ValidBody, ValidQuery } from '../common/validation.pipe';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ErrorCode } from '../common/errors';
@@ -23,7 +24,7 @@ export class ConsentController {
   @ApiOperation({ summary: 'What an authorization request asks the signed-in person (the consent page)' })
   @ApiOkResponse({ type: ConsentView })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.FAILED_PRECONDITION)
-  async describe(@Caller() principal: Principal, @Query() query: ConsentQuery): Promise<ConsentView> {
+  async describe(@Caller() principal: Principal, @ValidQuery() query: ConsentQuery): Promise<ConsentView> {
     return ConsentView.from(await this.authorization.describe(principal, query.request));
   }
 
@@ -39,7 +40,7 @@ export class ConsentController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.FAILED_PRECONDITION)
   async decide(
     @Caller() principal: Principal,
-    @Body() body: ConsentDecisionDto,
+    @ValidBody() body: ConsentDecisionDto,
     @CurrentRequestContext() context: RequestContext,
   ): Promise<ConsentDecisionResponse> {
     const allow = body.decision === 'allow';

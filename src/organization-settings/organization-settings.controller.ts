@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { Controller, Get, Patch } from '@nestjs/common';
+import { ValidBody } from '../common/validation.pipe';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ApiErrors } from '../common/openapi';
@@ -33,7 +34,7 @@ export class OrganizationSettingsController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE)
   async update(
     @Caller() principal: Principal,
-    @Body() body: UpdateOrganizationDto,
+    @ValidBody() body: UpdateOrganizationDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<OrganizationResponse> {
     const organization = await this.settings.update(

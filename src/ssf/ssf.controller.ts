@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { ValidBody, ValidQuery } from '../common/validation.pipe';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -87,7 +88,7 @@ export class SsfController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.NOT_FOUND)
   async stream(
     @Caller() server: AuthenticatedResourceServer,
-    @Query() query: StreamQuery,
+    @ValidQuery() query: StreamQuery,
   ): Promise<StreamConfiguration> {
     // The default stream's own id names it too.
     if (query.stream_id === undefined || query.stream_id.toLowerCase() === server.id) {
@@ -107,7 +108,7 @@ export class SsfController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.RESOURCE_EXHAUSTED)
   async createStream(
     @Caller() server: AuthenticatedResourceServer,
-    @Body() body: unknown,
+    @ValidBody() body: unknown,
   ): Promise<StreamConfiguration> {
     const { description } = createStreamRequest(body);
     return this.configurationOf(server, await this.streams.create(server, description));
@@ -119,7 +120,10 @@ export class SsfController {
   @ApiOperation({ summary: 'Delete an instance stream and its deliveries' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAUTHENTICATED, ErrorCode.NOT_FOUND)
-  async deleteStream(@Caller() server: AuthenticatedResourceServer, @Query() query: DeleteStreamQuery): Promise<void> {
+  async deleteStream(
+    @Caller() server: AuthenticatedResourceServer,
+    @ValidQuery() query: DeleteStreamQuery,
+  ): Promise<void> {
     await this.streams.delete(server, query.stream_id);
   }
 
@@ -134,7 +138,7 @@ export class SsfController {
   async poll(
     @Caller() server: AuthenticatedResourceServer,
     @Req() request: Request,
-    @Body() body: unknown,
+    @ValidBody() body: unknown,
   ): Promise<PollAnswer> {
     return this.polls.poll(server, pollRequest(body), goneSignal(request));
   }
@@ -151,7 +155,7 @@ export class SsfController {
     @Caller() server: AuthenticatedResourceServer,
     @Req() request: Request,
     @Param('streamId') streamId: string,
-    @Body() body: unknown,
+    @ValidBody() body: unknown,
   ): Promise<PollAnswer> {
     const poll = pollRequest(body);
     const stream =

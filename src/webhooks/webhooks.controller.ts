@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBody,
@@ -11,7 +11,7 @@ import { CurrentRequestContext, RequestContext } from '../audit/request-context'
 import { ErrorCode } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { PageMetaView, PageQueryDto } from '../common/pagination';
-import { UuidPipe } from '../common/validation.pipe';
+import { UuidPipe, ValidBody, ValidQuery } from '../common/validation.pipe';
 import { Authenticated, Caller } from '../identity/access.decorators';
 import type { Principal } from '../identity/principal';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
@@ -47,7 +47,7 @@ export class WebhooksController {
   @Header('Cache-Control', 'no-store')
   async create(
     @Caller() principal: Principal,
-    @Body() body: CreateWebhookDto,
+    @ValidBody() body: CreateWebhookDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<CreateWebhookResponse> {
     const { webhook, secret } = await this.webhooks.create(principal, body, request);
@@ -59,7 +59,7 @@ export class WebhooksController {
   @ApiOperation({ summary: "List the organization's endpoints, newest first (never a secret)" })
   @ApiOkResponse({ type: WebhookListResponse })
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
-  async list(@Caller() principal: Principal, @Query() query: PageQueryDto): Promise<WebhookListResponse> {
+  async list(@Caller() principal: Principal, @ValidQuery() query: PageQueryDto): Promise<WebhookListResponse> {
     const page = await this.webhooks.list(principal, query);
     return {
       webhooks: page.items.map(WebhookView.from),
@@ -92,7 +92,7 @@ export class WebhooksController {
   async deliveries(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
-    @Query() query: PageQueryDto,
+    @ValidQuery() query: PageQueryDto,
   ): Promise<DeliveryListResponse> {
     const page = await this.webhooks.deliveryLog(principal, id, query);
     return { deliveries: page.items.map(DeliveryView.from), ...PageMetaView.of(page) };
@@ -193,7 +193,7 @@ export class WebhooksController {
   async rotateSecret(
     @Caller() principal: Principal,
     @Param('id', UuidPipe) id: string,
-    @Body() body: RotateWebhookSecretDto,
+    @ValidBody() body: RotateWebhookSecretDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<RotateWebhookSecretResponse> {
     const { webhook, secret } = await this.webhooks.rotateSecret(principal, id, body.overlap_seconds, request);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Post, UseInterceptors } from '@nestjs/common';
+import { ValidBody } from '../common/validation.pipe';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../audit/request-context';
 import { ErrorCode } from '../common/errors';
@@ -33,7 +34,7 @@ export class WorkloadIdentitiesController extends WORKLOAD_IDENTITY_ROUTES.Owner
   @UseInterceptors(ConditionNamesInterceptor)
   async create(
     @Caller() principal: Principal,
-    @Body() body: CreateWorkloadIdentityDto,
+    @ValidBody() body: CreateWorkloadIdentityDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<{ workload_identity: WorkloadIdentityView }> {
     const identity = await this.identities.create(

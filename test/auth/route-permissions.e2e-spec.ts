@@ -1,10 +1,13 @@
 import { Get } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { StrictValidationPipe } from '../../src/common/validation.pipe';
 import { Reflector } from '@nestjs/core';
 import { Authenticated, Public } from '../../src/identity/access.decorators';
 import { ApiKeyGuard } from '../../src/auth/api-key.guard';
 import { PERMISSIONS } from '../../src/identity/roles';
 import { bearer, expectError } from '../support/http-assertions';
-import { describeAccess, expressRoutes, nestRouteDeclarations } from '../support/routes';
+import { declaredRoutes, describeAccess, expressRoutes, nestRouteDeclarations } from '../support/routes';
 import { createTestApp, TestApp, TestUser } from '../support/test-app';
 
 /**
@@ -171,6 +174,23 @@ describe('route permission declarations', () => {
     expect(Object.fromEntries(Object.entries(found).sort())).toStrictEqual(
       Object.fromEntries(Object.entries(DECLARED).sort()),
     );
+  });
+
+  it('checks every body and query strictly: each names StrictValidationPipe (@ValidBody, @ValidQuery), no global pipe', () => {
+    const inputs = declaredRoutes(t.app).flatMap(({ route, handler, controller }) => {
+      const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {}) as Record<
+        string,
+        { pipes?: unknown[] }
+      >;
+      return Object.entries(args)
+        .filter(([key]) => [RouteParamtypes.BODY, RouteParamtypes.QUERY].includes(Number(key.split(':')[0])))
+        .map(([key, arg]) => ({
+          input: `${route} ${key}`,
+          strict: (arg.pipes ?? []).some((pipe) => pipe instanceof StrictValidationPipe),
+        }));
+    });
+    expect(inputs.length).toBeGreaterThan(30);
+    expect(inputs.filter(({ strict }) => !strict).map(({ input }) => input)).toEqual([]);
   });
 
   it('no controller route is left without an @Authenticated or @Public declaration', () => {

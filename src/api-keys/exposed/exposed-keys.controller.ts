@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ValidBody } from '../../common/validation.pipe';
 import { ApiAcceptedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../../audit/request-context';
 import { ApiErrors } from '../../common/openapi';
@@ -35,7 +36,7 @@ export class ExposedKeysController {
     ErrorCode.UNAVAILABLE,
   )
   async report(
-    @Body() body: ReportExposedKeysDto,
+    @ValidBody() body: ReportExposedKeysDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<Record<string, never>> {
     await this.exposed.report(body.keys, request);

@@ -1,4 +1,5 @@
-import { applyDecorators, Controller, Get, Header, Query, Redirect, Req, Res, UseFilters } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Header, Redirect, Req, Res, UseFilters } from '@nestjs/common';
+import { ValidQuery } from '../../common/validation.pipe';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { clientAddress } from '../../common/client-address';
@@ -85,7 +86,7 @@ export class ConsoleSsoController {
   @Header('Cache-Control', 'no-store')
   @Header('Referrer-Policy', 'no-referrer')
   async start(
-    @Query() query: SsoStartQuery,
+    @ValidQuery() query: SsoStartQuery,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<Redirection> {

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentRequestContext, RequestContext } from '../../audit/request-context';
 import { ErrorCode } from '../../common/errors';
 import { ApiErrors } from '../../common/openapi';
-import { UuidPipe } from '../../common/validation.pipe';
+import { UuidPipe, ValidBody } from '../../common/validation.pipe';
 import { Authenticated, Caller } from '../../identity/access.decorators';
 import type { Principal } from '../../identity/principal';
 import {
@@ -49,7 +49,7 @@ export class OrganizationClientsController {
   @ApiErrors(ErrorCode.INVALID_ARGUMENT)
   async create(
     @Caller() principal: Principal,
-    @Body() body: CreateOrganizationClientDto,
+    @ValidBody() body: CreateOrganizationClientDto,
     @CurrentRequestContext() request: RequestContext,
   ): Promise<OAuthClientCreatedResponse> {
     const { client, clientSecret } = await this.clients.createForOrganization(
