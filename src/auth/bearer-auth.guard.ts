@@ -29,7 +29,8 @@ export class BearerAuthGuard implements CanActivate {
     private readonly authenticator: TokenAuthenticator,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Public and other schemes' routes answer at once, with no promise (docs/performance.md#promises-on-node-20). */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, [
       context.getHandler(),
@@ -38,7 +39,10 @@ export class BearerAuthGuard implements CanActivate {
     if (access === undefined)
       throw new Error(`${context.getClass().name}.${context.getHandler().name} declares no access`);
     if (access.kind !== 'bearer') return true;
+    return this.authenticate(context, access);
+  }
 
+  private async authenticate(context: ExecutionContext, access: RouteAccess & { kind: 'bearer' }): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
     const token = bearerCredential(request.headers.authorization);
     if (token instanceof TokenRefusal) throw token.error();
