@@ -79,14 +79,17 @@ export function Authenticated(access: BearerAccess | AuthenticationScheme): Meth
 }
 
 /**
- * The caller each request's guard authenticated, handed to the handler as a parameter (`@Caller()`), never written
- * onto the request: a WeakMap keyed by the request, so it goes with it.
+ * The caller each request's guard authenticated, handed to the handler as a parameter (`@Caller()`): kept under a
+ * symbol of this module, which no other code can read or type. Not a WeakMap keyed by the request: its entries kept each
+ * caller into the old generation (a larger heap, slower scavenges: docs/performance.md#promises-on-node-20).
  */
-const callers = new WeakMap<object, unknown>();
+const CALLER = Symbol('gatehouse.caller');
+
+type WithCaller = { [CALLER]?: unknown };
 
 /** For the guards: the authenticated caller of this request. */
 export function setCaller(request: object, caller: unknown): void {
-  callers.set(request, caller);
+  (request as WithCaller)[CALLER] = caller;
 }
 
 /**
@@ -99,7 +102,7 @@ export const Caller = createParamDecorator((_data: unknown, context: ExecutionCo
 
 /** The caller a guard set for this request; an error where none did (a handler of a @Public() route). */
 export function callerOf(request: object): unknown {
-  const caller = callers.get(request);
+  const caller = (request as WithCaller)[CALLER];
   if (caller === undefined) throw new Error('@Caller() on a route whose guard authenticated nobody');
   return caller;
 }
