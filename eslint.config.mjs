@@ -190,7 +190,16 @@ export default tseslint.config(
     // Where @ValidBody() and @ValidQuery() are made.
     files: ['src/common/validation.pipe.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: TYPEORM_IMPORTS }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: TYPEORM_IMPORTS,
+          patterns: [
+            { group: ['typeorm/*'], message: DATA_ACCESS },
+            { regex: '(^|/)database/sql$', message: DATA_ACCESS },
+          ],
+        },
+      ],
     },
   },
   {

@@ -30,8 +30,13 @@ function declaredProperties(metatype: Type): ReadonlySet<string> {
   return names;
 }
 
-/** class-validator's pipe with the strict options and the checks before it (StrictValidationPipe). */
-class StrictInputPipe extends ValidationPipe {
+/**
+ * Strict: unknown properties, wrong types and non-object bodies are 400 (docs/adr/0026-request-body-bounds.md). Bodies
+ * and queries name it (`@ValidBody()`, `@ValidQuery()`): as a global pipe, Nest would run it on every parameter,
+ * `@Caller()` too, for 9 promises a request (docs/performance.md#promises-on-node-20).
+ */
+@Injectable()
+export class StrictValidationPipe extends ValidationPipe {
   constructor() {
     super({
       whitelist: true,
@@ -43,37 +48,24 @@ class StrictInputPipe extends ValidationPipe {
     });
   }
 
-  /** A body or query: a plain object with only declared properties, then validated and transformed. */
-  async input(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const input = value === undefined ? {} : value;
-    if (!isPlainObject(input)) throw invalidArgument();
-    const { metatype } = metadata;
-    if (metatype !== undefined && this.toValidate(metadata)) {
-      const known = declaredProperties(metatype);
-      for (const name of Object.keys(input)) if (!known.has(name)) throw invalidArgument();
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' || metadata.type === 'query') {
+      const input = value === undefined ? {} : value;
+      if (!isPlainObject(input)) throw invalidArgument();
+      const { metatype } = metadata;
+      if (metatype !== undefined && this.toValidate(metadata)) {
+        const known = declaredProperties(metatype);
+        for (const name of Object.keys(input)) if (!known.has(name)) throw invalidArgument();
+      }
+      try {
+        return await super.transform(input, metadata);
+      } catch (error) {
+        // class-transformer and class-validator recurse: a value they cannot walk is the client's fault.
+        if (error instanceof RangeError) throw invalidArgument();
+        throw error;
+      }
     }
-    try {
-      return await super.transform(input, metadata);
-    } catch (error) {
-      // class-transformer and class-validator recurse: a value they cannot walk is the client's fault.
-      if (error instanceof RangeError) throw invalidArgument();
-      throw error;
-    }
-  }
-}
-
-/**
- * Strict: unknown properties, wrong types and non-object bodies are 400 (docs/adr/0026-request-body-bounds.md). Bodies and
- * queries name it through `@ValidBody()` and `@ValidQuery()`; it is no global pipe, which Nest would run on every
- * parameter, `@Caller()` too, for 8 promises a request (docs/performance.md#promises-on-node-20).
- */
-@Injectable()
-export class StrictValidationPipe implements PipeTransform {
-  private readonly pipe = new StrictInputPipe();
-
-  transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    if (metadata.type === 'body' || metadata.type === 'query') return this.pipe.input(value, metadata);
-    return this.pipe.transform(value, metadata);
+    return super.transform(value, metadata);
   }
 }
 
