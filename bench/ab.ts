@@ -73,7 +73,12 @@ async function main(): Promise<void> {
     await warmUp();
 
     const perPair = Math.max(1, Math.ceil(ROUNDS / PROCESS_PAIRS));
-    const cpu = new Map(names.map((name) => [name, { a: [] as number[], b: [] as number[], ratios: [] as number[] }]));
+    const cpu = new Map(
+      names.map((name) => [
+        name,
+        { a: [] as number[], b: [] as number[], ratios: [] as number[], byPair: [] as number[][] },
+      ]),
+    );
     for (let round = 0; round < ROUNDS; round += 1) {
       if (round > 0 && round % perPair === 0) {
         // Each time in the other order: a server started later ran 3-7 % cheaper in A/A runs here, whichever code it
@@ -92,15 +97,16 @@ async function main(): Promise<void> {
         const entry = cpu.get(name)!;
         entry.a.push(ma.server_cpu_us_per_request);
         entry.b.push(mb.server_cpu_us_per_request);
-        entry.ratios.push(mb.server_cpu_us_per_request / ma.server_cpu_us_per_request);
+        const ratio = mb.server_cpu_us_per_request / ma.server_cpu_us_per_request;
+        entry.ratios.push(ratio);
+        (entry.byPair[Math.floor(round / perPair)] ??= []).push(ratio);
       }
       console.log(`round ${round + 1} of ${ROUNDS} measured`);
     }
     for (const name of names) {
-      const { ratios } = cpu.get(name)!;
-      const pairs: string[] = [];
-      for (let start = 0; start < ratios.length; start += perPair)
-        pairs.push(percent(mid(ratios.slice(start, start + perPair))));
+      const pairs = Array.from(cpu.get(name)!.byPair, (ratios) =>
+        ratios === undefined ? 'none' : percent(mid(ratios)),
+      );
       console.log(`${name}: each process pair's median ${pairs.join(', ')}`);
     }
     const rows = names.map((name) => {
